@@ -392,7 +392,8 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
             classes = np.unique(y)
             if len(classes) != 2:
                 raise ValueError(
-                    f"BoostingClassifier is a binary classifier: y has {len(classes)} "
+                    ("Only binary classification is supported. " if len(classes) > 2 else "")
+                    + f"BoostingClassifier is a binary classifier: y has {len(classes)} "
                     f"class{'es' if len(classes) != 1 else ''} ({classes[:5].tolist()}); "
                     "allowed: exactly two distinct labels"
                 )
@@ -412,7 +413,8 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
 
     def predict(self, X):
         """Original labels: ``classes_[1]`` where f_T(X) >= 0, else ``classes_[0]``."""
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        F = self.decision_function(X)
+        return self.classes_[(F >= 0).astype(int)]
 
     def staged_predict(self, X):
         for F in self.staged_decision_function(X):
