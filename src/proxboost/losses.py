@@ -83,7 +83,8 @@ def _pick_rank(sorted_values, starts, counts, rank):
 
 def _tie_rule(lo, hi):
     """Pick one point of each interval [lo, hi] of minimisers (SPEC §2, tie rule)."""
-    mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), np.where(np.isfinite(lo), lo, hi))
+    with np.errstate(invalid="ignore"):  # empty leaves: -inf + inf, replaced by the caller
+        mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), np.where(np.isfinite(lo), lo, hi))
     return np.where((lo <= 0.0) & (0.0 <= hi), 0.0, mid)
 
 
@@ -130,10 +131,12 @@ def hinge_line_search(y, z, leaf_ids, n_leaves):
 def _solve_increasing(g, dg, lo, hi):
     """Root of an increasing function on brackets [lo, hi] (g(lo) <= 0 <= g(hi)), vectorised.
 
-    Newton steps, falling back to bisection whenever a step leaves the current bracket; runs to
+    Newton steps, falling back to bisection whenever a step leaves the current bracket or fails
+    to halve |g| (inside the bracket Newton can fall into a 2-cycle that never ends); runs to
     machine precision (bracket of a few ulps, or an exact zero, or no further progress).
     """
     s = lo.copy()
+    prev = np.full(s.shape, np.inf)  # |g| at the previous iterate
     active = np.ones(s.shape, dtype=bool)
     for _ in range(_PROX_MAX_ITER):
         idx = np.flatnonzero(active)
@@ -145,12 +148,15 @@ def _solve_increasing(g, dg, lo, hi):
         loi = np.where(neg, si, loi)
         hii = np.where(pos, si, hii)
         with np.errstate(divide="ignore", invalid="ignore"):
-            cand = si - gi / dg(si, idx)
-        outside = ~((cand > loi) & (cand < hii)) | ~np.isfinite(cand)
-        cand = np.where(outside, 0.5 * (loi + hii), cand)
-        tol = 2 * np.finfo(float).eps * np.maximum(np.abs(si), 1e-300)
-        done = (gi == 0) | (hii - loi <= tol) | (np.abs(cand - si) <= tol)
-        s[idx] = np.where(gi == 0, si, cand)
+            newton = si - gi / dg(si, idx)
+        inside = (newton > loi) & (newton < hii) & np.isfinite(newton)
+        slow = np.abs(gi) > 0.5 * prev[idx]
+        prev[idx] = np.abs(gi)
+        cand = np.where(inside & ~slow, newton, 0.5 * (loi + hii))
+        tol = 2 * np.finfo(float).eps * np.maximum(np.abs(si), np.finfo(float).tiny)
+        converged = inside & (np.abs(newton - si) <= tol)  # no further progress
+        done = (gi == 0) | (hii - loi <= tol) | converged
+        s[idx] = np.where(gi == 0, si, np.where(converged, newton, cand))
         lo[idx], hi[idx] = loi, hii
         active[idx[done]] = False
     return s
@@ -166,7 +172,13 @@ class Loss:
     task = None
 
     def value(self, y, z):
-        return float(np.mean(self.pointwise(y, z)))
+        values = self.pointwise(y, z)
+        with np.errstate(over="ignore"):
+            mean = np.mean(values)
+        if not np.isfinite(mean):  # ~18,000 saturated values exp(700) overflow the plain sum
+            top = np.max(values)
+            mean = top * np.mean(values / top)
+        return float(mean)
 
     def init(self, y):
         y = np.asarray(y, dtype=float)
@@ -296,12 +308,15 @@ class _MarginLoss(Loss):
 
     def line_search(self, y, z, leaf_ids, n_leaves):
         counts = np.bincount(leaf_ids, minlength=n_leaves)
+        # per-leaf means of the derivatives (same Newton step as the sums; sums of ~18,000
+        # saturated exp(700) terms would overflow), so the floor is 1e-12 on the mean curvature
+        inv_count = 1.0 / np.maximum(counts, 1)[leaf_ids]
         c = np.zeros(n_leaves)
         for _ in range(self.newton_steps):
             m = y * (z + c[leaf_ids])
-            grad = np.bincount(leaf_ids, weights=y * self._dphi(m), minlength=n_leaves)
-            hess = np.bincount(leaf_ids, weights=self._d2phi(m), minlength=n_leaves)
-            ok = hess >= _NEWTON_CURVATURE_FLOOR * np.maximum(counts, 1)
+            grad = np.bincount(leaf_ids, weights=y * self._dphi(m) * inv_count, minlength=n_leaves)
+            hess = np.bincount(leaf_ids, weights=self._d2phi(m) * inv_count, minlength=n_leaves)
+            ok = hess >= _NEWTON_CURVATURE_FLOOR
             delta = np.where(ok, -grad / np.where(ok, hess, 1.0), 0.0)
             capped = np.abs(delta) > NEWTON_STEP_CAP
             self.n_capped_steps += int(capped.sum())
@@ -310,18 +325,19 @@ class _MarginLoss(Loss):
 
     def prox_residual(self, y, z, step):
         # In the signed variable s = y p (y^2 = 1) both classes solve the same increasing equation
-        # g(s) = s - s0 + step * phi'(s) = 0 with s0 = y z; as -phi' > 0 decreases, the root lies
-        # in (s0, s0 - step * phi'(s0)].
+        # s - s0 + step * phi'(s) = 0 with s0 = y z; as -phi' > 0 decreases, the root lies in
+        # (s0, s0 - step * phi'(s0)]. It is solved for the move t = s - s0 in (0, -step phi'(s0)],
+        # so that r = y t / step keeps its relative precision when t << |s0| (s itself would round
+        # t away: r = 0 for y z >~ 37).
         s0 = y * z
         step = np.broadcast_to(np.asarray(step, dtype=float), s0.shape)
-        lo, hi = s0.copy(), s0 - step * self._dphi(s0)
-        s = _solve_increasing(
-            lambda s, i: s - s0[i] + step[i] * self._dphi(s),
-            lambda s, i: 1.0 + step[i] * self._d2phi(s),
-            lo,
-            hi,
+        t = _solve_increasing(
+            lambda t, i: t + step[i] * self._dphi(s0[i] + t),
+            lambda t, i: 1.0 + step[i] * self._d2phi(s0[i] + t),
+            np.zeros(s0.shape),
+            -step * self._dphi(s0),
         )
-        return y * (s - s0) / step
+        return y * t / step
 
 
 class Exponential(_MarginLoss):
@@ -341,6 +357,38 @@ class Exponential(_MarginLoss):
         if p == 0 or p == n:  # log(p / (n - p)) is infinite: the clipped margin instead
             return float(np.sign(p - n / 2) * EXP_CLIP / self.beta)
         return float(np.log(p / (n - p)) / (2.0 * self.beta))
+
+    def prox_residual(self, y, z, step):
+        # The move t = y (p - z) > 0 solves t = step beta e^{-beta (s0 + t)} (s0 = y z), i.e.
+        # w e^w = x with w = beta t, x = step beta^2 e^{-beta s0}: w = W(x) (Lambert). Newton from
+        # s0 moves by ~1/beta per step (hundreds of steps for beta |s0| >~ 200, then garbage), so
+        # w is found in log scale: v = ln w solves e^v + v = L = ln x, convex increasing in v;
+        # Newton from v0 = ln ln(1 + x) >= v (W(x) <= ln(1 + x)) decreases monotonically and
+        # quadratically to v. Overflow policy: L is a logarithm and never overflows; the exponent
+        # -beta s0 is clipped below at -EXP_CLIP (the clipped loss of a well-classified sample,
+        # as in the gradient). The root always lies in the unclipped region for |s0| < 1e300.
+        b = self.beta
+        s0 = y * z
+        log_bstep = np.log(b * np.asarray(step, dtype=float))
+        L = log_bstep + np.log(b) + np.maximum(-b * s0, -EXP_CLIP)
+        L = np.broadcast_to(L, s0.shape)
+        # ln ln(1 + x); below L = -40, ln W(x) = L - x + O(x^2) = L to double precision
+        v = np.where(L > -40.0, np.log(np.logaddexp(0.0, np.maximum(L, -40.0))), L)
+        for _ in range(_PROX_MAX_ITER):
+            ev = np.exp(v)
+            v_new = v - (ev + v - L) / (ev + 1.0)
+            tol = 4 * np.finfo(float).eps * np.maximum(np.abs(v), 1.0)
+            converged = ~(v_new < v) | (np.abs(v_new - v) <= tol)
+            v = np.where(v_new < v, v_new, v)  # monotone from above: a rounding up-step is noise
+            if np.all(converged):
+                break
+        # r = y t / step = y w / (beta step). For w > 0.5 one Newton step on w + ln w = L in w
+        # itself removes the |v| eps relative error of exp(v); tiny w stays in log scale
+        w = np.exp(v)
+        big = L > 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(big, w - (w + np.log(w) - L) * w / (w + 1.0), w)
+        return y * np.where(big, w / (b * np.asarray(step, dtype=float)), np.exp(v - log_bstep))
 
     def _phi(self, m):
         return _exp(-self.beta * m)
@@ -401,7 +449,7 @@ def make_loss(name, tau=0.5, beta=1.0, newton_steps=1):
             raise ValueError(f"tau={tau!r} is out of range: the pinball level must be in (0, 1)")
         return Pinball(tau)
     if name in ("exponential", "logistic"):
-        if not (isinstance(newton_steps, (int, np.integer)) and newton_steps >= 1):
+        if isinstance(newton_steps, bool) or not (isinstance(newton_steps, (int, np.integer)) and newton_steps >= 1):
             raise ValueError(f"newton_steps={newton_steps!r} must be an integer >= 1")
         if name == "exponential":
             if not beta > 0:
