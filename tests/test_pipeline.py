@@ -1,0 +1,176 @@
+"""The Hydra app end to end: configs, a whole run, resume after a kill, launchers, bad input.
+
+Runs ``run.py`` in subprocesses with tiny settings (grid=smoke, few splits, small T_max);
+results and Hydra directories live in ``tmp_path``. Real datasets come from the local mirror
+``<repo>/../shared/datasets`` (tests needing one are skipped without it).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from proxboost import results
+from proxboost.losses import make_loss
+from proxboost.protocol import ALGOS
+
+REPO = Path(__file__).resolve().parents[1]
+MIRROR = REPO.parent / "shared" / "datasets"
+needs_mirror = pytest.mark.skipif(not (MIRROR / "engel").is_dir(), reason="no local dataset mirror")
+
+
+def _env(tmp_path):
+    env = dict(os.environ)
+    env.pop("HYDRA_FULL_ERROR", None)
+    env["PROXBOOST_DATA_HOME"] = str(tmp_path / "data")
+    if MIRROR.is_dir():
+        env["PROXBOOST_DATA_MIRROR"] = str(MIRROR)
+    return env
+
+
+def _cmd(*args):
+    return [sys.executable, str(REPO / "run.py"), *args]
+
+
+def _run(tmp_path, *args, timeout=180):
+    return subprocess.run(_cmd(*args), cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _dirs(tmp_path):
+    return [f"results_dir={tmp_path / 'res'}", f"hydra.run.dir={tmp_path / 'run'}",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+
+
+# -- configuration ------------------------------------------------------------------------------
+def _compose(overrides=(), hydra_config=False):
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+        return compose(config_name="config", overrides=list(overrides), return_hydra_config=hydra_config)
+
+
+def test_config_groups_and_values():
+    from omegaconf import OmegaConf
+
+    cfg = _compose()
+    assert cfg.dataset.name == "synthetic" and cfg.grid.name == "default" and cfg.engine.name == "exact"
+    assert cfg.protocol.n_splits == 20 and cfg.protocol.seed == 0 and cfg.results_dir == "results"
+    assert dict(cfg.protocol.fractions) == {"train": 0.5, "validation": 0.25, "test": 0.25}
+    assert "mirror" in cfg.data
+    assert cfg.protocol.max_estimators == cfg.grid.max_estimators  # the default grid sets its T_max
+    assert _compose(["grid=paper"]).protocol.max_estimators == 1000
+    assert _compose(["grid=default", "protocol.max_estimators=20"]).protocol.max_estimators == 20
+    paper = OmegaConf.to_container(_compose(["grid=paper"]).grid)
+    assert paper["max_depth"] == [1, 3, 5] and paper["learning_rate"] == [0.05, 0.1, 0.3, 0.5, 1.0]
+    assert paper["step"] == [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0]
+    assert paper["max_features"] == [1 / 3, "sqrt", 1.0]
+    for f in (REPO / "conf" / "loss").glob("*.yaml"):  # each loss config says its task
+        lc = _compose([f"loss={f.stem}"]).loss
+        assert lc.name == f.stem and lc.task == make_loss(f.stem).task
+    assert _compose(["loss=pinball"]).loss.tau == 0.9 and _compose(["loss=exponential"]).loss.beta == 1.0
+    assert sorted(f.stem for f in (REPO / "conf" / "algo").glob("*.yaml")) == sorted(ALGOS)
+    assert _compose(["algo=random_forest"]).algo.n_estimators == 500
+    assert sorted(f.stem for f in (REPO / "conf" / "engine").glob("*.yaml")) == ["exact", "hist"]
+    slurm = _compose(["hydra/launcher=slurm"], hydra_config=True).hydra.launcher
+    assert slurm._target_.endswith("SlurmLauncher") and slurm.cpus_per_task >= 1
+    joblib = _compose(["hydra/launcher=joblib"], hydra_config=True).hydra.launcher
+    assert joblib._target_.endswith("JoblibLauncher")
+
+
+# -- one run, end to end --------------------------------------------------------------------------
+def test_whole_chain_smoke_run_and_rerun(tmp_path):
+    args = ["loss=hinge", "algo=residual_prox", "grid=smoke", "protocol.n_splits=2",
+            "protocol.max_estimators=20", *_dirs(tmp_path)]
+    out = _run(tmp_path, *args)
+    assert out.returncode == 0, out.stdout + out.stderr
+    df = results.load(tmp_path / "res")
+    assert list(df["split"]) == [0, 1]
+    assert set(df["protocol"]) == {"smoke/2splits/T20"} and set(df["dataset"]) == {"synthetic"}
+    assert set(df["loss"]) == {"hinge"} and set(df["algo"]) == {"residual_prox"} and set(df["engine"]) == {"exact"}
+    assert df["n_estimators"].between(0, 20).all() and set(df["max_depth"]) == {2}
+    assert set(df["learning_rate"]) <= {0.1, 0.5} and set(df["step"]) == {1.0}
+    assert df["test_loss"].gt(0).all() and df["test_error"].between(0, 1).all()
+    assert df["val_loss"].gt(0).all() and (df["n_train"] == 750).all() and (df["n_test"] == 375).all()
+    cfg = json.loads(df.loc[0, "config"])
+    assert cfg["loss"]["name"] == "hinge" and cfg["protocol"]["max_estimators"] == 20
+    assert df.loc[0, "commit"] and df.loc[0, "xgboost_version"]
+    log = (tmp_path / "run" / "run.log").read_text()
+    assert "over 2 splits" in log and "test loss" in log  # summary line, in the Hydra run dir
+    assert "fit/s" in out.stderr or "s/fit" in out.stderr  # the progress bar
+
+    files = sorted((tmp_path / "res").rglob("split-*.csv"))
+    stamps = [f.stat().st_mtime_ns for f in files]
+    again = _run(tmp_path, *args)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "2/2 splits stored, 0 to run" in again.stdout + again.stderr
+    assert [f.stat().st_mtime_ns for f in files] == stamps  # nothing recomputed
+
+
+def test_killed_sweep_rerun_has_every_row_once(tmp_path):
+    sweep = ["-m", "algo=gradient,prox", "loss=lad", "grid=smoke", "protocol.n_splits=5",
+             "protocol.max_estimators=40", "dataset.params.n_samples=300", "dataset.params.n_features=10",
+             "n_jobs=1", "progress=false", *_dirs(tmp_path)]
+    proc = subprocess.Popen(_cmd(*sweep), cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    res = tmp_path / "res"
+    try:
+        deadline = time.monotonic() + 120
+        while not list(res.rglob("split-*.csv")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before = {f: f.stat().st_mtime_ns for f in res.rglob("split-*.csv")}
+    assert 1 <= len(before) < 10, "the sweep should have been killed halfway"
+
+    out = _run(tmp_path, *sweep, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    assert out.returncode == 0, out.stdout + out.stderr
+    df = results.load(res)
+    assert len(df) == 10
+    assert not df.duplicated(list(results.KEY_COLUMNS)).any()
+    assert sorted(zip(df["algo"], df["split"])) == [(a, k) for a in ("gradient", "prox") for k in range(5)]
+    assert {f: f.stat().st_mtime_ns for f in before} == before  # stored rows were skipped, not redone
+
+
+@needs_mirror
+def test_submitit_local_real_dataset_xgboost(tmp_path):
+    out = _run(tmp_path, "-m", "hydra/launcher=submitit_local", "dataset=engel", "loss=pinball", "algo=xgboost",
+               "grid=smoke", "protocol.n_splits=1", "protocol.max_estimators=10", *_dirs(tmp_path))
+    assert out.returncode == 0, out.stdout + out.stderr
+    df = results.load(tmp_path / "res")
+    assert len(df) == 1
+    row = df.iloc[0]
+    assert (row["dataset"], row["loss"], row["algo"], row["engine"]) == ("engel", "pinball", "xgboost", "none")
+    assert row["tau"] == 0.9 and row["n_train"] + row["n_validation"] + row["n_test"] == 235
+    assert 0 <= row["n_estimators"] <= 10 and row["test_loss"] > 0
+    import xgboost
+
+    assert row["xgboost_version"] == xgboost.__version__
+    assert list((tmp_path / "sweep").glob(".submitit/*"))  # the job went through submitit
+
+
+# -- bad input ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "overrides, messages",
+    [
+        (["dataset=engel", "loss=hinge"],
+         ["loss 'hinge' is a classification loss but dataset 'engel' is a regression dataset"]),
+        (["protocol.fractions.train=0.6"], ["fractions (train, validation, test) must sum to 1"]),
+        (["protocol.n_splits=0"], ["protocol.n_splits must be an integer >= 1, got 0"]),
+        (["loss=foo"], ["Could not find 'loss/foo'", "Available options in 'loss'", "hinge", "pinball"]),
+        (["algo=foo"], ["Could not find 'algo/foo'", "Available options in 'algo'", "random_forest", "xgboost"]),
+    ],
+)
+def test_bad_input_fails_before_any_fit(tmp_path, overrides, messages):
+    out = _run(tmp_path, *overrides, *_dirs(tmp_path), timeout=60)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0
+    for m in messages:
+        assert m in text
+    assert "fit/s" not in text and "s/fit" not in text and not (tmp_path / "res").exists()
