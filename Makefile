@@ -22,8 +22,12 @@ test: $(STAMP)
 figures: $(STAMP)
 	$(PY) -m proxboost.figures --results results --out figures
 
+# Recompute every stored result, resumably (finished runs are skipped): the synthetic
+# experiments, then the real-world sweeps (scripts/real_world.sh), then SUMMARY.md.
 results: $(STAMP)
-	$(PY) -m proxboost.experiments_all
+	$(PY) experiments/run_all.py --results results
+	bash experiments/real_world.sh
+	$(PY) -m proxboost.summary
 
 datasets: $(STAMP)
 	$(PY) -m proxboost.datasets --prefetch

@@ -35,10 +35,11 @@ import io
 import os
 import platform
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pandas as pd
+
+from ._io import atomic_path
 
 __all__ = [
     "KEY_COLUMNS",
@@ -177,21 +178,12 @@ def atomic_write_csv(df: pd.DataFrame, path, **to_csv_kwargs) -> Path:
     :func:`os.replace`). Parent directories are created. ``index=False`` unless given.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     to_csv_kwargs.setdefault("index", False)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", newline="") as fh:
             df.to_csv(fh, **to_csv_kwargs)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
     return path
 
 

@@ -27,7 +27,6 @@ import contextlib
 import hashlib
 import http.client
 import os
-import tempfile
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import urlparse
 from urllib.request import Request, urlopen
 
+from .._io import atomic_path
 from ._manifest import RemoteFile
 
 __all__ = [
@@ -215,12 +215,9 @@ def _write_atomic(
     str
         The sha256 of the written bytes.
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    tmp = Path(tmp_name)
-    try:
+    with atomic_path(dest, suffix=".part") as tmp:
         digest = hashlib.sha256()
-        with os.fdopen(fd, "wb") as out:
+        with open(tmp, "wb") as out:
             for chunk in chunks:
                 digest.update(chunk)
                 out.write(chunk)
@@ -233,12 +230,6 @@ def _write_atomic(
                 f"Nothing was written to {dest.parent}. Replace the source file with a "
                 "correct copy (see the URLs in proxboost/datasets/_manifest.py).",
             )
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
     return actual
 
 

@@ -1,0 +1,101 @@
+"""The synthetic experiments (SPEC §5.1–5.3): settings, stored curves with provenance, resumability."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from proxboost.curves import RunSpec, curve_path, load_curves, load_intro, read_curve, run_experiment, run_one
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENTS = ROOT / "experiments"
+
+
+def _module(name):
+    spec = importlib.util.spec_from_file_location(f"exp_{name}", EXPERIMENTS / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_convergence_settings_match_spec():
+    specs = _module("convergence").make_specs(quick=False)
+    assert len(specs) == 4 * 2 * 4 == len({curve_path("r", s) for s in specs})
+    assert {(s.dataset, s.loss) for s in specs} == {("regression", "ls"), ("regression", "lad"),
+                                                    ("classification", "exponential"), ("classification", "hinge")}
+    assert {s.max_depth for s in specs} == {3, 15}
+    assert {s.algo for s in specs} == {"gradient", "prox", "residual_gradient", "residual_prox"}
+    assert all(s.n_estimators == 1000 and s.learning_rate == 0.05 and s.seed == 0 and s.beta == 1.0 for s in specs)
+    assert {s.step for s in specs if s.algo.endswith("prox")} == {1.0}
+    assert {s.step for s in specs if s.algo.endswith("gradient")} == {None}
+
+
+def test_proximal_step_settings_match_spec():
+    specs = _module("proximal_step").make_specs(quick=False)
+    assert len(specs) == 2 * (3 + 3 * 5) == len({curve_path("r", s) for s in specs})
+    assert {s.loss for s in specs} == {"lad", "hinge"}
+    assert {s.step for s in specs if s.algo.endswith("prox")} == {0.01, 0.1, 1.0, 10.0, 100.0}
+    assert all(s.max_depth == 3 and s.n_estimators == 1000 and s.learning_rate == 0.05 for s in specs)
+    assert {s.algo for s in specs} == {"gradient", "prox", "residual_gradient", "residual_prox",
+                                       "accelerated_gradient", "accelerated_prox"}
+
+
+def test_intro_settings_match_spec():
+    specs = _module("intro").make_specs(quick=False)
+    assert [(s.dataset, s.loss, s.algo, s.max_depth, s.n_estimators, s.learning_rate, s.step) for s in specs] == [
+        ("sines", "lad", "gradient", 2, 500, 0.05, None), ("sines", "lad", "prox", 2, 500, 0.05, 1.0)]
+    assert all(s.grid_predictions > 0 for s in specs)
+
+
+def test_intro_quick_writes_curves_with_provenance_and_rerun_skips(tmp_path):
+    cmd = [sys.executable, str(EXPERIMENTS / "intro.py"), "--quick", "--results", str(tmp_path), "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    files = sorted((tmp_path / "synthetic-quick" / "intro").rglob("*.csv"))
+    curves = [f for f in files if not f.name.endswith(".predictions.csv") and f.name != "data.csv"]
+    assert len(curves) == 2
+    raw = pd.read_csv(curves[0])
+    assert list(raw.columns[:4]) == ["iteration", "seconds", "train_loss", "test_loss"]
+    assert raw["iteration"].tolist() == list(range(6))          # quick: T = 5
+    for col in ("commit", "numpy_version", "scikit_learn_version", "created", "dataset", "algo", "max_depth",
+                "learning_rate", "n_estimators", "seed", "engine"):
+        assert col in raw.columns and pd.notna(raw[col].iloc[0]), col
+    assert np.all(np.diff(raw["seconds"]) >= 0) and np.all(np.isfinite(raw["train_loss"]))
+    full = read_curve(curves[0])
+    assert full["commit"].notna().all() and (full["loss"] == "lad").all()
+    c, p, d = load_intro(tmp_path, quick=True)
+    assert set(c["algo"]) == {"gradient", "prox"} and set(p["algo"]) == {"gradient", "prox"}
+    assert len(d) == 1000 and set(d["part"]) == {"train", "test"} and (d["part"] == "train").sum() == 500
+    assert load_curves(tmp_path).empty                          # quick runs never mix with full ones
+    mtimes = [f.stat().st_mtime_ns for f in files]
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "2 already stored, 0 to do" in again.stdout
+    assert [f.stat().st_mtime_ns for f in files] == mtimes
+
+
+def test_run_one_resumes_after_interruption(tmp_path):
+    specs = [RunSpec("convergence", "regression", "lad", algo, max_depth=2, learning_rate=0.1, n_estimators=3,
+                     step=1.0, dataset_params={"n_samples": 60, "n_features": 5}) for algo in ("gradient", "prox")]
+    assert run_one(specs[0], tmp_path) is not None                # "killed" after the first run
+    run_experiment("convergence", specs, tmp_path, progress=False, log=lambda *_: None)
+    df = load_curves(tmp_path, "convergence")
+    assert sorted(df.groupby("algo").size().to_dict().items()) == [("gradient", 4), ("prox", 4)]
+    assert df.loc[df["algo"] == "gradient", "step"].isna().all()  # gradient does not use λ
+    assert (df.loc[df["algo"] == "prox", "step"] == 1.0).all()
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert run_one(specs[1], tmp_path) is None                    # stored: skipped
+
+
+@pytest.mark.parametrize("bad", ["--only=nope"])
+def test_run_all_rejects_unknown_experiment(bad):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    out = subprocess.run([sys.executable, str(EXPERIMENTS / "run_all.py"), bad], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=60)
+    assert out.returncode != 0 and "valid: intro, convergence, proximal_step" in out.stderr
