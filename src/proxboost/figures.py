@@ -17,7 +17,6 @@ figure: what exists is drawn and what is missing is written on the figure.
 from __future__ import annotations
 
 import argparse
-import os
 import textwrap
 import time
 from pathlib import Path
