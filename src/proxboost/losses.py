@@ -60,69 +60,18 @@ def _exp(a):
     return np.exp(np.clip(a, -EXP_CLIP, EXP_CLIP))
 
 
-# ---------------------------------------------------------------------------------------------
-# Vectorised per-leaf order statistics (sort once, all leaves at once)
-# ---------------------------------------------------------------------------------------------
-def _sorted_by_leaf(values, leaf_ids, n_leaves):
-    """Sort ``values`` within each leaf. Returns (sorted values, leaf start offsets, counts)."""
-    order = np.lexsort((values, leaf_ids))
-    counts = np.bincount(leaf_ids, minlength=n_leaves)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    return values[order], starts, counts
-
-
-def _pick_rank(sorted_values, starts, counts, rank):
-    """The ``rank``-th smallest value of each leaf (1-based); -inf below 1, +inf above count."""
-    out = np.empty(len(counts))
-    below, above = rank < 1, rank > counts
-    inside = ~below & ~above
-    out[below], out[above] = -np.inf, np.inf
-    out[inside] = sorted_values[starts[inside] + rank[inside] - 1]
-    return out
-
-
-def _tie_rule(lo, hi):
-    """Pick one point of each interval [lo, hi] of minimisers (SPEC §2, tie rule)."""
-    with np.errstate(invalid="ignore"):  # empty leaves: -inf + inf, replaced by the caller
-        mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), np.where(np.isfinite(lo), lo, hi))
-    return np.where((lo <= 0.0) & (0.0 <= hi), 0.0, mid)
-
-
-def quantile_line_search(u, leaf_ids, n_leaves, tau):
-    """Per-leaf minimiser of sum_i rho_tau(u_i - c) (tau-quantile with the tie rule).
-
-    On the open interval with k sorted points below c the slope is k - tau * m, so the
-    minimiser is the ceil(tau * m)-th order statistic, or the interval between the k-th and
-    (k+1)-th when tau * m = k is an integer (decided up to 1e-9 relative rounding).
-    Empty leaves get 0.
-    """
-    sorted_u, starts, counts = _sorted_by_leaf(u, leaf_ids, n_leaves)
-    tm = tau * counts
-    k = np.rint(tm).astype(np.int64)
-    integer = np.abs(tm - k) <= 1e-9 * np.maximum(counts, 1)
-    lo_rank = np.where(integer, k, np.ceil(tm).astype(np.int64))
-    hi_rank = np.where(integer, k + 1, lo_rank)
-    lo = _pick_rank(sorted_u, starts, counts, lo_rank)
-    hi = _pick_rank(sorted_u, starts, counts, hi_rank)
-    out = _tie_rule(lo, hi)
-    out[counts == 0] = 0.0
-    return out
-
-
-def hinge_line_search(y, z, leaf_ids, n_leaves):
-    """Per-leaf minimiser of sum_i max(0, 1 - y_i (z_i + c)).
-
-    Each sample is a hinge in c with breakpoint b_i = y_i - z_i; with P positives in a leaf
-    the slope between the k-th and (k+1)-th sorted breakpoints is k - P, so the minimisers are
-    exactly [b_(P), b_(P+1)] (b_(0) = -inf, b_(m+1) = +inf), then the tie rule.
-    """
-    sorted_b, starts, counts = _sorted_by_leaf(y - z, leaf_ids, n_leaves)
-    n_pos = np.bincount(leaf_ids, weights=(y > 0), minlength=n_leaves).astype(np.int64)
-    lo = _pick_rank(sorted_b, starts, counts, n_pos)
-    hi = _pick_rank(sorted_b, starts, counts, n_pos + 1)
-    out = _tie_rule(lo, hi)
-    out[counts == 0] = 0.0
-    return out
+# The piecewise-linear line searches (lad, pinball, hinge) are per-leaf order statistics with the
+# tie rule, compiled in O(n) per iteration (counting sort by leaf + selection): see _leafops.
+#  - quantile_line_search(u, leaf_ids, n_leaves, tau): per-leaf minimiser of sum rho_tau(u_i - c).
+#    On the open interval with k sorted points below c the slope is k - tau * m, so the minimiser
+#    is the ceil(tau m)-th order statistic, or the interval between the k-th and (k+1)-th when
+#    tau m = k is an integer (decided up to 1e-9 m).
+#  - hinge_line_search(y, z, leaf_ids, n_leaves): each sample is a hinge in c with breakpoint
+#    b_i = y_i - z_i; with P positives in a leaf the slope between the k-th and (k+1)-th sorted
+#    breakpoints is k - P, so the minimisers are exactly [b_(P), b_(P+1)] (b_(0) = -inf,
+#    b_(m+1) = +inf).
+# Empty leaves get 0.
+from ._leafops import hinge_line_search, quantile_line_search  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,682 @@
+"""The histogram engine: quantile-binned features, depth-wise least-squares trees (numba).
+
+``prepare(X, fit=True)`` bins every feature once per fit into at most ``max_bins`` (255) bins:
+
+* a feature with at most ``max_bins`` distinct values gets one bin per distinct value, with the
+  edges at the midpoints between consecutive distinct values (``a/2 + b/2``; ``a`` when that
+  rounds to ``b``, as scikit-learn's thresholds). On such features the candidate splits are
+  exactly scikit-learn's (between consecutive distinct values of the node);
+* otherwise a value repeated at least ``n / max_bins`` times ("heavy") gets a bin of its own,
+  and the other edges are quantiles of the training column: with h heavy values, edge k
+  lies between the distinct values where the cumulative count crosses
+  ``k * n / (max_bins - 2 h)`` (duplicates dropped); at most ``max_bins - 1`` edges in all.
+
+A row goes to bin ``b`` of a feature when ``edges[b - 1] < x <= edges[b]`` (scikit-learn's
+"``x <= threshold`` goes left"); ``prepare(X)`` (``fit=False``) bins new rows with the training
+edges. Bins are ``uint8``, C-ordered ``(n, p)`` (the histogram builder reads a row's bins
+contiguously).
+
+``grow`` fits one least-squares tree on the target, as ``DecisionTreeRegressor(
+criterion="squared_error", max_depth=D)`` with ``min_samples_split=2, min_samples_leaf=1``:
+
+* a node is a leaf when its depth is ``D``, it has fewer than 2 rows, its impurity
+  ``sum(y^2)/m - (sum(y)/m)^2`` is ``<= eps`` (float64 machine epsilon, scikit-learn's
+  ``EPSILON``), or every feature is constant on it;
+* otherwise it is split at the candidate maximising scikit-learn's proxy
+  ``S_L^2 / m_L + S_R^2 / m_R`` (the weighted variance reduction up to constants). As in
+  scikit-learn, the best candidate is taken even when its gain is zero;
+* histograms hold, per (feature, bin), the target sum and the row count (one flat float64
+  array, the two values side by side; features at offsets, so that a binary feature costs 2
+  bins, not 256). The root's histogram is built from all rows (its counts are cached per
+  prepared array: the same for every tree of a fit); afterwards only the smaller child of a
+  split is built from its rows, and the larger child's histogram is the parent's minus the
+  smaller's (histogram subtraction, in the parent's buffer). A split scan lists the non-empty
+  bins of each feature (branch-free) and evaluates the candidates between consecutive ones,
+  within the parent's non-empty range;
+* nodes of at most ``SMALL_NODE`` (32) rows are split by sorting their rows' bins per feature
+  instead (same candidates, same proxy): cheaper than 255-bin histograms for deep trees;
+* at the last level (depth D - 1) the rows of a split node are labelled with their two leaves
+  directly, without partitioning.
+
+**Tie-breaking** differs from scikit-learn, which visits features in a random order (its
+``random_state``) and keeps the first best: here features are scanned in index order, bins in
+increasing order, and the first strictly best candidate is kept (lowest feature, then lowest
+threshold). Sums are accumulated per bin, so candidates whose gains agree to rounding may be
+ordered differently than by scikit-learn's running sums. ``random_state`` is accepted and
+ignored: growth is deterministic. scikit-learn also treats two float32 feature values within
+1e-7 of each other as equal (``FEATURE_THRESHOLD``); here distinct float64 values are distinct.
+
+**Thresholds on new rows.** The training partition only fixes the threshold between the
+largest left value ``a`` and the smallest right value ``b`` of the node. scikit-learn puts it
+at ``(a + b) / 2``; here the split keeps the bin edge (between the bins of ``a`` and ``b``)
+nearest to the midpoint of the two bins' representative values (the value itself for a
+distinct-value bin, the midpoint of the training range of the bin otherwise).
+
+Trees grow depth-first with an explicit stack (no leaf limit, so the tree equals the
+depth-wise one); leaves are numbered left to right, ``0 .. n_leaves - 1``. Histogram memory is
+``O(min(D, n / 33) * total_bins)``, row buffers ``O(n)``; no O(n^2) or O(n * 256 * p) array.
+Everything is compiled with ``numba.njit(cache=True)``, single-threaded.
+
+An engine instance keeps per-fit scratch (workspace arrays, the root counts of the last
+prepared array, found by identity through a weak reference): a prepared array must not be
+modified in place between ``grow`` calls, and one instance must not grow two trees at once
+from two threads. Neither is pickled.
+"""
+
+import weakref
+
+import numpy as np
+from numba import njit
+
+MAX_BINS = 255
+SMALL_NODE = 32  # nodes of at most this many rows are split by sorting, not histograms
+_EPSILON = np.finfo(np.float64).eps
+
+
+# ---------------------------------------------------------------------------------------------
+# Binning
+# ---------------------------------------------------------------------------------------------
+def _midpoints(a, b):
+    """scikit-learn's threshold between consecutive values: a/2 + b/2, or a if that rounds to b."""
+    mid = a / 2.0 + b / 2.0
+    return np.where(mid == b, a, mid)
+
+
+def _fit_feature(col, max_bins):
+    """Edges, bin codes and representative values of one training column."""
+    uniq, inverse, counts = np.unique(col, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    if len(uniq) <= max_bins:
+        edges = _midpoints(uniq[:-1], uniq[1:])
+        return edges, inverse, uniq.copy()
+    n = len(col)
+    cum = np.cumsum(counts)
+    heavy = np.flatnonzero(counts >= n / max_bins)  # values worth a bin of their own
+    n_quantile = max_bins - 2 * len(heavy)
+    if n_quantile < 2:
+        heavy, n_quantile = heavy[:0], max_bins
+    targets = np.arange(1, n_quantile) * (n / n_quantile)
+    cut = np.searchsorted(cum, targets, side="left")  # an edge right after uniq[cut]
+    cut = np.unique(np.concatenate([cut, heavy - 1, heavy]))
+    cut = cut[(cut >= 0) & (cut < len(uniq) - 1)]
+    edges = _midpoints(uniq[cut], uniq[cut + 1])
+    bin_of_uniq = np.searchsorted(edges, uniq, side="left")
+    n_bins = len(edges) + 1
+    lo = np.full(n_bins, np.inf)
+    hi = np.full(n_bins, -np.inf)
+    np.minimum.at(lo, bin_of_uniq, uniq)
+    np.maximum.at(hi, bin_of_uniq, uniq)
+    return edges, bin_of_uniq[inverse], lo / 2.0 + hi / 2.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled kernels
+# ---------------------------------------------------------------------------------------------
+# A histogram is a flat float64 array: entry 2 * (offsets[f] + b) holds the target sum of bin b of
+# feature f, the next entry its row count (same cache line).
+@njit(cache=True, nogil=True)
+def _build_hist(H, bins, offsets, target, rows, start, end):
+    """Add rows[start:end] to histogram H (four rows at a time: independent updates)."""
+    p = bins.shape[1]
+    j = start
+    while j + 3 < end:
+        r0 = rows[j]
+        r1 = rows[j + 1]
+        r2 = rows[j + 2]
+        r3 = rows[j + 3]
+        g0 = target[r0]
+        g1 = target[r1]
+        g2 = target[r2]
+        g3 = target[r3]
+        for f in range(p):
+            o = offsets[f]
+            i0 = 2 * (o + bins[r0, f])
+            i1 = 2 * (o + bins[r1, f])
+            i2 = 2 * (o + bins[r2, f])
+            i3 = 2 * (o + bins[r3, f])
+            H[i0] += g0
+            H[i0 + 1] += 1.0
+            H[i1] += g1
+            H[i1 + 1] += 1.0
+            H[i2] += g2
+            H[i2 + 1] += 1.0
+            H[i3] += g3
+            H[i3 + 1] += 1.0
+        j += 4
+    while j < end:
+        r = rows[j]
+        g = target[r]
+        for f in range(p):
+            i = 2 * (offsets[f] + bins[r, f])
+            H[i] += g
+            H[i + 1] += 1.0
+        j += 1
+
+
+@njit(cache=True, nogil=True)
+def _build_root_sums(H, bins, offsets, target, counts):
+    """Root histogram of all rows when the counts are known (the same for every tree of a fit)."""
+    n, p = bins.shape
+    for k in range(counts.shape[0]):
+        H[2 * k] = 0.0
+        H[2 * k + 1] = counts[k]
+    for r in range(n):
+        g = target[r]
+        for f in range(p):
+            H[2 * (offsets[f] + bins[r, f])] += g
+
+
+@njit(cache=True, nogil=True)
+def _count_bins(bins, offsets):
+    n, p = bins.shape
+    counts = np.zeros(offsets[p])
+    for r in range(n):
+        for f in range(p):
+            counts[offsets[f] + bins[r, f]] += 1.0
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def _zero_ranges(H, offsets, lo, hi):
+    for f in range(offsets.shape[0] - 1):
+        o = offsets[f]
+        for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
+            H[i] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def _subtract_ranges(H, Hs, offsets, lo, hi):
+    """H -= Hs on the given bin ranges (histogram subtraction)."""
+    for f in range(offsets.shape[0] - 1):
+        o = offsets[f]
+        for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
+            H[i] -= Hs[i]
+
+
+@njit(cache=True, nogil=True)
+def _best_split(H, offsets, lo, hi, m, nonempty):
+    """Best (feature, last left bin) of a node with histogram H and m rows.
+
+    Per feature, a branch-free pass lists the non-empty bins of the range (``nonempty``, a
+    scratch of 256), then only those are scanned: candidate splits sit between consecutive
+    non-empty bins. Also shrinks lo/hi to the node's non-empty bin range. Returns (-1, -1) when
+    every feature is constant on the node.
+    """
+    n_features = offsets.shape[0] - 1
+    best_proxy = -np.inf
+    best_f = -1
+    best_b = -1
+    total = 0.0
+    o = offsets[0]
+    for b in range(lo[0], hi[0] + 1):  # node sum from the histogram itself (consistent sums)
+        total += H[2 * (o + b)]
+    for f in range(n_features):
+        o = offsets[f]
+        k = 0
+        for b in range(lo[f], hi[f] + 1):
+            nonempty[k] = b
+            k += H[2 * (o + b) + 1] != 0.0
+        if k == 0:
+            continue
+        lo[f] = nonempty[0]
+        hi[f] = nonempty[k - 1]
+        s_left = 0.0
+        n_left = 0.0
+        for j in range(k - 1):
+            b = nonempty[j]
+            s_left += H[2 * (o + b)]
+            n_left += H[2 * (o + b) + 1]
+            s_right = total - s_left
+            proxy = s_left * s_left / n_left + s_right * s_right / (m - n_left)
+            if proxy > best_proxy:
+                best_proxy = proxy
+                best_f = f
+                best_b = b
+    return best_f, best_b
+
+
+@njit(cache=True, nogil=True)
+def _best_split_small(bins, target, rows, start, end, total, keys, vals):
+    """Best (feature, last left bin, first right bin) of a small node, by sorting its rows.
+
+    For nodes of at most ``SMALL_NODE`` rows, sorting the rows' bins (insertion sort) costs
+    less than zeroing, subtracting and scanning 255-bin histograms. Candidates and proxy are
+    the histogram path's; sums run over rows in bin order. Returns (-1, -1, -1) when every
+    feature is constant on the node.
+    """
+    m = end - start
+    p = bins.shape[1]
+    best_proxy = -np.inf
+    best_f = -1
+    best_b = -1
+    best_next = -1
+    for f in range(p):
+        for j in range(m):
+            r = rows[start + j]
+            key = bins[r, f]
+            val = target[r]
+            i = j - 1
+            while i >= 0 and keys[i] > key:
+                keys[i + 1] = keys[i]
+                vals[i + 1] = vals[i]
+                i -= 1
+            keys[i + 1] = key
+            vals[i + 1] = val
+        if keys[0] == keys[m - 1]:
+            continue
+        s_left = 0.0
+        for j in range(m - 1):
+            s_left += vals[j]
+            if keys[j + 1] == keys[j]:
+                continue
+            n_left = j + 1.0
+            s_right = total - s_left
+            proxy = s_left * s_left / n_left + s_right * s_right / (m - n_left)
+            if proxy > best_proxy:
+                best_proxy = proxy
+                best_f = f
+                best_b = keys[j]
+                best_next = keys[j + 1]
+    return best_f, best_b, best_next
+
+
+@njit(cache=True, nogil=True)
+def _partition(bins, target, rows, tmp, start, end, f, thr):
+    """Stable partition of rows[start:end] by bins[:, f] <= thr; sums and squares per side."""
+    wl = start
+    wr = 0
+    sl = 0.0
+    ql = 0.0
+    sr = 0.0
+    qr = 0.0
+    for j in range(start, end):
+        r = rows[j]
+        g = target[r]
+        if bins[r, f] <= thr:
+            rows[wl] = r
+            wl += 1
+            sl += g
+            ql += g * g
+        else:
+            tmp[wr] = r
+            wr += 1
+            sr += g
+            qr += g * g
+    for j in range(wr):
+        rows[wl + j] = tmp[j]
+    return wl, sl, ql, sr, qr
+
+
+_LEAF = -1
+_SMALL = -2
+
+
+@njit(cache=True, nogil=True)
+def _child_mode(depth, max_depth, m, s, q, eps, small):
+    """-1: leaf; -2: split by sorting (small node); 0: split with a histogram."""
+    if depth >= max_depth or m < 2:
+        return _LEAF
+    mean = s / m
+    if q / m - mean * mean <= eps:
+        return _LEAF
+    if m <= small:
+        return _SMALL
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, eps, small,
+               root_counts, rows, tmp, hist):
+    """Grow one tree (see the module docstring). Workspace: rows, tmp (n,), hist (buffers, 2 * total bins).
+
+    ``root_counts``: the root's bin counts when known (empty array otherwise).
+    """
+    n, p = bins.shape
+    feature = np.full(max_nodes, -1, np.int32)
+    threshold = np.zeros(max_nodes, np.int32)
+    left = np.full(max_nodes, -1, np.int32)
+    right = np.full(max_nodes, -1, np.int32)
+    leaf_of_node = np.full(max_nodes, -1, np.int32)
+    leaf_ids = np.empty(n, np.intp)
+    for i in range(n):
+        rows[i] = i
+    keys = np.empty(small + 1, np.uint8)
+    vals = np.empty(small + 1)
+    nonempty = np.empty(256, np.int64)
+
+    n_buf = hist.shape[0]
+    rlo = np.zeros((n_buf, p), np.int32)
+    rhi = np.zeros((n_buf, p), np.int32)
+    free = np.arange(n_buf - 1, -1, -1).astype(np.int32)  # stack of free buffers
+    n_free = n_buf
+
+    # node stack: id, start, end, depth, mode (buffer >= 0, _LEAF or _SMALL), sum, sum of squares
+    cap = 2 * max_depth + 4
+    st_id = np.empty(cap, np.int32)
+    st_start = np.empty(cap, np.int32)
+    st_end = np.empty(cap, np.int32)
+    st_depth = np.empty(cap, np.int32)
+    st_mode = np.empty(cap, np.int32)
+    st_s = np.empty(cap)
+    st_q = np.empty(cap)
+
+    s0 = 0.0
+    q0 = 0.0
+    for i in range(n):
+        s0 += target[i]
+        q0 += target[i] * target[i]
+    mode0 = _child_mode(0, max_depth, n, s0, q0, eps, small)
+    if mode0 == 0:
+        n_free -= 1
+        mode0 = free[n_free]
+        for f in range(p):
+            rlo[mode0, f] = 0
+            rhi[mode0, f] = n_bins[f] - 1
+        if root_counts.shape[0] > 0:
+            _build_root_sums(hist[mode0], bins, offsets, target, root_counts)
+        else:
+            _zero_ranges(hist[mode0], offsets, rlo[mode0], rhi[mode0])
+            _build_hist(hist[mode0], bins, offsets, target, rows, 0, n)
+    st_id[0] = 0
+    st_start[0] = 0
+    st_end[0] = n
+    st_depth[0] = 0
+    st_mode[0] = mode0
+    st_s[0] = s0
+    st_q[0] = q0
+    top = 1
+    n_nodes = 1
+    n_leaves = 0
+
+    while top > 0:
+        top -= 1
+        node = st_id[top]
+        start = st_start[top]
+        end = st_end[top]
+        depth = st_depth[top]
+        buf = st_mode[top]
+        best_f = -1
+        best_b = -1
+        nxt = -1
+        if buf >= 0:
+            best_f, best_b = _best_split(hist[buf], offsets, rlo[buf], rhi[buf], end - start, nonempty)
+            if best_f >= 0:
+                o = offsets[best_f]
+                nxt = best_b + 1
+                while hist[buf, 2 * (o + nxt) + 1] == 0.0:
+                    nxt += 1
+        elif buf == _SMALL:
+            best_f, best_b, nxt = _best_split_small(bins, target, rows, start, end, st_s[top], keys, vals)
+        if best_f < 0:  # leaf
+            if buf >= 0:
+                free[n_free] = buf
+                n_free += 1
+            leaf_of_node[node] = n_leaves
+            for j in range(start, end):
+                leaf_ids[rows[j]] = n_leaves
+            n_leaves += 1
+            continue
+
+        # threshold bin: the edge between the node's two bins nearest to their midpoint
+        mid = rep[best_f, best_b] / 2.0 + rep[best_f, nxt] / 2.0
+        thr = best_b
+        gap = abs(edges[best_f, best_b] - mid)
+        for k in range(best_b + 1, nxt):
+            d = abs(edges[best_f, k] - mid)
+            if d < gap:
+                gap = d
+                thr = k
+
+        lnode = n_nodes
+        rnode = n_nodes + 1
+        n_nodes += 2
+        feature[node] = best_f
+        threshold[node] = thr
+        left[node] = lnode
+        right[node] = rnode
+        if depth + 1 >= max_depth:  # both children are leaves: label the rows, no partition
+            if buf >= 0:
+                free[n_free] = buf
+                n_free += 1
+            leaf_of_node[lnode] = n_leaves
+            leaf_of_node[rnode] = n_leaves + 1
+            for j in range(start, end):
+                r = rows[j]
+                leaf_ids[r] = n_leaves if bins[r, best_f] <= best_b else n_leaves + 1
+            n_leaves += 2
+            continue
+
+        mid_pos, sl, ql, sr, qr = _partition(bins, target, rows, tmp, start, end, best_f, best_b)
+
+        nl = mid_pos - start
+        nr = end - mid_pos
+        mode_l = _child_mode(depth + 1, max_depth, nl, sl, ql, eps, small)
+        mode_r = _child_mode(depth + 1, max_depth, nr, sr, qr, eps, small)
+        if buf >= 0:
+            small_is_left = nl <= nr
+            if small_is_left:
+                s_start = start
+                s_end = mid_pos
+                need_small = mode_l == 0
+                need_large = mode_r == 0
+            else:
+                s_start = mid_pos
+                s_end = end
+                need_small = mode_r == 0
+                need_large = mode_l == 0
+            small_buf = -1
+            large_buf = -1
+            if need_large:
+                # build the smaller child in a new buffer, subtract it from the parent's
+                if n_free == 0:
+                    raise RuntimeError("hist engine: histogram buffers exhausted (bug)")
+                n_free -= 1
+                nb = free[n_free]
+                for f in range(p):
+                    rlo[nb, f] = rlo[buf, f]
+                    rhi[nb, f] = rhi[buf, f]
+                _zero_ranges(hist[nb], offsets, rlo[nb], rhi[nb])
+                _build_hist(hist[nb], bins, offsets, target, rows, s_start, s_end)
+                _subtract_ranges(hist[buf], hist[nb], offsets, rlo[buf], rhi[buf])
+                large_buf = buf
+                if need_small:
+                    small_buf = nb
+                else:
+                    free[n_free] = nb
+                    n_free += 1
+            elif need_small:
+                # only the smaller child needs a histogram: build it in the parent's buffer
+                _zero_ranges(hist[buf], offsets, rlo[buf], rhi[buf])
+                _build_hist(hist[buf], bins, offsets, target, rows, s_start, s_end)
+                small_buf = buf
+            else:
+                free[n_free] = buf
+                n_free += 1
+            if small_is_left:
+                if need_small:
+                    mode_l = small_buf
+                if need_large:
+                    mode_r = large_buf
+            else:
+                if need_small:
+                    mode_r = small_buf
+                if need_large:
+                    mode_l = large_buf
+
+        # push right then left: left subtree first, leaves numbered left to right
+        st_id[top] = rnode
+        st_start[top] = mid_pos
+        st_end[top] = end
+        st_depth[top] = depth + 1
+        st_mode[top] = mode_r
+        st_s[top] = sr
+        st_q[top] = qr
+        top += 1
+        st_id[top] = lnode
+        st_start[top] = start
+        st_end[top] = mid_pos
+        st_depth[top] = depth + 1
+        st_mode[top] = mode_l
+        st_s[top] = sl
+        st_q[top] = ql
+        top += 1
+
+    return (feature[:n_nodes].copy(), threshold[:n_nodes].copy(), left[:n_nodes].copy(),
+            right[:n_nodes].copy(), leaf_of_node[:n_nodes].copy(), leaf_ids, n_leaves)
+
+
+@njit(cache=True, nogil=True)
+def _apply_tree(bins, feature, threshold, left, right, leaf_of_node):
+    n = bins.shape[0]
+    out = np.empty(n, np.intp)
+    for i in range(n):
+        node = 0
+        while left[node] >= 0:
+            if bins[i, feature[node]] <= threshold[node]:
+                node = left[node]
+            else:
+                node = right[node]
+        out[i] = leaf_of_node[node]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Public objects
+# ---------------------------------------------------------------------------------------------
+class HistTree:
+    """A fitted histogram tree: binned rows -> compact leaf ids (picklable, compiled apply).
+
+    Node arrays (root 0, ``left == -1`` at leaves): ``feature``, ``threshold_bin`` (rows with
+    ``bin <= threshold_bin`` go left), ``left``, ``right``, ``leaf_of_node``; ``threshold``
+    holds the matching float edges on the original feature scale (``x <= threshold`` goes left).
+    """
+
+    def __init__(self, feature, threshold_bin, left, right, leaf_of_node, n_leaves, threshold):
+        self.feature = feature
+        self.threshold_bin = threshold_bin
+        self.left = left
+        self.right = right
+        self.leaf_of_node = leaf_of_node
+        self.n_leaves = int(n_leaves)
+        self.threshold = threshold
+
+    @property
+    def node_count(self):
+        return len(self.left)
+
+    def apply(self, Xp):
+        Xp = _as_bins(Xp)
+        return _apply_tree(Xp, self.feature, self.threshold_bin, self.left, self.right, self.leaf_of_node)
+
+
+def _as_bins(Xp):
+    if not (isinstance(Xp, np.ndarray) and Xp.dtype == np.uint8 and Xp.ndim == 2):
+        raise TypeError("the hist engine works on binned rows (uint8, 2-d): pass X through engine.prepare first")
+    return Xp if Xp.flags.c_contiguous else np.ascontiguousarray(Xp)
+
+
+class HistEngine:
+    """Histogram tree engine (``engine="hist"``): see the module docstring.
+
+    Parameters
+    ----------
+    max_bins : int in [2, 255], default=255
+        Maximum number of bins per feature.
+    """
+
+    name = "hist"
+
+    def __init__(self, max_bins=MAX_BINS):
+        if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= 255):
+            raise ValueError(f"max_bins={max_bins!r} is out of range; allowed values: an integer in [2, 255]")
+        self.max_bins = int(max_bins)
+        self.edges_ = None
+        self._reset_cache()
+
+    def _reset_cache(self):
+        # per-fit scratch, rebuilt on demand and never pickled: the prepared training bins
+        # (weak reference), their root bin counts, and the grower's workspace arrays
+        self._bins_ref = None
+        self._root_counts = None
+        self._work = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        for key in ("_bins_ref", "_root_counts", "_work"):
+            state[key] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._reset_cache()
+
+    # -- binning ---------------------------------------------------------------------------------
+    def prepare(self, X, fit=False):
+        """Bin X (uint8, C order). ``fit=True`` learns the edges from X first."""
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
+        if not np.isfinite(X).all():
+            raise ValueError("X contains NaN or infinity: the hist engine bins finite values only")
+        n, p = X.shape
+        out = np.empty((n, p), dtype=np.uint8)
+        if fit:
+            self._reset_cache()
+            edges, reps = [], []
+            for j in range(p):
+                e, codes, rep = _fit_feature(X[:, j], self.max_bins)
+                edges.append(e)
+                reps.append(rep)
+                out[:, j] = codes
+            self.edges_ = edges
+            n_bins = np.array([len(e) + 1 for e in edges], dtype=np.int32)
+            self.n_bins_ = n_bins
+            self.offsets_ = np.concatenate(([0], np.cumsum(n_bins))).astype(np.int64)
+            width = max(int(n_bins.max(initial=1)), 2)
+            self._edges2d = np.full((p, width), np.inf)
+            self._rep2d = np.full((p, width), np.inf)
+            for j in range(p):
+                self._edges2d[j, : len(edges[j])] = edges[j]
+                self._rep2d[j, : len(reps[j])] = reps[j]
+            return out
+        if self.edges_ is None:
+            raise ValueError("HistEngine.prepare(X) needs the bin edges: call prepare(X_train, fit=True) first")
+        if p != len(self.edges_):
+            raise ValueError(f"X has {p} features, the bin edges were learned on {len(self.edges_)}")
+        for j in range(p):
+            out[:, j] = np.searchsorted(self.edges_[j], X[:, j], side="left")
+        return out
+
+    # -- trees -----------------------------------------------------------------------------------
+    def grow(self, Xp, target, max_depth, random_state=None):
+        """Grow one least-squares tree on ``target``; ``random_state`` is ignored (deterministic)."""
+        if self.edges_ is None:
+            raise ValueError("HistEngine.grow needs prepared data: call prepare(X, fit=True) first")
+        Xp = _as_bins(Xp)
+        if Xp.shape[1] != len(self.edges_):
+            raise ValueError(f"Xp has {Xp.shape[1]} features, the bin edges were learned on {len(self.edges_)}")
+        target = np.ascontiguousarray(target, dtype=np.float64)
+        n = Xp.shape[0]
+        max_depth = int(max_depth)
+        max_nodes = max(min(2 ** (max_depth + 1) - 1, 2 * n - 1), 1)
+        stack_depth = min(max_depth, max(n, 1))
+        # histogram buffers in use at once: the node being split, one scratch, and the pending
+        # histogram nodes on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
+        n_buf = min(stack_depth, n // (SMALL_NODE + 1)) + 3
+        # the root's bin counts are the same for every tree grown on the same prepared rows
+        if self._bins_ref is None or self._bins_ref() is not Xp:
+            self._bins_ref = weakref.ref(Xp)
+            self._root_counts = _count_bins(Xp, self.offsets_)
+        total_bins = int(self.offsets_[-1])
+        shape = (n, n_buf, total_bins)
+        if self._work is None or self._work[0] != shape:
+            self._work = (shape, np.empty(n, np.int32), np.empty(n, np.int32), np.empty((n_buf, 2 * total_bins)))
+        _, rows, tmp, hist = self._work
+        feature, thr, left, right, leaf_of_node, leaf_ids, n_leaves = _grow_tree(
+            Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d, target,
+            stack_depth, max_nodes, _EPSILON, SMALL_NODE, self._root_counts, rows, tmp, hist,
+        )
+        internal = left >= 0
+        threshold = np.full(len(left), np.nan)
+        threshold[internal] = self._edges2d[feature[internal], thr[internal]]
+        return leaf_ids, HistTree(feature, thr, left, right, leaf_of_node, n_leaves, threshold)
