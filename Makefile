@@ -19,8 +19,10 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# The main job: every figure of the paper (and results/SUMMARY.md) from results/, no fitting.
 figures: $(STAMP)
 	$(PY) -m proxboost.figures --results results --out figures
+	$(PY) -m proxboost.summary --results results
 
 # Recompute every stored result, resumably (finished runs are skipped): the synthetic
 # experiments, then the real-world sweeps (scripts/real_world.sh), then SUMMARY.md.
