@@ -10,13 +10,12 @@ counterparts once each (independent of λ). Training and test loss at every iter
 
 import sys
 
+from proxboost.boosting import GRADIENT_ALGOS, PROXIMAL_ALGOS as PROX_ALGOS
 from proxboost.curves import RunSpec, experiment_cli
 
 EXPERIMENT = "proximal_step"
 PROBLEMS = (("regression", "lad"), ("classification", "hinge"))
 STEPS = (1e-2, 1e-1, 1.0, 10.0, 100.0)
-PROX_ALGOS = ("prox", "residual_prox", "accelerated_prox")
-GRADIENT_ALGOS = ("gradient", "residual_gradient", "accelerated_gradient")
 DEPTH, T, NU, SEED = 3, 1000, 0.05, 0
 
 

@@ -54,6 +54,8 @@ ALGOS = {
     "accelerated_gradient": Algorithm(False, False, True),
     "accelerated_prox": Algorithm(True, False, True),
 }
+PROXIMAL_ALGOS = tuple(name for name, a in ALGOS.items() if a.proximal)
+GRADIENT_ALGOS = tuple(name for name, a in ALGOS.items() if not a.proximal)
 
 
 def nesterov_alphas(n_estimators):

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .boosting import GRADIENT_ALGOS  # the algorithms that do not use the proximal step λ
 from .results import atomic_write_csv, provenance
 
 __all__ = [
@@ -60,8 +61,6 @@ SETTING_COLUMNS = (
     "n_estimators", "tau", "beta", "newton_steps", "seed", "random_state", "engine",
     "n_train", "n_test", "n_features", "split", "fit_seconds",
 )
-#: Algorithms that do not use the proximal step λ.
-GRADIENT_ALGOS = ("gradient", "residual_gradient", "accelerated_gradient")
 SPLIT_RULE = "50/50: permutation by numpy default_rng(seed), first half train"
 FLOAT_FORMAT = "%.10g"
 

@@ -46,6 +46,9 @@ from concurrent.futures import FIRST_COMPLETED, wait
 
 import numpy as np
 
+from .boosting import ALGOS as _BOOSTING_ALGOS
+from .boosting import PROXIMAL_ALGOS
+
 __all__ = [
     "ALGOS",
     "BASELINE_ALGOS",
@@ -70,10 +73,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-BOOSTING_ALGOS = (
-    "gradient", "prox", "residual_gradient", "residual_prox", "accelerated_gradient", "accelerated_prox",
-)
-PROXIMAL_ALGOS = ("prox", "residual_prox", "accelerated_prox")
+BOOSTING_ALGOS = tuple(_BOOSTING_ALGOS)
 BASELINE_ALGOS = ("xgboost", "random_forest")
 ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS
 DEFAULT_FRACTIONS = (0.5, 0.25, 0.25)

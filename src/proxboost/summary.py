@@ -33,6 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .datasets import list_datasets
+from .protocol import ALGOS
+
 __all__ = [
     "CLASSIFICATION_DATASETS",
     "CRITERIA",
@@ -47,12 +50,11 @@ __all__ = [
     "write_summary",
 ]
 
-REGRESSION_DATASETS = ("whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer")
-CLASSIFICATION_DATASETS = ("adult", "advertisements", "spam")
-REGRESSION_LOSSES = ("ls", "lad", "pinball")
+REGRESSION_DATASETS = tuple(list_datasets(task="regression", synthetic=False))
+CLASSIFICATION_DATASETS = tuple(list_datasets(task="classification", synthetic=False))
+REGRESSION_LOSSES = ("ls", "lad", "pinball")      # the paper's losses per task (SPEC §5.4)
 CLASSIFICATION_LOSSES = ("exponential", "hinge")
-METHODS = ("gradient", "prox", "residual_gradient", "residual_prox", "accelerated_gradient",
-           "accelerated_prox", "xgboost", "random_forest")
+METHODS = ALGOS
 REFERENCE = "gradient"
 SHORT = {"gradient": "G", "prox": "P", "residual_gradient": "RG", "residual_prox": "RP",
          "accelerated_gradient": "AG", "accelerated_prox": "AP", "xgboost": "XGB", "random_forest": "RF"}
