@@ -146,3 +146,27 @@ def test_write_summary_end_to_end(tmp_path):
     assert "No synthetic curves stored" in text
     assert load_curves(tmp_path).empty
     assert build_summary(pd.DataFrame(), pd.DataFrame()).startswith("# Results summary")
+
+
+def test_engine_tables_pairs_exact_and_hist_by_split():
+    """Hand-made rows: hist is lower than exact by 1 on 3 splits and equal on 1."""
+    import pandas as pd
+
+    from proxboost.summary import engine_tables
+
+    rows = []
+    for split, (ex, hi) in enumerate([(5.0, 4.0), (6.0, 5.0), (7.0, 6.0), (3.0, 3.0)]):
+        for engine, loss in (("exact", ex), ("hist", hi)):
+            rows.append(dict(protocol="p/4splits/T10", dataset="engel", loss="lad", algo="prox", split=split,
+                             engine=engine, test_loss=loss, fit_seconds=2.0 if engine == "exact" else 0.5))
+    rows.append(dict(protocol="p/4splits/T10", dataset="engel", loss="lad", algo="gradient", split=0,
+                     engine="exact", test_loss=1.0, fit_seconds=1.0))  # no hist twin: not listed
+    lines = engine_tables(pd.DataFrame(rows))
+    table = [line for line in lines if line.startswith("| p/")]
+    assert len(table) == 1
+    cells = [c.strip() for c in table[0].strip("|").split("|")]
+    assert cells[3] == "prox" and cells[4] == "4"
+    assert float(cells[5]) == 1.0            # median of (1, 1, 1, 0)
+    assert cells[7] == "3/1/0"               # hist lower on 3 splits, equal on 1
+    assert cells[9] == "2 / 0.5"
+    assert engine_tables(pd.DataFrame(rows[:1])) == []

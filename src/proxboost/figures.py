@@ -424,7 +424,7 @@ def _delta_figure(real, fid, datasets, panel_rows, title, out_dir, figsize_per=(
             groups = [(a, d[d["algo"] == a]["delta"].to_numpy()) for a in METHOD_ORDER
                       if a in expected and (d["algo"] == a).any()]
             meta = info[ds]
-            ax.set_title(f"{ds}\n{meta['protocol']}, {meta['n_splits']} splits", fontsize=8)
+            ax.set_title(f"{ds}\n{meta['protocol']}, {meta['n_splits']} splits, {meta['engine']} trees", fontsize=8)
             if c == 0:
                 ax.set_ylabel(label)
             if not groups:

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._io import atomic_path
 from .datasets import list_datasets
 from .protocol import ALGOS
 
@@ -257,6 +258,32 @@ def real_world_tables(rows: pd.DataFrame, info: dict) -> list[str]:
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
     return lines
+
+
+def engine_tables(real: pd.DataFrame) -> list[str]:
+    """Markdown lines comparing the tree engines where both ran the same runs (issue 6): per
+    (protocol, dataset, loss, algo), the per-split test-loss differences exact − hist."""
+    if real is None or real.empty or "engine" not in real:
+        return []
+    key = ["protocol", "dataset", "loss", "algo", "split"]
+    ex = real[real["engine"] == "exact"].drop_duplicates(key, keep="last")
+    hi = real[real["engine"] == "hist"].drop_duplicates(key, keep="last")
+    m = ex.merge(hi, on=key, suffixes=("_exact", "_hist"))
+    if m.empty:
+        return []
+    lines = ["| protocol | dataset | loss | algo | splits | median Δ (exact − hist) | mean \\|Δ\\| / loss | "
+             "hist W/T/L | p | median fit s exact / hist |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (proto, ds, loss, algo), g in m.groupby(key[:-1], sort=True):
+        d = g["test_loss_exact"].astype(float) - g["test_loss_hist"].astype(float)
+        c = compare(g["test_loss_hist"], g["test_loss_exact"])
+        rel = float(np.mean(np.abs(d) / g["test_loss_exact"].abs()))
+        fe, fh = g["fit_seconds_exact"].median(), g["fit_seconds_hist"].median()
+        lines.append(f"| {proto} | {ds} | {loss} | {algo} | {c['n']} | {_num(float(np.median(d)))} | {_num(rel)} | "
+                     f"{c['wins']}/{c['ties']}/{c['losses']} | {_p(c['p'])} | {_num(fe, 3)} / {_num(fh, 3)} |")
+    return ["## Tree engines compared on the protocol", "",
+            "Same runs with `engine=exact` (scikit-learn trees) and `engine=hist` (histogram trees): Δ = test loss "
+            "exact − hist on the same split; W/T/L = splits where hist is lower / equal / higher; p = Wilcoxon; "
+            "fit seconds = grid fits + refit of one split (on a possibly shared machine).", ""] + lines + [""]
 
 
 # =====================================================================================
@@ -663,11 +690,12 @@ def build_summary(curves: pd.DataFrame, real: pd.DataFrame, results_dir="results
           "the `lad`/`hinge` subgradients (±1) do not. Comparisons where both curves are below "
           f"{CRITERIA['floor']:g} × C(f_0) are not counted.",
           "- Wall-clock seconds are cumulative fit times (recording the losses excluded) of runs executed one at a "
-          "time, on a machine shared with other jobs (load average up to ≈ 5 on 2 cores during the runs).", ""]
+          "time; other jobs may have shared the machine (each curve file records when and where it was made).", ""]
     L += ["## Real-world datasets (SPEC §5.4)", ""]
     if not info:
         L += ["_No real-world rows stored yet._", ""]
     L += real_world_tables(rows, info)
+    L += engine_tables(real)
     L += ["## Synthetic experiments (SPEC §5.1–5.3)", ""]
     L += _synthetic_tables(curves)
     return "\n".join(L) + "\n"
@@ -681,10 +709,8 @@ def write_summary(results_dir="results", out=None) -> Path:
     real = load(results_dir)
     text = build_summary(curves, real, results_dir)
     out = Path(out) if out else Path(results_dir) / "SUMMARY.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(out)
+    with atomic_path(out) as tmp:
+        tmp.write_text(text)
     return out
 
 
