@@ -34,6 +34,7 @@ from .summary import (  # noqa: E402
     CLASSIFICATION_DATASETS,
     REGRESSION_DATASETS,
     loss_differences,
+    missing_reason,
     paired_deltas,
     select_real_rows,
 )
@@ -411,7 +412,7 @@ def _delta_figure(real, fid, datasets, panel_rows, title, out_dir, figsize_per=(
         for c, ds in enumerate(datasets):
             ax = axes[r, c]
             if ds not in info:
-                _empty(ax, f"{ds}\nnot computed yet\n(no stored rows)")
+                _empty(ax, f"{ds}\n{missing_reason(ds)}\n(no stored rows)")
                 ax.set_title(ds)
                 if c == 0:
                     ax.set_ylabel(label)

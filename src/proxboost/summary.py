@@ -83,6 +83,13 @@ CRITERIA = {
 # =====================================================================================
 # real-world rows
 # =====================================================================================
+def missing_reason(dataset) -> str:
+    """Why a dataset has no stored rows: its data file is unavailable here, or not computed yet."""
+    from .datasets import is_available
+
+    return "not computed yet" if is_available(dataset) else "data file unavailable here"
+
+
 def select_real_rows(df: pd.DataFrame, datasets=None):
     """Rows of one protocol (and boosting engine) per dataset; returns ``(rows, info)``.
 
@@ -211,7 +218,7 @@ def real_world_tables(rows: pd.DataFrame, info: dict) -> list[str]:
     for ds in REGRESSION_DATASETS + CLASSIFICATION_DATASETS:
         losses = REGRESSION_LOSSES if ds in REGRESSION_DATASETS else CLASSIFICATION_LOSSES
         if ds not in info:
-            lines += [f"### {ds}", "", "_No stored rows (not computed yet)._", ""]
+            lines += [f"### {ds}", "", f"_No stored rows ({missing_reason(ds)})._", ""]
             continue
         meta = info[ds]
         other = f"; other protocols stored, not used here: {', '.join(meta['other_protocols'])}" if meta["other_protocols"] else ""
