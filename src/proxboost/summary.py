@@ -212,6 +212,18 @@ def _p(p):
     return f"{p:.2g}"
 
 
+def _metric_cells(rows, ga, ds, loss, algo, metric, missing):
+    """Cells "mean ± std | median Δ | W/T/L | p" of one method and metric (vs the reference)."""
+    v = ga[metric].astype(float).dropna()
+    if v.empty:
+        return [missing, "—", "—", "—"]
+    cells = [f"{_num(v.mean())} ± {_num(v.std(ddof=1) if len(v) > 1 else math.nan)}"]
+    if algo == REFERENCE:
+        return cells + ["(reference)", "", ""]
+    c = _paired(rows, ds, loss, algo, REFERENCE, metric)
+    return cells + [_num(c["median"]), f"{c['wins']}/{c['ties']}/{c['losses']}", _p(c["p"])]
+
+
 def real_world_tables(rows: pd.DataFrame, info: dict) -> list[str]:
     """Markdown lines: one table per (dataset, loss)."""
     lines = []
@@ -240,28 +252,10 @@ def real_world_tables(rows: pd.DataFrame, info: dict) -> list[str]:
                 ga = g[g["algo"] == algo]
                 if ga.empty:
                     continue
-                tl = ga["test_loss"].astype(float).dropna()
                 cells = [algo, str(ga["split"].nunique())]
-                if tl.empty:
-                    cells += ["not reported", "—", "—", "—"]
-                else:
-                    cells.append(f"{_num(tl.mean())} ± {_num(tl.std(ddof=1) if len(tl) > 1 else math.nan)}")
-                    if algo == REFERENCE:
-                        cells += ["(reference)", "", ""]
-                    else:
-                        c = _paired(rows, ds, loss, algo, REFERENCE)
-                        cells += [_num(c["median"]), f"{c['wins']}/{c['ties']}/{c['losses']}", _p(c["p"])]
+                cells += _metric_cells(rows, ga, ds, loss, algo, "test_loss", missing="not reported")
                 if clf:
-                    te = ga["test_error"].astype(float).dropna()
-                    if te.empty:
-                        cells += ["—", "—", "—", "—"]
-                    else:
-                        cells.append(f"{_num(te.mean())} ± {_num(te.std(ddof=1) if len(te) > 1 else math.nan)}")
-                        if algo == REFERENCE:
-                            cells += ["(reference)", "", ""]
-                        else:
-                            c = _paired(rows, ds, loss, algo, REFERENCE, "test_error")
-                            cells += [_num(c["median"]), f"{c['wins']}/{c['ties']}/{c['losses']}", _p(c["p"])]
+                    cells += _metric_cells(rows, ga, ds, loss, algo, "test_error", missing="—")
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
     return lines
