@@ -34,7 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .engines import ENGINES, make_engine
-from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, make_loss
+from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, leaf_means, make_loss
 
 
 @dataclass(frozen=True)
@@ -79,13 +79,6 @@ def model_weights(alphas):
     for t in range(T - 1, 0, -1):
         weights[t] = 1.0 + alphas[t - 1] * weights[t + 1]
     return weights
-
-
-def _leaf_means(target, leaf_ids, n_leaves):
-    """The tree's least-squares fit of ``target``: the mean of each leaf."""
-    counts = np.bincount(leaf_ids, minlength=n_leaves)
-    sums = np.bincount(leaf_ids, weights=target, minlength=n_leaves)
-    return np.divide(sums, counts, out=np.zeros(n_leaves), where=counts > 0)
 
 
 def _check_range(name, value, low, high, low_open, high_open, allowed, integer=False):
@@ -181,7 +174,7 @@ class _BaseBoosting(BaseEstimator):
             r = loss.direction(y, H, lam, algo.proximal)
             target = r + delta if algo.residual else r
             leaf_ids, tree = engine.grow(Xp, target, self.max_depth, rng)
-            fit = _leaf_means(target, leaf_ids, tree.n_leaves)
+            fit = leaf_means(target, leaf_ids, tree.n_leaves)  # the tree's least-squares fit
             c = loss.line_search(y, H, leaf_ids, tree.n_leaves)
             c = nu * np.where(fit == 0.0, 0.0, c)
             F_next = H + c[leaf_ids]

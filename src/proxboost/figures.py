@@ -109,6 +109,15 @@ def _save(fig, out_dir, fid) -> list[Path]:
     return paths
 
 
+def _share_log_ylim(axes):
+    """Give ``axes`` one common y range (the union of theirs), on a log scale."""
+    lo = min(a.get_ylim()[0] for a in axes)
+    hi = max(a.get_ylim()[1] for a in axes)
+    for a in axes:
+        a.set_ylim(lo, hi)
+        _log_y(a)
+
+
 def _empty(ax, text):
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="0.35", wrap=True)
     ax.set_xticks([])
@@ -208,11 +217,7 @@ def fig_intro(curves, predictions, data, out_dir="figures"):
             missing.append(f"{algo} curves")
             _empty(axl, f"no stored run for {algo}")
     if len(loss_axes) == 2:
-        lo = min(a.get_ylim()[0] for a in loss_axes)
-        hi = max(a.get_ylim()[1] for a in loss_axes)
-        for a in loss_axes:
-            a.set_ylim(lo, hi)
-            _log_y(a)
+        _share_log_ylim(loss_axes)
     ref = curves[curves["experiment"] == "intro"] if curves is not None and not curves.empty else curves
     sub = _settings_text(ref, "sines data (SPEC §4.1), lad loss, depth 2, λ = 1 per sample")
     fig.suptitle("Introduction example: subgradient (top) vs proximal (bottom) boosting\n" + sub, fontsize=9)
@@ -330,11 +335,7 @@ def fig_proximal_step(curves, out_dir="figures"):
                 _log_y(ax)
         # plain and residual variants share their y axis (same scale, comparable at a glance)
         if row_axes:
-            lo = min(a.get_ylim()[0] for a in row_axes)
-            hi = max(a.get_ylim()[1] for a in row_axes)
-            for a in row_axes:
-                a.set_ylim(lo, hi)
-                _log_y(a)
+            _share_log_ylim(row_axes)
     ref = curves[curves["experiment"] == "proximal_step"] if curves is not None and not curves.empty else curves
     sub = _settings_text(ref, "depth 3, λ per sample (darker = larger λ)")
     fig.suptitle("Proximal step (SPEC §5.2): training and test loss vs iteration for λ ∈ {0.01, 0.1, 1, 10, 100}; "

@@ -60,6 +60,13 @@ def _exp(a):
     return np.exp(np.clip(a, -EXP_CLIP, EXP_CLIP))
 
 
+def leaf_means(values, leaf_ids, n_leaves):
+    """Mean of ``values`` in each leaf (0 for an empty leaf)."""
+    counts = np.bincount(leaf_ids, minlength=n_leaves)
+    sums = np.bincount(leaf_ids, weights=values, minlength=n_leaves)
+    return np.divide(sums, counts, out=np.zeros(n_leaves), where=counts > 0)
+
+
 # The piecewise-linear line searches (lad, pinball, hinge) are per-leaf order statistics with the
 # tie rule, compiled in O(n) per iteration (counting sort by leaf + selection): see _leafops.
 #  - quantile_line_search(u, leaf_ids, n_leaves, tau): per-leaf minimiser of sum rho_tau(u_i - c).
@@ -163,9 +170,7 @@ class LeastSquares(Loss):
         return (y - z) / (1.0 + step)
 
     def line_search(self, y, z, leaf_ids, n_leaves):
-        counts = np.bincount(leaf_ids, minlength=n_leaves)
-        sums = np.bincount(leaf_ids, weights=y - z, minlength=n_leaves)
-        return np.divide(sums, counts, out=np.zeros(n_leaves), where=counts > 0)
+        return leaf_means(y - z, leaf_ids, n_leaves)
 
 
 class Pinball(Loss):
