@@ -1,7 +1,7 @@
 """The histogram engine (engines/hist.py) and the compiled line searches (_leafops.py).
 
 Oracles: scikit-learn's exact ``DecisionTreeRegressor`` (training partitions on features with
-fewer than 256 distinct values), the exact engine (training-loss curves on continuous data) and
+fewer than 256 distinct values), the sklearn engine (training-loss curves on continuous data) and
 a copy of the lexsort-based line searches of :mod:`proxboost.losses` (bit-identical results).
 """
 
@@ -20,10 +20,10 @@ from proxboost.engines.hist import HistEngine, HistTree
 REG_LOSSES = ["ls", "lad", "pinball"]
 CLF_LOSSES = ["exponential", "logistic", "hinge"]
 
-# Training-loss curves of hist and exact on SPEC §4.1's continuous data (600 rows, so > 255
+# Training-loss curves of hist and sklearn on the synthetic continuous data (600 rows, so > 255
 # distinct values per feature: quantile bins) may differ by at most this fraction of C(f_0), at
 # every iteration (T = 60, nu = 0.1, depth 3). Measured: max 0.043 (hinge, accelerated_gradient),
-# 0.004-0.026 elsewhere; for scale, the exact engine against itself with another random_state
+# 0.004-0.026 elsewhere; for scale, the sklearn engine against itself with another random_state
 # (scikit-learn's tie-breaking) differs by up to 0.024 on the same fits.
 CURVE_TOL = 0.06
 
@@ -214,12 +214,12 @@ def _fit(Est, loss, algo, engine, X, y, **kw):
 
 def _curve_gap(Est, loss, algo, X, y):
     hist = _fit(Est, loss, algo, "hist", X, y)
-    exact = _fit(Est, loss, algo, "exact", X, y)
-    return np.max(np.abs(hist.train_loss_ - exact.train_loss_)) / exact.train_loss_[0]
+    ref = _fit(Est, loss, algo, "sklearn", X, y)
+    return np.max(np.abs(hist.train_loss_ - ref.train_loss_)) / ref.train_loss_[0]
 
 
 @pytest.mark.parametrize("algo", list(ALGOS))
-def test_training_curves_close_to_exact(algo, reg_data, clf_data):
+def test_training_curves_close_to_sklearn(algo, reg_data, clf_data):
     gaps = {}
     for loss in REG_LOSSES:
         gaps[loss] = _curve_gap(BoostingRegressor, loss, algo, *reg_data)

@@ -76,7 +76,7 @@ def test_config_groups_and_values():
     assert _compose(["loss=pinball"]).loss.tau == 0.9 and _compose(["loss=exponential"]).loss.beta == 1.0
     assert sorted(f.stem for f in (REPO / "conf" / "algo").glob("*.yaml")) == sorted(ALGOS)
     assert _compose(["algo=random_forest"]).algo.n_estimators == 500
-    assert sorted(f.stem for f in (REPO / "conf" / "engine").glob("*.yaml")) == ["exact", "hist"]
+    assert sorted(f.stem for f in (REPO / "conf" / "engine").glob("*.yaml")) == ["exact", "hist", "sklearn"]
     slurm = _compose(["hydra/launcher=slurm"], hydra_config=True).hydra.launcher
     assert slurm._target_.endswith("SlurmLauncher") and slurm.cpus_per_task >= 1
     joblib = _compose(["hydra/launcher=joblib"], hydra_config=True).hydra.launcher

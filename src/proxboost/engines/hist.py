@@ -82,14 +82,16 @@ def _midpoints(a, b):
     return np.where(mid == b, a, mid)
 
 
-def _fit_feature(col, max_bins):
-    """Edges, bin codes and representative values of one training column."""
+def _fit_feature(col, max_bins, weight=None):
+    """Edges, bin codes and representative values of one training column (weighted counts)."""
     uniq, inverse, counts = np.unique(col, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     if len(uniq) <= max_bins:
         edges = _midpoints(uniq[:-1], uniq[1:])
         return edges, inverse, uniq.copy()
-    n = len(col)
+    if weight is not None:
+        counts = np.bincount(inverse, weights=weight, minlength=len(uniq))
+    n = counts.sum() if weight is not None else len(col)
     cum = np.cumsum(counts)
     heavy = np.flatnonzero(counts >= n / max_bins)  # values worth a bin of their own
     n_quantile = max_bins - 2 * len(heavy)
@@ -115,8 +117,11 @@ def _fit_feature(col, max_bins):
 # A histogram is a flat float64 array: entry 2 * (offsets[f] + b) holds the target sum of bin b of
 # feature f, the next entry its row count (same cache line).
 @njit(cache=True, nogil=True)
-def _build_hist(H, bins, offsets, target, rows, start, end):
-    """Add rows[start:end] to histogram H (four rows at a time: independent updates)."""
+def _build_hist(H, bins, offsets, target, w, rows, start, end):
+    """Add rows[start:end] to histogram H (four rows at a time: independent updates).
+
+    ``w``: row weights, or None for unit weights (then the weight code is compiled away).
+    """
     p = bins.shape[1]
     j = start
     while j + 3 < end:
@@ -124,10 +129,20 @@ def _build_hist(H, bins, offsets, target, rows, start, end):
         r1 = rows[j + 1]
         r2 = rows[j + 2]
         r3 = rows[j + 3]
-        g0 = target[r0]
-        g1 = target[r1]
-        g2 = target[r2]
-        g3 = target[r3]
+        if w is None:
+            c0 = 1.0
+            c1 = 1.0
+            c2 = 1.0
+            c3 = 1.0
+        else:
+            c0 = w[r0]
+            c1 = w[r1]
+            c2 = w[r2]
+            c3 = w[r3]
+        g0 = target[r0] * c0
+        g1 = target[r1] * c1
+        g2 = target[r2] * c2
+        g3 = target[r3] * c3
         for f in range(p):
             o = offsets[f]
             i0 = 2 * (o + bins[r0, f])
@@ -135,21 +150,22 @@ def _build_hist(H, bins, offsets, target, rows, start, end):
             i2 = 2 * (o + bins[r2, f])
             i3 = 2 * (o + bins[r3, f])
             H[i0] += g0
-            H[i0 + 1] += 1.0
+            H[i0 + 1] += c0
             H[i1] += g1
-            H[i1 + 1] += 1.0
+            H[i1 + 1] += c1
             H[i2] += g2
-            H[i2 + 1] += 1.0
+            H[i2 + 1] += c2
             H[i3] += g3
-            H[i3 + 1] += 1.0
+            H[i3 + 1] += c3
         j += 4
     while j < end:
         r = rows[j]
-        g = target[r]
+        c = 1.0 if w is None else w[r]
+        g = target[r] * c
         for f in range(p):
             i = 2 * (offsets[f] + bins[r, f])
             H[i] += g
-            H[i + 1] += 1.0
+            H[i + 1] += c
         j += 1
 
 
@@ -195,12 +211,12 @@ def _subtract_ranges(H, Hs, offsets, lo, hi):
 
 @njit(cache=True, nogil=True)
 def _best_split(H, offsets, lo, hi, m, nonempty):
-    """Best (feature, last left bin) of a node with histogram H and m rows.
+    """Best (feature, last left bin, proxy) of a node with histogram H and weight m (row count).
 
     Per feature, a branch-free pass lists the non-empty bins of the range (``nonempty``, a
     scratch of 256), then only those are scanned: candidate splits sit between consecutive
-    non-empty bins. Also shrinks lo/hi to the node's non-empty bin range. Returns (-1, -1) when
-    every feature is constant on the node.
+    non-empty bins. Also shrinks lo/hi to the node's non-empty bin range. Returns (-1, -1, -inf)
+    when every feature is constant on the node.
     """
     n_features = offsets.shape[0] - 1
     best_proxy = -np.inf
@@ -232,17 +248,18 @@ def _best_split(H, offsets, lo, hi, m, nonempty):
                 best_proxy = proxy
                 best_f = f
                 best_b = b
-    return best_f, best_b
+    return best_f, best_b, best_proxy
 
 
 @njit(cache=True, nogil=True)
-def _best_split_small(bins, target, rows, start, end, total, keys, vals):
-    """Best (feature, last left bin, first right bin) of a small node, by sorting its rows.
+def _best_split_small(bins, target, w, rows, start, end, total, weight, keys, vals, wts):
+    """Best (feature, last left bin, first right bin, proxy) of a small node, by sorting its rows.
 
     For nodes of at most ``SMALL_NODE`` rows, sorting the rows' bins (insertion sort) costs
     less than zeroing, subtracting and scanning 255-bin histograms. Candidates and proxy are
-    the histogram path's; sums run over rows in bin order. Returns (-1, -1, -1) when every
-    feature is constant on the node.
+    the histogram path's; sums run over rows in bin order. Returns (-1, -1, -1, -inf) when every
+    feature is constant on the node. ``weight``: the node's weight (its row count if ``w`` is
+    None).
     """
     m = end - start
     p = bins.shape[1]
@@ -254,57 +271,72 @@ def _best_split_small(bins, target, rows, start, end, total, keys, vals):
         for j in range(m):
             r = rows[start + j]
             key = bins[r, f]
-            val = target[r]
+            c = 1.0 if w is None else w[r]
+            val = target[r] * c
             i = j - 1
             while i >= 0 and keys[i] > key:
                 keys[i + 1] = keys[i]
                 vals[i + 1] = vals[i]
+                if w is not None:
+                    wts[i + 1] = wts[i]
                 i -= 1
             keys[i + 1] = key
             vals[i + 1] = val
+            if w is not None:
+                wts[i + 1] = c
         if keys[0] == keys[m - 1]:
             continue
         s_left = 0.0
+        n_left = 0.0
         for j in range(m - 1):
             s_left += vals[j]
+            if w is None:
+                n_left = j + 1.0
+            else:
+                n_left += wts[j]
             if keys[j + 1] == keys[j]:
                 continue
-            n_left = j + 1.0
             s_right = total - s_left
-            proxy = s_left * s_left / n_left + s_right * s_right / (m - n_left)
+            proxy = s_left * s_left / n_left + s_right * s_right / (weight - n_left)
             if proxy > best_proxy:
                 best_proxy = proxy
                 best_f = f
                 best_b = keys[j]
                 best_next = keys[j + 1]
-    return best_f, best_b, best_next
+    return best_f, best_b, best_next, best_proxy
 
 
 @njit(cache=True, nogil=True)
-def _partition(bins, target, rows, tmp, start, end, f, thr):
-    """Stable partition of rows[start:end] by bins[:, f] <= thr; sums and squares per side."""
+def _partition(bins, target, w, rows, tmp, start, end, f, thr):
+    """Stable partition of rows[start:end] by bins[:, f] <= thr; weights, sums, squares per side."""
     wl = start
     wr = 0
+    cl = 0.0
     sl = 0.0
     ql = 0.0
+    cr = 0.0
     sr = 0.0
     qr = 0.0
     for j in range(start, end):
         r = rows[j]
+        c = 1.0 if w is None else w[r]
         g = target[r]
+        cg = c * g
         if bins[r, f] <= thr:
             rows[wl] = r
             wl += 1
-            sl += g
-            ql += g * g
+            cl += c
+            sl += cg
+            ql += cg * g
         else:
             tmp[wr] = r
             wr += 1
-            sr += g
-            qr += g * g
+            cr += c
+            sr += cg
+            qr += cg * g
     for j in range(wr):
         rows[wl + j] = tmp[j]
-    return wl, sl, ql, sr, qr
+    return wl, cl, sl, ql, cr, sr, qr
 
 
 _LEAF = -1
@@ -312,12 +344,15 @@ _SMALL = -2
 
 
 @njit(cache=True, nogil=True)
-def _child_mode(depth, max_depth, m, s, q, eps, small):
-    """-1: leaf; -2: split by sorting (small node); 0: split with a histogram."""
+def _child_mode(depth, max_depth, m, wsum, s, q, eps, small):
+    """-1: leaf; -2: split by sorting (small node); 0: split with a histogram.
+
+    m rows of total weight wsum; impurity q / wsum - (s / wsum)^2 as scikit-learn's.
+    """
     if depth >= max_depth or m < 2:
         return _LEAF
-    mean = s / m
-    if q / m - mean * mean <= eps:
+    mean = s / wsum
+    if q / wsum - mean * mean <= eps:
         return _LEAF
     if m <= small:
         return _SMALL
@@ -325,10 +360,12 @@ def _child_mode(depth, max_depth, m, s, q, eps, small):
 
 
 @njit(cache=True, nogil=True)
-def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, eps, small,
+def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, max_nodes, eps, small,
                root_counts, rows, tmp, hist):
     """Grow one tree (see the module docstring). Workspace: rows, tmp (n,), hist (buffers, 2 * total bins).
 
+    ``rows[:n_act]``: the rows taking part (all rows, or those of positive weight), ``w``: their
+    weights or None (unit weights). Rows not taking part keep leaf id -1.
     ``root_counts``: the root's bin counts when known (empty array otherwise).
     """
     n, p = bins.shape
@@ -337,11 +374,11 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, 
     left = np.full(max_nodes, -1, np.int32)
     right = np.full(max_nodes, -1, np.int32)
     leaf_of_node = np.full(max_nodes, -1, np.int32)
-    leaf_ids = np.empty(n, np.intp)
-    for i in range(n):
-        rows[i] = i
+    gain = np.zeros(max_nodes)
+    leaf_ids = np.full(n, -1, np.intp)
     keys = np.empty(small + 1, np.uint8)
     vals = np.empty(small + 1)
+    wts = np.empty(small + 1)
     nonempty = np.empty(256, np.int64)
 
     n_buf = hist.shape[0]
@@ -357,15 +394,20 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, 
     st_end = np.empty(cap, np.int32)
     st_depth = np.empty(cap, np.int32)
     st_mode = np.empty(cap, np.int32)
+    st_w = np.empty(cap)
     st_s = np.empty(cap)
     st_q = np.empty(cap)
 
+    w0 = 0.0
     s0 = 0.0
     q0 = 0.0
-    for i in range(n):
-        s0 += target[i]
-        q0 += target[i] * target[i]
-    mode0 = _child_mode(0, max_depth, n, s0, q0, eps, small)
+    for j in range(n_act):
+        r = rows[j]
+        c = 1.0 if w is None else w[r]
+        w0 += c
+        s0 += c * target[r]
+        q0 += c * target[r] * target[r]
+    mode0 = _child_mode(0, max_depth, n_act, w0, s0, q0, eps, small)
     if mode0 == 0:
         n_free -= 1
         mode0 = free[n_free]
@@ -376,12 +418,13 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, 
             _build_root_sums(hist[mode0], bins, offsets, target, root_counts)
         else:
             _zero_ranges(hist[mode0], offsets, rlo[mode0], rhi[mode0])
-            _build_hist(hist[mode0], bins, offsets, target, rows, 0, n)
+            _build_hist(hist[mode0], bins, offsets, target, w, rows, 0, n_act)
     st_id[0] = 0
     st_start[0] = 0
-    st_end[0] = n
+    st_end[0] = n_act
     st_depth[0] = 0
     st_mode[0] = mode0
+    st_w[0] = w0
     st_s[0] = s0
     st_q[0] = q0
     top = 1
@@ -395,18 +438,22 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, 
         end = st_end[top]
         depth = st_depth[top]
         buf = st_mode[top]
+        wnode = st_w[top]
+        snode = st_s[top]
         best_f = -1
         best_b = -1
         nxt = -1
+        proxy = -np.inf
         if buf >= 0:
-            best_f, best_b = _best_split(hist[buf], offsets, rlo[buf], rhi[buf], end - start, nonempty)
+            best_f, best_b, proxy = _best_split(hist[buf], offsets, rlo[buf], rhi[buf], wnode, nonempty)
             if best_f >= 0:
                 o = offsets[best_f]
                 nxt = best_b + 1
                 while hist[buf, 2 * (o + nxt) + 1] == 0.0:
                     nxt += 1
         elif buf == _SMALL:
-            best_f, best_b, nxt = _best_split_small(bins, target, rows, start, end, st_s[top], keys, vals)
+            best_f, best_b, nxt, proxy = _best_split_small(bins, target, w, rows, start, end, snode, wnode,
+                                                           keys, vals, wts)
         if best_f < 0:  # leaf
             if buf >= 0:
                 free[n_free] = buf
@@ -434,6 +481,8 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, 
         threshold[node] = thr
         left[node] = lnode
         right[node] = rnode
+        # weighted impurity decrease: proxy - S^2 / W (the sums of squares cancel), over W_root
+        gain[node] = (proxy - snode * snode / wnode) / w0
         if depth + 1 >= max_depth:  # both children are leaves: label the rows, no partition
             if buf >= 0:
                 free[n_free] = buf
@@ -446,12 +495,12 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, 
             n_leaves += 2
             continue
 
-        mid_pos, sl, ql, sr, qr = _partition(bins, target, rows, tmp, start, end, best_f, best_b)
+        mid_pos, wl, sl, ql, wr, sr, qr = _partition(bins, target, w, rows, tmp, start, end, best_f, best_b)
 
         nl = mid_pos - start
         nr = end - mid_pos
-        mode_l = _child_mode(depth + 1, max_depth, nl, sl, ql, eps, small)
-        mode_r = _child_mode(depth + 1, max_depth, nr, sr, qr, eps, small)
+        mode_l = _child_mode(depth + 1, max_depth, nl, wl, sl, ql, eps, small)
+        mode_r = _child_mode(depth + 1, max_depth, nr, wr, sr, qr, eps, small)
         if buf >= 0:
             small_is_left = nl <= nr
             if small_is_left:
@@ -476,7 +525,7 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, 
                     rlo[nb, f] = rlo[buf, f]
                     rhi[nb, f] = rhi[buf, f]
                 _zero_ranges(hist[nb], offsets, rlo[nb], rhi[nb])
-                _build_hist(hist[nb], bins, offsets, target, rows, s_start, s_end)
+                _build_hist(hist[nb], bins, offsets, target, w, rows, s_start, s_end)
                 _subtract_ranges(hist[buf], hist[nb], offsets, rlo[buf], rhi[buf])
                 large_buf = buf
                 if need_small:
@@ -487,7 +536,7 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, 
             elif need_small:
                 # only the smaller child needs a histogram: build it in the parent's buffer
                 _zero_ranges(hist[buf], offsets, rlo[buf], rhi[buf])
-                _build_hist(hist[buf], bins, offsets, target, rows, s_start, s_end)
+                _build_hist(hist[buf], bins, offsets, target, w, rows, s_start, s_end)
                 small_buf = buf
             else:
                 free[n_free] = buf
@@ -509,6 +558,7 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, 
         st_end[top] = end
         st_depth[top] = depth + 1
         st_mode[top] = mode_r
+        st_w[top] = wr
         st_s[top] = sr
         st_q[top] = qr
         top += 1
@@ -517,12 +567,13 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, max_depth, max_nodes, 
         st_end[top] = mid_pos
         st_depth[top] = depth + 1
         st_mode[top] = mode_l
+        st_w[top] = wl
         st_s[top] = sl
         st_q[top] = ql
         top += 1
 
     return (feature[:n_nodes].copy(), threshold[:n_nodes].copy(), left[:n_nodes].copy(),
-            right[:n_nodes].copy(), leaf_of_node[:n_nodes].copy(), leaf_ids, n_leaves)
+            right[:n_nodes].copy(), leaf_of_node[:n_nodes].copy(), gain[:n_nodes].copy(), leaf_ids, n_leaves)
 
 
 @njit(cache=True, nogil=True)
@@ -549,9 +600,14 @@ class HistTree:
     Node arrays (root 0, ``left == -1`` at leaves): ``feature``, ``threshold_bin`` (rows with
     ``bin <= threshold_bin`` go left), ``left``, ``right``, ``leaf_of_node``; ``threshold``
     holds the matching float edges on the original feature scale (``x <= threshold`` goes left).
+    Per internal node: ``split_feature`` and ``split_gain`` (weighted impurity decrease over the
+    root's weight, see ``docs/engines.md``).
     """
 
-    def __init__(self, feature, threshold_bin, left, right, leaf_of_node, n_leaves, threshold):
+    def __init__(self, feature, threshold_bin, left, right, leaf_of_node, n_leaves, threshold, gain):
+        internal = left >= 0
+        self.split_feature = feature[internal].astype(np.intp)
+        self.split_gain = gain[internal]
         self.feature = feature
         self.threshold_bin = threshold_bin
         self.left = left
@@ -567,6 +623,15 @@ class HistTree:
     def apply(self, Xp):
         Xp = _as_bins(Xp)
         return _apply_tree(Xp, self.feature, self.threshold_bin, self.left, self.right, self.leaf_of_node)
+
+
+def _check_weight(sample_weight, n):
+    w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
+    if not (np.isfinite(w).all() and (w >= 0).all()):
+        raise ValueError("sample_weight must be finite and non-negative")
+    return w
 
 
 def _as_bins(Xp):
@@ -611,8 +676,12 @@ class HistEngine:
         self._reset_cache()
 
     # -- binning ---------------------------------------------------------------------------------
-    def prepare(self, X, fit=False):
-        """Bin X (uint8, C order). ``fit=True`` learns the edges from X first."""
+    def prepare(self, X, fit=False, sample_weight=None):
+        """Bin X (uint8, C order). ``fit=True`` learns the edges from X first.
+
+        With ``sample_weight`` (fit only), the edges are learned from the rows of positive weight
+        and the quantiles on weighted counts; every row is then binned with these edges.
+        """
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
@@ -622,9 +691,15 @@ class HistEngine:
         out = np.empty((n, p), dtype=np.uint8)
         if fit:
             self._reset_cache()
+            w = None if sample_weight is None else _check_weight(sample_weight, n)
             edges, reps = [], []
             for j in range(p):
-                e, codes, rep = _fit_feature(X[:, j], self.max_bins)
+                if w is None:
+                    e, codes, rep = _fit_feature(X[:, j], self.max_bins)
+                else:
+                    pos = w > 0
+                    e, _, rep = _fit_feature(X[pos, j], self.max_bins, w[pos])
+                    codes = np.searchsorted(e, X[:, j], side="left")
                 edges.append(e)
                 reps.append(rep)
                 out[:, j] = codes
@@ -648,8 +723,12 @@ class HistEngine:
         return out
 
     # -- trees -----------------------------------------------------------------------------------
-    def grow(self, Xp, target, max_depth, random_state=None):
-        """Grow one least-squares tree on ``target``; ``random_state`` is ignored (deterministic)."""
+    def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
+        """Grow one least-squares tree on ``target``; ``random_state`` is ignored (deterministic).
+
+        ``sample_weight``: optional non-negative row weights; rows of weight 0 take no part in
+        the split search and get their leaf ids from the grown tree.
+        """
         if self.edges_ is None:
             raise ValueError("HistEngine.grow needs prepared data: call prepare(X, fit=True) first")
         Xp = _as_bins(Xp)
@@ -672,11 +751,24 @@ class HistEngine:
         if self._work is None or self._work[0] != shape:
             self._work = (shape, np.empty(n, np.int32), np.empty(n, np.int32), np.empty((n_buf, 2 * total_bins)))
         _, rows, tmp, hist = self._work
-        feature, thr, left, right, leaf_of_node, leaf_ids, n_leaves = _grow_tree(
-            Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d, target,
-            stack_depth, max_nodes, _EPSILON, SMALL_NODE, self._root_counts, rows, tmp, hist,
+        if sample_weight is None:
+            w, root_counts, n_act = None, self._root_counts, n
+            rows[:] = np.arange(n, dtype=np.int32)
+        else:
+            w = _check_weight(sample_weight, n)
+            active = np.flatnonzero(w > 0)
+            n_act = len(active)
+            rows[:n_act] = active
+            root_counts = self._root_counts[:0]  # weighted: the root histogram is built from rows
+        feature, thr, left, right, leaf_of_node, gain, leaf_ids, n_leaves = _grow_tree(
+            Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d, target, w, n_act,
+            stack_depth, max_nodes, _EPSILON, SMALL_NODE, root_counts, rows, tmp, hist,
         )
         internal = left >= 0
         threshold = np.full(len(left), np.nan)
         threshold[internal] = self._edges2d[feature[internal], thr[internal]]
-        return leaf_ids, HistTree(feature, thr, left, right, leaf_of_node, n_leaves, threshold)
+        tree = HistTree(feature, thr, left, right, leaf_of_node, n_leaves, threshold, gain)
+        if n_act < n:
+            idle = np.flatnonzero(leaf_ids < 0)
+            leaf_ids[idle] = tree.apply(np.ascontiguousarray(Xp[idle]))
+        return leaf_ids, tree

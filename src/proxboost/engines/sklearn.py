@@ -1,0 +1,76 @@
+"""The scikit-learn engine: trees grown by scikit-learn's ``DecisionTreeRegressor`` (reference).
+
+``engine="sklearn"`` fits ``DecisionTreeRegressor(criterion="squared_error", max_depth=D)`` on
+float32 features. It is the reference the compiled engines are tested against (see
+``docs/engines.md``); it is 60-100x slower than them.
+"""
+
+import numpy as np
+from sklearn.tree import DecisionTreeRegressor
+
+DTYPE = np.float32  # scikit-learn trees work on float32 features internally
+
+
+def node_gains(tree_):
+    """Per internal node of a scikit-learn ``tree_``: (split feature, weighted impurity decrease).
+
+    gain = (W_node imp_node - W_left imp_left - W_right imp_right) / W_root, so that
+    ``np.bincount(feature, gain, minlength=p)`` is ``tree_.compute_feature_importances(
+    normalize=False)``.
+    """
+    left, right = tree_.children_left, tree_.children_right
+    internal = np.flatnonzero(left != -1)
+    w, imp = tree_.weighted_n_node_samples, tree_.impurity
+    l, r = left[internal], right[internal]
+    gain = (w[internal] * imp[internal] - w[l] * imp[l] - w[r] * imp[r]) / w[0]
+    return tree_.feature[internal].astype(np.intp), gain.astype(np.float64)
+
+
+class SklearnTree:
+    """A fitted scikit-learn tree reduced to what boosting needs: rows -> compact leaf ids.
+
+    ``split_feature`` / ``split_gain``: one entry per internal node (see :func:`node_gains`).
+    """
+
+    def __init__(self, tree_, node_to_leaf, n_leaves):
+        self.tree_ = tree_
+        self.node_to_leaf = node_to_leaf
+        self.n_leaves = n_leaves
+        self.split_feature, self.split_gain = node_gains(tree_)
+
+    def apply(self, Xp):
+        return self.node_to_leaf[self.tree_.apply(Xp)]
+
+
+class SklearnEngine:
+    """Grow trees with ``DecisionTreeRegressor(criterion="squared_error", splitter="best")``.
+
+    X is converted once per fit to C-contiguous float32 (scikit-learn's internal dtype), so
+    that each tree is fitted with ``check_input=False`` and no per-iteration copy. With
+    ``sample_weight``, the tree is fitted on the rows of positive weight only (rows of weight 0
+    take no part in the split search) and then applied to every row.
+    """
+
+    name = "sklearn"
+
+    def prepare(self, X, fit=False, sample_weight=None):
+        return np.ascontiguousarray(X, dtype=DTYPE)
+
+    def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
+        reg = DecisionTreeRegressor(
+            criterion="squared_error", max_depth=max_depth, random_state=random_state
+        )
+        if sample_weight is None:
+            reg.fit(Xp, target, check_input=False)
+        else:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            pos = np.flatnonzero(sample_weight > 0)
+            reg.fit(np.ascontiguousarray(Xp[pos]), np.asarray(target)[pos],
+                    sample_weight=sample_weight[pos], check_input=False)
+        tree_ = reg.tree_
+        is_leaf = tree_.children_left == -1
+        node_to_leaf = np.full(tree_.node_count, -1, dtype=np.intp)
+        n_leaves = int(is_leaf.sum())
+        node_to_leaf[is_leaf] = np.arange(n_leaves)
+        tree = SklearnTree(tree_, node_to_leaf, n_leaves)
+        return tree.apply(Xp), tree
