@@ -35,7 +35,6 @@ datasets: $(STAMP)
 	$(PY) -m proxboost.datasets --prefetch
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/bench_fit.py
 
 clean:

@@ -77,7 +77,10 @@ def _assert_written(paths, fid, out):
 def test_method_styles_are_unique():
     colors = [s["color"] for s in figures.METHOD_STYLES.values()]
     markers = [s["marker"] for s in figures.METHOD_STYLES.values()]
-    assert len(set(colors)) == len(colors) == 8 and len(set(markers)) == len(markers)
+    assert len(set(colors)) == len(colors) and len(set(markers)) == len(markers)
+    from proxboost.protocol import ALGOS
+
+    assert set(figures.METHOD_STYLES) == set(ALGOS)  # every method has a style
 
 
 def test_intro(curves, tmp_path):

@@ -1,12 +1,17 @@
-"""Baselines of the real-world protocol (SPEC §5.4): XGBoost and random forests.
+"""Baselines of the real-world protocol: XGBoost, LightGBM, scikit-learn's HistGradientBoosting
+and random forests (set-up and reasons in ``docs/protocol.md``, section "Baselines").
 
-Both sit behind the small shape the protocol uses for every method (see
+Every baseline sits behind the small shape the protocol uses for every method (see
 :class:`proxboost.protocol.BoostingMethod`)::
 
     method.validation_curve(params, X_train, y_train, X_val, y_val, max_estimators, random_state)
         -> (values, n_estimators)     # selection criterion on validation, per candidate T
     method.refit_decision(params, n_estimators, X, y, X_test, random_state)
         -> decision values on X_test (predictions for regression, margins for classification)
+
+and names the library its numbers depend on (``library``, ``versions()``). A setting the
+library cannot run (a loss without a matching objective, a bad option) raises
+:class:`~proxboost.protocol.ProtocolError` when the method is built, before any fit.
 
 XGBoost (``algo=xgboost``)
     ``tree_method="hist"``, its defaults otherwise (max_bin 256, reg_lambda 1, ...), one thread
@@ -24,19 +29,61 @@ XGBoost (``algo=xgboost``)
     obtained as the margin of a one-round model with learning rate 0; the refit with T = 0
     does the same on train ∪ validation.
 
+LightGBM (``algo=lightgbm``) and HistGradientBoosting (``algo=sklearn_hgb``)
+    What a practitioner would pick for quantile or absolute-error boosting, each with its own
+    native objective and its own initial prediction. Grid: ``max_depth`` × ``learning_rate``;
+    a tree of depth d has at most 2^d leaves (LightGBM ``num_leaves``, HGB ``max_leaf_nodes``),
+    so the depth bounds the tree as in the other methods. Fixed settings come from the algo
+    config (``conf/algo/lightgbm.yaml``, ``conf/algo/sklearn_hgb.yaml``); leaves may hold a
+    single training row (as the exact trees), so that depth-limited trees grow on the small
+    datasets instead of stopping at the libraries' default of 20 rows per leaf.
+
+    - **Regression** (one row per loss): ``ls`` → LightGBM ``regression`` / HGB
+      ``squared_error``, ``lad`` → ``regression_l1`` / ``absolute_error``, ``pinball`` →
+      ``quantile`` with α = τ. The validation curve is **our** loss on the raw prediction
+      after every round, T ∈ [0, T_max], T = 0 being the library's own initial prediction
+      (LightGBM's ``boost_from_average`` score, HGB's baseline prediction).
+    - **Classification**: their logistic objective (LightGBM ``binary``, HGB ``log_loss``)
+      whatever the run's classification loss, so the rows do not depend on it (as for random
+      forests); the curve is the validation misclassification rate of the sign of the raw
+      margin (0 counts as +1), and only the test misclassification rate is reported (their
+      training loss is neither the exponential nor the hinge loss).
+
+    Curves cost O(T·n_val) in all: LightGBM's validation margin is accumulated one tree at a
+    time (``predict(start_iteration=t, num_iteration=1, raw_score=True)``: the running sum
+    adds the trees in LightGBM's own order, so it equals its prediction with t trees); HGB's
+    comes from ``staged_predict`` / ``staged_decision_function``. If a library stops adding
+    trees (no split meets its requirements), the model no longer changes and the curve stays
+    at its last value.
+
 Random forests (``algo=random_forest``)
     scikit-learn ``RandomForestRegressor`` / ``RandomForestClassifier`` with ``n_estimators``
     trees (500), ``max_features`` from the grid ({1/3, "sqrt", 1.0}), one job per fit. There
     is no T to select: the curve has one value, the validation squared error (regression)
-    or misclassification rate (classification). Reported (SPEC §5.4): the test least-squares
-    loss only when the run's loss is ``ls`` (NaN otherwise) and the misclassification rate.
+    or misclassification rate (classification). Reported: the test least-squares loss only
+    when the run's loss is ``ls`` (NaN otherwise) and the misclassification rate.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["RandomForestMethod", "XGBoostMethod", "XGB_OBJECTIVES", "xgboost_version"]
+from .protocol import ProtocolError
+
+__all__ = [
+    "HGB_LOSSES",
+    "HistGradientBoostingMethod",
+    "LGB_OBJECTIVES",
+    "LightGBMMethod",
+    "RandomForestMethod",
+    "XGBoostMethod",
+    "XGB_OBJECTIVES",
+    "lightgbm_version",
+    "sklearn_version",
+    "xgboost_version",
+]
 
 #: XGBoost objective for each loss id (``None``: custom objective).
 XGB_OBJECTIVES = {
@@ -57,6 +104,18 @@ def xgboost_version() -> str:
     return xgboost.__version__
 
 
+def lightgbm_version() -> str:
+    import lightgbm
+
+    return lightgbm.__version__
+
+
+def sklearn_version() -> str:
+    import sklearn
+
+    return sklearn.__version__
+
+
 def _as_int(value):
     return None if value is None else int(value)
 
@@ -65,19 +124,23 @@ class XGBoostMethod:
     """XGBoost with the objective matching a loss; curve = our loss on its margin."""
 
     name = "xgboost"
+    library = "xgboost"
     engine = "none"  # no proxboost tree engine: rows shared by engine=exact and engine=hist
     val_metric = "loss"
     grid_axes = ("max_depth", "learning_rate")
 
     def __init__(self, loss, n_threads=1, tree_method="hist"):
         if loss.name not in XGB_OBJECTIVES:
-            raise ValueError(f"no XGBoost objective for loss {loss.name!r}; known: {list(XGB_OBJECTIVES)}")
+            raise ProtocolError(f"no XGBoost objective for loss {loss.name!r}; known: {list(XGB_OBJECTIVES)}")
         self.loss = loss
         self.n_threads = int(n_threads)
         self.tree_method = tree_method
 
     def reports_loss(self) -> bool:
         return True
+
+    def versions(self) -> dict:
+        return {self.library: xgboost_version()}
 
     # -- XGBoost plumbing --------------------------------------------------------------------------
     def _booster_params(self, params, random_state, learning_rate=None):
@@ -163,6 +226,7 @@ class RandomForestMethod:
     """scikit-learn random forests, ``max_features`` selected on validation."""
 
     name = "random_forest"
+    library = "scikit-learn"
     engine = "none"  # no proxboost tree engine: rows shared by engine=exact and engine=hist
     grid_axes = ("max_features",)
 
@@ -174,8 +238,12 @@ class RandomForestMethod:
         self.val_metric = "misclassification" if self.classification else "squared_error"
 
     def reports_loss(self) -> bool:
-        """SPEC §5.4: a forest's test loss is reported for the least-squares loss only."""
+        """A forest's test loss is reported for the least-squares loss only (it minimises no
+        other loss)."""
         return self.loss.name == "ls"
+
+    def versions(self) -> dict:
+        return {self.library: sklearn_version()}
 
     @staticmethod
     def max_features(value):
@@ -198,7 +266,7 @@ class RandomForestMethod:
         pred = self._forest(params, random_state).fit(X_train, y_train).predict(X_val)
         y_val = np.asarray(y_val, dtype=np.float64)
         if self.classification:
-            value = float(np.mean(np.where(pred >= 0, 1.0, -1.0) != y_val))
+            value = _misclassification(y_val, pred)
         else:
             value = float(np.mean((y_val - pred) ** 2))
         return np.array([value]), np.array([self.n_estimators])
@@ -206,3 +274,247 @@ class RandomForestMethod:
     def refit_decision(self, params, n_estimators, X, y, X_test, random_state):
         pred = self._forest(params, random_state).fit(X, y).predict(X_test)
         return np.asarray(pred, dtype=np.float64)
+
+
+# -- LightGBM and HistGradientBoosting -------------------------------------------------------------
+#: LightGBM objective for each regression loss id (classification: ``binary`` for every loss).
+LGB_OBJECTIVES = {"ls": "regression", "lad": "regression_l1", "pinball": "quantile"}
+
+#: HistGradientBoostingRegressor loss for each regression loss id (classification: ``log_loss``).
+HGB_LOSSES = {"ls": "squared_error", "lad": "absolute_error", "pinball": "quantile"}
+
+#: LightGBM's largest ``num_leaves``; a depth-d tree never has more than 2^d leaves anyway.
+_LGB_MAX_LEAVES = 131072
+
+
+def _misclassification(y, z) -> float:
+    """Misclassification rate of sign(z) against labels ±1, 0 counting as +1 (as the protocol)."""
+    return float(np.mean(np.where(np.asarray(z) >= 0, 1.0, -1.0) != np.asarray(y)))
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _check_settings(algo, settings, defaults, checks):
+    """``defaults`` updated by ``settings`` after checking every key and value (ProtocolError)."""
+    unknown = sorted(set(settings) - set(defaults))
+    if unknown:
+        raise ProtocolError(f"unknown {algo} setting(s) {unknown}; known: {sorted(defaults)} (conf/algo/{algo}.yaml)")
+    merged = {**defaults, **settings}
+    for key, (ok, what) in checks.items():
+        if not ok(merged[key]):
+            raise ProtocolError(f"{algo} setting {key}={merged[key]!r} is invalid: must be {what}")
+    return merged
+
+
+def _curve(score, z0, stages, max_estimators):
+    """``score`` of the decision values at T = 0 (``z0``) and after each stage, T = 0..T_max.
+
+    A library that stops adding trees early leaves the model unchanged: the curve keeps its
+    last value up to T_max (so selection, ties going to the smallest T, never picks a T
+    beyond the last tree).
+    """
+    values = np.empty(int(max_estimators) + 1)
+    values[0] = score(z0)
+    t = 0
+    for t, z in enumerate(stages, start=1):
+        values[t] = score(z)
+    values[t + 1:] = values[t]
+    return values, np.arange(int(max_estimators) + 1)
+
+
+class _NativeObjectiveMethod:
+    """What LightGBM and HGB share: objective per loss, criterion, grid, versions."""
+
+    engine = "none"  # no proxboost tree engine: rows shared by engine=exact and engine=hist
+    grid_axes = ("max_depth", "learning_rate")
+    regression_objectives: dict = {}
+
+    def __init__(self, loss):
+        self.loss = loss
+        self.classification = loss.task == "classification"
+        if not self.classification and loss.name not in self.regression_objectives:
+            raise ProtocolError(f"{self.name} has no objective for loss {loss.name!r}; "
+                                f"regression losses: {', '.join(self.regression_objectives)}")
+        self.val_metric = "misclassification" if self.classification else "loss"
+
+    def reports_loss(self) -> bool:
+        """The test loss is reported for regression only: in classification the library
+        minimises its logistic loss, neither the exponential nor the hinge loss."""
+        return not self.classification
+
+    def _score(self, y_val):
+        """Selection criterion on validation: our loss, or the misclassification rate."""
+        y_val = np.asarray(y_val, dtype=np.float64)
+        if self.classification:
+            return lambda z: _misclassification(y_val, z)
+        return lambda z: float(self.loss.value(y_val, np.asarray(z, dtype=np.float64)))
+
+
+class LightGBMMethod(_NativeObjectiveMethod):
+    """LightGBM with its native objective; curve = our loss (or the error) on its raw score."""
+
+    name = "lightgbm"
+    library = "lightgbm"
+    regression_objectives = LGB_OBJECTIVES
+    #: Fixed settings (the values of conf/algo/lightgbm.yaml).
+    defaults = {
+        "num_threads": 1,
+        "deterministic": True,
+        # LightGBM asks for a fixed histogram layout when deterministic is set
+        "force_col_wise": True,
+        "verbose": -1,
+        "min_data_in_leaf": 1,
+        "min_sum_hessian_in_leaf": 1e-3,
+        "min_data_in_bin": 1,
+        "max_bin": 255,
+    }
+    checks = {
+        "num_threads": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+        "deterministic": (lambda v: isinstance(v, bool), "true or false"),
+        "force_col_wise": (lambda v: isinstance(v, bool), "true or false"),
+        "verbose": (_is_int, "an integer"),
+        "min_data_in_leaf": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+        "min_sum_hessian_in_leaf": (lambda v: _is_number(v) and v >= 0, "a number >= 0"),
+        "min_data_in_bin": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+        "max_bin": (lambda v: _is_int(v) and v >= 2, "an integer >= 2"),
+    }
+
+    def __init__(self, loss, **settings):
+        super().__init__(loss)
+        self.settings = _check_settings(self.name, settings, self.defaults, self.checks)
+        self.objective = "binary" if self.classification else LGB_OBJECTIVES[loss.name]
+
+    def versions(self) -> dict:
+        return {self.library: lightgbm_version()}
+
+    def _params(self, params, random_state):
+        depth = int(params["max_depth"])
+        p = {
+            "objective": self.objective,
+            "max_depth": depth,
+            "num_leaves": min(2**depth, _LGB_MAX_LEAVES),
+            "learning_rate": float(params["learning_rate"]),
+            "seed": int(random_state) % (2**31),
+            **self.settings,
+        }
+        if self.loss.name == "pinball":
+            p["alpha"] = float(self.loss.tau)
+        return p
+
+    def _train(self, params, X, y, n_rounds, random_state):
+        """Booster after ``n_rounds`` rounds, or fewer if LightGBM stops (no split left).
+
+        ``n_rounds = 0``: one round in which no split is allowed (every leaf would need all
+        the rows), so the model is LightGBM's initial score alone (``boost_from_average``).
+        """
+        import lightgbm as lgb
+
+        p = self._params(params, random_state)
+        y = np.asarray(y, dtype=np.float64)
+        if int(n_rounds) == 0:
+            p["min_data_in_leaf"] = len(y)
+        label = (y > 0).astype(np.float64) if self.classification else y
+        # the Dataset gets the parameters too: its binning (min_data_in_bin, max_bin) is fixed
+        # when it is built, and a bare Dataset would be built with LightGBM's defaults
+        data = lgb.Dataset(np.asarray(X, dtype=np.float64), label=label, params=p)
+        booster = lgb.Booster(p, data)
+        for _ in range(max(int(n_rounds), 1)):
+            if booster.update():  # True: no tree could be grown, the model is final
+                break
+        return booster
+
+    def _raw(self, booster, X, **kw):
+        return booster.predict(np.asarray(X, dtype=np.float64), raw_score=True,
+                               num_threads=self.settings["num_threads"], **kw).astype(np.float64)
+
+    def validation_curve(self, params, X_train, y_train, X_val, y_val, max_estimators, random_state):
+        score = self._score(y_val)
+        z0 = self._raw(self._train(params, X_train, y_train, 0, random_state), X_val)
+        booster = self._train(params, X_train, y_train, max_estimators, random_state)
+
+        def stages():
+            # tree t's contribution added to the running margin: O(n_val) per tree; the sum
+            # runs over the trees in LightGBM's own order (the first tree holds its initial score)
+            z = np.zeros(len(X_val))
+            for t in range(booster.current_iteration()):
+                z += self._raw(booster, X_val, start_iteration=t, num_iteration=1)
+                yield z
+
+        return _curve(score, z0, stages(), max_estimators)
+
+    def refit_decision(self, params, n_estimators, X, y, X_test, random_state):
+        return self._raw(self._train(params, X, y, n_estimators, random_state), X_test)
+
+
+class HistGradientBoostingMethod(_NativeObjectiveMethod):
+    """scikit-learn's HistGradientBoosting with its native loss; curve from its staged predictions."""
+
+    name = "sklearn_hgb"
+    library = "scikit-learn"
+    regression_objectives = HGB_LOSSES
+    #: Fixed settings (the values of conf/algo/sklearn_hgb.yaml).
+    defaults = {"n_threads": 1, "min_samples_leaf": 1, "max_bins": 255, "early_stopping": False}
+    checks = {
+        "n_threads": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+        "min_samples_leaf": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+        "max_bins": (lambda v: _is_int(v) and 2 <= v <= 255, "an integer in [2, 255]"),
+        # T is selected on the full validation curve: the library must not cut it short
+        "early_stopping": (lambda v: v is False, "false (T is selected on the full validation curve)"),
+    }
+
+    def __init__(self, loss, **settings):
+        super().__init__(loss)
+        self.settings = _check_settings(self.name, settings, self.defaults, self.checks)
+        self.objective = "log_loss" if self.classification else HGB_LOSSES[loss.name]
+
+    def versions(self) -> dict:
+        return {self.library: sklearn_version()}
+
+    def _estimator(self, params, n_iter, random_state):
+        from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+        depth = int(params["max_depth"])
+        kw = dict(loss=self.objective, learning_rate=float(params["learning_rate"]), max_iter=max(int(n_iter), 1),
+                  max_depth=depth, max_leaf_nodes=2**depth, min_samples_leaf=self.settings["min_samples_leaf"],
+                  max_bins=self.settings["max_bins"], early_stopping=self.settings["early_stopping"],
+                  random_state=int(random_state) % (2**32))
+        if self.classification:
+            return HistGradientBoostingClassifier(**kw)
+        if self.loss.name == "pinball":
+            kw["quantile"] = float(self.loss.tau)
+        return HistGradientBoostingRegressor(**kw)
+
+    def _threads(self):
+        from threadpoolctl import threadpool_limits
+
+        return threadpool_limits(limits=self.settings["n_threads"], user_api="openmp")
+
+    @staticmethod
+    def _baseline(est, n):
+        # HGB's initial raw prediction (mean, median, τ-quantile or log-odds of the training
+        # labels); scikit-learn has no public accessor for it
+        return np.full(n, float(est._baseline_prediction.ravel()[0]))
+
+    def _staged(self, est, X):
+        stages = est.staged_decision_function(X) if self.classification else est.staged_predict(X)
+        return (np.asarray(z, dtype=np.float64).ravel() for z in stages)
+
+    def validation_curve(self, params, X_train, y_train, X_val, y_val, max_estimators, random_state):
+        with self._threads():
+            est = self._estimator(params, max_estimators, random_state).fit(X_train, y_train)
+            return _curve(self._score(y_val), self._baseline(est, len(X_val)), self._staged(est, X_val),
+                          max_estimators)
+
+    def refit_decision(self, params, n_estimators, X, y, X_test, random_state):
+        with self._threads():
+            est = self._estimator(params, n_estimators, random_state).fit(X, y)
+            if int(n_estimators) == 0:
+                return self._baseline(est, len(X_test))
+            z = est.decision_function(X_test) if self.classification else est.predict(X_test)
+        return np.asarray(z, dtype=np.float64).ravel()

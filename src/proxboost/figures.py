@@ -66,6 +66,8 @@ METHOD_STYLES = {
     "accelerated_gradient": {"color": "#9467bd", "marker": "P", "short": "AG", "label": "accelerated gradient (AG)"},
     "xgboost": {"color": "#e377c2", "marker": "X", "short": "XGB", "label": "XGBoost (XGB)"},
     "random_forest": {"color": "#8c564b", "marker": "*", "short": "RF", "label": "random forest (RF)"},
+    "lightgbm": {"color": "#17becf", "marker": "h", "short": "LGBM", "label": "LightGBM (LGBM)"},
+    "sklearn_hgb": {"color": "#bcbd22", "marker": "p", "short": "HGB", "label": "scikit-learn HGB (HGB)"},
 }
 METHOD_ORDER = tuple(METHOD_STYLES)
 DEPTH_STYLES = {3: "-", 15: "--"}

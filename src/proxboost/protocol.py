@@ -74,7 +74,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 BOOSTING_ALGOS = tuple(_BOOSTING_ALGOS)
-BASELINE_ALGOS = ("xgboost", "random_forest")
+BASELINE_ALGOS = ("xgboost", "random_forest", "lightgbm", "sklearn_hgb")
 ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS
 DEFAULT_FRACTIONS = (0.5, 0.25, 0.25)
 
@@ -299,6 +299,14 @@ def make_method(algo, loss, engine="exact", options=None):
         from .baselines import RandomForestMethod
 
         return RandomForestMethod(loss, n_estimators=options.get("n_estimators", 500))
+    if algo == "lightgbm":
+        from .baselines import LightGBMMethod
+
+        return LightGBMMethod(loss, **options)
+    if algo == "sklearn_hgb":
+        from .baselines import HistGradientBoostingMethod
+
+        return HistGradientBoostingMethod(loss, **options)
     raise ProtocolError(f"unknown algo '{algo}'; valid choices: {', '.join(ALGOS)}")
 
 

@@ -95,6 +95,7 @@ ROW_COLUMNS = (
     "numpy_version",
     "scikit_learn_version",
     "xgboost_version",
+    "lightgbm_version",
     "pandas_version",
     "proxboost_version",
     "config",
@@ -156,6 +157,7 @@ def library_versions() -> dict:
         "numpy_version": _version("numpy"),
         "scikit_learn_version": _version("sklearn"),
         "xgboost_version": _version("xgboost"),
+        "lightgbm_version": _version("lightgbm"),
         "pandas_version": _version("pandas"),
         "proxboost_version": _version("proxboost"),
     }
@@ -165,8 +167,8 @@ def provenance() -> dict:
     """Code version, library versions and a UTC timestamp, to store with every result.
 
     Keys: ``commit``, ``created`` (ISO 8601, UTC, seconds), ``python_version``,
-    ``numpy_version``, ``scikit_learn_version``, ``xgboost_version``, ``pandas_version``,
-    ``proxboost_version``. The git call and the imports are done once per process.
+    ``numpy_version``, ``scikit_learn_version``, ``xgboost_version``, ``lightgbm_version``,
+    ``pandas_version``, ``proxboost_version``. The git call and the imports are done once per process.
     """
     created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     return {"commit": git_commit(), "created": created, **library_versions()}

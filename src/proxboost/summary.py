@@ -58,7 +58,8 @@ CLASSIFICATION_LOSSES = ("exponential", "hinge")
 METHODS = ALGOS
 REFERENCE = "gradient"
 SHORT = {"gradient": "G", "prox": "P", "residual_gradient": "RG", "residual_prox": "RP",
-         "accelerated_gradient": "AG", "accelerated_prox": "AP", "xgboost": "XGB", "random_forest": "RF"}
+         "accelerated_gradient": "AG", "accelerated_prox": "AP", "xgboost": "XGB", "random_forest": "RF",
+         "lightgbm": "LGBM", "sklearn_hgb": "HGB"}
 
 #: Thresholds of the claim checks (fixed before the full runs; see the claims table for their use).
 CRITERIA = {

@@ -1,0 +1,237 @@
+"""LightGBM and HistGradientBoosting baselines: curves, selection and refit, settings.
+
+Each adapter is checked against the library used directly, with parameters written out here
+(not taken from the adapter): its validation curve is the library's staged raw predictions
+scored with our loss (or the misclassification rate), T = 0 is the library's initial
+prediction computed with NumPy, and a protocol row refits the selected (grid point, T) on
+train ∪ validation.
+"""
+
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from proxboost.baselines import HistGradientBoostingMethod, LightGBMMethod
+from proxboost.losses import make_loss
+from proxboost.protocol import ProtocolError, make_method, run_experiment, run_protocol, split_indices
+
+REPO = Path(__file__).resolve().parents[1]
+T_MAX = 25
+PARAMS = {"max_depth": 2, "learning_rate": 0.3}
+
+
+def _data(task, n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    s = X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=n)
+    return X, (np.where(s > 0.4, 1.0, -1.0) if task == "classification" else s)
+
+
+def _loss(name):
+    return make_loss(name, tau=0.9) if name == "pinball" else make_loss(name)
+
+
+def _error(y, z):
+    return np.mean(np.where(z >= 0, 1.0, -1.0) != y)
+
+
+# -- the libraries used directly ---------------------------------------------------------------------
+def _lgb_booster(loss, params, X, y, rounds):
+    import lightgbm as lgb
+
+    objective = {"ls": "l2", "lad": "l1", "pinball": "quantile"}.get(loss.name, "binary")
+    d = params["max_depth"]
+    p = dict(objective=objective, max_depth=d, num_leaves=2**d, learning_rate=params["learning_rate"],
+             min_data_in_leaf=1, min_sum_hessian_in_leaf=1e-3, min_data_in_bin=1, num_threads=1,
+             deterministic=True, force_col_wise=True, verbose=-1)
+    if loss.name == "pinball":
+        p["alpha"] = 0.9
+    label = (y > 0).astype(float) if loss.task == "classification" else y
+    return lgb.train(p, lgb.Dataset(X, label=label), num_boost_round=rounds)
+
+
+def _lgb_stages(booster, X):
+    return [booster.predict(X, num_iteration=t, raw_score=True) for t in range(1, booster.num_trees() + 1)]
+
+
+def _hgb(loss, params, rounds):
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    d = params["max_depth"]
+    kw = dict(max_iter=rounds, max_depth=d, max_leaf_nodes=2**d, learning_rate=params["learning_rate"],
+              min_samples_leaf=1, early_stopping=False)
+    if loss.task == "classification":
+        return HistGradientBoostingClassifier(loss="log_loss", **kw)
+    name = {"ls": "squared_error", "lad": "absolute_error", "pinball": "quantile"}[loss.name]
+    return HistGradientBoostingRegressor(loss=name, quantile=0.9 if loss.name == "pinball" else None, **kw)
+
+
+def _hgb_stages(est, X, classification):
+    return list(est.staged_decision_function(X) if classification else est.staged_predict(X))
+
+
+def _initial(loss, y, float32):
+    """The libraries' initial prediction by NumPy: mean, median, 0.9-quantile, log-odds."""
+    y = np.asarray(y, dtype=np.float32 if float32 else np.float64).astype(np.float64)
+    if loss.task == "classification":
+        p = np.mean(y > 0)
+        return math.log(p / (1 - p))
+    return {"ls": np.mean, "lad": np.median, "pinball": lambda v: np.quantile(v, 0.9)}[loss.name](y)
+
+
+def _criterion(loss, y, z):
+    return _error(y, z) if loss.task == "classification" else loss.value(y, np.asarray(z, dtype=float))
+
+
+# -- curves ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
+@pytest.mark.parametrize("loss_name", ["ls", "lad", "pinball", "hinge"])
+def test_curve_is_the_library_staged_prediction_scored(algo, loss_name):
+    loss = _loss(loss_name)
+    X, y = _data(loss.task)
+    Xtr, ytr, Xva, yva = X[:80], y[:80], X[80:], y[80:]
+    method = make_method(algo, loss)
+    values, Ts = method.validation_curve(PARAMS, Xtr, ytr, Xva, yva, T_MAX, 0)
+    assert values.shape == (T_MAX + 1,) and np.array_equal(Ts, np.arange(T_MAX + 1))
+    if algo == "lightgbm":
+        stages = _lgb_stages(_lgb_booster(loss, PARAMS, Xtr, ytr, T_MAX), Xva)
+    else:
+        stages = _hgb_stages(_hgb(loss, PARAMS, T_MAX).fit(Xtr, ytr), Xva, loss.task == "classification")
+    assert len(stages) == T_MAX
+    expected = [_criterion(loss, yva, z) for z in stages]
+    np.testing.assert_allclose(values[1:], expected, rtol=1e-12, atol=1e-15)
+    # T = 0: the library's own initial prediction (LightGBM keeps labels as float32)
+    z0 = _initial(loss, ytr, float32=algo == "lightgbm")
+    assert values[0] == pytest.approx(_criterion(loss, yva, np.full(len(yva), z0)), rel=1e-5)
+    assert method.val_metric == ("misclassification" if loss.task == "classification" else "loss")
+    assert method.reports_loss() == (loss.task == "regression")
+
+
+def test_lightgbm_curve_stays_flat_once_no_tree_can_grow():
+    # constant features: no split is ever possible, LightGBM keeps its initial score only
+    loss = _loss("lad")
+    _, y = _data("regression")
+    X = np.ones((120, 2))
+    method = make_method("lightgbm", loss)
+    values, _ = method.validation_curve(PARAMS, X[:80], y[:80], X[80:], y[80:], T_MAX, 0)
+    assert np.all(values == values[0])
+    assert values[0] == pytest.approx(loss.value(y[80:], np.full(40, np.median(y[:80].astype(np.float32)))), rel=1e-6)
+    z = method.refit_decision(PARAMS, 7, X[:80], y[:80], X[80:], 0)
+    assert np.ptp(z) == 0 and z[0] == pytest.approx(np.median(y[:80]), rel=1e-6)
+
+
+# -- selection and refit on train ∪ validation -------------------------------------------------------
+@pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
+@pytest.mark.parametrize("loss_name", ["lad", "hinge"])
+def test_row_refits_the_selected_point_on_train_and_validation(algo, loss_name):
+    loss = _loss(loss_name)
+    clf = loss.task == "classification"
+    X, y = _data(loss.task, n=160)
+    grid = [{"max_depth": 1, "learning_rate": 0.5}, {"max_depth": 3, "learning_rate": 0.1}]
+    (row,) = run_protocol(X, y, make_method(algo, loss), grid, n_splits=1, max_estimators=T_MAX, progress=False)
+    tr, va, te = split_indices(len(y), 0)
+    trval = np.concatenate([tr, va])
+
+    # selection by hand on the library's own curves: lowest value, then smallest T, then first point
+    curves = []
+    for params in grid:
+        if algo == "lightgbm":
+            stages = _lgb_stages(_lgb_booster(loss, params, X[tr], y[tr], T_MAX), X[va])
+        else:
+            stages = _hgb_stages(_hgb(loss, params, T_MAX).fit(X[tr], y[tr]), X[va], clf)
+        z0 = np.full(len(va), _initial(loss, y[tr], float32=algo == "lightgbm"))
+        curves.append([_criterion(loss, y[va], z) for z in [z0, *stages]])
+    curves = np.array(curves)
+    best = curves.min()
+    T = int(np.flatnonzero(np.isclose(curves, best, rtol=1e-9, atol=0).any(axis=0))[0])
+    g = int(np.flatnonzero(np.isclose(curves[:, T], best, rtol=1e-9, atol=0))[0])
+    assert (row["grid_index"], row["n_estimators"]) == (g, T)
+    assert row["val_loss"] == pytest.approx(best, rel=1e-5)
+
+    # the refit: the library fitted on train ∪ validation with those parameters and T trees
+    params = grid[g]
+    if T == 0:
+        z = np.full(len(te), _initial(loss, y[trval], float32=algo == "lightgbm"))
+    elif algo == "lightgbm":
+        z = _lgb_booster(loss, params, X[trval], y[trval], T).predict(X[te], raw_score=True)
+    else:
+        est = _hgb(loss, params, T).fit(X[trval], y[trval])
+        z = est.decision_function(X[te]) if clf else est.predict(X[te])
+    if clf:
+        assert math.isnan(row["test_loss"]) and row["val_metric"] == "misclassification"
+        assert row["test_error"] == pytest.approx(_error(y[te], z))
+    else:
+        assert math.isnan(row["test_error"]) and row["val_metric"] == "loss"
+        assert row["test_loss"] == pytest.approx(loss.value(y[te], z), rel=1e-6)
+
+
+@pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
+def test_refit_at_zero_is_the_initial_prediction(algo):
+    loss = _loss("pinball")
+    X, y = _data("regression")
+    z = make_method(algo, loss).refit_decision(PARAMS, 0, X[:90], y[:90], X[90:], 0)
+    assert np.ptp(z) == 0
+    assert z[0] == pytest.approx(_initial(loss, y[:90], float32=algo == "lightgbm"), rel=1e-6)
+
+
+# -- settings ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("algo, cls", [("lightgbm", LightGBMMethod), ("sklearn_hgb", HistGradientBoostingMethod)])
+def test_config_lists_the_fixed_settings(algo, cls):
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.to_container(OmegaConf.load(REPO / "conf" / "algo" / f"{algo}.yaml"))
+    assert cfg.pop("name") == algo
+    assert cfg == cls.defaults
+    method = make_method(algo, _loss("lad"), options=cfg)
+    assert method.settings == cls.defaults
+    assert method.versions() == {method.library: __import__(
+        "lightgbm" if algo == "lightgbm" else "sklearn").__version__}
+
+
+@pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
+@pytest.mark.parametrize(
+    "loss, options, match",
+    [
+        (SimpleNamespace(name="huber", task="regression"), {}, "no objective for loss 'huber'"),
+        (make_loss("lad"), {"min_leaf": 1}, r"unknown .* setting\(s\) \['min_leaf'\]"),
+    ],
+)
+def test_bad_settings_refused_when_built(algo, loss, options, match):
+    with pytest.raises(ProtocolError, match=match):
+        make_method(algo, loss, options=options)
+
+
+@pytest.mark.parametrize("algo, options, match", [
+    ("lightgbm", {"min_data_in_leaf": 0}, "min_data_in_leaf=0 is invalid"),
+    ("lightgbm", {"num_threads": 1.5}, "num_threads=1.5 is invalid"),
+    ("sklearn_hgb", {"early_stopping": True}, "early_stopping=True is invalid"),
+    ("sklearn_hgb", {"max_bins": 300}, r"max_bins=300 is invalid: must be an integer in \[2, 255\]"),
+])
+def test_bad_values_refused_before_any_fit(tmp_path, monkeypatch, algo, options, match):
+    import proxboost.datasets
+
+    def no_data(*args, **kwargs):  # pragma: no cover - reached only if validation comes too late
+        raise AssertionError("data loaded before the settings were checked")
+
+    monkeypatch.setattr(proxboost.datasets, "load_dataset", no_data)
+    with pytest.raises(ProtocolError, match=match):
+        run_experiment(dataset="synthetic", loss="lad", algo=algo, algo_options=options,
+                       grid={"max_depth": [1], "learning_rate": [0.5]}, n_splits=1, max_estimators=3,
+                       results_dir=tmp_path, progress=False, n_jobs=1)
+
+
+def test_rows_record_the_library_versions(tmp_path):
+    import lightgbm
+    import sklearn
+
+    grid = {"max_depth": [1], "learning_rate": [0.5]}
+    for algo in ("lightgbm", "sklearn_hgb"):
+        df = run_experiment(dataset="synthetic", dataset_params={"n_samples": 80}, loss="lad", algo=algo,
+                            grid=grid, n_splits=1, max_estimators=3, results_dir=tmp_path, progress=False,
+                            n_jobs=1)
+        assert len(df) == 1 and df.loc[0, "engine"] == "none"
+        assert df.loc[0, "lightgbm_version"] == lightgbm.__version__
+        assert df.loc[0, "scikit_learn_version"] == sklearn.__version__
