@@ -1,4 +1,4 @@
-"""Tests of the boosting loop and the estimators (SPEC §3), against independent oracles."""
+"""Tests of the boosting loop and the estimators, against independent oracles."""
 
 import pickle
 import warnings
@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.ensemble import GradientBoostingRegressor
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 from proxboost import BoostingClassifier, BoostingRegressor
 from proxboost.boosting import ALGOS, model_weights, nesterov_alphas
+from proxboost.engines import ENGINES
 from proxboost.losses import make_loss
 
 REG_LOSSES = ["ls", "lad", "pinball"]
@@ -21,7 +22,7 @@ CLF_LOSSES = ["exponential", "logistic", "hinge"]
 
 
 def _spec_X(rng, n, d):
-    """SPEC §4.1 design: X ~ N(0, Sigma), Sigma_ij = 2^-|i-j| (continuous features)."""
+    """The synthetic design of docs/protocol.md: X ~ N(0, Sigma), Sigma_ij = 2^-|i-j| (continuous features)."""
     idx = np.arange(d)
     cov = 2.0 ** -np.abs(idx[:, None] - idx[None, :])
     return rng.multivariate_normal(np.zeros(d), cov, size=n)
@@ -70,13 +71,13 @@ def test_weights_closed_form_matches_coefficient_recursion(T):
         h = f_new + alphas[t] * (f_new - f)
         f = f_new
     np.testing.assert_allclose(model_weights(alphas), f, rtol=1e-12)
-    # the sum form of SPEC §3: w_t = 1 + sum_{j=t}^{T-1} prod_{k=t}^{j} alpha_k
+    # the sum form: w_t = 1 + sum_{j=t}^{T-1} prod_{k=t}^{j} alpha_k
     sums = [1.0] + [1 + sum(np.prod(alphas[t - 1 : j]) for j in range(t, T)) for t in range(1, T + 1)]
     np.testing.assert_allclose(model_weights(alphas), sums, rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------
-# The identity of SPEC §3 for the six algorithms, and staged predictions
+# The identity F = f_T(X) for the six algorithms, and staged predictions
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("algo", list(ALGOS))
 @pytest.mark.parametrize("loss", REG_LOSSES + CLF_LOSSES)
@@ -120,7 +121,7 @@ def test_weights_are_ones_without_acceleration(reg_data):
 # Algorithm-level oracles
 # ---------------------------------------------------------------------------------------------
 def test_ls_prox_and_gradient_give_the_same_training_predictions(reg_data):
-    """With ls the proximal direction is the residual divided by 1 + lambda: same trees (SPEC §3)."""
+    """With ls the proximal direction is the residual divided by 1 + lambda: same trees."""
     X, y, _, _ = reg_data
     kw = dict(loss="ls", n_estimators=100, learning_rate=0.1, max_depth=3, step=1.0, random_state=0)
     g = BoostingRegressor(algo="gradient", **kw).fit(X, y)
@@ -143,7 +144,7 @@ def test_gradient_ls_reproduces_sklearn_training_curve(reg_data):
 @pytest.mark.parametrize("loss, sk_loss, tau", [("lad", "absolute_error", 0.5), ("pinball", "quantile", 0.9)])
 def test_gradient_lad_pinball_track_sklearn(loss, sk_loss, tau, reg_data):
     """Close but not exact: scikit-learn takes the lower end of a tie interval in its leaf
-    median / quantile where we take 0 or the midpoint (SPEC §2 tie rule), and sign targets create
+    median / quantile where we take 0 or the midpoint (our tie rule), and sign targets create
     many split ties that each implementation breaks its own way, so trees drift apart."""
     X, y, _, _ = reg_data
     extra = {"alpha": tau} if sk_loss == "quantile" else {}
@@ -160,7 +161,7 @@ def test_gradient_lad_pinball_track_sklearn(loss, sk_loss, tau, reg_data):
 
 @pytest.mark.parametrize("loss", ["lad", "hinge"])
 def test_prox_beats_gradient_on_training_loss(loss, reg_data, clf_data):
-    """A sanity check of the paper's main observation on its synthetic designs (SPEC §7, claim 2)."""
+    """A sanity check of the paper's main observation on its synthetic designs (docs/claims.md)."""
     Est = BoostingRegressor if loss == "lad" else BoostingClassifier
     X, y, _, _ = reg_data if loss == "lad" else clf_data
     kw = dict(loss=loss, n_estimators=200, learning_rate=0.05, max_depth=3, step=1.0, random_state=0)
@@ -223,6 +224,170 @@ def test_diverging_accelerated_run_records_saturating_loss(clf_data):
 
 
 # ---------------------------------------------------------------------------------------------
+# predict_proba
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("loss, beta, scale", [("logistic", 1.0, 1.0), ("exponential", 1.0, 2.0), ("exponential", 0.3, 0.6)])
+def test_predict_proba_is_the_population_link(loss, beta, scale, clf_data):
+    """P(+1 | x) = sigma(s f(x)): the minimiser of E[l(Y, f)] given P(Y = +1) = p is
+    f = log(p / (1 - p)) / s (checked numerically), columns in classes_ order."""
+    from scipy.optimize import minimize_scalar
+    from scipy.special import expit
+
+    X, y, Xe, _ = clf_data
+    labels = np.where(y > 0, "b", "a")
+    clf = BoostingClassifier(loss=loss, beta=beta, n_estimators=30, random_state=0).fit(X, labels)
+    F = clf.decision_function(Xe)
+    P = clf.predict_proba(Xe)
+    np.testing.assert_allclose(P[:, 1], expit(scale * F), rtol=1e-12)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-15)
+    np.testing.assert_array_equal(clf.predict(Xe), clf.classes_[(P[:, 1] >= 0.5).astype(int)])
+    staged = list(clf.staged_predict_proba(Xe))
+    assert len(staged) == 30
+    np.testing.assert_allclose(staged[-1], P, rtol=1e-10)
+    for p in (0.1, 0.5, 0.8):  # the link inverts the population minimiser
+        risk = lambda f: p * clf.loss_.value(np.ones(1), np.array([f])) + (1 - p) * clf.loss_.value(-np.ones(1), np.array([f]))
+        f_star = minimize_scalar(risk, bounds=(-20, 20), method="bounded", options={"xatol": 1e-10}).x
+        assert expit(scale * f_star) == pytest.approx(p, abs=1e-7)
+
+
+def test_predict_and_predict_proba_agree_at_zero():
+    """f = 0 and tiny negative f (where sigma rounds to 1/2): predict and the probabilities agree."""
+    clf = BoostingClassifier(loss="logistic", n_estimators=1).fit(np.arange(4.0)[:, None], [0, 1, 0, 1])
+    F = np.array([0.0, -0.0, -1e-300, -1e-17, 1e-17, 2.0, -2.0])
+    P = clf._proba(F)
+    np.testing.assert_array_equal(P[:, 1] >= 0.5, F >= 0)
+    assert P[0, 1] == 0.5 and P[2, 1] < 0.5
+
+
+def test_hinge_has_no_predict_proba(clf_data):
+    X, y, _, _ = clf_data
+    clf = BoostingClassifier(loss="hinge", n_estimators=5)
+    assert not hasattr(clf, "predict_proba") and not hasattr(clf, "staged_predict_proba")
+    clf.fit(X, y)
+    assert not hasattr(clf, "predict_proba")
+    assert hasattr(BoostingClassifier(loss="logistic"), "predict_proba")
+
+
+# ---------------------------------------------------------------------------------------------
+# Early stopping, n_iter_, n_leaves_
+# ---------------------------------------------------------------------------------------------
+def test_early_stopping_matches_sklearn_gradient_boosting(reg_data):
+    """ls + gradient grows scikit-learn's trees: with the same validation split, patience and tol
+    both stop at the same iteration, with the same training curve."""
+    X, y, _, _ = reg_data
+    kw = dict(n_estimators=500, learning_rate=0.3, max_depth=3, random_state=0, n_iter_no_change=4,
+              validation_fraction=0.25, tol=1e-3)
+    sk = GradientBoostingRegressor(loss="squared_error", **kw).fit(X, y)
+    ours = BoostingRegressor(loss="ls", algo="gradient", **kw).fit(X, y)
+    assert sk.n_estimators_ < 500
+    assert ours.n_iter_ == sk.n_estimators_ == len(ours.estimators_) == len(ours.n_leaves_)
+    np.testing.assert_allclose(2 * ours.train_loss_[1:], sk.train_score_, rtol=1e-8)
+    np.testing.assert_allclose(ours.predict(X), sk.predict(X), rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("algo", ["prox", "accelerated_gradient"])
+def test_early_stopping_semantics(algo, clf_data):
+    """Validation rows carved out stratified (weights follow their rows), stopping rule replayed
+    from the recorded validation curve, trees kept up to the stopping iteration, Nesterov
+    weights of T = n_iter_, eval_set only monitored."""
+    X, y, Xe, ye = clf_data
+    w = np.random.RandomState(5).randint(1, 4, size=len(y)).astype(float)
+    kw = dict(loss="logistic", algo=algo, n_estimators=400, learning_rate=0.5, random_state=3,
+              n_iter_no_change=3, validation_fraction=0.3, tol=1e-3)
+    clf = BoostingClassifier(**kw).fit(X, y, sample_weight=w)
+    T = clf.n_iter_
+    assert T < 400
+    assert clf.train_loss_.shape == clf.validation_loss_.shape == clf.train_time_.shape == (T + 1,)
+    assert len(clf.estimators_) == len(clf.leaf_values_) == T and clf.n_leaves_.shape == (T,)
+    assert clf.n_leaves_.dtype.kind == "i" and np.all(clf.n_leaves_ == [t.n_leaves for t in clf.estimators_])
+    np.testing.assert_allclose(clf.weights_, model_weights(nesterov_alphas(T) if "accel" in algo else np.zeros(T)))
+    # the carved rows: scikit-learn's stratified split with the same seed; weighted loss on them
+    _, X_val, _, y_val, _, w_val = train_test_split(X, y, w, test_size=0.3, random_state=3, stratify=y)
+    staged = [clf.decision_function(X_val)]
+    np.testing.assert_allclose(clf.validation_loss_[-1], clf.loss_.value(y_val, staged[0], w_val), rtol=1e-10)
+    assert abs(np.mean(y_val > 0) - np.mean(y > 0)) < 0.02
+    # scikit-learn's rule replayed: stop at the first iteration not beating one of the last 3 by tol
+    history, stop = np.full(3, np.inf), None
+    for t, v in enumerate(clf.validation_loss_[1:]):
+        if np.any(v + 1e-3 < history):
+            history[t % 3] = v
+        else:
+            stop = t + 1
+            break
+    assert stop == T
+    assert np.argmin(clf.validation_loss_) < T  # the kept model is not the best iteration's
+    # an eval_set is only monitored
+    again = BoostingClassifier(**kw).fit(X, y, sample_weight=w, eval_set=(Xe, ye))
+    assert again.n_iter_ == T and again.eval_loss_.shape == (T + 1,)
+    np.testing.assert_array_equal(again.decision_function(Xe), clf.decision_function(Xe))
+
+
+def test_n_iter_without_early_stopping(reg_data):
+    X, y, _, _ = reg_data
+    est = BoostingRegressor(loss="lad", n_estimators=17, random_state=0).fit(X, y)
+    assert est.n_iter_ == 17 and est.validation_loss_ is None
+    assert est.n_leaves_.tolist() == [t.n_leaves for t in est.estimators_] and est.n_leaves_.max() <= 8
+
+
+def test_early_stopping_bad_input_before_any_tree(monkeypatch):
+    import proxboost.boosting as boosting
+
+    monkeypatch.setattr(boosting, "make_engine", lambda name: pytest.fail("a tree engine was built"))
+    X = np.random.RandomState(0).normal(size=(40, 2))
+    y = np.array([0] * 39 + [1])  # one row of class 1: no stratified validation part with both
+    with pytest.raises(ValueError, match=r"n_iter_no_change=2.*2 rows of each class"):
+        BoostingClassifier(n_iter_no_change=2).fit(X, y)
+    y = np.array([0] * 36 + [1] * 4)  # 10% of 40 = 4 validation rows, stratified: no class 1
+    with pytest.raises(ValueError, match=r"validation_fraction=0.1 gives a validation part without"):
+        BoostingClassifier(n_iter_no_change=2).fit(X, y)
+
+
+# ---------------------------------------------------------------------------------------------
+# feature_importances_, verbose
+# ---------------------------------------------------------------------------------------------
+def test_feature_importances_match_sklearn(reg_data):
+    X, y, _, _ = reg_data
+    kw = dict(n_estimators=40, learning_rate=0.1, max_depth=3, random_state=0)
+    sk = GradientBoostingRegressor(loss="squared_error", **kw).fit(X, y)
+    ours = BoostingRegressor(loss="ls", algo="gradient", **kw).fit(X, y)
+    np.testing.assert_allclose(ours.feature_importances_, sk.feature_importances_, rtol=1e-8, atol=1e-12)
+    assert ours.feature_importances_.sum() == pytest.approx(1.0)
+
+
+def test_feature_importances_ignore_nesterov_weights_and_empty_trees(reg_data):
+    X, y, _, _ = reg_data
+    est = BoostingRegressor(loss="lad", algo="accelerated_prox", n_estimators=25, random_state=0).fit(X, y)
+    per_tree = [t.tree_.compute_feature_importances(normalize=False) for t in est.estimators_ if t.tree_.node_count > 1]
+    mean = np.mean(per_tree, axis=0)
+    np.testing.assert_allclose(est.feature_importances_, mean / mean.sum(), rtol=1e-10)
+    flat = BoostingRegressor(loss="ls", n_estimators=3).fit(X, np.full(len(y), 2.0))  # no tree splits
+    assert np.all(flat.n_leaves_ == 1)
+    np.testing.assert_array_equal(flat.feature_importances_, np.zeros(X.shape[1]))
+
+
+@pytest.mark.skipif("exact" not in ENGINES or "sklearn" not in ENGINES, reason="needs both exact engines")
+def test_feature_importances_equal_across_exact_engines(reg_data):
+    X, y, _, _ = reg_data
+    imp = [BoostingRegressor(loss="lad", n_estimators=20, random_state=0, engine=e).fit(X, y).feature_importances_
+           for e in ("exact", "sklearn")]
+    np.testing.assert_allclose(imp[0], imp[1], rtol=1e-9, atol=1e-12)
+
+
+def test_verbose_schedule(reg_data, capsys):
+    X, y, Xe, ye = reg_data
+    BoostingRegressor(n_estimators=25, verbose=0).fit(X, y, eval_set=(Xe, ye))
+    assert capsys.readouterr().out == ""
+    BoostingRegressor(n_estimators=25, verbose=1).fit(X, y, eval_set=(Xe, ye))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["Iter", "Train", "Loss", "Eval", "Loss", "Remaining", "Time"]
+    assert [int(line.split()[0]) for line in lines[1:]] == list(range(1, 11)) + [20]
+    est = BoostingRegressor(n_estimators=12, verbose=2).fit(X, y)
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert len(rows) == 12
+    assert float(rows[-1].split()[1]) == pytest.approx(est.train_loss_[-1], abs=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------
 # scikit-learn contract
 # ---------------------------------------------------------------------------------------------
 # Both estimators pass every check of check_estimator; the only one skipped is scikit-learn's own
@@ -281,6 +446,15 @@ def test_clone_gridsearch_pipeline_pickle(reg_data):
         (BoostingRegressor, dict(max_depth=0), r"max_depth=0.*>= 1"),
         (BoostingClassifier, dict(newton_steps=0), r"newton_steps=0.*>= 1"),
         (BoostingRegressor, dict(engine="gpu"), r"engine='gpu'.*allowed values"),
+        (BoostingRegressor, dict(tie_rule="lowest"), r"tie_rule='lowest'.*allowed values.*'midpoint', 'authors'"),
+        (BoostingRegressor, dict(tol=-1.0), r"tol=-1.0.*>= 0"),
+        (BoostingRegressor, dict(tol=np.nan), r"tol=nan.*>= 0"),
+        (BoostingRegressor, dict(validation_fraction=1.0), r"validation_fraction=1.0.*\(0, 1\)"),
+        (BoostingClassifier, dict(validation_fraction=0), r"validation_fraction=0.*\(0, 1\)"),
+        (BoostingRegressor, dict(n_iter_no_change=0), r"n_iter_no_change=0.*None.*>= 1"),
+        (BoostingRegressor, dict(verbose=-1), r"verbose=-1.*>= 0"),
+        # early stopping on 20 rows: 10% is 2 validation rows (fine), 5% is 1
+        (BoostingRegressor, dict(n_iter_no_change=3, validation_fraction=0.05), r"validation_fraction=0.05.*1 validation"),
     ],
 )
 def test_bad_parameters_raise_before_any_tree(Est, params, match, monkeypatch):
@@ -291,6 +465,27 @@ def test_bad_parameters_raise_before_any_tree(Est, params, match, monkeypatch):
     y = np.arange(20.0) if Est is BoostingRegressor else np.arange(20) % 2
     with pytest.raises(ValueError, match=match):
         Est(**params).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "Est, weights, match",
+    [
+        (BoostingRegressor, -np.ones(20), r"sample_weight has negative values"),
+        (BoostingRegressor, np.r_[np.nan, np.ones(19)], r"sample_weight contains NaN"),
+        (BoostingRegressor, np.zeros(20), r"sample_weight is all zero"),
+        (BoostingRegressor, np.ones(19), r"sample_weight has shape \(19,\); expected \(20,\)"),
+        (BoostingRegressor, np.ones((20, 2)), r"sample_weight has shape \(20, 2\)"),
+        (BoostingClassifier, (np.arange(20) % 2).astype(float), r"positive weight on class 1 only"),
+    ],
+)
+def test_bad_sample_weight_raises_before_any_tree(Est, weights, match, monkeypatch):
+    import proxboost.boosting as boosting
+
+    monkeypatch.setattr(boosting, "make_engine", lambda name: pytest.fail("a tree engine was built"))
+    X = np.random.RandomState(0).normal(size=(20, 2))
+    y = np.arange(20.0) if Est is BoostingRegressor else np.arange(20) % 2
+    with pytest.raises(ValueError, match=match):
+        Est().fit(X, y, sample_weight=weights)
 
 
 @pytest.mark.parametrize("bad", ["nan_X", "inf_X", "nan_y", "inf_y"])

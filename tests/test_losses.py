@@ -1,4 +1,4 @@
-"""Tests of the six losses (SPEC §2) against independent oracles.
+"""Tests of the six losses against independent oracles.
 
 Every expected value here is recomputed from the mathematical definition of the loss — the
 losses' formulas are re-implemented in this file (``_ell``), proximal points come from
@@ -7,8 +7,8 @@ objective), line searches of the piecewise-linear losses from a brute-force eval
 leaf objective on every breakpoint, midpoint and far point, and Newton line searches from
 finite-difference derivatives of the leaf objective. Nothing is copied from the implementation.
 
-Conventions checked: ``step`` (lambda) is the per-sample proximal step (SPEC §2.1); the tie
-rule of SPEC §2; the Newton guards; the overflow policy (exponents clipped at +-700).
+Conventions checked: ``step`` (lambda) is the per-sample proximal step; the tie
+rule (docs/method.md); the Newton guards; the overflow policy (exponents clipped at +-700).
 """
 
 import tracemalloc
@@ -33,7 +33,7 @@ EPS = np.finfo(float).eps
 # Independent re-implementation of the losses (the oracles' building block)
 # ---------------------------------------------------------------------------------------------
 def _ell(name, y, z, tau=0.5, beta=1.0):
-    """l(y, z) per sample, straight from the table of SPEC §2 (exponents clipped at +-700)."""
+    """l(y, z) per sample, straight from the definitions in docs/method.md (exponents clipped at +-700)."""
     y, z = np.asarray(y, float), np.asarray(z, float)
     u = y - z
     if name == "ls":
@@ -88,7 +88,7 @@ NONSMOOTH = [("ls", 0.5), ("lad", 0.5), ("hinge", 0.5)] + [("pinball", t) for t 
 # 1. Proximal operators
 # ---------------------------------------------------------------------------------------------
 def _nonsmooth_inputs(name, tau, lam, rng):
-    """Random (y, z) plus the edges of SPEC §2 for this loss and lambda."""
+    """Random (y, z) plus the edge cases for this loss and lambda."""
     if name == "hinge":
         y = rng.choice([-1.0, 1.0], size=24)
         z = y * rng.uniform(-3 * lam - 2, 3 * lam + 2, size=24)
@@ -195,7 +195,7 @@ def _kappa(name, beta, s):
 
 
 def _smooth_prox_oracle(name, beta, s0, lam):
-    """t = y (p - z) > 0 (the move of the margin) solving t = -lam phi'(s0 + t), SPEC §2.
+    """t = y (p - z) > 0 (the move of the margin) solving t = -lam phi'(s0 + t). 
 
     Solved by brentq in v = ln t on the log form h(v) = v - ln(lam) - ln(-phi'(s0 + e^v)) (no
     overflow), bracketed by -lam phi'(s0 + t_hi) <= t <= t_hi = -lam phi'(s0), then polished by
@@ -242,7 +242,7 @@ def test_prox_smooth_against_brentq(name, beta, lam):
         t = lam * yr[i]
         resid = t - lam * np.exp(_log_neg_dphi(name, beta, s0[i] + t))
         assert abs(resid) <= rtol * t, (s0[i], y[i], resid / t)
-        # bracket of SPEC §2: 0 < y (p - z) <= lam B(y, z)
+        # the bracket: 0 < y (p - z) <= lam B(y, z)
         assert 0.0 < t <= lam * np.exp(_log_neg_dphi(name, beta, s0[i])) * (1 + rtol)
 
 
@@ -274,7 +274,7 @@ def test_prox_smooth_dense_sweep(name, beta):
 
 @pytest.mark.parametrize("name,beta", SMOOTH)
 def test_prox_smooth_random_and_per_sample_step(name, beta):
-    """Random inputs, lambda given per sample as an array (SPEC §2.1) equals scalar calls."""
+    """Random inputs, lambda given per sample as an array  equals scalar calls."""
     rng = np.random.default_rng(7)
     n = 60
     y = rng.choice([-1.0, 1.0], size=n)
@@ -552,7 +552,7 @@ def test_init_ls_and_margin_losses_against_scipy():
 # ---------------------------------------------------------------------------------------------
 def _fd_newton(name, beta, y, z, steps, h=1e-3):
     """Independent Newton steps on F(c) = sum l(y, z + c) with central finite differences,
-    the guards of SPEC §2 (curvature floor 1e-12 * leaf size, step cap)."""
+    the guards (curvature floor 1e-12 * leaf size, step cap)."""
     c = 0.0
     F = lambda c: float(np.sum(_ell(name, y, z + c, beta=beta)))  # noqa: E731
     for _ in range(steps):
@@ -586,7 +586,7 @@ def test_newton_line_search_finite_differences(name, beta, steps):
 
 @pytest.mark.parametrize("beta", BETAS)
 def test_exponential_one_step_formula(beta):
-    """SPEC's closed form of one step: c = (A - B) / (beta (A + B))."""
+    """The closed form of one step: c = (A - B) / (beta (A + B))."""
     rng = np.random.default_rng(43)
     y = rng.choice([-1.0, 1.0], size=25)
     z = rng.normal(size=25)

@@ -1,8 +1,6 @@
 """Compiled per-leaf order statistics: the piecewise-linear line searches in O(n).
 
-Drop-in replacements of :func:`proxboost.losses.quantile_line_search` and
-:func:`proxboost.losses.hinge_line_search`, with the same signatures and bit-identical results
-(same order statistics, same tie rule, same floating-point formulas):
+The leaf line searches of ``lad``, ``pinball`` and ``hinge`` (called by :mod:`proxboost.losses`):
 
 * rows are grouped by leaf with one counting sort (O(n + n_leaves), no comparison sort);
 * in a leaf of more than 1024 values, the needed order statistic is found by sample select:
@@ -15,19 +13,25 @@ Drop-in replacements of :func:`proxboost.losses.quantile_line_search` and
   falls back to heapsort, so the worst case is O(m log m) (numba's ``np.sort`` would take
   seconds to compile);
 * the (k+1)-th order statistic, when the minimisers form an interval, is the minimum of the
-  values right of the selected k-th (all of them are >= the k-th after the selection).
+  values right of the selected k-th (all of them are >= the k-th after the selection);
+* with row weights, a weighted quickselect finds the value where the cumulative weight
+  reaches its target (expected O(m)); rows of weight 0 are dropped first, so they are never
+  breakpoints.
 
 The kernels allocate O(n) scratch per call and hold no state (thread-safe, ``nogil``).
 
-Tie rule (SPEC §2): if 0 minimises, 0; otherwise the midpoint of the interval of minimisers,
-or its finite end when it is unbounded; an empty leaf gets 0. For the quantile, ``tau * m`` is
-taken as an integer k when ``|tau * m - k| <= 1e-9 * m`` (as in :mod:`proxboost.losses`).
+Tie rules (``docs/estimators.md``), for a leaf whose minimisers form the interval [lo, hi]:
 
-Wiring (done by the owner of ``losses.py``)::
+``"midpoint"`` (default)
+    0 if 0 minimises, else the midpoint, or its finite end when the interval is unbounded;
+``"authors"``
+    the rule of the authors' public code in exact arithmetic: with g the tree's fitted leaf
+    value, the optimal breakpoint with the smallest multiplier c / g: lo when g > 0, hi when
+    g < 0, the finite end of an unbounded interval; 0 when g = 0.
 
-    from ._leafops import quantile_line_search, hinge_line_search
-
-replacing the two lexsort-based functions of the same names (or calling these from them).
+An empty leaf gets 0. For the quantile, ``tau * m`` is taken as an integer k when
+``|tau * m - k| <= 1e-9 * m``; with weights, ``tau * W`` (W the leaf's weight) equals a
+cumulative weight when within ``1e-9 * W``.
 """
 
 import numpy as np
@@ -166,13 +170,34 @@ def _order_pair(a, lo, hi, r, scratch):
     return v, w
 
 
+MIDPOINT, AUTHORS = 0, 1
+TIE_RULES = {"midpoint": MIDPOINT, "authors": AUTHORS}
+
+
 @njit(cache=True, nogil=True)
-def _leaf_points(values, leaf_ids, n_leaves, tau, signs):
+def _tie_point(lo, hi, rule, g):
+    """The point a leaf takes in its interval of minimisers [lo, hi] (see the module docstring)."""
+    if rule == AUTHORS:  # smallest multiplier gamma = c / g among the optimal breakpoints
+        if g > 0.0:
+            return lo if np.isfinite(lo) else hi
+        if g < 0.0:
+            return hi if np.isfinite(hi) else lo
+        return 0.0
+    if lo <= 0.0 and 0.0 <= hi:
+        return 0.0
+    if np.isfinite(lo) and np.isfinite(hi):
+        return 0.5 * (lo + hi)
+    return lo if np.isfinite(lo) else hi
+
+
+@njit(cache=True, nogil=True)
+def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g):
     """Tie-rule point of every leaf: tau-quantile (``signs`` empty) or hinge (P = #signs > 0).
 
     Ranks (1-based) of the interval of minimisers of a leaf of m values:
     quantile: [k, k + 1] when tau * m = k is an integer (to 1e-9 m), else ceil(tau * m) twice;
-    hinge: [P, P + 1]. Rank < 1 is -inf, rank > m is +inf (as ``losses._pick_rank``).
+    hinge: [P, P + 1]. Rank < 1 is -inf, rank > m is +inf.
+    ``g``: the leaves' fitted values (read by the ``authors`` rule only).
     """
     n = values.shape[0]
     hinge = signs.shape[0] > 0
@@ -236,41 +261,187 @@ def _leaf_points(values, leaf_ids, n_leaves, tau, signs):
             lo, hi = _order_pair(grouped, start, start + m, lo_rank - 1, scratch)
             if hi_rank == lo_rank:
                 hi = lo
-        # tie rule: 0 if it minimises, else the midpoint, or the finite end
-        if lo <= 0.0 and 0.0 <= hi:
-            out[leaf] = 0.0
-        elif np.isfinite(lo) and np.isfinite(hi):
-            out[leaf] = 0.5 * (lo + hi)
-        elif np.isfinite(lo):
-            out[leaf] = lo
-        else:
-            out[leaf] = hi
+        out[leaf] = _tie_point(lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0)
     return out
 
 
-_NO_SIGNS = np.empty(0)
+@njit(cache=True, nogil=True)
+def _weighted_select(a, b, lo, hi, target, tol):
+    """Smallest value v of a[lo:hi] (weights b[lo:hi]) whose cumulative weight S(<= v) is at
+    least ``target - tol``; returns (v, S(<= v)). Rearranges a and b together.
+
+    Weighted quickselect: three-way partition (repeated values cost one pass), median-of-three
+    pivot; after 2 log2(m) + 16 rounds the pivot is drawn pseudo-randomly (expected O(m) on any
+    input order, no sort to compile).
+    """
+    m = hi - lo
+    budget = 16
+    while m > 1:
+        m >>= 1
+        budget += 2
+    state = np.uint64(88172645463325252)
+    acc = 0.0  # weight of the values left of [lo, hi)
+    while hi - lo > 1:
+        if budget > 0:
+            budget -= 1
+            mid = lo + (hi - lo) // 2
+            x, y, z = a[lo], a[mid], a[hi - 1]
+            if x > y:
+                x, y = y, x
+            if y > z:
+                y = z
+                if x > y:
+                    y = x
+            pivot = y
+        else:  # xorshift64: a pivot the input order cannot anticipate
+            state ^= state << np.uint64(13)
+            state ^= state >> np.uint64(7)
+            state ^= state << np.uint64(17)
+            pivot = a[lo + np.int64(state % np.uint64(hi - lo))]
+        lt = lo
+        i = lo
+        gt = hi - 1
+        w_lt = 0.0
+        w_eq = 0.0
+        while i <= gt:
+            v = a[i]
+            wv = b[i]
+            if v < pivot:
+                a[i] = a[lt]
+                b[i] = b[lt]
+                a[lt] = v
+                b[lt] = wv
+                w_lt += wv
+                lt += 1
+                i += 1
+            elif v > pivot:
+                a[i] = a[gt]
+                b[i] = b[gt]
+                a[gt] = v
+                b[gt] = wv
+                gt -= 1
+            else:
+                w_eq += wv
+                i += 1
+        if lt > lo and acc + w_lt >= target - tol:
+            hi = lt
+        elif acc + w_lt + w_eq >= target - tol or gt + 1 >= hi:
+            return pivot, acc + w_lt + w_eq  # (or the largest value: rounding of the sums)
+        else:
+            acc += w_lt + w_eq
+            lo = gt + 1
+    return a[lo], acc + b[lo]
 
 
-def quantile_line_search(u, leaf_ids, n_leaves, tau):
-    """Per-leaf minimiser of sum_i rho_tau(u_i - c) (tau-quantile with the tie rule).
+@njit(cache=True, nogil=True)
+def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g):
+    """Weighted ``_leaf_points``: rows of weight 0 are dropped (they are no breakpoints).
 
-    Same signature and results as :func:`proxboost.losses.quantile_line_search`.
+    With W the leaf's weight and S(c) the weight of its values <= c, the slope of the objective
+    between breakpoints is S(c) - t, t = tau W (quantile) or the weight of the positives (hinge):
+    the minimisers are [v, next value above v] when S(v) = t (to 1e-9 W), else v alone, v the
+    smallest value with S(v) >= t; t = 0 gives (-inf, smallest value].
+    """
+    n = values.shape[0]
+    hinge = signs.shape[0] > 0
+    counts = np.zeros(n_leaves, np.int64)
+    total = np.zeros(n_leaves)
+    target = np.zeros(n_leaves)
+    for i in range(n):
+        wi = weights[i]
+        if wi > 0.0:
+            leaf = leaf_ids[i]
+            counts[leaf] += 1
+            total[leaf] += wi
+            if hinge:
+                target[leaf] += wi if signs[i] > 0 else 0.0
+    starts = np.empty(n_leaves, np.int64)
+    acc = 0
+    for k in range(n_leaves):
+        starts[k] = acc
+        acc += counts[k]
+    fill = starts.copy()
+    grouped = np.empty(acc)
+    grouped_w = np.empty(acc)
+    for i in range(n):
+        wi = weights[i]
+        if wi > 0.0:
+            leaf = leaf_ids[i]
+            k = fill[leaf]
+            fill[leaf] = k + 1
+            grouped[k] = values[i]
+            grouped_w[k] = wi
+
+    out = np.zeros(n_leaves)
+    for leaf in range(n_leaves):
+        m = counts[leaf]
+        if m == 0:
+            continue  # empty leaf (or weight 0 only): 0
+        start = starts[leaf]
+        t = target[leaf] if hinge else tau * total[leaf]
+        tol = 1e-9 * total[leaf]
+        if t <= tol:
+            lo = -np.inf
+            hi = np.inf
+            for j in range(start, start + m):
+                if grouped[j] < hi:
+                    hi = grouped[j]
+        else:
+            lo, s = _weighted_select(grouped, grouped_w, start, start + m, t, tol)
+            hi = lo
+            if abs(s - t) <= tol:  # S(v) = t: every point up to the next value minimises
+                hi = np.inf
+                for j in range(start, start + m):
+                    if grouped[j] > lo and grouped[j] < hi:
+                        hi = grouped[j]
+        out[leaf] = _tie_point(lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0)
+    return out
+
+
+_EMPTY = np.empty(0)
+
+
+def _leaf_values_arg(tie_rule, leaf_values, n_leaves):
+    if tie_rule not in TIE_RULES:
+        raise ValueError(f"tie_rule={tie_rule!r} is not a known tie rule; allowed values: {list(TIE_RULES)}")
+    if TIE_RULES[tie_rule] == MIDPOINT:
+        return MIDPOINT, _EMPTY
+    if leaf_values is None:
+        raise ValueError('tie_rule="authors" needs leaf_values (the tree\'s fitted leaf values)')
+    g = np.ascontiguousarray(leaf_values, dtype=np.float64)
+    if g.shape != (n_leaves,):
+        raise ValueError(f"leaf_values has shape {g.shape}; expected ({n_leaves},)")
+    return AUTHORS, g
+
+
+def _points(values, signs, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values):
+    n_leaves = int(n_leaves)
+    rule, g = _leaf_values_arg(tie_rule, leaf_values, n_leaves)
+    leaf_ids = np.ascontiguousarray(leaf_ids, dtype=np.intp)
+    if len(values) == 0:
+        return np.zeros(n_leaves)
+    if w is None:
+        return _leaf_points(values, leaf_ids, n_leaves, float(tau), signs, rule, g)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    return _weighted_leaf_points(values, w, leaf_ids, n_leaves, float(tau), signs, rule, g)
+
+
+def quantile_line_search(u, leaf_ids, n_leaves, tau, w=None, tie_rule="midpoint", leaf_values=None):
+    """Per-leaf minimiser of sum_i w_i rho_tau(u_i - c) (tau-quantile with the tie rule).
+
+    ``w``: row weights (None: all 1); ``leaf_values``: the tree's fitted leaf values, read by
+    ``tie_rule="authors"``.
     """
     u = np.ascontiguousarray(u, dtype=np.float64)
-    leaf_ids = np.ascontiguousarray(leaf_ids, dtype=np.intp)
-    return _leaf_points(u, leaf_ids, int(n_leaves), float(tau), _NO_SIGNS)
+    return _points(u, _EMPTY, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values)
 
 
-def hinge_line_search(y, z, leaf_ids, n_leaves):
-    """Per-leaf minimiser of sum_i max(0, 1 - y_i (z_i + c)) (tie rule).
+def hinge_line_search(y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
+    """Per-leaf minimiser of sum_i w_i max(0, 1 - y_i (z_i + c)) (tie rule).
 
     Each sample is a hinge in c with breakpoint y_i - z_i; with P positives in a leaf the
-    minimisers are [b_(P), b_(P+1)]. Same signature and results as
-    :func:`proxboost.losses.hinge_line_search`.
+    minimisers are [b_(P), b_(P+1)] (weighted: see ``_weighted_leaf_points``).
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     breakpoints = np.ascontiguousarray(y - np.asarray(z, dtype=np.float64))
-    leaf_ids = np.ascontiguousarray(leaf_ids, dtype=np.intp)
-    if len(y) == 0:
-        return np.zeros(int(n_leaves))
-    return _leaf_points(breakpoints, leaf_ids, int(n_leaves), 0.5, y)
+    return _points(breakpoints, y, leaf_ids, n_leaves, 0.5, w, tie_rule, leaf_values)

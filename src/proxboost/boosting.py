@@ -1,4 +1,4 @@
-"""The boosting loop of SPEC §3 and the scikit-learn estimators built on it.
+"""The boosting loop and the scikit-learn estimators built on it (``docs/method.md``).
 
 Six algorithms (``algo``), named as on the command line:
 
@@ -20,7 +20,7 @@ variants carry Delta_{t+1} = target - g_{t+1}(X), g the tree's least-squares fit
 weights: beta_0 = 1, beta_{t+1} = (1 + sqrt(1 + 4 beta_t^2)) / 2, alpha_{t+1} = (beta_t - 1) / beta_{t+1}
 and h_{t+1} = f_{t+1} + alpha_{t+1} (f_{t+1} - f_t), h_0 = f_0.
 
-``step`` is lambda, the *per-sample* proximal step (SPEC §2.1): the paper's appendix writes
+``step`` is lambda, the *per-sample* proximal step: the paper's appendix writes
 lambda_paper = n * lambda. The values of the paper's experiments are per-sample values.
 """
 
@@ -28,11 +28,15 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._leafops import TIE_RULES
 from .engines import ENGINES, make_engine
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, leaf_means, make_loss
 
@@ -59,7 +63,7 @@ GRADIENT_ALGOS = tuple(name for name, a in ALGOS.items() if not a.proximal)
 
 
 def nesterov_alphas(n_estimators):
-    """alpha_1 .. alpha_T of SPEC §3 (beta_0 = 1, so alpha_1 = 0 and alpha_2 ~ 0.2818)."""
+    """Nesterov's alpha_1 .. alpha_T (beta_0 = 1, so alpha_1 = 0 and alpha_2 ~ 0.2818)."""
     alphas = np.empty(n_estimators)
     beta = 1.0
     for t in range(n_estimators):
@@ -91,7 +95,7 @@ def _check_range(name, value, low, high, low_open, high_open, allowed, integer=F
 
 
 class _BaseBoosting(BaseEstimator):
-    """The loop of SPEC §3; subclasses map targets and expose predictions."""
+    """The boosting loop; subclasses map targets and expose predictions."""
 
     _task = None
 
@@ -106,6 +110,8 @@ class _BaseBoosting(BaseEstimator):
             raise ValueError(f"algo={self.algo!r} is not a known algorithm; allowed values: {list(ALGOS)}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine={self.engine!r} is not a known tree engine; allowed values: {sorted(ENGINES)}")
+        if self.tie_rule not in TIE_RULES:
+            raise ValueError(f"tie_rule={self.tie_rule!r} is not a known tie rule; allowed values: {list(TIE_RULES)}")
         _check_range("n_estimators", self.n_estimators, 1, np.inf, False, True, "an integer >= 1", integer=True)
         _check_range("max_depth", self.max_depth, 1, np.inf, False, True, "an integer >= 1", integer=True)
         _check_range("learning_rate", self.learning_rate, 0.0, 1.0, True, False, "a float in (0, 1]")
@@ -113,6 +119,12 @@ class _BaseBoosting(BaseEstimator):
         _check_range("tau", self._param("tau", 0.5), 0.0, 1.0, True, True, "a float in (0, 1)")
         _check_range("beta", self._param("beta", 1.0), 0.0, np.inf, True, True, "a float > 0")
         _check_range("newton_steps", self._param("newton_steps", 1), 1, np.inf, False, True, "an integer >= 1", integer=True)
+        if self.n_iter_no_change is not None:
+            _check_range("n_iter_no_change", self.n_iter_no_change, 1, np.inf, False, True,
+                         "None (no early stopping) or an integer >= 1", integer=True)
+        _check_range("validation_fraction", self.validation_fraction, 0.0, 1.0, True, True, "a float in (0, 1)")
+        _check_range("tol", self.tol, 0.0, np.inf, False, True, "a finite float >= 0")
+        _check_range("verbose", self.verbose, 0, np.inf, False, True, "an integer >= 0", integer=True)
 
     def _param(self, name, default):
         return getattr(self, name, default)
@@ -125,16 +137,45 @@ class _BaseBoosting(BaseEstimator):
             newton_steps=self._param("newton_steps", 1),
         )
 
+    def _check_weights(self, sample_weight, y, name="sample_weight"):
+        """Validated float64 copy of the weights of the rows of y (None stays None)."""
+        if sample_weight is None:
+            return None
+        w = np.array(sample_weight, dtype=float)  # a copy: the caller's array is never modified
+        if w.shape != (len(y),):
+            raise ValueError(f"{name} has shape {w.shape}; expected ({len(y)},): one weight per row of X")
+        if not np.all(np.isfinite(w)):
+            raise ValueError(f"{name} contains NaN or infinity; give every row a finite weight >= 0")
+        if np.any(w < 0):
+            raise ValueError(f"{name} has negative values (min {w.min()!r}); weights must be >= 0")
+        if not np.any(w > 0):
+            raise ValueError(f"{name} is all zero; at least one row needs a positive weight")
+        return w
+
+    def _check_classes_weighted(self, y, w, what):
+        """Classifier: both classes need rows of positive weight (the loss has no minimiser else)."""
+        if self._task != "classification":
+            return
+        pos = (y > 0) if w is None else (y > 0) & (w > 0)
+        neg = (y < 0) if w is None else (y < 0) & (w > 0)
+        if not (pos.any() and neg.any()):
+            only = (self.classes_[1] if pos.any() else self.classes_[0]).tolist()
+            raise ValueError(f"{what} has positive weight on class {only!r} only; both classes need rows of positive weight")
+
     # -- fit -------------------------------------------------------------------------------------
-    def fit(self, X, y, eval_set=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None):
         """Fit the boosted model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-        eval_set : tuple (X_eval, y_eval), optional
-            Data on which the loss is recorded at every iteration (``eval_loss_``).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights (None: all 1). They enter the tree fits, f_0, the line
+            searches and the recorded losses; rows of weight 0 take no part in them.
+        eval_set : tuple (X_eval, y_eval) or (X_eval, y_eval, w_eval), optional
+            Data on which the (weighted) loss is recorded at every iteration (``eval_loss_``);
+            it is only monitored, never used to stop.
 
         Returns
         -------
@@ -143,39 +184,84 @@ class _BaseBoosting(BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, ensure_all_finite=True, y_numeric=self._task == "regression")
         y = self._encode_target(y, fit=True)
-        X_eval = y_eval = None
+        w = self._check_weights(sample_weight, y)
+        self._check_classes_weighted(y, w, "sample_weight")
+        X_eval = y_eval = w_eval = None
         if eval_set is not None:
-            if not (isinstance(eval_set, (tuple, list)) and len(eval_set) == 2):
-                raise ValueError("eval_set must be a tuple (X_eval, y_eval)")
+            if not (isinstance(eval_set, (tuple, list)) and len(eval_set) in (2, 3)):
+                raise ValueError("eval_set must be a tuple (X_eval, y_eval) or (X_eval, y_eval, w_eval)")
             X_eval = validate_data(self, eval_set[0], reset=False, ensure_all_finite=True)
             y_eval = self._encode_target(np.asarray(eval_set[1]), fit=False)
             if len(y_eval) != len(X_eval):
                 raise ValueError(f"eval_set has {len(X_eval)} rows in X_eval but {len(y_eval)} in y_eval")
-        self._boost(X, y, X_eval, y_eval)
+            if len(eval_set) == 3 and eval_set[2] is not None:
+                w_eval = self._check_weights(eval_set[2], y_eval, name="eval_set's w_eval")
+        X_val = y_val = w_val = None
+        if self.n_iter_no_change is not None:
+            X, y, w, X_val, y_val, w_val = self._split_validation(X, y, w)
+        self._boost(X, y, w, (X_eval, y_eval, w_eval), (X_val, y_val, w_val))
         return self
 
-    def _boost(self, X, y, X_eval, y_eval):
+    def _split_validation(self, X, y, w):
+        """Carve the early-stopping validation rows out of the training data (scikit-learn's
+        ``train_test_split``, stratified for the classifier; weights follow their rows)."""
+        n = len(y)
+        n_val = int(np.ceil(self.validation_fraction * n))
+        fix = "use more rows or a larger validation_fraction, or n_iter_no_change=None"
+        if n_val < 2 or n - n_val < 2:
+            raise ValueError(f"validation_fraction={self.validation_fraction!r} leaves {n_val} validation and "
+                             f"{n - n_val} training rows out of {n}; early stopping needs at least 2 of each: {fix}")
+        stratify = None
+        if self._task == "classification":
+            counts = np.array([np.sum(y < 0), np.sum(y > 0)])
+            if counts.min() < 2:
+                raise ValueError(f"early stopping (n_iter_no_change={self.n_iter_no_change!r}) needs at least 2 rows "
+                                 f"of each class to give both classes to the validation part; got {counts.tolist()}")
+            stratify = y
+        arrays = (X, y) if w is None else (X, y, w)
+        parts = train_test_split(*arrays, test_size=self.validation_fraction,
+                                 random_state=self.random_state, stratify=stratify)
+        X_tr, X_val, y_tr, y_val = parts[:4]
+        w_tr, w_val = (None, None) if w is None else parts[4:]
+        if self._task == "classification":
+            pos = (y_val > 0) if w_val is None else (y_val > 0) & (w_val > 0)
+            neg = (y_val < 0) if w_val is None else (y_val < 0) & (w_val > 0)
+            if not (pos.any() and neg.any()):
+                raise ValueError(f"validation_fraction={self.validation_fraction!r} gives a validation part without "
+                                 f"rows of positive weight in both classes: {fix}")
+        if w_val is not None and not np.any(w_val > 0):
+            raise ValueError(f"validation_fraction={self.validation_fraction!r} gives a validation part of weight 0: {fix}")
+        if w_tr is not None and not np.any(w_tr > 0):
+            raise ValueError(f"validation_fraction={self.validation_fraction!r} gives a training part of weight 0: {fix}")
+        self._check_classes_weighted(y_tr, w_tr, "the training part left by the early-stopping split")
+        return X_tr, y_tr, w_tr, X_val, y_val, w_val
+
+    def _boost(self, X, y, w, eval_data, val_data):
         algo, loss, nu, lam = ALGOS[self.algo], self._make_loss(), float(self.learning_rate), float(self.step)
         rng = check_random_state(self.random_state)
         engine = make_engine(self.engine)
+        weighted = {} if w is None else {"sample_weight": w}  # engines without weights: unweighted calls
         T = int(self.n_estimators)
         alphas = nesterov_alphas(T) if algo.accelerated else np.zeros(T)
         t0 = time.perf_counter()
-        Xp = engine.prepare(X, fit=True)
-        f0 = loss.init(y)
+        Xp = engine.prepare(X, fit=True, **weighted)
+        f0 = loss.init(y, w)
         F = np.full(len(y), f0)
         H, delta = F, np.zeros(len(y))
         elapsed = time.perf_counter() - t0
-        ev = None if X_eval is None else _EvalTracker(engine.prepare(X_eval), y_eval, f0, loss)
+        ev = None if eval_data[0] is None else _EvalTracker(engine.prepare(eval_data[0]), *eval_data[1:], f0, loss)
+        val = None if val_data[0] is None else _EvalTracker(engine.prepare(val_data[0]), *val_data[1:], f0, loss)
+        history = None if val is None else np.full(int(self.n_iter_no_change), np.inf)
+        reporter = _VerboseReporter(self.verbose, T, ev is not None, val is not None)
         trees, leaf_values = [], []
-        train_loss, times = [loss.value(y, F)], [0.0]
+        train_loss, times = [loss.value(y, F, w)], [0.0]
         for t in range(T):
             t0 = time.perf_counter()
             r = loss.direction(y, H, lam, algo.proximal)
             target = r + delta if algo.residual else r
-            leaf_ids, tree = engine.grow(Xp, target, self.max_depth, rng)
-            fit = leaf_means(target, leaf_ids, tree.n_leaves)  # the tree's least-squares fit
-            c = loss.line_search(y, H, leaf_ids, tree.n_leaves)
+            leaf_ids, tree = engine.grow(Xp, target, self.max_depth, rng, **weighted)
+            fit = leaf_means(target, leaf_ids, tree.n_leaves, w)  # the tree's least-squares fit
+            c = loss.line_search(y, H, leaf_ids, tree.n_leaves, w, self.tie_rule, fit)
             c = nu * np.where(fit == 0.0, 0.0, c)
             F_next = H + c[leaf_ids]
             if algo.residual:
@@ -185,22 +271,53 @@ class _BaseBoosting(BaseEstimator):
             elapsed += time.perf_counter() - t0
             trees.append(tree)
             leaf_values.append(c)
-            train_loss.append(loss.value(y, F))
+            train_loss.append(loss.value(y, F, w))
             times.append(elapsed)
             if ev is not None:
                 ev.update(tree, c, alphas[t])
+            if val is not None:
+                val.update(tree, c, alphas[t])
+            reporter.update(t, train_loss[-1], ev and ev.losses[-1], val and val.losses[-1])
+            # scikit-learn's rule: stop unless the validation loss beats one of the last
+            # n_iter_no_change values by tol; the trees up to this iteration are kept
+            if val is not None:
+                if np.any(val.losses[-1] + self.tol < history):
+                    history[t % len(history)] = val.losses[-1]
+                else:
+                    break
+        n_iter = len(trees)
         self.engine_ = engine
         self.loss_ = loss
         self.init_ = f0
         self.estimators_ = trees
         self.leaf_values_ = leaf_values
-        self.alphas_ = alphas
-        self.weights_ = model_weights(alphas)
+        self.n_iter_ = n_iter
+        self.n_leaves_ = np.array([tree.n_leaves for tree in trees], dtype=np.intp)
+        self.alphas_ = alphas[:n_iter]
+        self.weights_ = model_weights(self.alphas_)
         self.train_loss_ = np.asarray(train_loss)
         self.eval_loss_ = None if ev is None else np.asarray(ev.losses)
+        self.validation_loss_ = None if val is None else np.asarray(val.losses)
         self.train_time_ = np.asarray(times)
         self.train_prediction_ = F
         self.n_capped_steps_ = getattr(loss, "n_capped_steps", 0)
+
+    @property
+    def feature_importances_(self):
+        """Impurity-based importances, as scikit-learn's gradient boosting computes them.
+
+        Per tree, the unnormalised weighted impurity decrease of its least-squares fit by feature;
+        trees without a split are skipped; the mean over trees is normalised to sum 1 (all zeros
+        when no tree splits). Nesterov's model weights do not enter.
+        """
+        check_is_fitted(self)
+        per_tree = [np.bincount(tree.split_feature, tree.split_gain, minlength=self.n_features_in_)
+                    for tree in self.estimators_ if len(tree.split_feature) > 0]
+        if not per_tree:
+            return np.zeros(self.n_features_in_)
+        mean = np.mean(per_tree, axis=0)
+        total = mean.sum()
+        return mean / total if total > 0 else mean
 
     # -- prediction ------------------------------------------------------------------------------
     def _raw_predict(self, X):
@@ -228,26 +345,54 @@ class _BaseBoosting(BaseEstimator):
 
 
 class _EvalTracker:
-    """Replays the recursion on an evaluation set to record its loss at every iteration."""
+    """Replays the recursion on an evaluation set to record its (weighted) loss at every iteration."""
 
-    def __init__(self, Xp, y, f0, loss):
-        self.Xp, self.y, self.loss = Xp, y, loss
+    def __init__(self, Xp, y, w, f0, loss):
+        self.Xp, self.y, self.w, self.loss = Xp, y, w, loss
         self.F = self.H = np.full(len(y), f0)
-        self.losses = [loss.value(y, self.F)]
+        self.losses = [loss.value(y, self.F, w)]
 
     def update(self, tree, c, alpha):
         F_next = self.H + c[tree.apply(self.Xp)]
         self.H = F_next + alpha * (F_next - self.F) if alpha else F_next
         self.F = F_next
-        self.losses.append(self.loss.value(self.y, self.F))
+        self.losses.append(self.loss.value(self.y, self.F, self.w))
+
+
+class _VerboseReporter:
+    """Progress lines on scikit-learn's gradient-boosting schedule.
+
+    ``verbose=1``: iterations 1-10, then every 10th up to 100, every 100th up to 1000, ...;
+    ``verbose>1``: every iteration; ``verbose=0``: nothing.
+    """
+
+    def __init__(self, verbose, n_estimators, with_eval, with_validation):
+        self.verbose, self.n_estimators = int(verbose), n_estimators
+        if not self.verbose:
+            return
+        header = ["Iter", "Train Loss"] + ["Eval Loss"] * with_eval + ["Val Loss"] * with_validation
+        print(("%10s " + "%16s " * len(header)) % (*header, "Remaining Time"))
+        self.mod = 1
+        self.start = time.perf_counter()
+
+    def update(self, t, train, eval_loss, val_loss):
+        if not self.verbose or (t + 1) % self.mod:
+            return
+        left = (self.n_estimators - t - 1) * (time.perf_counter() - self.start) / (t + 1)
+        left = f"{left / 60:.2f}m" if left > 60 else f"{left:.2f}s"
+        cells = [f"{t + 1:>10d}", f"{train:>16.4f}"]
+        cells += [f"{v:>16.4f}" for v in (eval_loss, val_loss) if v is not None]
+        print(" ".join(cells + [f"{left:>16s}"]))
+        if self.verbose == 1 and (t + 1) // (self.mod * 10) > 0:
+            self.mod *= 10
 
 
 _PARAMS_DOC = """
     algo : {"gradient", "prox", "residual_gradient", "residual_prox", "accelerated_gradient", \
 "accelerated_prox"}, default="prox"
-        The boosting algorithm (SPEC §3).
+        The boosting algorithm (``docs/method.md``).
     n_estimators : int >= 1, default=100
-        Number of boosting iterations T.
+        Maximum number of boosting iterations T.
     learning_rate : float in (0, 1], default=0.1
         Shrinkage nu of every line-searched tree.
     step : float > 0, default=1.0
@@ -256,19 +401,41 @@ _PARAMS_DOC = """
     max_depth : int >= 1, default=3
         Depth of the regression trees.
     random_state : int, RandomState instance or None, default=None
-        Seeds the trees' tie-breaking between equally good splits, as in scikit-learn.
-    engine : {"exact", "hist"}, default="exact"
-        Tree engine: scikit-learn's exact ``DecisionTreeRegressor``, or the histogram engine.
+        Seeds the trees' tie-breaking between equally good splits and the early-stopping split,
+        as in scikit-learn.
+    engine : str, default="exact"
+        Tree engine (``docs/engines.md``).
+    tie_rule : {"midpoint", "authors"}, default="midpoint"
+        Point taken when a ``lad``, ``pinball`` or ``hinge`` leaf line search has an interval of
+        minimisers: 0 if it minimises, else the midpoint (or the finite end); or the rule of the
+        authors' public code (``docs/estimators.md``). f_0 always uses ``"midpoint"``.
+    n_iter_no_change : int >= 1 or None, default=None
+        Early stopping as in scikit-learn's gradient boosting: ``validation_fraction`` of the
+        training rows are set aside (stratified for the classifier) and fitting stops after
+        ``n_iter_no_change`` iterations whose validation loss does not beat one of the previous
+        ``n_iter_no_change`` values by ``tol``. The trees up to the stopping iteration are kept
+        (not the best iteration's). None: no early stopping.
+    validation_fraction : float in (0, 1), default=0.1
+        Share of the training rows set aside for early stopping.
+    tol : float >= 0, default=1e-4
+        Improvement of the validation loss that counts for early stopping.
+    verbose : int >= 0, default=0
+        1: print the iteration, training loss, eval / validation loss and time left on
+        scikit-learn's schedule (1-10, then every 10th, 100th, ...); > 1: every iteration.
 """
 
 _ATTRS_DOC = """
     Attributes
     ----------
-    train_loss_ : ndarray of shape (n_estimators + 1,)
-        C(f_0), ..., C(f_T) on the training set.
-    eval_loss_ : ndarray of shape (n_estimators + 1,) or None
+    n_iter_ : int
+        Number of fitted trees T (``n_estimators`` without early stopping).
+    train_loss_ : ndarray of shape (n_iter_ + 1,)
+        C(f_0), ..., C(f_T) on the training rows (weighted by ``sample_weight``).
+    eval_loss_ : ndarray of shape (n_iter_ + 1,) or None
         The same on ``eval_set``.
-    train_time_ : ndarray of shape (n_estimators + 1,)
+    validation_loss_ : ndarray of shape (n_iter_ + 1,) or None
+        The same on the early-stopping validation rows.
+    train_time_ : ndarray of shape (n_iter_ + 1,)
         Cumulative wall-clock seconds of fitting at each iteration, starting at 0 (the loss
         recording and ``eval_set`` bookkeeping are not counted).
     init_ : float
@@ -277,10 +444,14 @@ _ATTRS_DOC = """
         The fitted trees (engine objects mapping rows to leaf ids).
     leaf_values_ : list of ndarray
         Each tree's line-searched, shrunk leaf values c_t.
-    alphas_ : ndarray of shape (n_estimators,)
+    n_leaves_ : ndarray of int, shape (n_iter_,)
+        Each tree's number of leaves.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Impurity-based importances (as scikit-learn's gradient boosting), summing to 1.
+    alphas_ : ndarray of shape (n_iter_,)
         Nesterov's alpha_1 .. alpha_T (zeros without acceleration).
-    weights_ : ndarray of shape (n_estimators + 1,)
-        f_T = sum_t weights_[t] c_t (all ones without acceleration).
+    weights_ : ndarray of shape (n_iter_ + 1,)
+        f_T = sum_t weights_[t] c_t (all ones without acceleration; those of T = ``n_iter_``).
     n_capped_steps_ : int
         Newton line-search steps that hit the cap (exponential / logistic losses).
 """
@@ -311,7 +482,8 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
     _task = "regression"
 
     def __init__(self, loss="ls", algo="prox", n_estimators=100, learning_rate=0.1, step=1.0,
-                 max_depth=3, tau=0.5, random_state=None, engine="exact"):
+                 max_depth=3, tau=0.5, random_state=None, engine="exact", tie_rule="midpoint",
+                 n_iter_no_change=None, validation_fraction=0.1, tol=1e-4, verbose=0):
         self.loss = loss
         self.algo = algo
         self.n_estimators = n_estimators
@@ -321,6 +493,11 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
         self.tau = tau
         self.random_state = random_state
         self.engine = engine
+        self.tie_rule = tie_rule
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
+        self.verbose = verbose
 
     def _encode_target(self, y, fit):
         y = np.asarray(y, dtype=float).ravel()
@@ -335,6 +512,10 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
     def staged_predict(self, X):
         """Yield f_1(X), ..., f_T(X) (replaying the recursion, as scikit-learn's staged_predict)."""
         yield from self._staged_raw_predict(X)
+
+
+# scale s of P(+1 | x) = sigma(s f(x)) for the losses with a probability model
+PROBABILITY_SCALE = {"logistic": lambda est: 1.0, "exponential": lambda est: 2.0 * est.beta}
 
 
 class BoostingClassifier(ClassifierMixin, _BaseBoosting):
@@ -369,7 +550,8 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
     _task = "classification"
 
     def __init__(self, loss="logistic", algo="prox", n_estimators=100, learning_rate=0.1, step=1.0,
-                 max_depth=3, beta=1.0, newton_steps=1, random_state=None, engine="exact"):
+                 max_depth=3, beta=1.0, newton_steps=1, random_state=None, engine="exact",
+                 tie_rule="midpoint", n_iter_no_change=None, validation_fraction=0.1, tol=1e-4, verbose=0):
         self.loss = loss
         self.algo = algo
         self.n_estimators = n_estimators
@@ -380,6 +562,11 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.newton_steps = newton_steps
         self.random_state = random_state
         self.engine = engine
+        self.tie_rule = tie_rule
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
+        self.verbose = verbose
 
     def _encode_target(self, y, fit):
         if fit:
@@ -414,6 +601,34 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
     def staged_predict(self, X):
         for F in self.staged_decision_function(X):
             yield self.classes_[(F >= 0).astype(int)]
+
+    def _has_proba(self):
+        return self.loss in PROBABILITY_SCALE
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities, columns in ``classes_`` order (``logistic``, ``exponential``).
+
+        P(classes_[1] | x) = sigma(s f_T(x)) with s = 1 (logistic) or 2 beta (exponential): the
+        population minimiser of each loss is f = log(p / (1 - p)) / s. ``hinge`` has no
+        probability (its minimiser is the sign of p - 1/2 only), so it has no ``predict_proba``.
+        ``predict`` gives ``classes_[1]`` exactly where P(classes_[1] | x) >= 1/2.
+        """
+        return self._proba(self.decision_function(X))
+
+    @available_if(_has_proba)
+    def staged_predict_proba(self, X):
+        """Yield the class probabilities of f_1, ..., f_T."""
+        for F in self.staged_decision_function(X):
+            yield self._proba(F)
+
+    def _proba(self, F):
+        scale = PROBABILITY_SCALE[self.loss](self)
+        p1 = expit(scale * F)
+        # sigma(s f) rounds to 1/2 for tiny negative f: keep it below 1/2 so that predict (the
+        # sign of f) and the probabilities agree everywhere
+        p1 = np.where(F < 0, np.minimum(p1, np.nextafter(0.5, 0.0)), p1)
+        return np.column_stack([1.0 - p1, p1])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,27 +1,36 @@
-"""The six losses of proximal boosting as small vectorised objects (SPEC §2).
+"""The six losses of proximal boosting as small vectorised objects (``docs/method.md``).
 
 Each loss exposes, for targets ``y`` and current predictions ``z`` (float64 arrays of the same
-shape; classification targets in {-1, +1}):
+shape; classification targets in {-1, +1}) and optional non-negative row weights ``w`` (None:
+all 1):
 
-``value(y, z)``
-    the empirical risk C(z) = mean of l(y_i, z_i);
-``init(y)``
-    the constant minimiser f_0 (tie rule below);
+``value(y, z, w=None)``
+    the empirical risk C(z) = sum_i w_i l(y_i, z_i) / sum_i w_i;
+``init(y, w=None)``
+    the constant minimiser f_0 (``midpoint`` tie rule below);
 ``negative_gradient(y, z)``
-    a negative subgradient, per sample;
+    a negative subgradient, per sample (unweighted: weights act through the tree fit);
 ``prox_residual(y, z, step)``
-    the proximal pseudo-residual r = (prox_{step * l(y, .)}(z) - z) / step, per sample;
-``line_search(y, z, leaf_ids, n_leaves)``
-    the value c of each leaf minimising sum_{i in leaf} l(y_i, z_i + c), all leaves at once.
+    the proximal pseudo-residual r = (prox_{step * l(y, .)}(z) - z) / step, per sample
+    (unweighted, like the per-sample step);
+``line_search(y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None)``
+    the value c of each leaf minimising sum_{i in leaf} w_i l(y_i, z_i + c), all leaves at once;
+    ``leaf_values`` (the tree's fitted leaf values g) are read by ``tie_rule="authors"``.
+
+Rows of weight 0 take no part in f_0, the line searches or the loss values.
 
 **Proximal step convention.** ``step`` (lambda) is the *per-sample* step of the authors' public
-code: the paper's appendix writes lambda_paper = n * lambda (SPEC §2.1). The directions differ
-only by a positive factor, which the line search removes.
+code: the paper's appendix writes lambda_paper = n * lambda. The directions differ only by a
+positive factor, which the line search removes.
 
-**Tie rule.** For the piecewise-linear losses (``lad``, ``pinball``, ``hinge``) the minimisers of a
-line search can form an interval. If 0 is a minimiser, the leaf takes 0 (it need not move);
-otherwise it takes the midpoint of the interval, or its finite end when the interval is
-unbounded (a pure ``hinge`` leaf). ``init`` applies the same rule from z = 0.
+**Tie rules.** For the piecewise-linear losses (``lad``, ``pinball``, ``hinge``) the minimisers of
+a line search can form an interval. ``"midpoint"`` (default): if 0 is a minimiser, the leaf
+takes 0 (it need not move); otherwise the midpoint of the interval, or its finite end when the
+interval is unbounded (a pure ``hinge`` leaf). ``init`` always applies this rule from z = 0.
+``"authors"``: the rule of the authors' public code in exact arithmetic, c = gamma g with the
+smallest optimal multiplier gamma among the breakpoints (the lower end of the interval when
+g > 0, the upper end when g < 0, the finite end of an unbounded interval; 0 when g = 0). See
+``docs/estimators.md`` for their measured effect.
 
 **Overflow policy.** Every exponent is clipped to [-700, 700] (``EXP_CLIP``) in losses,
 gradients, proximal operators and line searches, so no inf or NaN is ever produced; a
@@ -29,7 +38,7 @@ diverging run records a loss that saturates near exp(700) instead of overflowing
 
 **Newton line search** (``exponential``, ``logistic``): ``newton_steps`` Newton steps from c = 0
 (default 1, as scikit-learn and the authors' code). Guards: a step whose second derivative is
-below ``1e-12 * leaf size`` is 0 (underflow would give 0/0), and a single step is capped at
+below ``1e-12 * leaf weight`` is 0 (underflow would give 0/0), and a single step is capped at
 ``NEWTON_STEP_CAP`` in magnitude (a logistic step on a badly misclassified pure leaf is about
 exp(|z|)). Each loss object counts the capped steps in ``n_capped_steps``.
 
@@ -60,10 +69,14 @@ def _exp(a):
     return np.exp(np.clip(a, -EXP_CLIP, EXP_CLIP))
 
 
-def leaf_means(values, leaf_ids, n_leaves):
-    """Mean of ``values`` in each leaf (0 for an empty leaf)."""
-    counts = np.bincount(leaf_ids, minlength=n_leaves)
-    sums = np.bincount(leaf_ids, weights=values, minlength=n_leaves)
+def leaf_means(values, leaf_ids, n_leaves, w=None):
+    """(Weighted) mean of ``values`` in each leaf (0 for an empty or weightless leaf)."""
+    if w is None:
+        counts = np.bincount(leaf_ids, minlength=n_leaves)
+        sums = np.bincount(leaf_ids, weights=values, minlength=n_leaves)
+    else:
+        counts = np.bincount(leaf_ids, weights=w, minlength=n_leaves)
+        sums = np.bincount(leaf_ids, weights=w * values, minlength=n_leaves)
     return np.divide(sums, counts, out=np.zeros(n_leaves), where=counts > 0)
 
 
@@ -72,11 +85,13 @@ def leaf_means(values, leaf_ids, n_leaves):
 #  - quantile_line_search(u, leaf_ids, n_leaves, tau): per-leaf minimiser of sum rho_tau(u_i - c).
 #    On the open interval with k sorted points below c the slope is k - tau * m, so the minimiser
 #    is the ceil(tau m)-th order statistic, or the interval between the k-th and (k+1)-th when
-#    tau m = k is an integer (decided up to 1e-9 m).
+#    tau m = k is an integer (decided up to 1e-9 m). Weighted: the slope is S(c) - tau W (S the
+#    weight below c, W the leaf's), and "tau m = k" becomes "tau W equals a cumulative weight"
+#    (to 1e-9 W).
 #  - hinge_line_search(y, z, leaf_ids, n_leaves): each sample is a hinge in c with breakpoint
 #    b_i = y_i - z_i; with P positives in a leaf the slope between the k-th and (k+1)-th sorted
 #    breakpoints is k - P, so the minimisers are exactly [b_(P), b_(P+1)] (b_(0) = -inf,
-#    b_(m+1) = +inf).
+#    b_(m+1) = +inf); weighted, P is the positives' weight.
 # Empty leaves get 0.
 from ._leafops import hinge_line_search, quantile_line_search  # noqa: E402
 
@@ -127,18 +142,23 @@ class Loss:
     name = None
     task = None
 
-    def value(self, y, z):
+    def value(self, y, z, w=None):
         values = self.pointwise(y, z)
+        if w is not None:  # the weighted mean, with relative weights (no overflow of the sums)
+            w = w / np.max(w)
+            values = values * w
         with np.errstate(over="ignore"):
             mean = np.mean(values)
         if not np.isfinite(mean):  # ~18,000 saturated values exp(700) overflow the plain sum
             top = np.max(values)
             mean = top * np.mean(values / top)
+        if w is not None:
+            mean = mean * (len(w) / np.sum(w))
         return float(mean)
 
-    def init(self, y):
+    def init(self, y, w=None):
         y = np.asarray(y, dtype=float)
-        return float(self.line_search(y, np.zeros_like(y), np.zeros(len(y), dtype=np.intp), 1)[0])
+        return float(self.line_search(y, np.zeros_like(y), np.zeros(len(y), dtype=np.intp), 1, w)[0])
 
     def direction(self, y, z, step, proximal):
         """The direction of an iteration: proximal pseudo-residual or negative subgradient."""
@@ -160,8 +180,8 @@ class LeastSquares(Loss):
     def pointwise(self, y, z):
         return 0.5 * (y - z) ** 2
 
-    def init(self, y):
-        return float(np.mean(y))
+    def init(self, y, w=None):
+        return float(np.average(y, weights=w))
 
     def negative_gradient(self, y, z):
         return y - z
@@ -169,8 +189,8 @@ class LeastSquares(Loss):
     def prox_residual(self, y, z, step):
         return (y - z) / (1.0 + step)
 
-    def line_search(self, y, z, leaf_ids, n_leaves):
-        return leaf_means(y - z, leaf_ids, n_leaves)
+    def line_search(self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
+        return leaf_means(y - z, leaf_ids, n_leaves, w)
 
 
 class Pinball(Loss):
@@ -196,8 +216,8 @@ class Pinball(Loss):
         u, tau = y - z, self.tau
         return np.where(u > step * tau, tau, np.where(u < step * (tau - 1.0), tau - 1.0, u / step))
 
-    def line_search(self, y, z, leaf_ids, n_leaves):
-        return quantile_line_search(y - z, leaf_ids, n_leaves, self.tau)
+    def line_search(self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
+        return quantile_line_search(y - z, leaf_ids, n_leaves, self.tau, w, tie_rule, leaf_values)
 
 
 class LeastAbsolute(Pinball):
@@ -237,8 +257,15 @@ class Hinge(Loss):
         m = y * z
         return np.where(m < 1.0 - step, y, np.where(m > 1.0, 0.0, (y - z) / step))
 
-    def line_search(self, y, z, leaf_ids, n_leaves):
-        return hinge_line_search(y, z, leaf_ids, n_leaves)
+    def line_search(self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
+        return hinge_line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values)
+
+
+def _class_weights(y, w):
+    """(weight of the +1 class, total weight); counts without weights."""
+    if w is None:
+        return np.sum(y > 0), len(y)
+    return np.sum(w[y > 0]), np.sum(w)
 
 
 class _MarginLoss(Loss):
@@ -260,11 +287,16 @@ class _MarginLoss(Loss):
     def negative_gradient(self, y, z):
         return -y * self._dphi(y * z)
 
-    def line_search(self, y, z, leaf_ids, n_leaves):
-        counts = np.bincount(leaf_ids, minlength=n_leaves)
-        # per-leaf means of the derivatives (same Newton step as the sums; sums of ~18,000
-        # saturated exp(700) terms would overflow), so the floor is 1e-12 on the mean curvature
-        inv_count = 1.0 / np.maximum(counts, 1)[leaf_ids]
+    def line_search(self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
+        # per-leaf (weighted) means of the derivatives (same Newton step as the sums; sums of
+        # ~18,000 saturated exp(700) terms would overflow), so the floor is 1e-12 on the mean
+        # curvature. The tie rule does not apply: the objective is strictly convex.
+        if w is None:
+            counts = np.bincount(leaf_ids, minlength=n_leaves)
+            inv_count = 1.0 / np.maximum(counts, 1)[leaf_ids]
+        else:
+            totals = np.bincount(leaf_ids, weights=w, minlength=n_leaves)
+            inv_count = w / np.where(totals > 0, totals, 1.0)[leaf_ids]
         c = np.zeros(n_leaves)
         for _ in range(self.newton_steps):
             m = y * (z + c[leaf_ids])
@@ -306,8 +338,8 @@ class Exponential(_MarginLoss):
     def params(self):
         return {"beta": self.beta, "newton_steps": self.newton_steps}
 
-    def init(self, y):
-        p, n = np.sum(y > 0), len(y)
+    def init(self, y, w=None):
+        p, n = _class_weights(y, w)
         if p == 0 or p == n:  # log(p / (n - p)) is infinite: the clipped margin instead
             return float(np.sign(p - n / 2) * EXP_CLIP / self.beta)
         return float(np.log(p / (n - p)) / (2.0 * self.beta))
@@ -362,8 +394,8 @@ class Logistic(_MarginLoss):
     def params(self):
         return {"newton_steps": self.newton_steps}
 
-    def init(self, y):
-        p, n = np.sum(y > 0), len(y)
+    def init(self, y, w=None):
+        p, n = _class_weights(y, w)
         if p == 0 or p == n:
             return float(np.sign(p - n / 2) * EXP_CLIP)
         return float(np.log(p / (n - p)))

@@ -1,0 +1,201 @@
+"""The tie rules and the weighted line searches of ``lad``, ``pinball`` and ``hinge``, against a
+brute force that decides optimality in exact arithmetic.
+
+Data are integers (targets, predictions, weights) and tau a fraction, so every leaf objective
+is evaluated exactly with ``fractions.Fraction`` at every breakpoint of the leaf's rows of
+positive weight: the optimal breakpoints, the interval of minimisers (unbounded when the
+objective at a point beyond the extreme breakpoints equals the minimum) and each rule's choice
+follow from the definitions:
+
+* ``midpoint``: 0 if 0 is a minimiser, else the midpoint of the interval, else its finite end;
+* ``authors``: with g the tree's fitted leaf value, among the optimal breakpoints the one with
+  the smallest multiplier c / g; 0 when g = 0.
+
+Breakpoints, midpoints of integers and the chosen breakpoints are exact in floating point, so
+the line searches must return exactly the brute force's value.
+"""
+
+import zlib
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from proxboost.losses import make_loss
+
+TAUS = [Fraction(1, 2), Fraction(1, 4), Fraction(3, 10), Fraction(9, 10)]
+
+
+def _objective(name, tau, y, z, w, c):
+    """Exact sum_i w_i l(y_i, z_i + c) over Fractions."""
+    total = Fraction(0)
+    for yi, zi, wi in zip(y, z, w):
+        if name == "hinge":
+            total += wi * max(Fraction(0), 1 - yi * (zi + c))
+        else:
+            u = yi - zi - c
+            total += wi * (tau * u if u >= 0 else (tau - 1) * u)
+    return total
+
+
+def _brute_force(name, tau, y, z, w, g, rule):
+    """The leaf value chosen by ``rule``, decided exactly (module docstring)."""
+    y = [Fraction(int(v)) for v in y]
+    z = [Fraction(int(v)) for v in z]
+    w = [Fraction(int(v)) for v in w]
+    keep = [i for i in range(len(y)) if w[i] > 0]
+    if not keep:
+        return 0.0
+    y, z, w = [y[i] for i in keep], [z[i] for i in keep], [w[i] for i in keep]
+    breakpoints = sorted({yi - zi for yi, zi in zip(y, z)})
+    values = {b: _objective(name, tau, y, z, w, b) for b in breakpoints}
+    best = min(values.values())
+    optimal = [b for b in breakpoints if values[b] == best]
+    lo = -np.inf if _objective(name, tau, y, z, w, breakpoints[0] - 1) == best else optimal[0]
+    hi = np.inf if _objective(name, tau, y, z, w, breakpoints[-1] + 1) == best else optimal[-1]
+    if rule == "authors":
+        if g == 0:
+            return 0.0
+        return float(min(optimal, key=lambda b: b / Fraction(g)))
+    if _objective(name, tau, y, z, w, Fraction(0)) == best:
+        return 0.0
+    if np.isfinite(float(lo)) and np.isfinite(float(hi)):
+        return float((lo + hi) / 2)
+    return float(lo if np.isfinite(float(lo)) else hi)
+
+
+def _leaf(rng, kind, m, name):
+    """One leaf of m rows: y, z (integers) and integer weights of the given kind."""
+    if name == "hinge":
+        y = {"pure_pos": np.ones(m), "pure_neg": -np.ones(m)}.get(kind, rng.choice([-1.0, 1.0], size=m))
+        if kind == "balanced":
+            y = np.repeat([1.0, -1.0], [m // 2, m - m // 2])
+        z = rng.integers(-3, 4, size=m).astype(float)
+    else:
+        y = rng.integers(-4, 5, size=m).astype(float)
+        z = rng.integers(-2, 3, size=m).astype(float)
+        if kind == "distinct":
+            y = rng.permutation(np.arange(m, dtype=float) * 3 - m)
+    if kind in ("weighted", "zeros"):
+        w = rng.integers(0 if kind == "zeros" else 1, 4, size=m).astype(float)
+        if kind == "zeros" and not w.any():
+            w[0] = 1.0
+    else:
+        w = np.ones(m)
+    return y, z, w
+
+
+KINDS = {
+    "regression": ["distinct", "duplicates", "weighted", "zeros"],
+    "hinge": ["mixed", "balanced", "pure_pos", "pure_neg", "weighted", "zeros"],
+}
+SIZES = [1, 2, 3, 4, 5, 6, 7, 10, 11, 20]  # odd and even; tau m integer for some, not others
+
+
+def _cases(name, seed):
+    rng = np.random.default_rng(seed)
+    ys, zs, ws, ids, gs = [], [], [], [], []
+    for kind in KINDS["hinge" if name == "hinge" else "regression"]:
+        for m in SIZES:
+            for g in (1.5, -0.5, 0.0):  # g > 0, g < 0, g = 0
+                y, z, w = _leaf(rng, kind, m, name)
+                ids.append(np.full(m, len(gs)))
+                ys.append(y)
+                zs.append(z)
+                ws.append(w)
+                gs.append(g)
+    y, z, w, ids = map(np.concatenate, (ys, zs, ws, ids))
+    perm = rng.permutation(len(y))  # leaves interleaved
+    return y[perm], z[perm], w[perm], ids[perm], np.array(gs)
+
+
+def _seed(*key):
+    return zlib.crc32(repr(key).encode())
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("rule", ["midpoint", "authors"])
+@pytest.mark.parametrize("name,tau", [("lad", Fraction(1, 2)), ("hinge", Fraction(1, 2))]
+                         + [("pinball", t) for t in TAUS if t != Fraction(1, 2)])
+def test_line_search_against_exact_brute_force(name, tau, rule, weighted):
+    y, z, w, ids, g = _cases(name, _seed(name, tau, rule, weighted))
+    if not weighted:
+        w = np.ones_like(w)
+    n_leaves = len(g) + 2  # two trailing empty leaves: 0
+    loss = make_loss(name, tau=float(tau)) if name == "pinball" else make_loss(name)
+    c = loss.line_search(y, z, ids, n_leaves, w if weighted else None, rule, np.append(g, [1.0, -1.0]))
+    assert c[-2:].tolist() == [0.0, 0.0]
+    for leaf in range(len(g)):
+        m = ids == leaf
+        expected = _brute_force(name, tau, y[m], z[m], w[m], g[leaf], rule)
+        assert c[leaf] == expected, (name, float(tau), rule, leaf, y[m], z[m], w[m], g[leaf], c[leaf], expected)
+
+
+@pytest.mark.parametrize("name,tau", [("lad", 0.5), ("pinball", 0.3), ("hinge", 0.5)])
+def test_authors_rule_by_hand(name, tau):
+    loss = make_loss(name, tau=tau) if name == "pinball" else make_loss(name)
+    if name == "hinge":
+        # leaf 0: y = (+1, -1), z = 0: breakpoints {1, -1}, minimisers [-1, 1]; leaf 1 pure +1:
+        # breakpoints 1 - z = {1, 3}, minimisers [3, inf)
+        y = np.array([1.0, -1.0, 1.0, 1.0])
+        z = np.array([0.0, 0.0, 0.0, -2.0])
+        ids = np.array([0, 0, 1, 1])
+        np.testing.assert_array_equal(loss.line_search(y, z, ids, 2, None, "authors", [2.0, 2.0]), [-1.0, 3.0])
+        np.testing.assert_array_equal(loss.line_search(y, z, ids, 2, None, "authors", [-2.0, -2.0]), [1.0, 3.0])
+        np.testing.assert_array_equal(loss.line_search(y, z, ids, 2, None, "midpoint", [-2.0, -2.0]), [0.0, 3.0])
+        return
+    # u = (1, 3, 6, 8): lad minimisers [3, 6]; pinball 0.3: 0.3 * 4 = 1.2 -> the 2nd value, 3
+    u = np.array([8.0, 1.0, 6.0, 3.0])
+    lo, hi = (3.0, 6.0) if name == "lad" else (3.0, 3.0)
+    ids = np.zeros(4, dtype=int)
+    assert loss.line_search(u, np.zeros(4), ids, 1, None, "authors", [0.7]).tolist() == [lo]
+    assert loss.line_search(u, np.zeros(4), ids, 1, None, "authors", [-0.7]).tolist() == [hi]
+    assert loss.line_search(u, np.zeros(4), ids, 1, None, "authors", [0.0]).tolist() == [0.0]
+    # 0 is not a candidate: u = (-1, 2) has minimisers [-1, 2] containing 0
+    c = loss.line_search(np.array([-1.0, 2.0]), np.zeros(2), np.zeros(2, int), 1, None, "authors", [1.0])
+    assert c.tolist() == ([-1.0] if name == "lad" else [-1.0])
+
+
+def test_weighted_tie_uses_cumulative_weight():
+    """pinball tau = 0.25 with weights (1, 3) on u = (0.5, 4): tau W = 1 equals the weight of the
+    first value, so the minimisers are [0.5, 4] (midpoint 2.25); weights (2, 3): unique 0.5."""
+    loss = make_loss("pinball", tau=0.25)
+    u, ids = np.array([0.5, 4.0]), np.zeros(2, dtype=int)
+    assert loss.line_search(u, np.zeros(2), ids, 1, np.array([1.0, 3.0])).tolist() == [2.25]
+    assert loss.line_search(u, np.zeros(2), ids, 1, np.array([2.0, 3.0])).tolist() == [0.5]
+    # tau W within 1e-9 W of a cumulative weight still counts as equal (0.1 * 30 = 3.0000000000000004)
+    loss = make_loss("pinball", tau=0.1)
+    u = np.arange(1.0, 31.0)
+    c = loss.line_search(u, np.zeros(30), np.zeros(30, int), 1, np.ones(30))
+    assert c.tolist() == [3.5]
+
+
+def test_authors_rule_needs_leaf_values():
+    with pytest.raises(ValueError, match="leaf_values"):
+        make_loss("lad").line_search(np.ones(3), np.zeros(3), np.zeros(3, int), 1, None, "authors")
+    with pytest.raises(ValueError, match="tie_rule='lowest'"):
+        make_loss("lad").line_search(np.ones(3), np.zeros(3), np.zeros(3, int), 1, None, "lowest")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,tau", [("lad", 0.5), ("pinball", 0.3), ("hinge", 0.5)])
+def test_large_weighted_leaves_against_sorting(name, tau):
+    """Leaves of up to 200,000 rows (the sample-select and quickselect paths), random real
+    weights with zeros: the weighted kernel equals a sort-and-cumsum implementation."""
+    rng = np.random.default_rng(_seed("large", name))
+    n = 400_000
+    ids = rng.integers(0, 3, size=n)
+    ids[rng.random(n) < 0.5] = 0  # one big leaf
+    y = rng.choice([-1.0, 1.0], size=n) if name == "hinge" else rng.normal(size=n)
+    z = rng.normal(size=n)
+    w = rng.exponential(size=n) * (rng.random(n) < 0.9)
+    loss = make_loss(name, tau=tau) if name == "pinball" else make_loss(name)
+    c = loss.line_search(y, z, ids, 3, w, "authors", np.array([1.0, -1.0, 1.0]))
+    for leaf, g in zip(range(3), (1.0, -1.0, 1.0)):
+        m = (ids == leaf) & (w > 0)
+        b, wl = y[m] - z[m], w[m]
+        order = np.argsort(b, kind="stable")
+        b, cum = b[order], np.cumsum(wl[order])
+        target = (np.sum(wl[y[m] > 0]) if name == "hinge" else tau * cum[-1])
+        k = np.searchsorted(cum, target)  # continuous weights: no exact tie
+        assert c[leaf] == b[k]
