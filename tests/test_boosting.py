@@ -390,13 +390,26 @@ def test_verbose_schedule(reg_data, capsys):
 # ---------------------------------------------------------------------------------------------
 # scikit-learn contract
 # ---------------------------------------------------------------------------------------------
-# Both estimators pass every check of check_estimator; the only one skipped is scikit-learn's own
-# check_array_api_input (it skips itself unless SCIPY_ARRAY_API=1: we do not claim array-API
-# support). The classifier is
-# binary only (tag classifier_tags.multi_class = False), so the multi-class checks are not run.
-@pytest.mark.parametrize("est", [BoostingRegressor(n_estimators=20), BoostingClassifier(n_estimators=20)], ids=["regressor", "classifier"])
+# Both estimators pass every check of check_estimator but one expected failure, which
+# scikit-learn's own gradient-boosting estimators also list; the only one skipped is
+# scikit-learn's check_array_api_input (it skips itself unless SCIPY_ARRAY_API=1: we do not claim
+# array-API support). The classifier is binary only (tag classifier_tags.multi_class = False), so
+# the multi-class checks are not run.
+EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "15 rows x 30 features: several features separate the same rows and many splits tie, "
+        "and weighted sums and repeated rows round tied splits differently (as for "
+        "scikit-learn's gradient boosting); the repeated-rows oracle on tie-free data stands in: "
+        "tests/test_weights.py"
+    ),
+}
+
+
+@pytest.mark.parametrize("est", [BoostingRegressor(n_estimators=20), BoostingClassifier(n_estimators=20),
+                                 BoostingClassifier(loss="hinge", n_estimators=20)],
+                         ids=["regressor", "classifier", "hinge-classifier"])
 def test_check_estimator(est):
-    check_estimator(est)
+    check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS)
 
 
 def test_classifier_returns_original_labels_and_decision_sign():

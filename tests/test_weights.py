@@ -74,3 +74,150 @@ def test_weighted_value_does_not_overflow():
     z = np.full(20_000, -1e4)  # every term saturates at exp(700)
     v = loss.value(y, z, np.full(20_000, 1e300))
     assert np.isfinite(v) and v == pytest.approx(np.exp(700.0), rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole fits: every loss, algorithm and engine
+# ---------------------------------------------------------------------------------------------
+# Design: one continuous feature (two features can separate the same training rows: which one a
+# tree takes then decides where new points fall), targets on a 1/8 grid, lambda = 1/2, tau = 1/4
+# and nu = 1, so that the trees' sums of lad / pinball / hinge targets are exact in floating
+# point. Some exactly tied splits remain (the residual variants' targets repeat values): weighted
+# sums and repeated rows round them differently and may pick different, equally good trees. The
+# oracle then checks, in exact arithmetic, that the first two trees that differ fit the same
+# target equally well (a tie, not a weighting error); up to that tree the fits agree.
+def _fit_data(loss, seed, n=90):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 1))
+    if LOSSES[loss].task == "classification":
+        y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1, -1)
+    else:
+        y = np.round(8 * (X[:, 0] - X[:, 0] ** 2 + rng.standard_t(3, size=n))) / 8
+    w = rng.integers(0, 4, size=n).astype(float)
+    return X, y, w
+
+
+def _estimator(loss, algo, engine, **kw):
+    Est = BoostingClassifier if LOSSES[loss].task == "classification" else BoostingRegressor
+    extra = {"tau": 0.25} if loss == "pinball" else {}
+    return Est(loss=loss, algo=algo, engine=engine, n_estimators=25, learning_rate=1.0, max_depth=3,
+               step=0.5, random_state=0, **extra, **kw)
+
+
+def _raw(est, X):
+    return est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
+
+
+def _fit_logged(est, monkeypatch, X, y, **fit_kw):
+    """Fit, recording the target and weights given to each tree."""
+    import proxboost.boosting as boosting
+
+    log, make = [], boosting.make_engine
+
+    def spy(name):
+        engine = make(name)
+        grow = engine.grow
+
+        def logged(Xp, target, max_depth, random_state=None, sample_weight=None):
+            log.append((target.copy(), sample_weight))
+            return grow(Xp, target, max_depth, random_state, sample_weight=sample_weight)
+
+        engine.grow = logged
+        return engine
+
+    monkeypatch.setattr(boosting, "make_engine", spy)
+    est.fit(X, y, **fit_kw)
+    monkeypatch.setattr(boosting, "make_engine", make)
+    return est, log
+
+
+def _exact_sse(tree, Xp, target, w):
+    """Weighted sum of squared errors of the tree's least-squares fit, in exact arithmetic."""
+    from fractions import Fraction
+
+    leaves = tree.apply(Xp)
+    total = Fraction(0)
+    for leaf in np.unique(leaves[w > 0]):
+        rows = np.flatnonzero((leaves == leaf) & (w > 0))
+        ws = [Fraction(float(w[i])) for i in rows]
+        ts = [Fraction(float(target[i])) for i in rows]
+        mean = sum(a * b for a, b in zip(ws, ts)) / sum(ws)
+        total += sum(a * (b - mean) ** 2 for a, b in zip(ws, ts))
+    return total
+
+
+def _assert_same_fit_or_tie(a, b, log_a, X, X_eval, w):
+    """a (weighted) equals b (repeated / removed rows), up to an exactly tied tree."""
+    Xp = a.engine_.prepare(X)
+    T = len(a.estimators_)
+    first = next((t for t in range(T) if not np.array_equal(a.estimators_[t].apply(Xp)[w > 0],
+                                                              b.estimators_[t].apply(Xp)[w > 0])), T)
+    if first < T:  # two different partitions of the weighted rows: they must tie exactly
+        target, _ = log_a[first]
+        sse_a = _exact_sse(a.estimators_[first], Xp, target, w)
+        sse_b = _exact_sse(b.estimators_[first], Xp, target, w)
+        assert sse_a == sse_b, f"tree {first}: not a tie ({float(sse_a)} vs {float(sse_b)})"
+    np.testing.assert_allclose(a.train_loss_[: first + 1], b.train_loss_[: first + 1], rtol=RTOL)
+    np.testing.assert_allclose(a.eval_loss_[: first + 1], b.eval_loss_[: first + 1], rtol=RTOL)
+    if first == T:
+        for Xq in (X, X_eval):
+            ra, rb = _raw(a, Xq), _raw(b, Xq)
+            np.testing.assert_allclose(ra, rb, rtol=RTOL, atol=RTOL * np.abs(rb).max())
+    return first
+
+
+# every loss x algorithm on the default engine; every loss x three algorithms on the others
+CASES = [(loss, algo, "exact") for loss in LOSSES for algo in ALGOS] + [
+    (loss, algo, engine) for engine in sorted(set(ENGINES) - {"exact"}) for loss in LOSSES
+    for algo in ("prox", "residual_gradient", "accelerated_gradient")]
+
+
+@pytest.mark.parametrize("loss, algo, engine", CASES)
+def test_fit_integer_weights_are_repeated_rows(loss, algo, engine, monkeypatch):
+    X, y, w = _fit_data(loss, _seed("fit", loss, algo))
+    X_eval, y_eval, w_eval = _fit_data(loss, _seed("eval", loss, algo), n=30)
+    rep, eval_rep = (np.repeat(np.arange(len(v)), v.astype(int)) for v in (w, w_eval))
+    weighted, log = _fit_logged(_estimator(loss, algo, engine), monkeypatch, X, y, sample_weight=w,
+                                eval_set=(X_eval, y_eval, w_eval))
+    repeated = _estimator(loss, algo, engine).fit(X[rep], y[rep], eval_set=(X_eval[eval_rep], y_eval[eval_rep]))
+    assert all(sw is w or np.array_equal(sw, w) for _, sw in log)  # the trees got the weights
+    _assert_same_fit_or_tie(weighted, repeated, log, X, X_eval, w)
+
+
+@pytest.mark.parametrize("loss, algo, engine", CASES[::3])
+def test_fit_zero_weights_are_removed_rows(loss, algo, engine, monkeypatch):
+    X, y, w = _fit_data(loss, _seed("zero-fit", loss, algo))
+    w = (w > 0).astype(float)
+    keep = w > 0
+    X_eval, y_eval, _ = _fit_data(loss, _seed("eval", loss, algo), n=30)
+    weighted, log = _fit_logged(_estimator(loss, algo, engine), monkeypatch, X, y, sample_weight=w,
+                                eval_set=(X_eval, y_eval))
+    removed = _estimator(loss, algo, engine).fit(X[keep], y[keep], eval_set=(X_eval, y_eval))
+    _assert_same_fit_or_tie(weighted, removed, log, X, X_eval, w)
+
+
+def test_most_fits_have_no_tie(monkeypatch):
+    """The tie escape is rare: on the default engine, most loss x algorithm fits agree fully."""
+    full = 0
+    for loss, algo, engine in CASES[:36]:
+        X, y, w = _fit_data(loss, _seed("fit", loss, algo))
+        rep = np.repeat(np.arange(len(y)), w.astype(int))
+        a = _estimator(loss, algo, engine).fit(X, y, sample_weight=w)
+        b = _estimator(loss, algo, engine).fit(X[rep], y[rep])
+        full += bool(np.allclose(a.train_loss_, b.train_loss_, rtol=RTOL, atol=0))
+    assert full >= 30
+
+
+def test_unit_weights_change_nothing():
+    X, y, _ = _fit_data("lad", 1)
+    a = _estimator("lad", "prox", "exact").fit(X, y)
+    b = _estimator("lad", "prox", "exact").fit(X, y, sample_weight=np.ones(len(y)))
+    np.testing.assert_array_equal(a.train_loss_, b.train_loss_)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_sample_weight_is_not_modified():
+    X, y, w = _fit_data("hinge", 2)
+    w0 = w.copy()
+    _estimator("hinge", "prox", "exact").fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(w, w0)
