@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 ENGINE=${ENGINE:-hist}
 PART=${PART:-all}
-ALGOS=gradient,prox,residual_gradient,residual_prox,accelerated_gradient,accelerated_prox,xgboost,random_forest
+ALGOS=gradient,prox,residual_gradient,residual_prox,accelerated_gradient,accelerated_prox,xgboost,random_forest,lightgbm,sklearn_hgb
 run() { "$PY" run.py -m "$@" engine="$ENGINE" progress=false hydra.sweep.dir="outputs/real_world/\${now:%Y-%m-%d_%H-%M-%S}"; }
 
 if [[ $PART == all || $PART == paper ]]; then
