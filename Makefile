@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Tests and CI read the local mirror of the datasets when it exists (no network here).
 export PROXBOOST_DATA_MIRROR ?= $(if $(wildcard ../shared/datasets/manifest.json),$(abspath ../shared/datasets),)
 
-.PHONY: test figures results datasets bench env clean
+.PHONY: test test-fast figures results datasets bench env clean
 
 env: $(STAMP)
 
@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The inner loop while editing: every test not marked slow (under a minute on 2 cores).
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
 
 # The main job: every figure of the paper (and results/SUMMARY.md) from results/, no fitting.
 figures: $(STAMP)

@@ -1,9 +1,9 @@
-"""Tests of proxboost.datasets: generators (SPEC §4.1), real loaders (§4.2), files, cache.
+"""Tests of proxboost.datasets: generators, real loaders, files, cache.
 
 No test touches the network (``urlopen`` is replaced) or the repository's ``data/``
 (``tmp_path`` is the cache). Real datasets are read from the mirror named by
-``$PROXBOOST_DATA_MIRROR`` or ``../shared/datasets`` beside the repository; tests needing it
-are skipped with a reason when it is absent.
+``$PROXBOOST_DATA_MIRROR`` (the ``data_mirror`` fixture of conftest.py); tests needing it are
+skipped with a reason where it is unset.
 """
 
 from __future__ import annotations
@@ -37,13 +37,9 @@ from proxboost.datasets import _files
 from proxboost.datasets.__main__ import main as cli_main
 
 REPO = Path(__file__).resolve().parents[1]
-_env_mirror = os.environ.get("PROXBOOST_DATA_MIRROR", "").strip()
-MIRROR = Path(_env_mirror) if _env_mirror else (REPO / ".." / "shared" / "datasets").resolve()
-HAS_MIRROR = (MIRROR / "manifest.json").is_file()
-needs_mirror = pytest.mark.skipif(not HAS_MIRROR, reason=f"dataset mirror not found at {MIRROR}")
 
 SYNTHETIC = ("regression", "classification", "sines")
-REAL = {  # id: (n, d, task) of SPEC §4.2
+REAL = {  # id: (n, d, task) (docs/protocol.md)
     "whitewine": (4898, 11, "regression"),
     "redwine": (1599, 11, "regression"),
     "bostonhousing": (506, 13, "regression"),
@@ -74,11 +70,11 @@ def cache(tmp_path) -> Path:
     return tmp_path / "cache"
 
 
-def _mirror_with(tmp_path: Path, dataset: str, name: str, corrupt: bool = False) -> Path:
-    """A temporary mirror holding one file of the real mirror (one byte changed if corrupt)."""
+def _mirror_with(source: Path, tmp_path: Path, dataset: str, name: str, corrupt: bool = False) -> Path:
+    """A temporary mirror holding one file of the mirror ``source`` (one byte changed if corrupt)."""
     mirror = tmp_path / "mirror"
     (mirror / dataset).mkdir(parents=True)
-    data = bytearray((MIRROR / dataset / name).read_bytes())
+    data = bytearray((source / dataset / name).read_bytes())
     if corrupt:
         data[len(data) // 2] ^= 0x01
     (mirror / dataset / name).write_bytes(bytes(data))
@@ -125,9 +121,8 @@ def test_error_types():
     assert issubclass(DatasetShapeError, ValueError)
 
 
-@needs_mirror
-def test_file_table_matches_mirror_manifest():
-    manifest = json.loads((MIRROR / "manifest.json").read_text())["datasets"]
+def test_file_table_matches_mirror_manifest(data_mirror):
+    manifest = json.loads((data_mirror / "manifest.json").read_text())["datasets"]
     assert set(ds.FILES) == set(manifest)
     for dataset, files in ds.FILES.items():
         listed = {f["name"]: f for f in manifest[dataset]["files"]}
@@ -176,7 +171,7 @@ def test_gaussian_design_covariance(name, d):
 
 def test_regression_noise_level():
     X, y, _ = load_dataset("regression", random_state=4, n_samples=100_000, n_features=4)
-    f = -np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + X[:, 2] - np.exp(-X[:, 3])  # SPEC, X¹ = column 0
+    f = -np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + X[:, 2] - np.exp(-X[:, 3])  # X¹ = column 0
     residual = y - f
     assert abs(residual.mean()) < 0.01
     assert residual.var() == pytest.approx(0.5, abs=0.015)
@@ -251,13 +246,12 @@ def test_synthetic_alias_picks_by_task():
 # ---------------------------------------------------------------------------- real data
 
 
-@needs_mirror
 @pytest.mark.parametrize("name", [n for n in REAL if n != "advertisements"])
-def test_real_dataset_loads_from_mirror(name, cache):
-    if not is_available(name, mirror=MIRROR, data_home=cache):
-        pytest.skip(f"{name} is not in the mirror {MIRROR}")
+def test_real_dataset_loads_from_mirror(name, cache, data_mirror):
+    if not is_available(name, mirror=data_mirror, data_home=cache):
+        pytest.skip(f"{name} is not in the mirror {data_mirror}")
     n, d, task = REAL[name]
-    X, y, info = load_dataset(name, mirror=MIRROR, data_home=cache)
+    X, y, info = load_dataset(name, mirror=data_mirror, data_home=cache)
     assert X.shape == (n, d) and y.shape == (n,)
     assert X.dtype == y.dtype == np.float64
     assert np.isfinite(X).all() and np.isfinite(y).all()
@@ -272,16 +266,15 @@ def test_real_dataset_loads_from_mirror(name, cache):
     np.testing.assert_array_equal(y2, y)
 
 
-@needs_mirror
-def test_real_label_and_encoding_details(cache):
-    if not is_available("adult", mirror=MIRROR):
+def test_real_label_and_encoding_details(cache, data_mirror):
+    if not is_available("adult", mirror=data_mirror):
         pytest.skip("adult not in the mirror")
-    X, y, info = load_dataset("adult", mirror=MIRROR, data_home=cache)
+    X, y, info = load_dataset("adult", mirror=data_mirror, data_home=cache)
     assert "education" not in info.feature_names and "education-num" in info.feature_names
     assert int((y == 1).sum()) == 7508  # >50K among the 30162 complete rows of adult.data
     sex = X[:, info.feature_names.index("sex")]
     assert set(np.unique(sex)) == {0.0, 1.0}  # integer codes, 'Female' < 'Male'
-    spam = load_dataset("spam", mirror=MIRROR, data_home=cache)
+    spam = load_dataset("spam", mirror=data_mirror, data_home=cache)
     assert int((spam.y == 1).sum()) == 1813
 
 
@@ -290,9 +283,8 @@ def test_real_dataset_rejects_unknown_params(cache):
         load_dataset("engel", data_home=cache, n_samples=10)
 
 
-@needs_mirror
-def test_corrupted_mirror_copy_is_refused_and_not_cached(tmp_path, cache):
-    mirror = _mirror_with(tmp_path, "crabs", "crabs.csv", corrupt=True)
+def test_corrupted_mirror_copy_is_refused_and_not_cached(tmp_path, cache, data_mirror):
+    mirror = _mirror_with(data_mirror, tmp_path, "crabs", "crabs.csv", corrupt=True)
     with pytest.raises(ChecksumError) as err:
         load_dataset("crabs", mirror=mirror, data_home=cache)
     expected = ds.FILES["crabs"][0].sha256
@@ -302,14 +294,13 @@ def test_corrupted_mirror_copy_is_refused_and_not_cached(tmp_path, cache):
     assert _files_in(cache) == []  # neither the file nor a temporary part
 
 
-@needs_mirror
-def test_corrupted_cache_file_is_refused(cache):
+def test_corrupted_cache_file_is_refused(cache, data_mirror):
     (cache / "engel").mkdir(parents=True)
-    data = bytearray((MIRROR / "engel" / "engel.csv").read_bytes())
+    data = bytearray((data_mirror / "engel" / "engel.csv").read_bytes())
     data[100] ^= 0x01
     (cache / "engel" / "engel.csv").write_bytes(bytes(data))
     with pytest.raises(ChecksumError, match="Delete .*engel.csv"):
-        load_dataset("engel", mirror=MIRROR, data_home=cache)
+        load_dataset("engel", mirror=data_mirror, data_home=cache)
 
 
 def test_missing_file_gives_instructive_error(tmp_path, cache):
@@ -351,9 +342,8 @@ class _Response(io.BytesIO):
         self.close()
 
 
-@needs_mirror
-def test_download_is_checked_and_atomic(cache, monkeypatch):
-    good = (MIRROR / "engel" / "engel.csv").read_bytes()
+def test_download_is_checked_and_atomic(cache, monkeypatch, data_mirror):
+    good = (data_mirror / "engel" / "engel.csv").read_bytes()
     served = {}
 
     def fake_urlopen(request, timeout):
@@ -372,9 +362,8 @@ def test_download_is_checked_and_atomic(cache, monkeypatch):
     assert [p.name for p in _files_in(cache)] == ["engel.csv"]
 
 
-@needs_mirror
-def test_failure_mid_copy_leaves_no_partial_file(tmp_path, cache, monkeypatch):
-    mirror = _mirror_with(tmp_path, "spam", "spambase.data")
+def test_failure_mid_copy_leaves_no_partial_file(tmp_path, cache, monkeypatch, data_mirror):
+    mirror = _mirror_with(data_mirror, tmp_path, "spam", "spambase.data")
     real_iter = _files._iter_file
 
     def broken(path):
@@ -481,19 +470,18 @@ def test_advertisements_absence_is_explained(cache):
 # ---------------------------------------------------------------------------- CLI, configs
 
 
-@needs_mirror
-def test_cli_lists_and_prefetches(tmp_path, cache, capsys):
-    assert cli_main(["--data-home", str(cache), "--mirror", str(MIRROR)]) == 0
+def test_cli_lists_and_prefetches(tmp_path, cache, capsys, data_mirror):
+    assert cli_main(["--data-home", str(cache), "--mirror", str(data_mirror)]) == 0
     out = capsys.readouterr().out
     for name in list_datasets():
         assert name in out
-    assert "MISSING" in out or is_available("advertisements", mirror=MIRROR)
-    mirror = _mirror_with(tmp_path, "crabs", "crabs.csv")
+    assert "MISSING" in out or is_available("advertisements", mirror=data_mirror)
+    mirror = _mirror_with(data_mirror, tmp_path, "crabs", "crabs.csv")
     assert cli_main(["--data-home", str(cache), "--mirror", str(mirror), "--prefetch"]) == 0
     out = capsys.readouterr().out
     assert "crabs: ok (mirror)" in out and "spam: unavailable, skipped" in out
     assert [p.name for p in _files_in(cache)] == ["crabs.csv"]
-    bad = _mirror_with(tmp_path / "bad", "engel", "engel.csv", corrupt=True)
+    bad = _mirror_with(data_mirror, tmp_path / "bad", "engel", "engel.csv", corrupt=True)
     assert cli_main(["--data-home", str(cache), "--mirror", str(bad), "--prefetch"]) == 1
     assert "engel: REFUSED" in capsys.readouterr().out
     assert not (cache / "engel").exists() or _files_in(cache / "engel") == []

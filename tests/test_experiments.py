@@ -52,6 +52,7 @@ def test_intro_settings_match_spec():
     assert all(s.grid_predictions > 0 for s in specs)
 
 
+@pytest.mark.slow
 def test_intro_quick_writes_curves_with_provenance_and_rerun_skips(tmp_path):
     cmd = [sys.executable, str(EXPERIMENTS / "intro.py"), "--quick", "--results", str(tmp_path), "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -93,6 +94,7 @@ def test_run_one_resumes_after_interruption(tmp_path):
     assert run_one(specs[1], tmp_path) is None                    # stored: skipped
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", ["--only=nope"])
 def test_run_all_rejects_unknown_experiment(bad):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}

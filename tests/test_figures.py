@@ -106,6 +106,7 @@ def test_real_world(real, tmp_path, fn, fid):
     _assert_written(fn(real, tmp_path), fid, tmp_path)
 
 
+@pytest.mark.slow
 def test_make_all_from_an_empty_results_dir(tmp_path):
     """Nothing stored yet: every figure is still written, saying what is missing."""
     out = tmp_path / "figs"

@@ -1,8 +1,8 @@
 """The Hydra app end to end: configs, a whole run, resume after a kill, launchers, bad input.
 
 Runs ``run.py`` in subprocesses with tiny settings (grid=smoke, few splits, small T_max);
-results and Hydra directories live in ``tmp_path``. Real datasets come from the local mirror
-``<repo>/../shared/datasets`` (tests needing one are skipped without it).
+results and Hydra directories live in ``tmp_path``. Real datasets come from the mirror named by
+``$PROXBOOST_DATA_MIRROR`` (the ``data_mirror`` fixture: tests needing it are skipped without it).
 """
 
 import json
@@ -20,16 +20,12 @@ from proxboost.losses import make_loss
 from proxboost.protocol import ALGOS
 
 REPO = Path(__file__).resolve().parents[1]
-MIRROR = REPO.parent / "shared" / "datasets"
-needs_mirror = pytest.mark.skipif(not (MIRROR / "engel").is_dir(), reason="no local dataset mirror")
 
 
 def _env(tmp_path):
     env = dict(os.environ)
     env.pop("HYDRA_FULL_ERROR", None)
     env["PROXBOOST_DATA_HOME"] = str(tmp_path / "data")
-    if MIRROR.is_dir():
-        env["PROXBOOST_DATA_MIRROR"] = str(MIRROR)
     return env
 
 
@@ -84,6 +80,7 @@ def test_config_groups_and_values():
 
 
 # -- one run, end to end --------------------------------------------------------------------------
+@pytest.mark.slow
 def test_whole_chain_smoke_run_and_rerun(tmp_path):
     args = ["loss=hinge", "algo=residual_prox", "grid=smoke", "protocol.n_splits=2",
             "protocol.max_estimators=20", *_dirs(tmp_path)]
@@ -112,6 +109,7 @@ def test_whole_chain_smoke_run_and_rerun(tmp_path):
     assert [f.stat().st_mtime_ns for f in files] == stamps  # nothing recomputed
 
 
+@pytest.mark.slow
 def test_killed_sweep_rerun_has_every_row_once(tmp_path):
     sweep = ["-m", "algo=gradient,prox", "loss=lad", "grid=smoke", "protocol.n_splits=5",
              "protocol.max_estimators=40", "dataset.params.n_samples=300", "dataset.params.n_features=10",
@@ -138,8 +136,8 @@ def test_killed_sweep_rerun_has_every_row_once(tmp_path):
     assert {f: f.stat().st_mtime_ns for f in before} == before  # stored rows were skipped, not redone
 
 
-@needs_mirror
-def test_submitit_local_real_dataset_xgboost(tmp_path):
+@pytest.mark.slow
+def test_submitit_local_real_dataset_xgboost(tmp_path, data_mirror):
     out = _run(tmp_path, "-m", "hydra/launcher=submitit_local", "dataset=engel", "loss=pinball", "algo=xgboost",
                "grid=smoke", "protocol.n_splits=1", "protocol.max_estimators=10", *_dirs(tmp_path))
     assert out.returncode == 0, out.stdout + out.stderr
@@ -167,6 +165,7 @@ def test_submitit_local_real_dataset_xgboost(tmp_path):
         (["algo=foo"], ["Could not find 'algo/foo'", "Available options in 'algo'", "random_forest", "xgboost"]),
     ],
 )
+@pytest.mark.slow
 def test_bad_input_fails_before_any_fit(tmp_path, overrides, messages):
     out = _run(tmp_path, *overrides, *_dirs(tmp_path), timeout=60)
     text = out.stdout + out.stderr

@@ -173,6 +173,7 @@ def _tiny(task, n=120, seed=0):
     return X, (np.where(s > 0.4, 1.0, -1.0) if task == "classification" else s)
 
 
+@pytest.mark.slow
 def test_run_protocol_selection_refit_and_workers():
     """Rows follow the protocol (selection on the curves, refit at the selected T) and are
     identical with 1 and 2 workers."""
