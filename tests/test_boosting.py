@@ -21,15 +21,27 @@ REG_LOSSES = ["ls", "lad", "pinball"]
 CLF_LOSSES = ["exponential", "logistic", "hinge"]
 
 
+def _spec_X(rng, n, d):
+    """The synthetic design of docs/protocol.md: X ~ N(0, Sigma), Sigma_ij = 2^-|i-j| (continuous features)."""
+    idx = np.arange(d)
+    cov = 2.0 ** -np.abs(idx[:, None] - idx[None, :])
+    return rng.multivariate_normal(np.zeros(d), cov, size=n)
+
+
 @pytest.fixture(scope="module")
-def reg_data(synthetic_data):
-    X, y = synthetic_data("regression", 300, 8, seed=0)
+def reg_data():
+    rng = np.random.RandomState(0)
+    X = _spec_X(rng, 300, 8)
+    y = -np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + X[:, 2] - np.exp(-X[:, 3]) + rng.normal(0, np.sqrt(0.5), 300)
     return X[:200], y[:200], X[200:], y[200:]
 
 
 @pytest.fixture(scope="module")
-def clf_data(synthetic_data):
-    X, y = synthetic_data("classification", 300, 18, seed=1)
+def clf_data():
+    rng = np.random.RandomState(1)
+    X = _spec_X(rng, 300, 8)
+    s = X[:, 0] + X[:, 3] ** 3 + X[:, 5] + np.sin(X[:, 6] * X[:, 7]) + rng.normal(0, np.sqrt(0.1), 300)
+    y = np.where(s > 0.38, 1.0, -1.0)
     return X[:200], y[:200], X[200:], y[200:]
 
 
