@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Tests and CI read the local mirror of the datasets when it exists (no network here).
 export PROXBOOST_DATA_MIRROR ?= $(if $(wildcard ../shared/datasets/manifest.json),$(abspath ../shared/datasets),)
 
-.PHONY: test test-fast figures results datasets bench env clean
+.PHONY: test test-fast figures results datasets bench env clean slurm-check
 
 env: $(STAMP)
 
@@ -40,6 +40,11 @@ datasets: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_fit.py
+
+# The Slurm path end to end on a throw-away single-node cluster (experiments/slurm_check.sh):
+# needs root on Debian/Ubuntu (installs slurm-wlm and munge when missing), so not in `test`.
+slurm-check: $(STAMP)
+	PY=$(PY) bash experiments/slurm_check.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache
