@@ -23,17 +23,17 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
 
-# The main job: every figure of the paper (and results/SUMMARY.md) from results/, no fitting.
+# The main job: results/claims.csv, results/SUMMARY.md and every figure from results/, no fitting.
 figures: $(STAMP)
+	$(PY) -m proxboost.report --results results
 	$(PY) -m proxboost.figures --results results --out figures
-	$(PY) -m proxboost.summary --results results
 
 # Recompute every stored result, resumably (finished runs are skipped): the synthetic
 # experiments, then the real-world sweeps (scripts/real_world.sh), then SUMMARY.md.
 results: $(STAMP)
 	$(PY) experiments/run_all.py --results results
 	bash experiments/real_world.sh
-	$(PY) -m proxboost.summary
+	$(PY) -m proxboost.report --results results
 
 datasets: $(STAMP)
 	$(PY) -m proxboost.datasets --prefetch

@@ -10,6 +10,8 @@
 - ``synthetic_data`` draws the paper's synthetic models through the package's own generators,
   so that no test re-implements them as a data source (the generator tests in
   ``test_datasets.py`` check them against independent formulas).
+- ``curve_frame`` builds a hand-made synthetic curve in the stored layout (claims, report and
+  figure tests).
 """
 
 from __future__ import annotations
@@ -59,3 +61,34 @@ def synthetic_data():
         return X, y
 
     return draw
+
+
+@pytest.fixture
+def curve_frame():
+    """Build one stored synthetic curve (the columns :func:`proxboost.curves.load_curves` returns).
+
+    ``curve_frame(experiment, loss, algo, depth, train, test=None, step=None, seed=0, tie_rule=None,
+    seconds=None, n_leaves=None, learning_rate=0.05)``; ``train`` (and ``test``) give C(f_t) for t = 0..T.
+    """
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    def make(experiment, loss, algo, depth, train, test=None, step=None, seed=0, tie_rule=None, seconds=None,
+             n_leaves=None, learning_rate=0.05):
+        train = np.asarray(train, float)
+        T = len(train) - 1
+        df = pd.DataFrame({
+            "iteration": np.arange(T + 1),
+            "seconds": np.linspace(0, 1, T + 1) if seconds is None else np.asarray(seconds, float),
+            "train_loss": train, "test_loss": train * 1.1 if test is None else np.asarray(test, float),
+            "experiment": experiment, "dataset": "x", "loss": loss, "algo": algo, "max_depth": depth,
+            "step": math.nan if step is None else step, "learning_rate": learning_rate, "n_estimators": T,
+            "seed": seed, "engine": "exact", "commit": "c0ffee"})
+        if tie_rule is not None:
+            df["tie_rule"] = tie_rule
+        if n_leaves is not None:
+            df["n_leaves"] = np.asarray(n_leaves, float)
+        return df
+    return make

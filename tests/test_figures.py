@@ -1,42 +1,55 @@
-"""Every figure of SPEC §6 from small results tables built here (nothing is fitted)."""
+"""Figures from small results tables built here: their content (axes, labels, series), metadata and determinism."""
 
+import hashlib
 import math
 
+import matplotlib as mpl
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.collections import PolyCollection
 
 from proxboost import figures
+from proxboost.claims import STATEMENTS, judge
+from proxboost.naming import METHOD_ORDER, METHOD_STYLES
 from proxboost.results import write_row
 
-T = 40
+T = 60
+STEPS = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 
-def _curve(experiment, dataset, loss, algo, depth, step, rate):
+def _curve(experiment, dataset, loss, algo, depth, step, rate, seed=0, floor=None):
     t = np.arange(T + 1)
     train = np.exp(-rate * t) + 0.05
+    if floor is not None:
+        train = np.maximum(10.0 ** (-2.0 * t), floor)     # reaches a numerical floor
+    test = train + 0.1 + 0.01 * seed
+    if loss == "hinge" and experiment == "proximal_step":
+        test = 0.32 + 0.5 * np.exp(-rate * t)              # test losses between 0.32 and 0.82
     return pd.DataFrame({
-        "iteration": t, "seconds": 0.01 * t, "train_loss": train, "test_loss": train + 0.1,
+        "iteration": t, "seconds": 0.01 * t, "train_loss": train * (1 + 0.02 * seed), "test_loss": test,
         "experiment": experiment, "dataset": dataset, "loss": loss, "algo": algo, "max_depth": depth,
         "step": math.nan if algo.endswith("gradient") else step, "learning_rate": 0.05, "n_estimators": T,
-        "seed": 0, "engine": "exact", "commit": "c0ffee"})
+        "seed": seed, "engine": "exact", "commit": "c0ffee"})
 
 
 @pytest.fixture(scope="module")
 def curves():
     runs = []
-    for k, (dataset, loss) in enumerate((("regression", "ls"), ("classification", "exponential"),
-                                         ("regression", "lad"), ("classification", "hinge"))):
+    for dataset, loss in (("regression", "ls"), ("classification", "exponential"), ("regression", "lad"),
+                          ("classification", "hinge")):
         for depth in (3, 15):
             for j, algo in enumerate(("gradient", "prox", "residual_gradient", "residual_prox")):
                 if (loss, depth, algo) == ("hinge", 15, "residual_prox"):
                     continue                                   # a missing run is reported, not fatal
-                runs.append(_curve("convergence", dataset, loss, algo, depth, 1.0, 0.01 * (1 + j + depth / 5)))
+                for seed in (0, 1, 2):
+                    runs.append(_curve("convergence", dataset, loss, algo, depth, 1.0, 0.01 * (1 + j + depth / 5), seed,
+                                       floor=1e-8 if (loss, depth) == ("ls", 15) else None))
     for dataset, loss in (("regression", "lad"), ("classification", "hinge")):
         for algo in ("gradient", "residual_gradient", "accelerated_gradient"):
             runs.append(_curve("proximal_step", dataset, loss, algo, 3, None, 0.02))
         for algo in ("prox", "residual_prox", "accelerated_prox"):
-            for i, s in enumerate((0.01, 0.1, 1.0, 10.0, 100.0)):
+            for i, s in enumerate(STEPS):
                 runs.append(_curve("proximal_step", dataset, loss, algo, 3, s, 0.01 * (i + 1)))
     for algo in ("gradient", "prox"):
         runs.append(_curve("intro", "sines", "lad", algo, 2, 1.0, 0.05))
@@ -53,57 +66,140 @@ def real():
     for ds, losses, proto, n in plan:
         clf = ds == "spam"
         for loss in losses:
-            for algo in figures.METHOD_ORDER:
-                if algo == "xgboost" and ds == "crabs":
+            for algo in METHOD_ORDER:
+                if algo == "xgboost" and ds == "crabs" or algo == "sklearn_hgb":
                     continue
                 for k in range(n):
-                    loss_value = 1 + rng.normal(0, 0.1) + (50 if algo == "accelerated_gradient" and k == 0 else 0)
+                    value = 1 + rng.normal(0, 0.1) + (50 if algo == "accelerated_gradient" and k == 0 else 0)
                     if algo == "random_forest" and (clf or loss != "ls"):
-                        loss_value = math.nan                       # reported for ls only
+                        value = math.nan                       # reported for ls only
                     rows.append(dict(protocol=proto, dataset=ds, loss=loss, algo=algo,
-                                     engine="none" if algo in ("xgboost", "random_forest") else "exact", split=k,
-                                     test_loss=loss_value, test_error=0.1 + rng.normal(0, 0.01) if clf else math.nan))
+                                     engine="none" if algo in ("xgboost", "random_forest", "lightgbm") else "exact",
+                                     split=k, test_loss=value, test_error=0.1 + rng.normal(0, 0.01) if clf else math.nan))
     return pd.DataFrame(rows)
 
 
-def _assert_written(paths, fid, out):
-    assert sorted(p.name for p in paths) == [f"{fid}.pdf", f"{fid}.png"]
-    for ext in ("png", "pdf"):
-        p = out / f"{fid}.{ext}"
-        assert p.exists() and p.stat().st_size > 1000
-    assert not list(out.glob(".*"))                          # no temporary file left behind
+def _data_axes(fig):
+    return [ax for ax in fig.axes if ax.get_lines() or ax.collections]
+
+
+def _labelled_ticks(ax):
+    """Major y ticks inside the axis with a non-empty label."""
+    fig = ax.figure
+    fig.canvas.draw()
+    lo, hi = ax.get_ylim()
+    return [t.get_loc() for t in ax.yaxis.get_major_ticks()
+            if lo <= t.get_loc() <= hi and t.label1.get_visible() and t.label1.get_text()]
+
+
+def _assert_labelled_around_data(ax):
+    ticks = _labelled_ticks(ax)
+    lo, hi = ax.get_ylim()
+    assert len(ticks) >= 2, ax.get_title()
+    if ax.get_yscale() == "log":   # a labelled tick in the lowest 30 % of the axis (in decades)
+        assert min(ticks) <= lo * (hi / lo) ** 0.3, (ax.get_title(), ticks, lo, hi)
 
 
 def test_method_styles_are_unique():
-    colors = [s["color"] for s in figures.METHOD_STYLES.values()]
-    markers = [s["marker"] for s in figures.METHOD_STYLES.values()]
-    assert len(set(colors)) == len(colors) and len(set(markers)) == len(markers)
+    colors = [s["color"] for s in METHOD_STYLES.values()]
+    markers = [s["marker"] for s in METHOD_STYLES.values()]
+    assert len(set(colors)) == len(colors) == 10 and len(set(markers)) == len(markers)
     from proxboost.protocol import ALGOS
 
-    assert set(figures.METHOD_STYLES) == set(ALGOS)  # every method has a style
+    assert set(ALGOS) <= set(METHOD_STYLES)                     # every method has a style
 
 
-def test_intro(curves, tmp_path):
+def test_figures_leave_global_settings_alone(curves):
+    before = dict(mpl.rcParams)
+    figures.fig_convergence(curves)
+    assert dict(mpl.rcParams) == before
+
+
+def test_intro_loss_curves_on_shared_axes(curves):
     x = np.linspace(0, 1, 50)
     preds = pd.concat([pd.DataFrame({"x": x, "prediction": np.sin(2 * np.pi * x), "algo": a}) for a in ("gradient", "prox")])
     data = pd.DataFrame({"x": x, "y": np.sin(2 * np.pi * x), "part": ["train", "test"] * 25})
-    _assert_written(figures.fig_intro(curves[curves["experiment"] == "intro"], preds, data, tmp_path), "intro", tmp_path)
+    fig = figures.fig_intro(curves[curves["experiment"] == "intro"], preds, data)
+    loss_axes = [ax for ax in fig.axes if ax.get_ylabel().startswith("lad loss")]
+    assert len(loss_axes) == 1
+    labels = [ln.get_label() for ln in loss_axes[0].get_lines()]
+    assert {"G, training loss", "G, test loss", "P, training loss", "P, test loss"} <= set(labels)
+    assert [ax.get_xlabel() for ax in fig.axes].count("x") == 2
+    _assert_labelled_around_data(loss_axes[0])
 
 
-@pytest.mark.parametrize("x, fid", [("iteration", "convergence"), ("seconds", "convergence_time")])
-def test_convergence(curves, tmp_path, x, fid):
-    _assert_written(figures.fig_convergence(curves, tmp_path, x), fid, tmp_path)
+def test_convergence_panels_floor_and_seed_bands(curves):
+    fig = figures.fig_convergence(curves)
+    panels = _data_axes(fig)
+    assert len(panels) == 4
+    for ax in panels:
+        assert ax.get_xlabel() == "iteration t" and ax.get_ylabel() == "training loss C(f_t)"
+        _assert_labelled_around_data(ax)
+        bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+        assert len(bands) == len(ax.get_lines())                 # three seeds: one band per curve
+    ls = next(ax for ax in panels if ax.get_title().startswith("least squares"))
+    lad = next(ax for ax in panels if ax.get_title().startswith("least absolute"))
+    hinge = next(ax for ax in panels if ax.get_title().startswith("hinge"))
+    assert len(ls.patches) == 1 and len(lad.patches) == 0        # only the ls depth-15 curves reach a floor
+    assert len(hinge.get_lines()) == 7                          # the missing run is not drawn ...
+    assert "hinge/RP/depth 15" in " ".join(t.get_text() for t in fig.texts)   # ... and is named
 
 
-def test_proximal_step(curves, tmp_path):
-    _assert_written(figures.fig_proximal_step(curves, tmp_path), "proximal_step", tmp_path)
+def test_convergence_time_draws_seed_0_only(curves):
+    fig = figures.fig_convergence(curves, "seconds")
+    for ax in _data_axes(fig):
+        assert ax.get_xlabel().startswith("wall-clock seconds")
+        assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
 
 
-@pytest.mark.parametrize("fn, fid", [(figures.fig_regression_loss, "regression_loss"),
-                                     (figures.fig_classification_loss, "classification_loss"),
-                                     (figures.fig_classification_error, "classification_error")])
-def test_real_world(real, tmp_path, fn, fid):
-    _assert_written(fn(real, tmp_path), fid, tmp_path)
+def test_proximal_step_panels(curves):
+    fig = figures.fig_proximal_step(curves)
+    panels = _data_axes(fig)
+    assert len(panels) == 12
+    for ax in panels:
+        assert len(ax.get_lines()) == 6                          # the gradient counterpart and five λ
+        _assert_labelled_around_data(ax)
+    hinge_test = [ax for ax in panels if ax.get_title().startswith("hinge, test")]
+    assert len(hinge_test) == 3 and all(min(_labelled_ticks(ax)) < 0.4 for ax in hinge_test)
+
+
+@pytest.mark.parametrize("fn, ncol, nrow", [(figures.fig_regression_loss, 6, 3), (figures.fig_classification_loss, 3, 2),
+                                            (figures.fig_classification_error, 3, 3)])
+def test_real_world_panels(real, fn, ncol, nrow):
+    fig = fn(real)
+    assert len(fig.axes) == ncol * nrow
+    drawn = [ax for ax in fig.axes if ax.get_xticklabels() and ax.get_xticklabels()[0].get_text()]
+    for ax in drawn:
+        shorts = [t.get_text() for t in ax.get_xticklabels()]
+        assert "G" not in shorts or fn is figures.fig_classification_error
+        assert "LGBM" in shorts                                 # the extra baseline is shown when stored
+        assert ax.get_title().split("\n")[1].startswith(("paper/20splits/T1000", "reduced/4splits/T200"))
+    empty = [ax for ax in fig.axes if any("no stored rows" in t.get_text() for t in ax.texts)]
+    assert len(empty) == ncol * nrow - len(drawn) - sum(1 for ax in fig.axes if any("no paired rows" in t.get_text()
+                                                                                    for t in ax.texts))
+
+
+def test_claims_figure_has_one_row_per_statement(curves, real):
+    claims = judge(curves, real, sha="x")
+    fig = figures.fig_claims(claims)
+    ax = fig.axes[0]
+    verdict_bars = [p for p in ax.patches if p.get_label().startswith("_verdict")]
+    assert len(verdict_bars) == len(STATEMENTS) == 34
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(reversed(STATEMENTS))
+    top = claims[claims["scope"] == "all"].set_index("id")["verdict"]
+    colors = {p.get_label().split()[1]: mpl.colors.to_hex(p.get_facecolor()) for p in verdict_bars}
+    assert all(colors[sid] == figures.VERDICT_COLORS[v] for sid, v in top.items())
+
+
+def test_saved_files_have_no_date_or_software_and_are_reproducible(curves, tmp_path):
+    paths = figures.save(figures.fig_convergence(curves), tmp_path / "a", "convergence")
+    again = figures.save(figures.fig_convergence(curves), tmp_path / "b", "convergence")
+    for p, q in zip(paths, again):
+        assert hashlib.sha256(p.read_bytes()).digest() == hashlib.sha256(q.read_bytes()).digest()
+    png, pdf = paths
+    assert b"Software" not in png.read_bytes() and b"matplotlib" not in png.read_bytes().lower()
+    assert b"CreationDate" not in pdf.read_bytes() and b"Matplotlib" not in pdf.read_bytes()
+    assert not list((tmp_path / "a").glob(".*"))                 # no temporary file left behind
 
 
 @pytest.mark.slow
@@ -119,6 +215,6 @@ def test_cli_reads_stored_rows(real, tmp_path):
     for _, r in real[real["dataset"] == "crabs"].iterrows():
         write_row(tmp_path / "results", r.to_dict())
     figures.main(["--results", str(tmp_path / "results"), "--out", str(tmp_path / "figs"), "--only", "regression_loss"])
-    assert (tmp_path / "figs" / "regression_loss.png").stat().st_size > 1000
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["regression_loss.pdf", "regression_loss.png"]
     with pytest.raises(SystemExit):
         figures.main(["--only", "nope"])

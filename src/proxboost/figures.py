@@ -1,47 +1,65 @@
-"""The seven figures of SPEC §6, from stored results only (nothing is fitted).
+"""The paper's figures and the claims overview, drawn from stored results only (nothing is fitted).
 
     python -m proxboost.figures --results results --out figures
 
 writes ``figures/<id>.png`` and ``figures/<id>.pdf`` for the ids ``intro``, ``convergence``,
-``convergence_time``, ``proximal_step`` (synthetic curves, :mod:`proxboost.curves`) and
+``convergence_time``, ``proximal_step`` (synthetic curves, :mod:`proxboost.curves`),
 ``regression_loss``, ``classification_loss``, ``classification_error`` (real-world rows,
-:func:`proxboost.results.load`).
+:func:`proxboost.results.load`) and ``claims`` (the verdicts of ``results/claims.csv``, or
+computed by :func:`proxboost.claims.judge` when that file is absent).
 
-Conventions, the same in every figure: one colour and one marker per method
-(:data:`METHOD_STYLES`); λ is the per-sample proximal step (SPEC §2.1); Δ = value − value of
-``gradient`` on the same split (paired); every figure states where its data came from (the
-synthetic settings, or the real-world protocol of each dataset). Missing data never stops a
-figure: what exists is drawn and what is missing is written on the figure.
+Conventions, the same in every figure: one colour, marker and short name per method
+(:data:`proxboost.naming.METHOD_STYLES`); λ is the per-sample proximal step (docs/method.md);
+Δ = value − value of ``gradient`` on the same split (paired); every figure states where its
+data came from. Synthetic curves show seed 0 under the default tie rule, with the min–max band
+over the stored seeds when there are several; the numerical floor of the convergence curves
+(docs/claims.md) is shaded. Missing data never stops a figure: what exists is drawn and what is
+missing is written on it.
+
+Each ``fig_*`` function returns a :class:`matplotlib.figure.Figure` (no pyplot state) built
+inside :func:`matplotlib.rc_context`, so importing or calling this module changes no global
+setting; :func:`save` writes it with fixed metadata (no date, no software string) so that the
+files are the same bytes when rebuilt from the same results.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import math
 import textwrap
 import time
 from pathlib import Path
 
-import matplotlib
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.colors import to_rgb  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-
-from ._io import atomic_path  # noqa: E402
-from .summary import (  # noqa: E402
+from ._io import atomic_path
+from .analysis import loss_differences, paired_deltas, rows_per_dataset
+from .claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, floor_start
+from .naming import (
     CLASSIFICATION_DATASETS,
+    DEFAULT_TIE_RULE,
+    ENGINE_PREFERENCE,
+    EXTRA_BASELINES,
+    LOSS_NAMES,
+    METHOD_ORDER,
     REGRESSION_DATASETS,
-    loss_differences,
-    missing_reason,
-    paired_deltas,
-    select_real_rows,
+    STEP_GRID,
+    style,
+    tie_rule_of,
 )
 
 __all__ = [
     "FIGURE_IDS",
-    "METHOD_STYLES",
+    "STYLE",
+    "fig_claims",
     "fig_classification_error",
     "fig_classification_loss",
     "fig_convergence",
@@ -50,38 +68,46 @@ __all__ = [
     "fig_regression_loss",
     "main",
     "make_all",
+    "save",
 ]
 
 FIGURE_IDS = ("intro", "convergence", "convergence_time", "proximal_step", "regression_loss",
-              "classification_loss", "classification_error")
+              "classification_loss", "classification_error", "claims")
 
-#: One colour, marker and short name per method, used by every figure (the paper draws its
-#: proposed methods in blue, orange and green, residual gradient in red and XGBoost in pink).
-METHOD_STYLES = {
-    "gradient": {"color": "#222222", "marker": "o", "short": "G", "label": "gradient (G)"},
-    "prox": {"color": "#1f77b4", "marker": "s", "short": "P", "label": "prox (P)"},
-    "residual_prox": {"color": "#ff7f0e", "marker": "^", "short": "RP", "label": "residual prox (RP)"},
-    "accelerated_prox": {"color": "#2ca02c", "marker": "D", "short": "AP", "label": "accelerated prox (AP)"},
-    "residual_gradient": {"color": "#d62728", "marker": "v", "short": "RG", "label": "residual gradient (RG)"},
-    "accelerated_gradient": {"color": "#9467bd", "marker": "P", "short": "AG", "label": "accelerated gradient (AG)"},
-    "xgboost": {"color": "#e377c2", "marker": "X", "short": "XGB", "label": "XGBoost (XGB)"},
-    "random_forest": {"color": "#8c564b", "marker": "*", "short": "RF", "label": "random forest (RF)"},
-    "lightgbm": {"color": "#17becf", "marker": "h", "short": "LGBM", "label": "LightGBM (LGBM)"},
-    "sklearn_hgb": {"color": "#bcbd22", "marker": "p", "short": "HGB", "label": "scikit-learn HGB (HGB)"},
-}
-METHOD_ORDER = tuple(METHOD_STYLES)
+#: Matplotlib settings of every figure, applied with ``rc_context`` (never globally).
+STYLE = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
+         "xtick.labelsize": 8, "ytick.labelsize": 8, "figure.dpi": 100, "svg.hashsalt": "proxboost"}
+#: Metadata written into the files: no creation date, no software string (reproducible bytes).
+PNG_METADATA = {"Software": None}
+PDF_METADATA = {"CreationDate": None, "Creator": None, "Producer": None}
+
 DEPTH_STYLES = {3: "-", 15: "--"}
-LOSS_NAMES = {"ls": "least squares (ls)", "lad": "least absolute deviation (lad)", "pinball": "pinball τ=0.9",
-              "exponential": "exponential β=1", "hinge": "hinge"}
-STEPS = (1e-2, 1e-1, 1.0, 10.0, 100.0)
+VERDICT_COLORS = {CONFIRMED: "#2ca02c", CONTRADICTED: "#d62728", INCONCLUSIVE: "#bdbdbd"}
+FLOOR_COLOR = "#fde0c5"
 N_MARKS = 8
 
-plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
-                     "xtick.labelsize": 8, "ytick.labelsize": 8, "figure.dpi": 100})
+
+def _styled(fn):
+    """Run ``fn`` inside ``rc_context(STYLE)``: the figure's look without touching global state."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with mpl.rc_context(STYLE):
+            return fn(*args, **kwargs)
+    return wrapper
 
 
-def style(algo) -> dict:
-    return METHOD_STYLES.get(algo, {"color": "grey", "marker": ".", "short": algo, "label": algo})
+def save(fig: Figure, out_dir, fid) -> list[Path]:
+    """Write ``<out_dir>/<fid>.png`` and ``.pdf`` atomically, with fixed metadata."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    with mpl.rc_context(STYLE):
+        for ext, meta in (("png", PNG_METADATA), ("pdf", PDF_METADATA)):
+            path = out_dir / f"{fid}.{ext}"
+            with atomic_path(path, suffix=f".{ext}") as tmp:
+                fig.savefig(tmp, format=ext, dpi=150 if ext == "png" else None, bbox_inches="tight", metadata=meta)
+            paths.append(path)
+    return paths
 
 
 def _shade(color, frac):
@@ -97,101 +123,181 @@ def _markevery(n, slot, n_slots):
     return slice(min(start, n - 1), None, step)
 
 
-def _save(fig, out_dir, fid) -> list[Path]:
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for ext in ("png", "pdf"):
-        path = out_dir / f"{fid}.{ext}"
-        with atomic_path(path, suffix=f".{ext}") as tmp:
-            fig.savefig(tmp, format=ext, dpi=150 if ext == "png" else None, bbox_inches="tight",
-                        metadata={"CreationDate": None} if ext == "pdf" else None)
-        paths.append(path)
-    plt.close(fig)
-    return paths
-
-
-def _share_log_ylim(axes):
-    """Give ``axes`` one common y range (the union of theirs), on a log scale."""
-    lo = min(a.get_ylim()[0] for a in axes)
-    hi = max(a.get_ylim()[1] for a in axes)
-    for a in axes:
-        a.set_ylim(lo, hi)
-        _log_y(a)
-
-
 def _empty(ax, text):
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="0.35", wrap=True)
     ax.set_xticks([])
     ax.set_yticks([])
 
 
-def _log_y(ax):
-    """Log y axis; plain tick labels (0.2, 0.3, ...) when it spans less than two decades."""
-    from matplotlib.ticker import FuncFormatter, LogLocator
+def _data_ylim(ax):
+    """(min, max) of the positive y values drawn in ``ax`` (lines and bands)."""
+    ys = [np.asarray(ln.get_ydata(), float) for ln in ax.get_lines() if ln.get_label() != "_floor"]
+    ys += [np.asarray(c.get_paths()[0].vertices[:, 1], float) for c in ax.collections if c.get_label() == "_band"]
+    ys = np.concatenate(ys) if ys else np.array([])
+    ys = ys[np.isfinite(ys) & (ys > 0)]
+    return (float(ys.min()), float(ys.max())) if ys.size else (None, None)
 
+
+def _log_y(ax, lo=None, hi=None):
+    """Log y axis around the data, with labelled ticks at the bottom of the data too.
+
+    Less than one decade: 3–6 plain ticks (0.3, 0.35, 0.4, …); up to 2.5 decades: 1, 2, 5 × 10^k;
+    beyond: decades.
+    """
     ax.set_yscale("log")
-    lo, hi = ax.get_ylim()
-    if lo > 0 and hi / lo < 100:
-        fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    dlo, dhi = _data_ylim(ax)
+    lo = dlo if lo is None else lo
+    hi = dhi if hi is None else hi
+    if lo is None or hi is None:
+        return
+    pad = (hi / lo) ** 0.04 if hi > lo else 1.05
+    lo, hi = lo / pad, hi * pad
+    ax.set_ylim(lo, hi)
+    decades = math.log10(hi / lo)
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    if decades < 1:
+        ticks = [t for t in MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi) if lo <= t <= hi and t > 0]
+        low = float(f"{dlo:.2g}") if dlo is not None else None
+        if low is not None and lo <= low < min(ticks, default=hi) and (not ticks or ticks[0] > lo * (hi / lo) ** 0.15):
+            ticks = [low] + ticks   # a labelled tick at the bottom of the data, however the round ticks fall
+        ax.yaxis.set_major_locator(FixedLocator(ticks))
         ax.yaxis.set_major_formatter(fmt)
-        ax.yaxis.set_minor_locator(LogLocator(subs=(2, 3, 5) if hi / lo > 10 else (2, 3, 4, 5, 6, 7, 8, 9)))
-        ax.yaxis.set_minor_formatter(fmt)
+        ax.yaxis.set_minor_locator(NullLocator())
+    elif decades < 2.5:
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(fmt)
+        ax.yaxis.set_minor_locator(LogLocator(subs=(3.0, 4.0, 6.0, 7.0, 8.0, 9.0)))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.yaxis.set_major_locator(LogLocator(numticks=8))
+        ax.yaxis.set_minor_formatter(NullFormatter())
 
 
-def _runs(curves, **where):
-    """Curves matching ``where`` (column == value; ``step`` matched with a tolerance), as a list of runs."""
+def _share_log_y(axes):
+    """One common y range (the union of the axes' data), on a log scale."""
+    lims = [_data_ylim(a) for a in axes]
+    lims = [lim for lim in lims if lim[0] is not None]
+    if not lims:
+        return
+    lo, hi = min(lim[0] for lim in lims), max(lim[1] for lim in lims)
+    for a in axes:
+        _log_y(a, lo, hi)
+
+
+# =====================================================================================
+# synthetic curves
+# =====================================================================================
+def _prepare_curves(curves):
+    """One engine per experiment (the preferred one), tie rules named, λ as a float column."""
     if curves is None or curves.empty:
-        return []
-    g = curves
+        return curves
+    df = curves.copy()
+    df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    df["engine"] = df["engine"].astype(str) if "engine" in df else "exact"
+    keep = []
+    for _, g in df.groupby("experiment", sort=False):
+        present = set(g["engine"])
+        engine = next((e for e in ENGINE_PREFERENCE if e in present), None) or g["engine"].value_counts().idxmax()
+        keep.append(g[g["engine"] == engine])
+    return pd.concat(keep, ignore_index=True)
+
+
+def _series(curves, x="iteration", **where):
+    """Seed 0 (else the smallest) under the default tie rule, and the min–max band over seeds.
+
+    Returns ``(run, band, n_seeds)``: ``run`` the sorted curve (None if absent), ``band`` a
+    DataFrame ``x, lo, hi`` per column (``train_lo``…) or None with a single seed.
+    """
+    if curves is None or curves.empty:
+        return None, None, 0
+    g = curves[curves["tie_rule"] == DEFAULT_TIE_RULE]
     for k, v in where.items():
-        if k == "step" and v is not None:
-            g = g[np.isclose(g["step"].astype(float), v, rtol=1e-9)]
+        if k == "step":
+            g = g[np.isclose(g["step"].astype(float), v, rtol=1e-9)] if v is not None else g
         else:
             g = g[g[k] == v]
     if g.empty:
-        return []
-    key = ["experiment", "dataset", "loss", "algo", "max_depth", g["step"].fillna(-1.0)]
-    return [run.sort_values("iteration") for _, run in g.groupby(key, sort=False)]
+        return None, None, 0
+    seeds = sorted(g["seed"].astype(int).unique())
+    run = g[g["seed"] == (0 if 0 in seeds else seeds[0])].sort_values("iteration")
+    band = None
+    if len(seeds) > 1:
+        band = g.groupby("iteration").agg(train_lo=("train_loss", "min"), train_hi=("train_loss", "max"),
+                                          test_lo=("test_loss", "min"), test_hi=("test_loss", "max")).reset_index()
+    return run, band, len(seeds)
 
 
-def _first(runs):
-    return runs[0] if runs else None
+def _plot_series(ax, run, band, col, x="iteration", **kw):
+    xs = run[x].to_numpy(float)
+    ax.plot(xs, run[col].to_numpy(float), **kw)
+    if band is not None and x == "iteration":
+        which = "train" if col == "train_loss" else "test"
+        ax.fill_between(band["iteration"], band[f"{which}_lo"], band[f"{which}_hi"], color=kw.get("color", "grey"),
+                        alpha=0.15, lw=0, label="_band")
+
+
+def _floor_of(run) -> float | None:
+    """Floor level of a stored curve (docs/claims.md), None when it has none."""
+    nl = run["n_leaves"].to_numpy(float) if "n_leaves" in run and run["n_leaves"].notna().any() else None
+    t = floor_start(run["train_loss"].to_numpy(float), nl)
+    return None if t is None else float(run["train_loss"].iloc[t])
+
+
+def _shade_floor(ax, level):
+    """Shade y ≤ 10 × the highest floor level in ``ax`` (comparisons there are not made)."""
+    if level is None:
+        return
+    lo, hi = ax.get_ylim()
+    top = min(max(10.0 * level, lo), hi)
+    ax.axhspan(lo, top, color=FLOOR_COLOR, zorder=0, lw=0)
+    ax.set_ylim(lo, hi)
 
 
 def _settings_text(curves, what):
     """One line stating the synthetic settings read from the stored curves."""
     if curves is None or curves.empty:
         return f"{what}: no stored curves"
-    r = curves.iloc[0]
     T = sorted(set(curves["n_estimators"].astype(int)))
     nus = sorted(set(curves["learning_rate"].astype(float)))
+    seeds = sorted(set(curves["seed"].astype(int)))
+    rules = sorted(set(curves["tie_rule"].astype(str)))
     engines = sorted(set(curves["engine"].astype(str)))
-    commits = sorted({str(c)[:10] + ("-dirty" if str(c).endswith("-dirty") else "") for c in curves["commit"]})
-    return (f"{what} — data seed {int(r['seed'])}, 50/50 train/test split, T = {'/'.join(map(str, T))}, "
-            f"ν = {'/'.join(f'{v:g}' for v in nus)}, engine {'/'.join(engines)}, commit {', '.join(commits)}")
+    seed_txt = (f"data/tree seed {seeds[0]}" if len(seeds) == 1 else
+                f"seed 0 drawn, band = min–max over seeds {seeds[0]}–{seeds[-1]} ({len(seeds)})")
+    rule_txt = f", tie rule {DEFAULT_TIE_RULE}" + (f" (also stored: {', '.join(r for r in rules if r != DEFAULT_TIE_RULE)})"
+                                                   if len(rules) > 1 else "")
+    return (f"{what} — {seed_txt}{rule_txt}, 50/50 train/test split, T = {'/'.join(map(str, T))}, "
+            f"ν = {'/'.join(f'{v:g}' for v in nus)}, {'/'.join(engines)} trees")
 
 
-# =====================================================================================
-# synthetic figures
-# =====================================================================================
-def fig_intro(curves, predictions, data, out_dir="figures"):
-    """§5.3: predictions f_T over x (left; top gradient, bottom prox) and train / test loss (right)."""
-    fig, axes = plt.subplots(2, 2, figsize=(10, 6.2), gridspec_kw={"width_ratios": [1.5, 1]})
-    missing = []
-    loss_axes = []
-    for row, algo in enumerate(("gradient", "prox")):
+def _exp(curves, name):
+    if curves is None or curves.empty:
+        return curves
+    return curves[curves["experiment"] == name]
+
+
+@_styled
+def fig_intro(curves, predictions, data) -> Figure:
+    """Introduction example: predictions f_T (left; top gradient, bottom prox), and the training and
+    test losses of both methods on one pair of axes (right)."""
+    curves = _exp(_prepare_curves(curves), "intro")
+    fig = Figure(figsize=(10, 6.2))
+    gs = fig.add_gridspec(2, 2, width_ratios=[1.5, 1])
+    pred_axes = [fig.add_subplot(gs[0, 0]), fig.add_subplot(gs[1, 0])]
+    axl = fig.add_subplot(gs[:, 1])
+    missing, drawn = [], 0
+    for axp, algo in zip(pred_axes, ("gradient", "prox")):
         st = style(algo)
-        axp, axl = axes[row]
-        run = _first(_runs(curves, experiment="intro", algo=algo))
-        pred = predictions[predictions["algo"] == algo] if predictions is not None and not predictions.empty else None
         if data is not None and not data.empty:
             tr = data[data["part"] == "train"]
             axp.scatter(tr["x"], tr["y"], s=5, color="0.65", lw=0, label="training data", zorder=1)
         xs = np.linspace(0, 1, 2000)
         axp.plot(xs, np.sin(2 * np.pi * xs) + np.sin(32 * np.pi * xs), color="0.3", lw=0.6, ls=":",
                  label="sin(2πx) + sin(32πx)", zorder=2)
+        pred = predictions[predictions["algo"] == algo] if predictions is not None and not predictions.empty else None
         if pred is not None and not pred.empty:
+            if "seed" in pred:
+                pred = pred[pred["seed"].astype(int) == int(pred["seed"].astype(int).min())]
             pred = pred.sort_values("x")
             axp.plot(pred["x"], pred["prediction"], color=st["color"], lw=1.6, label=f"f_T, {st['label']}", zorder=3)
         else:
@@ -202,61 +308,65 @@ def fig_intro(curves, predictions, data, out_dir="figures"):
         lo, hi = axp.get_ylim()
         axp.set_ylim(lo, hi + 0.22 * (hi - lo))          # room for the legend above the data
         axp.legend(loc="upper center", ncol=3, fontsize=7, framealpha=0.9)
-        if run is not None:
-            it = run["iteration"].to_numpy()
-            for col, ls, lab in (("train_loss", "-", "training loss"), ("test_loss", "--", "test loss")):
-                axl.plot(it, run[col], color=st["color"], ls=ls, marker=st["marker"], ms=4,
-                         markevery=_markevery(len(it), 0 if col == "train_loss" else 1, 2), label=lab)
-            axl.axhline(0.12, color="0.5", lw=0.8, ls=":", label="0.12 (paper's plateau)")
-            _log_y(axl)
-            axl.set_xlabel("iteration t")
-            axl.set_ylabel("lad loss C(f_t)")
-            axl.set_title(f"{st['label']}: loss vs iteration")
-            axl.legend(fontsize=7, handlelength=3)
-            axl.grid(True, which="both", alpha=0.25)
-            loss_axes.append(axl)
-        else:
+        run, band, _ = _series(curves, algo=algo, **({"step": 1.0} if algo == "prox" else {}))
+        if run is None:
             missing.append(f"{algo} curves")
-            _empty(axl, f"no stored run for {algo}")
-    if len(loss_axes) == 2:
-        _share_log_ylim(loss_axes)
-    ref = curves[curves["experiment"] == "intro"] if curves is not None and not curves.empty else curves
-    sub = _settings_text(ref, "sines data (SPEC §4.1), lad loss, depth 2, λ = 1 per sample")
-    fig.suptitle("Introduction example: subgradient (top) vs proximal (bottom) boosting\n" + sub, fontsize=9)
+            continue
+        drawn += 1
+        for k, (col, ls, what) in enumerate((("train_loss", "-", "training"), ("test_loss", "--", "test"))):
+            _plot_series(axl, run, band, col, color=st["color"], ls=ls, marker=st["marker"], ms=4,
+                         markevery=_markevery(len(run), 2 * drawn + k, 4), label=f"{st['short']}, {what} loss")
+    if drawn:
+        axl.axhline(0.12, color="0.5", lw=0.8, ls=":", label="0.12 (the paper's plateau)")
+        _log_y(axl)
+        axl.set_xlabel("iteration t")
+        axl.set_ylabel("lad loss C(f_t)")
+        axl.set_title("training (solid) and test (dashed) loss")
+        axl.legend(fontsize=7, handlelength=3)
+        axl.grid(True, which="both", alpha=0.25)
+    else:
+        _empty(axl, "no stored intro runs")
+    sub = _settings_text(curves, "sines data (docs/protocol.md), lad loss, depth 2, λ = 1 per sample")
+    fig.suptitle("Introduction example: subgradient (G) vs proximal (P) boosting\n" + sub, fontsize=9)
     if missing:
         fig.text(0.5, -0.01, "missing: " + ", ".join(missing), ha="center", color="firebrick", fontsize=8)
     fig.tight_layout()
-    return _save(fig, out_dir, "intro")
+    return fig
 
 
-def fig_convergence(curves, out_dir="figures", x="iteration"):
-    """§5.1: training loss vs iteration (``x="iteration"``) or seconds (``x="seconds"``)."""
-    fid = "convergence" if x == "iteration" else "convergence_time"
+@_styled
+def fig_convergence(curves, x="iteration") -> Figure:
+    """Convergence: training loss vs iteration (``x="iteration"``) or seconds (``x="seconds"``), floor shaded."""
+    curves = _exp(_prepare_curves(curves), "convergence")
     algos = ("gradient", "prox", "residual_gradient", "residual_prox")
     panels = (("ls", "regression"), ("exponential", "classification"), ("lad", "regression"), ("hinge", "classification"))
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7.2))
-    missing = []
+    fig = Figure(figsize=(10, 7.2))
+    axes = fig.subplots(2, 2)
+    missing, n_seeds = [], 1
     for ax, (loss, dataset) in zip(axes.ravel(), panels):
-        n = 0
+        n, floors = 0, []
         for depth in (3, 15):
             for k, algo in enumerate(algos):
                 st = style(algo)
-                run = _first(_runs(curves, experiment="convergence", loss=loss, algo=algo, max_depth=depth))
+                run, band, ns = _series(curves, loss=loss, algo=algo, max_depth=depth,
+                                        **({"step": 1.0} if "prox" in algo else {}))
                 if run is None:
                     missing.append(f"{loss}/{st['short']}/depth {depth}")
                     continue
                 n += 1
-                xs = run["iteration"] if x == "iteration" else run["seconds"]
-                ys = run["train_loss"].to_numpy()
+                n_seeds = max(n_seeds, ns)
+                floors.append(_floor_of(run))
                 # vs seconds, iterations are not evenly spaced (a tree that stops splitting is cheap):
                 # markers evenly spaced along the drawn line instead
-                every = _markevery(len(ys), k, len(algos)) if x == "iteration" else (0.02 + 0.03 * k, 0.12)
-                ax.plot(xs, ys, color=st["color"], ls=DEPTH_STYLES[depth], lw=1.3, marker=st["marker"], ms=4.5,
-                        mfc="none" if depth == 15 else st["color"], markevery=every)
+                every = _markevery(len(run), k, len(algos)) if x == "iteration" else (0.02 + 0.03 * k, 0.12)
+                _plot_series(ax, run, band, "train_loss", x=x, color=st["color"], ls=DEPTH_STYLES[depth], lw=1.3,
+                             marker=st["marker"], ms=4.5, mfc="none" if depth == 15 else st["color"], markevery=every)
         if n == 0:
             _empty(ax, f"no stored run for {loss}")
             continue
         _log_y(ax)
+        levels = [f for f in floors if f is not None]
+        _shade_floor(ax, max(levels) if levels else None)
         ax.set_title(f"{LOSS_NAMES[loss]} — synthetic {dataset}")
         ax.set_xlabel("iteration t" if x == "iteration" else "wall-clock seconds (cumulative fit time)")
         ax.set_ylabel("training loss C(f_t)")
@@ -264,55 +374,57 @@ def fig_convergence(curves, out_dir="figures", x="iteration"):
     handles = [Line2D([], [], color=style(a)["color"], marker=style(a)["marker"], label=style(a)["label"]) for a in algos]
     handles += [Line2D([], [], color="0.2", ls=ls, label=f"depth {d}" + (" (open markers)" if d == 15 else ""))
                 for d, ls in DEPTH_STYLES.items()]
-    fig.legend(handles=handles, loc="lower center", ncol=6, bbox_to_anchor=(0.5, -0.005), frameon=False)
+    handles.append(Patch(color=FLOOR_COLOR, label="numerical floor (≤ 10 × floor level)"))
+    fig.legend(handles=handles, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.01), frameon=False)
     what = "vs iteration" if x == "iteration" else "vs wall-clock seconds"
-    ref = curves[curves["experiment"] == "convergence"] if curves is not None and not curves.empty else curves
-    sub = _settings_text(ref, "λ = 1 per sample")
+    sub = _settings_text(curves, "λ = 1 per sample")
     if x == "seconds":
-        sub += "\nruns executed one at a time on a shared 2-core machine: times are noisy"
-    fig.suptitle(f"Convergence (SPEC §5.1): training loss {what}, trees of depth 3 (solid) and 15 (dashed)\n{sub}",
-                 fontsize=9)
+        sub += "\nruns executed one at a time on a shared machine: times are noisy" + (
+            "; seed 0 only (seconds differ per seed)" if n_seeds > 1 else "")
+    fig.suptitle(f"Convergence: training loss {what}, trees of depth 3 (solid) and 15 (dashed)\n{sub}", fontsize=9)
     if missing:
-        fig.text(0.5, -0.04, "missing runs: " + ", ".join(missing), ha="center", color="firebrick", fontsize=8, wrap=True)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    return _save(fig, out_dir, fid)
+        fig.text(0.5, -0.06, "missing runs: " + ", ".join(missing), ha="center", color="firebrick", fontsize=8, wrap=True)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
 
 
-def fig_proximal_step(curves, out_dir="figures"):
-    """§5.2: training and test loss vs iteration for each λ; lad (top two rows) and hinge (bottom)."""
+@_styled
+def fig_proximal_step(curves) -> Figure:
+    """Proximal step: training and test loss vs iteration for each λ; lad (top two rows) and hinge (bottom)."""
+    curves = _exp(_prepare_curves(curves), "proximal_step")
     families = (("prox", "gradient", "plain"), ("residual_prox", "residual_gradient", "residual"),
                 ("accelerated_prox", "accelerated_gradient", "accelerated"))
     rows = (("lad", "train_loss"), ("lad", "test_loss"), ("hinge", "train_loss"), ("hinge", "test_loss"))
-    fig, axes = plt.subplots(4, 3, figsize=(12, 12.5), sharex=True)
+    fig = Figure(figsize=(12, 12.5))
+    axes = fig.subplots(4, 3, sharex=True)
     missing = []
     for r, (loss, col) in enumerate(rows):
         row_axes = []
         for c, (palgo, galgo, fam) in enumerate(families):
             ax = axes[r, c]
             n = 0
-            g = _first(_runs(curves, experiment="proximal_step", loss=loss, algo=galgo))
-            if g is not None:
+            run, band, _ = _series(curves, loss=loss, algo=galgo)
+            if run is not None:
                 n += 1
                 st = style(galgo)
-                ax.plot(g["iteration"], g[col], color=st["color"], lw=1.4, marker=st["marker"], ms=4,
-                        markevery=_markevery(len(g), 0, 6), label=f"{st['short']} (no λ)")
+                _plot_series(ax, run, band, col, color=st["color"], lw=1.4, marker=st["marker"], ms=4,
+                             markevery=_markevery(len(run), 0, 6), label=f"{st['short']} (no λ)")
             elif r % 2 == 0:
                 missing.append(f"{loss}/{galgo}")
             st = style(palgo)
-            for k, s in enumerate(STEPS):
-                run = _first(_runs(curves, experiment="proximal_step", loss=loss, algo=palgo, step=s))
+            for k, s in enumerate(STEP_GRID):
+                run, band, _ = _series(curves, loss=loss, algo=palgo, step=s)
                 if run is None:
                     if r % 2 == 0:
                         missing.append(f"{loss}/{st['short']} λ={s:g}")
                     continue
                 n += 1
-                ax.plot(run["iteration"], run[col], color=_shade(st["color"], 0.25 + 0.75 * k / (len(STEPS) - 1)),
-                        lw=1.2, marker=st["marker"], ms=3.5, markevery=_markevery(len(run), k + 1, 6),
-                        label=f"{st['short']} λ={s:g}")
+                _plot_series(ax, run, band, col, color=_shade(st["color"], 0.25 + 0.75 * k / (len(STEP_GRID) - 1)),
+                             lw=1.2, marker=st["marker"], ms=3.5, markevery=_markevery(len(run), k + 1, 6),
+                             label=f"{st['short']} λ={s:g}")
             if n == 0:
                 _empty(ax, f"no stored run for {loss} / {fam}")
                 continue
-            _log_y(ax)
             ax.grid(True, which="both", alpha=0.25)
             ax.set_title(f"{loss}, {'training' if col == 'train_loss' else 'test'} loss — "
                          f"{style(palgo)['short']} vs {style(galgo)['short']}")
@@ -324,28 +436,26 @@ def fig_proximal_step(curves, out_dir="figures"):
                 ax.legend(fontsize=7, ncol=2, loc="best")
             if c < 2:
                 row_axes.append(ax)
-            else:
-                # accelerated runs can diverge upwards or hit a loss of exactly 0 (hinge): own y axis,
-                # at most 3 decades below the initial loss, and say so when curves leave it
-                ys = np.concatenate([ln.get_ydata() for ln in ax.get_lines()])
-                floor = 1e-3 * float(np.nanmax(ys[:1])) if ys.size else 0.0
-                lo, hi = ax.get_ylim()
-                if floor > 0 and (np.nanmin(ys) < floor):
-                    ax.set_ylim(max(lo, floor), hi)
-                    ax.text(0.99, 0.01, "curves leaving the bottom go below 1e-3 × C(f_0) (down to 0)",
-                            transform=ax.transAxes, ha="right", va="bottom", fontsize=6.5, color="0.3")
-                _log_y(ax)
-        # plain and residual variants share their y axis (same scale, comparable at a glance)
-        if row_axes:
-            _share_log_ylim(row_axes)
-    ref = curves[curves["experiment"] == "proximal_step"] if curves is not None and not curves.empty else curves
-    sub = _settings_text(ref, "depth 3, λ per sample (darker = larger λ)")
-    fig.suptitle("Proximal step (SPEC §5.2): training and test loss vs iteration for λ ∈ {0.01, 0.1, 1, 10, 100}; "
+                continue
+            # accelerated runs can diverge upwards or reach a loss of exactly 0 (hinge): their own
+            # y axis, at most 3 decades below the initial loss, saying so when curves leave it
+            lo, hi = _data_ylim(ax)
+            first = max(float(np.asarray(ln.get_ydata(), float)[0]) for ln in ax.get_lines())
+            bottom = 1e-3 * first
+            ys = np.concatenate([np.asarray(ln.get_ydata(), float) for ln in ax.get_lines()])
+            if np.nanmin(ys) < bottom:
+                ax.text(0.99, 0.01, "curves leaving the bottom go below 1e-3 × C(f_0) (down to 0)",
+                        transform=ax.transAxes, ha="right", va="bottom", fontsize=6.5, color="0.3")
+            _log_y(ax, max(lo, bottom) if lo is not None else bottom, hi)
+        if row_axes:   # plain and residual variants share their y axis (comparable at a glance)
+            _share_log_y(row_axes)
+    sub = _settings_text(curves, "depth 3, λ per sample (darker = larger λ)")
+    fig.suptitle("Proximal step: training and test loss vs iteration for λ ∈ {0.01, 0.1, 1, 10, 100}; "
                  "gradient counterparts do not use λ\n" + sub, fontsize=9)
     if missing:
         fig.text(0.5, -0.01, "missing runs: " + ", ".join(missing), ha="center", color="firebrick", fontsize=8, wrap=True)
     fig.tight_layout()
-    return _save(fig, out_dir, "proximal_step")
+    return fig
 
 
 # =====================================================================================
@@ -358,8 +468,7 @@ def _protocol_caption(info, datasets):
             by.setdefault(info[ds]["protocol"], []).append(ds)
     if not by:
         return "protocol: no stored real-world rows"
-    parts = [f"{p} ({', '.join(d)})" for p, d in by.items()]
-    return "protocol (grid/splits/T_max): " + "; ".join(parts)
+    return "protocol (grid/splits/T_max, trees): " + "; ".join(f"{p} ({', '.join(d)})" for p, d in by.items())
 
 
 def _strip_box(ax, groups, reference_line=0.0):
@@ -375,7 +484,7 @@ def _strip_box(ax, groups, reference_line=0.0):
     for pos, (algo, v) in zip(positions, groups):
         st = style(algo)
         ax.scatter(pos + rng.uniform(-0.18, 0.18, len(v)), v, s=10, color=st["color"], marker=st["marker"],
-                   lw=0, alpha=0.85, zorder=3)
+                   lw=0, alpha=0.85, zorder=3, label=f"_points {algo}")
     ax.axhline(reference_line, color="0.25", lw=0.8, ls="--", zorder=0)
     ax.set_xticks(positions)
     ax.set_xticklabels([style(a)["short"] for a, _ in groups], rotation=0)
@@ -396,6 +505,7 @@ def _maybe_symlog(ax, values):
 
 
 def _expected(loss, metric, mode):
+    """The paper's methods expected in a panel (the extra baselines are drawn when stored, never required)."""
     boost = ["prox", "residual_gradient", "residual_prox", "accelerated_gradient", "accelerated_prox", "xgboost"]
     if mode == "hinge_minus_exp":
         return ["gradient"] + boost
@@ -404,33 +514,33 @@ def _expected(loss, metric, mode):
     return boost
 
 
-def _delta_figure(real, fid, datasets, panel_rows, title, out_dir, figsize_per=(2.9, 2.6)):
+@_styled
+def _delta_figure(real, datasets, panel_rows, title, figsize_per=(2.9, 2.6)) -> Figure:
     """Grid of Δ panels: one row per entry of ``panel_rows`` (label, loss, metric, mode), one column per dataset."""
-    rows, info = select_real_rows(real, datasets)
+    rows, info = rows_per_dataset(real, datasets) if real is not None and not real.empty else (None, {})
     ncol = len(datasets)
-    fig, axes = plt.subplots(len(panel_rows), ncol, figsize=(figsize_per[0] * ncol, figsize_per[1] * len(panel_rows) + 1.2),
-                             squeeze=False)
+    fig = Figure(figsize=(figsize_per[0] * ncol, figsize_per[1] * len(panel_rows) + 1.2))
+    axes = fig.subplots(len(panel_rows), ncol, squeeze=False)
     used = set()
     for r, (label, loss, metric, mode) in enumerate(panel_rows):
         for c, ds in enumerate(datasets):
             ax = axes[r, c]
+            if c == 0:
+                ax.set_ylabel(label)
             if ds not in info:
-                _empty(ax, f"{ds}\n{missing_reason(ds)}\n(no stored rows)")
+                _empty(ax, f"{ds}\nno stored rows")
                 ax.set_title(ds)
-                if c == 0:
-                    ax.set_ylabel(label)
                 continue
             if mode == "hinge_minus_exp":
                 d = loss_differences(rows, ds, metric, "hinge", "exponential")
             else:
                 d = paired_deltas(rows, ds, loss, metric)
             expected = _expected(loss, metric, mode)
+            shown = expected + list(EXTRA_BASELINES)
             groups = [(a, d[d["algo"] == a]["delta"].to_numpy()) for a in METHOD_ORDER
-                      if a in expected and (d["algo"] == a).any()]
+                      if a in shown and (d["algo"] == a).any()]
             meta = info[ds]
-            ax.set_title(f"{ds}\n{meta['protocol']}, {meta['n_splits']} splits, {meta['engine']} trees", fontsize=8)
-            if c == 0:
-                ax.set_ylabel(label)
+            ax.set_title(f"{ds}\n{meta['protocol']}, {meta['n_splits']} splits", fontsize=8)
             if not groups:
                 _empty(ax, f"no paired rows for {loss if mode != 'hinge_minus_exp' else 'hinge & exponential'}")
                 continue
@@ -444,41 +554,90 @@ def _delta_figure(real, fid, datasets, panel_rows, title, out_dir, figsize_per=(
     handles = [Line2D([], [], color=style(a)["color"], marker=style(a)["marker"], ls="", label=style(a)["label"])
                for a in METHOD_ORDER if a in used]
     if handles:
-        fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 8), frameon=False,
+        fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), frameon=False,
                    bbox_to_anchor=(0.5, -0.01))
     width = int(fig.get_figwidth() * 13)
     caption = (f"{_protocol_caption(info, datasets)}; box = quartiles over splits (whiskers 1.5 IQR), "
                "points = splits, dashed line = 0")
     fig.suptitle(textwrap.fill(title, width) + "\n" + textwrap.fill(caption, width), fontsize=9)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    return _save(fig, out_dir, fid)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
 
 
-def fig_regression_loss(real, out_dir="figures"):
-    """§5.4: Δ test loss vs gradient per regression dataset; rows ls, lad, pinball."""
+def fig_regression_loss(real) -> Figure:
+    """Δ test loss vs gradient per regression dataset; rows ls, lad, pinball."""
     rows = [(f"Δ test loss ({loss})", loss, "test_loss", "delta") for loss in ("ls", "lad", "pinball")]
-    return _delta_figure(real, "regression_loss", REGRESSION_DATASETS, rows,
-                         "Regression (SPEC §5.4): Δ test loss = test loss − that of gradient boosting on the same split; "
-                         "rows: least squares, least absolute deviation, pinball τ=0.9", out_dir)
+    return _delta_figure(real, REGRESSION_DATASETS, rows,
+                         "Regression: Δ test loss = test loss − that of gradient boosting on the same split; "
+                         "rows: least squares, least absolute deviation, pinball τ=0.9")
 
 
-def fig_classification_loss(real, out_dir="figures"):
-    """§5.4: Δ test loss vs gradient per classification dataset; rows exponential, hinge."""
+def fig_classification_loss(real) -> Figure:
+    """Δ test loss vs gradient per classification dataset; rows exponential, hinge."""
     rows = [(f"Δ test loss ({loss})", loss, "test_loss", "delta") for loss in ("exponential", "hinge")]
-    return _delta_figure(real, "classification_loss", CLASSIFICATION_DATASETS, rows,
-                         "Classification (SPEC §5.4): Δ test loss = test loss − that of gradient boosting on the same "
-                         "split; rows: exponential β=1, hinge", out_dir, figsize_per=(3.6, 2.8))
+    return _delta_figure(real, CLASSIFICATION_DATASETS, rows,
+                         "Classification: Δ test loss = test loss − that of gradient boosting on the same split; "
+                         "rows: exponential β=1, hinge", figsize_per=(3.6, 2.8))
 
 
-def fig_classification_error(real, out_dir="figures"):
-    """§5.4: Δ misclassification rate (exponential, hinge) and hinge − exponential per method."""
+def fig_classification_error(real) -> Figure:
+    """Δ misclassification rate (exponential, hinge) and hinge − exponential per method."""
     rows = [("Δ test error (exponential)", "exponential", "test_error", "delta"),
             ("Δ test error (hinge)", "hinge", "test_error", "delta"),
             ("hinge − exponential\ntest error", None, "test_error", "hinge_minus_exp")]
-    return _delta_figure(real, "classification_error", CLASSIFICATION_DATASETS, rows,
-                         "Classification (SPEC §5.4): misclassification rate; Δ = error − that of gradient boosting "
-                         "(same loss, same split); bottom: error with hinge − error with exponential (same method, "
-                         "same split; random forests do not depend on the loss)", out_dir, figsize_per=(3.6, 2.8))
+    return _delta_figure(real, CLASSIFICATION_DATASETS, rows,
+                         "Classification: misclassification rate; Δ = error − that of gradient boosting (same loss, "
+                         "same split); bottom: error with hinge − error with exponential (same method, same split; "
+                         "random forests do not depend on the loss)", figsize_per=(3.6, 2.8))
+
+
+# =====================================================================================
+# claims overview
+# =====================================================================================
+def _cell_rows(claims, sid):
+    """A statement's cell rows (per loss, dataset, …), without the per-tie-rule and per-run rows."""
+    g = claims[(claims["id"] == sid) & (claims["scope"] != "all")]
+    return g[~g["scope"].str.startswith("tie_rule=")]
+
+
+@_styled
+def fig_claims(claims: pd.DataFrame) -> Figure:
+    """One row per statement: its verdict, and how its cells split between the three verdicts."""
+    ids = list(STATEMENTS)
+    fig = Figure(figsize=(10, 0.26 * len(ids) + 1.4))
+    ax = fig.add_subplot(1, 1, 1)
+    top = claims[claims["scope"] == "all"].set_index("id") if claims is not None and not claims.empty else None
+    for i, sid in enumerate(ids):
+        y = len(ids) - 1 - i
+        verdict = top.loc[sid, "verdict"] if top is not None and sid in top.index else INCONCLUSIVE
+        ax.barh(y, 1.0, left=0.0, color=VERDICT_COLORS[verdict], edgecolor="white").patches[0].set_label(f"_verdict {sid}")
+        cells = _cell_rows(claims, sid) if top is not None else pd.DataFrame()
+        left = 1.3
+        if not cells.empty:
+            n = len(cells)
+            for v in (CONFIRMED, CONTRADICTED, INCONCLUSIVE):
+                w = 2.0 * (cells["verdict"] == v).sum() / n
+                if w:
+                    ax.barh(y, w, left=left, color=VERDICT_COLORS[v], edgecolor="white")
+                    left += w
+            ax.text(3.4, y, f"{n} cells", va="center", fontsize=7, color="0.3")
+        text, line = STATEMENTS[sid]
+        ax.text(4.1, y, f"{sid}  {text} (l. {line})", va="center", fontsize=7.5)
+    ax.set_xlim(0, 12)
+    ax.set_ylim(-0.7, len(ids) - 0.3)
+    ax.set_yticks(range(len(ids)))
+    ax.set_yticklabels(list(reversed(ids)), fontsize=7)
+    ax.set_xticks([0.5, 2.3])
+    ax.set_xticklabels(["verdict", "cells (share)"], fontsize=7)
+    for s in ("top", "right", "bottom"):
+        ax.spines[s].set_visible(False)
+    handles = [Patch(color=c, label=v) for v, c in VERDICT_COLORS.items()]
+    fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False)
+    protos = sorted(set(top["protocol"])) if top is not None else []
+    sub = "criteria: docs/claims.md; verdicts: results/claims.csv" + (f"; {len(protos)} protocols" if protos else "")
+    fig.suptitle("The paper's statements: verdict of each (left) and of its cells (right)\n" + sub, fontsize=9)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
 
 
 # =====================================================================================
@@ -490,23 +649,30 @@ def make_all(results_dir="results", out_dir="figures", only=None, log=print) -> 
     only = set(only or FIGURE_IDS)
     t0 = time.perf_counter()
     out = {}
-    synthetic = only & {"intro", "convergence", "convergence_time", "proximal_step"}
-    curves = load_curves(results_dir) if synthetic - {"intro"} else None
+    curves = load_curves(results_dir) if only & {"convergence", "convergence_time", "proximal_step", "claims"} else None
     if "intro" in only:
         c, p, d = load_intro(results_dir)
-        out["intro"] = fig_intro(c, p, d, out_dir)
+        out["intro"] = save(fig_intro(c, p, d), out_dir, "intro")
     if "convergence" in only:
-        out["convergence"] = fig_convergence(curves, out_dir, "iteration")
+        out["convergence"] = save(fig_convergence(curves, "iteration"), out_dir, "convergence")
     if "convergence_time" in only:
-        out["convergence_time"] = fig_convergence(curves, out_dir, "seconds")
+        out["convergence_time"] = save(fig_convergence(curves, "seconds"), out_dir, "convergence_time")
     if "proximal_step" in only:
-        out["proximal_step"] = fig_proximal_step(curves, out_dir)
-    if only & {"regression_loss", "classification_loss", "classification_error"}:
-        real = load(results_dir)
-        for fid, fn in (("regression_loss", fig_regression_loss), ("classification_loss", fig_classification_loss),
-                        ("classification_error", fig_classification_error)):
-            if fid in only:
-                out[fid] = fn(real, out_dir)
+        out["proximal_step"] = save(fig_proximal_step(curves), out_dir, "proximal_step")
+    real = load(results_dir) if only & {"regression_loss", "classification_loss", "classification_error", "claims"} else None
+    for fid, fn in (("regression_loss", fig_regression_loss), ("classification_loss", fig_classification_loss),
+                    ("classification_error", fig_classification_error)):
+        if fid in only:
+            out[fid] = save(fn(real), out_dir, fid)
+    if "claims" in only:
+        stored = Path(results_dir) / "claims.csv"
+        if stored.is_file():
+            claims = pd.read_csv(stored, dtype=str, keep_default_na=False)
+        else:
+            from .claims import judge
+
+            claims = judge(curves, real)
+        out["claims"] = save(fig_claims(claims), out_dir, "claims")
     log(f"wrote {sum(len(v) for v in out.values())} files to {out_dir}/ in {time.perf_counter() - t0:.1f} s")
     return out
 
