@@ -203,6 +203,7 @@ def test_saved_files_have_no_date_or_software_and_are_reproducible(curves, tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_make_all_from_an_empty_results_dir(tmp_path):
     """Nothing stored yet: every figure is still written, saying what is missing."""
     out = tmp_path / "figs"
@@ -211,6 +212,7 @@ def test_make_all_from_an_empty_results_dir(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == sorted(f"{f}.{e}" for f in figures.FIGURE_IDS for e in ("pdf", "png"))
 
 
+@pytest.mark.slow
 def test_cli_reads_stored_rows(real, tmp_path):
     for _, r in real[real["dataset"] == "crabs"].iterrows():
         write_row(tmp_path / "results", r.to_dict())
