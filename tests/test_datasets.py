@@ -1,6 +1,6 @@
-"""Tests of proxboost.datasets: generators, real loaders, files, cache.
+"""Tests of proxboost.datasets: registry, generators, real loaders, files (cache, mirror, pooch).
 
-No test touches the network (``urlopen`` is replaced) or the repository's ``data/``
+No test touches the network (pooch's HTTP downloader is replaced) or the repository's ``data/``
 (``tmp_path`` is the cache). Real datasets are read from the mirror named by
 ``$PROXBOOST_DATA_MIRROR`` (the ``data_mirror`` fixture of conftest.py); tests needing it are
 skipped with a reason where it is unset.
@@ -8,21 +8,23 @@ skipped with a reason where it is unset.
 
 from __future__ import annotations
 
-import io
+import dataclasses
+import hashlib
 import json
+import logging
 import os
 import shutil
 import subprocess
 import sys
 import warnings
 from pathlib import Path
-from urllib.error import URLError
 
 import numpy as np
+import pooch
 import pytest
+import requests
 from scipy.stats import norm
 
-import proxboost.datasets as ds
 from proxboost.datasets import (
     ChecksumError,
     DatasetShapeError,
@@ -33,11 +35,10 @@ from proxboost.datasets import (
     list_datasets,
     load_dataset,
 )
-from proxboost.datasets import _files
+from proxboost.datasets import _files, _registry
 from proxboost.datasets.__main__ import main as cli_main
 
 REPO = Path(__file__).resolve().parents[1]
-
 SYNTHETIC = ("regression", "classification", "sines")
 REAL = {  # id: (n, d, task) (docs/protocol.md)
     "whitewine": (4898, 11, "regression"),
@@ -50,17 +51,47 @@ REAL = {  # id: (n, d, task) (docs/protocol.md)
     "advertisements": (2359, 1558, "classification"),
     "spam": (4601, 57, "classification"),
 }
+# sha256 (first 16 hex digits) of X and y as float64 bytes, computed with the loaders of commit
+# b353b76 (before datasets went through pooch and registry.json): the rewrite changed no array.
+PINNED = {
+    ("regression", 0): ("cc4f43c0cd745f90", "5e9ab9690c6e408a"),
+    ("classification", 0): ("5ae6e5820436691a", "de32941aac3171a3"),
+    ("sines", 0): ("7eaf3168ef8150e6", "cc9f7b4fa2971f1d"),
+    ("whitewine", None): ("5393cba454473d4e", "386392b9ae5453a4"),
+    ("redwine", None): ("9f40e7499030fb1a", "857552cf21124c68"),
+    ("bostonhousing", None): ("58d9abef45a8e00c", "a7a4a2bed7266f5e"),
+    ("crabs", None): ("9db500d7dc7bdcae", "da83441ea67c7ad1"),
+    ("engel", None): ("9ec059d4374fe774", "3917401706f98c74"),
+    ("sniffer", None): ("1cc31a9ed6a5455c", "72cbe3ed6cfbb4e1"),
+    ("adult", None): ("aa3cd01c73811f75", "76974aba994503ac"),
+    ("spam", None): ("a02ed147661c1568", "db9b56e6bfc59eb4"),
+}
+
+
+class FakeHTTP:
+    """Stands in for pooch.HTTPDownloader: serves ``served[url]`` (bytes, or an exception to raise)."""
+
+    served: dict = {}
+    calls: list = []
+
+    def __init__(self, **kwargs):
+        assert kwargs.get("timeout", 0) > 0
+
+    def __call__(self, url, output_file, pooch_obj):
+        FakeHTTP.calls.append(url)
+        data = FakeHTTP.served.get(url, requests.exceptions.ConnectionError("network disabled in tests"))
+        if isinstance(data, Exception):
+            raise data
+        Path(output_file).write_bytes(data)
 
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch):
-    """No network, no environment-provided cache or mirror, a clean unreachable-host memo."""
-
-    def no_network(*args, **kwargs):
-        raise URLError("network disabled in tests")
-
-    monkeypatch.setattr(_files, "urlopen", no_network)
-    monkeypatch.setattr(_files, "_UNREACHABLE_HOSTS", set())
+    """No network (fake downloader), no waits between retries, no environment cache or mirror."""
+    FakeHTTP.served, FakeHTTP.calls = {}, []
+    monkeypatch.setattr(pooch, "HTTPDownloader", FakeHTTP)
+    monkeypatch.setattr(pooch.core.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(_files, "_unreachable_hosts", set())
     for var in ("PROXBOOST_DATA_MIRROR", "PROXBOOST_DATA_HOME", "PROXBOOST_OFFLINE"):
         monkeypatch.delenv(var, raising=False)
 
@@ -70,19 +101,27 @@ def cache(tmp_path) -> Path:
     return tmp_path / "cache"
 
 
-def _mirror_with(source: Path, tmp_path: Path, dataset: str, name: str, corrupt: bool = False) -> Path:
-    """A temporary mirror holding one file of the mirror ``source`` (one byte changed if corrupt)."""
+def _file(name):
+    return _registry.REGISTRY[name]["file"]
+
+
+def _mirror_with(source: Path, tmp_path: Path, dataset: str, corrupt: bool = False) -> Path:
+    """A temporary mirror holding the data file of ``dataset`` (one byte changed if corrupt)."""
     mirror = tmp_path / "mirror"
     (mirror / dataset).mkdir(parents=True)
-    data = bytearray((source / dataset / name).read_bytes())
+    data = bytearray((source / dataset / _file(dataset)["name"]).read_bytes())
     if corrupt:
         data[len(data) // 2] ^= 0x01
-    (mirror / dataset / name).write_bytes(bytes(data))
+    (mirror / dataset / _file(dataset)["name"]).write_bytes(bytes(data))
     return mirror
 
 
 def _files_in(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+
+
+def _digest(a) -> str:
+    return hashlib.sha256(np.ascontiguousarray(a, dtype=np.float64).tobytes()).hexdigest()[:16]
 
 
 # ---------------------------------------------------------------------------- registry
@@ -94,7 +133,9 @@ def test_registry_lists_all_datasets_with_info():
     for name, (n, d, task) in REAL.items():
         info = dataset_info(name)
         assert (info.name, info.n, info.d, info.task, info.synthetic) == (name, n, d, task, False)
-        assert info.source and info.licence and info.files
+        assert info.source and info.licence and info.files and info.description
+        assert _file(name)["urls"] and all(u.startswith("https://") for u in _file(name)["urls"])
+    assert [n for n in REAL if dataset_info(n).sha256 is None] == ["advertisements"]
     assert dataset_info("advertisements").verified is False
     assert dataset_info("regression").n == 800 and dataset_info("regression").d == 100
     assert dataset_info("classification").n == 1500 and dataset_info("classification").d == 50
@@ -104,6 +145,8 @@ def test_registry_lists_all_datasets_with_info():
         "synthetic", "classification", "adult", "advertisements", "spam"
     }
     assert set(list_datasets(synthetic=True)) == {"synthetic", *SYNTHETIC}
+    with pytest.raises(ValueError, match="task must be"):
+        list_datasets(task="ranking")
 
 
 def test_unknown_name_lists_valid_names():
@@ -121,14 +164,16 @@ def test_error_types():
     assert issubclass(DatasetShapeError, ValueError)
 
 
-def test_file_table_matches_mirror_manifest(data_mirror):
+def test_registry_matches_mirror_manifest(data_mirror):
+    """Every file of the registry (data and description files) has the mirror's sha256 and URLs."""
     manifest = json.loads((data_mirror / "manifest.json").read_text())["datasets"]
-    assert set(ds.FILES) == set(manifest)
-    for dataset, files in ds.FILES.items():
+    real = {n: e for n, e in _registry.REGISTRY.items() if "file" in e}
+    assert set(real) == set(manifest)
+    for dataset, entry in real.items():
         listed = {f["name"]: f for f in manifest[dataset]["files"]}
-        for f in files:
-            ref = listed[f.name]
-            assert ref["public"] and f.sha256 == ref["sha256"] and list(f.urls) == ref["urls"]
+        for f in [entry["file"], *entry["docs"]]:
+            ref = listed[f["name"]]
+            assert ref["public"] and f["sha256"] == ref["sha256"] and f["urls"] == ref["urls"]
 
 
 # ---------------------------------------------------------------------------- synthetic
@@ -246,29 +291,30 @@ def test_synthetic_alias_picks_by_task():
 # ---------------------------------------------------------------------------- real data
 
 
+def test_loaded_arrays_unchanged_since_the_pooch_rewrite(data_mirror, cache):
+    for (name, seed), (x_digest, y_digest) in PINNED.items():
+        X, y, _ = load_dataset(name, random_state=seed, mirror=data_mirror, data_home=cache)
+        assert (_digest(X), _digest(y)) == (x_digest, y_digest), name
+
+
 @pytest.mark.parametrize("name", [n for n in REAL if n != "advertisements"])
-def test_real_dataset_loads_from_mirror(name, cache, data_mirror):
-    if not is_available(name, mirror=data_mirror, data_home=cache):
-        pytest.skip(f"{name} is not in the mirror {data_mirror}")
+def test_real_dataset_loads_from_mirror_then_cache(name, cache, data_mirror):
     n, d, task = REAL[name]
     X, y, info = load_dataset(name, mirror=data_mirror, data_home=cache)
     assert X.shape == (n, d) and y.shape == (n,)
-    assert X.dtype == y.dtype == np.float64
+    assert X.dtype == y.dtype == np.float64 and X.flags.c_contiguous
     assert np.isfinite(X).all() and np.isfinite(y).all()
     assert (info.task, info.n, info.d, info.verified, info.origin) == (task, n, d, True, "mirror")
-    assert len(info.feature_names) == d
+    assert info.sha256 == _file(name)["sha256"] and len(info.feature_names) == d
     if task == "classification":
         assert set(np.unique(y)) == {-1.0, 1.0}
-    # now cached: read from the cache, same data, the mirror is not needed any more
-    X2, y2, info2 = load_dataset(name, data_home=cache)
+    X2, y2, info2 = load_dataset(name, data_home=cache)  # now cached: the mirror is not needed
     assert info2.origin == "cache"
     np.testing.assert_array_equal(X2, X)
     np.testing.assert_array_equal(y2, y)
 
 
 def test_real_label_and_encoding_details(cache, data_mirror):
-    if not is_available("adult", mirror=data_mirror):
-        pytest.skip("adult not in the mirror")
     X, y, info = load_dataset("adult", mirror=data_mirror, data_home=cache)
     assert "education" not in info.feature_names and "education-num" in info.feature_names
     assert int((y == 1).sum()) == 7508  # >50K among the 30162 complete rows of adult.data
@@ -278,104 +324,130 @@ def test_real_label_and_encoding_details(cache, data_mirror):
     assert int((spam.y == 1).sum()) == 1813
 
 
-def test_real_dataset_rejects_unknown_params(cache):
+def test_real_dataset_rejects_params(cache):
     with pytest.raises(TypeError, match="takes no parameters"):
         load_dataset("engel", data_home=cache, n_samples=10)
 
 
-def test_corrupted_mirror_copy_is_refused_and_not_cached(tmp_path, cache, data_mirror):
-    mirror = _mirror_with(data_mirror, tmp_path, "crabs", "crabs.csv", corrupt=True)
+def test_corrupt_mirror_file_is_refused_and_not_cached(tmp_path, cache, data_mirror):
+    mirror = _mirror_with(data_mirror, tmp_path, "crabs", corrupt=True)
     with pytest.raises(ChecksumError) as err:
-        load_dataset("crabs", mirror=mirror, data_home=cache)
-    expected = ds.FILES["crabs"][0].sha256
+        load_dataset("crabs", mirror=mirror, data_home=cache, download=False)
     message = str(err.value)
-    assert "crabs.csv" in message and expected in message and err.value.actual in message
-    assert err.value.actual != expected
+    assert "\n" not in message
+    assert f"crabs.csv in the mirror ({mirror / 'crabs' / 'crabs.csv'}) failed its checksum" in message
+    assert _file("crabs")["sha256"] in message and "download disabled" in message
     assert _files_in(cache) == []  # neither the file nor a temporary part
 
 
-def test_corrupted_cache_file_is_refused(cache, data_mirror):
+def test_corrupt_cache_file_is_replaced_from_the_mirror(cache, data_mirror, caplog):
     (cache / "engel").mkdir(parents=True)
     data = bytearray((data_mirror / "engel" / "engel.csv").read_bytes())
     data[100] ^= 0x01
     (cache / "engel" / "engel.csv").write_bytes(bytes(data))
-    with pytest.raises(ChecksumError, match="Delete .*engel.csv"):
-        load_dataset("engel", mirror=data_mirror, data_home=cache)
+    with caplog.at_level(logging.WARNING, logger="proxboost.datasets"):
+        X, _, info = load_dataset("engel", mirror=data_mirror, data_home=cache)
+    (record,) = caplog.records
+    assert record.getMessage().startswith(f"engel.csv in the cache ({cache / 'engel' / 'engel.csv'}) failed its checksum")
+    assert record.getMessage().endswith(f"copied a verified one from the mirror ({data_mirror / 'engel' / 'engel.csv'})")
+    assert info.origin == "mirror" and X.shape == (235, 1)
+    assert (cache / "engel" / "engel.csv").read_bytes() == (data_mirror / "engel" / "engel.csv").read_bytes()
 
 
-def test_missing_file_gives_instructive_error(tmp_path, cache):
+def test_corrupt_cache_file_without_replacement_is_left_and_reported(cache, data_mirror):
+    (cache / "engel").mkdir(parents=True)
+    bad = (data_mirror / "engel" / "engel.csv").read_bytes()[:-1]
+    (cache / "engel" / "engel.csv").write_bytes(bad)
+    with pytest.raises(ChecksumError) as err:
+        load_dataset("engel", data_home=cache, download=False)
+    message = str(err.value)
+    assert "\n" not in message and "engel.csv in the cache" in message and "was not used" in message
+    assert _file("engel")["urls"][0] in message
+    assert (cache / "engel" / "engel.csv").read_bytes() == bad  # a user's file is not deleted
+
+
+def test_corrupt_cache_file_is_replaced_by_a_download(cache, data_mirror, caplog):
+    good = (data_mirror / "engel" / "engel.csv").read_bytes()
+    (cache / "engel").mkdir(parents=True)
+    (cache / "engel" / "engel.csv").write_bytes(good[:-1])
+    canonical, pinned = _file("engel")["urls"]
+    FakeHTTP.served = {canonical: requests.exceptions.HTTPError("404"), pinned: good}
+    with caplog.at_level(logging.WARNING, logger="proxboost.datasets"):
+        _, _, info = load_dataset("engel", data_home=cache)
+    assert info.origin == "download"
+    assert caplog.records[-1].getMessage().endswith(f"failed its checksum; downloaded a verified one from {pinned}")
+    assert [p.name for p in _files_in(cache)] == ["engel.csv"]
+
+
+def test_missing_file_names_file_url_and_folders(tmp_path, cache):
     empty_mirror = tmp_path / "empty_mirror"
     empty_mirror.mkdir()
     with pytest.raises(DatasetUnavailableError) as err:
         load_dataset("crabs", mirror=empty_mirror, data_home=cache)
     message = str(err.value)
-    assert "crabs.csv" in message
-    assert "https://vincentarelbundock.github.io/Rdatasets/csv/MASS/crabs.csv" in message
-    assert str(cache / "crabs") in message
-    assert "network disabled in tests" in message  # the download was tried and failed
-    assert isinstance(err.value, FileNotFoundError)
+    assert "\n" not in message and "crabs.csv" in message
+    assert _file("crabs")["urls"][0] in message
+    assert str(cache / "crabs") in message and str(empty_mirror / "crabs") in message
+    assert "network disabled in tests" not in message and "unreachable" in message  # tried, failed
     assert not is_available("crabs", mirror=empty_mirror, data_home=cache)
-    with pytest.raises(DatasetUnavailableError, match="download disabled"):
+    with pytest.raises(DatasetUnavailableError, match=r"PROXBOOST_DATA_MIRROR.*download disabled"):
         load_dataset("crabs", data_home=cache, download=False)
     assert _files_in(cache) == []
 
 
-def test_unreachable_host_is_not_retried(cache, monkeypatch):
-    calls = []
+def test_offline_environment_disables_downloads(cache, monkeypatch):
+    monkeypatch.setenv("PROXBOOST_OFFLINE", "1")
+    with pytest.raises(DatasetUnavailableError, match="download disabled"):
+        load_dataset("engel", data_home=cache)
+    assert FakeHTTP.calls == []
 
-    def failing(request, timeout):
-        calls.append(request.full_url)
-        raise URLError("Name or service not known")
 
-    monkeypatch.setattr(_files, "urlopen", failing)
+def test_unreachable_host_is_not_retried(cache):
     for _ in range(2):
         with pytest.raises(DatasetUnavailableError):
             load_dataset("spam", data_home=cache)
-    assert len(calls) == 2  # the UCI host and the GitHub host, once each
+    assert len(FakeHTTP.calls) == 2  # the UCI host and the GitHub host, once each, no retries
 
 
-class _Response(io.BytesIO):
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-def test_download_is_checked_and_atomic(cache, monkeypatch, data_mirror):
+def test_download_is_checked_retried_and_atomic(cache, data_mirror):
     good = (data_mirror / "engel" / "engel.csv").read_bytes()
-    served = {}
-
-    def fake_urlopen(request, timeout):
-        assert timeout <= 30
-        return _Response(served[request.full_url])
-
-    monkeypatch.setattr(_files, "urlopen", fake_urlopen)
-    canonical, pinned = ds.FILES["engel"][0].urls
-    served.update({canonical: good[:-1] + b"!", pinned: good[:-1] + b"?"})
-    with pytest.raises(ChecksumError, match="engel.csv"):
+    canonical, pinned = _file("engel")["urls"]
+    FakeHTTP.served = {canonical: good[:-1] + b"!", pinned: good[:-1] + b"?"}
+    with pytest.raises(DatasetUnavailableError, match="engel.csv"):
         load_dataset("engel", data_home=cache)
+    assert FakeHTTP.calls == [canonical] * 3 + [pinned] * 3  # pooch retried each URL twice
     assert _files_in(cache) == []
-    served[pinned] = good  # canonical serves other bytes, the pinned copy the right ones
-    X, y, info = load_dataset("engel", data_home=cache)
+    FakeHTTP.calls.clear()
+    FakeHTTP.served[pinned] = good  # canonical serves other bytes, the pinned copy the right ones
+    X, _, info = load_dataset("engel", data_home=cache)
     assert info.origin == "download" and X.shape == (235, 1)
     assert [p.name for p in _files_in(cache)] == ["engel.csv"]
+    FakeHTTP.calls.clear()
+    flaky = iter([requests.exceptions.ReadTimeout("slow"), (data_mirror / "crabs" / "crabs.csv").read_bytes()])
+
+    class Flaky(FakeHTTP):
+        def __call__(self, url, output_file, pooch_obj):
+            FakeHTTP.served[url] = next(flaky)
+            super().__call__(url, output_file, pooch_obj)
+
+    pooch.HTTPDownloader = Flaky  # restored by the autouse fixture
+    _, _, info = load_dataset("crabs", data_home=cache)  # a transfer that times out is retried
+    assert info.origin == "download" and len(FakeHTTP.calls) == 2
 
 
-def test_failure_mid_copy_leaves_no_partial_file(tmp_path, cache, monkeypatch, data_mirror):
-    mirror = _mirror_with(data_mirror, tmp_path, "spam", "spambase.data")
-    real_iter = _files._iter_file
+def test_failure_mid_copy_leaves_no_partial_file(tmp_path, cache, data_mirror, monkeypatch):
+    mirror = _mirror_with(data_mirror, tmp_path, "spam")
+    copyfile = shutil.copyfile
 
-    def broken(path):
-        chunks = real_iter(path)
-        yield next(chunks)
+    def broken(source, dest):
+        Path(dest).write_bytes(Path(source).read_bytes()[:1000])
         raise OSError("disk failure in the middle of the copy")
 
-    monkeypatch.setattr(_files, "_iter_file", broken)
+    monkeypatch.setattr(_files.shutil, "copyfile", broken)
     with pytest.raises(OSError, match="middle of the copy"):
         load_dataset("spam", mirror=mirror, data_home=cache)
     assert _files_in(cache) == []
-    monkeypatch.setattr(_files, "_iter_file", real_iter)
+    monkeypatch.setattr(_files.shutil, "copyfile", copyfile)
     assert load_dataset("spam", mirror=mirror, data_home=cache).X.shape == (4601, 57)
 
 
@@ -410,50 +482,67 @@ def _write_uci_ad_file(path: Path, n_terms: int = 6) -> tuple[np.ndarray, np.nda
     return np.array(X, dtype=float), np.array(y)
 
 
-def test_advertisements_parses_uci_format(cache):
+@pytest.fixture
+def small_ads(monkeypatch):
+    """Make the registry expect the (n, d) of the small ad.data of ``_write_uci_ad_file``."""
+
+    def expect(n, d):
+        info = dataclasses.replace(_registry.INFOS["advertisements"], n=n, d=d)
+        monkeypatch.setitem(_registry.INFOS, "advertisements", info)
+
+    return expect
+
+
+def test_advertisements_parses_uci_format(cache, small_ads):
     X_expected, y_expected = _write_uci_ad_file(cache / "advertisements" / "ad.data")
-    n, d = X_expected.shape
+    small_ads(*X_expected.shape)
     with pytest.warns(UnverifiedDataWarning, match="no known checksum"):
-        X, y, info = load_dataset("advertisements", data_home=cache, expected_n=n, expected_d=d)
+        X, y, info = load_dataset("advertisements", data_home=cache)
     np.testing.assert_allclose(X, X_expected)
     np.testing.assert_array_equal(y, y_expected)
-    assert info.verified is False and (info.n, info.d) == (n, d)
-    assert info.params == {"expected_n": n, "expected_d": d}
+    assert info.verified is False and (info.n, info.d) == X_expected.shape
+    assert info.sha256 == hashlib.sha256((cache / "advertisements" / "ad.data").read_bytes()).hexdigest()
     assert is_available("advertisements", data_home=cache)
 
 
-def test_advertisements_size_check(tmp_path, cache):
+def test_advertisements_size_check(tmp_path, cache, small_ads):
     X_expected, _ = _write_uci_ad_file(cache / "advertisements" / "ad.data")
     n, d = X_expected.shape
     with pytest.raises(DatasetShapeError, match=r"expected \(2359, 1558\)"):
         load_dataset("advertisements", data_home=cache)  # the paper's size: refused
-    with pytest.raises(DatasetShapeError):
-        load_dataset("advertisements", data_home=cache, expected_n=n + 1, expected_d=d)
     assert (cache / "advertisements" / "ad.data").is_file()  # a user's file is left in place
-    # a file fetched from a mirror and refused is not left in the cache
+    # a file fetched from a mirror (or downloaded) and refused is not left in the cache
     mirror, other_cache = tmp_path / "mirror", tmp_path / "cache2"
     shutil.copytree(cache, mirror)
     with pytest.raises(DatasetShapeError):
         load_dataset("advertisements", mirror=mirror, data_home=other_cache)
     assert _files_in(other_cache) == []
+    FakeHTTP.served = {_file("advertisements")["urls"][0]: (mirror / "advertisements" / "ad.data").read_bytes()}
+    with pytest.raises(DatasetShapeError):
+        load_dataset("advertisements", data_home=other_cache)
+    assert _files_in(other_cache) == []
+    small_ads(n, d)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnverifiedDataWarning)
-        loaded = load_dataset("advertisements", mirror=mirror, data_home=other_cache,
-                              expected_n=n, expected_d=d)
-    assert loaded.info.origin == "mirror" and loaded.X.shape == (n, d)
+        loaded = load_dataset("advertisements", data_home=other_cache)
+    assert loaded.info.origin == "download" and loaded.X.shape == (n, d)
 
 
-def test_read_only_cache_reads_mirror_in_place(tmp_path, cache, monkeypatch):
+def test_read_only_cache_reads_mirror_in_place(tmp_path, cache, monkeypatch, small_ads, caplog):
     X_expected, _ = _write_uci_ad_file(tmp_path / "mirror" / "advertisements" / "ad.data")
     mirror = tmp_path / "mirror"
-    monkeypatch.setattr(_files.os, "access", lambda path, mode: False)
-    with pytest.warns(UserWarning, match="not writable"):
-        with pytest.raises(DatasetShapeError):
-            load_dataset("advertisements", mirror=mirror, data_home=cache)
+
+    def read_only(path, suffix=".tmp"):
+        raise PermissionError(f"{path}: read-only")
+
+    monkeypatch.setattr(_files, "atomic_path", read_only)
+    with pytest.raises(DatasetShapeError):
+        load_dataset("advertisements", mirror=mirror, data_home=cache)
     assert (mirror / "advertisements" / "ad.data").is_file()  # never deletes a mirror file
-    with pytest.warns(UserWarning, match="not writable"), pytest.warns(UnverifiedDataWarning):
-        X, _, info = load_dataset("advertisements", mirror=mirror, data_home=cache,
-                                  expected_n=X_expected.shape[0], expected_d=X_expected.shape[1])
+    small_ads(*X_expected.shape)
+    with caplog.at_level(logging.WARNING, logger="proxboost.datasets"), pytest.warns(UnverifiedDataWarning):
+        X, _, info = load_dataset("advertisements", mirror=mirror, data_home=cache)
+    assert "not writable" in caplog.text
     assert info.paths == (str(mirror / "advertisements" / "ad.data"),) and _files_in(cache) == []
 
 
@@ -461,10 +550,9 @@ def test_advertisements_absence_is_explained(cache):
     with pytest.raises(DatasetUnavailableError) as err:
         load_dataset("advertisements", data_home=cache)
     message = str(err.value)
-    assert "ad.data" in message and "NOT in the project's mirror" in message
-    assert ds.FILES["advertisements"][0].urls[0] in message
-    assert ds.FILES["advertisements"][0].urls[0].startswith("https://archive.ics.uci.edu/")
-    assert str(cache / "advertisements") in message and "2359" in message
+    assert "ad.data" in message and _file("advertisements")["urls"][0] in message
+    assert _file("advertisements")["urls"][0].startswith("https://archive.ics.uci.edu/")
+    assert str(cache / "advertisements") in message
 
 
 # ---------------------------------------------------------------------------- CLI, configs
@@ -475,26 +563,34 @@ def test_cli_lists_and_prefetches(tmp_path, cache, capsys, data_mirror):
     out = capsys.readouterr().out
     for name in list_datasets():
         assert name in out
-    assert "MISSING" in out or is_available("advertisements", mirror=data_mirror)
-    mirror = _mirror_with(data_mirror, tmp_path, "crabs", "crabs.csv")
-    assert cli_main(["--data-home", str(cache), "--mirror", str(mirror), "--prefetch"]) == 0
+    mirror = _mirror_with(data_mirror, tmp_path, "crabs")
+    assert cli_main(["--data-home", str(cache), "--mirror", str(mirror), "--prefetch", "--offline"]) == 0
     out = capsys.readouterr().out
     assert "crabs: ok (mirror)" in out and "spam: unavailable, skipped" in out
+    assert "advertisements: ad.data from https://archive.ics.uci.edu/" in out
     assert [p.name for p in _files_in(cache)] == ["crabs.csv"]
-    bad = _mirror_with(data_mirror, tmp_path / "bad", "engel", "engel.csv", corrupt=True)
-    assert cli_main(["--data-home", str(cache), "--mirror", str(bad), "--prefetch"]) == 1
-    assert "engel: REFUSED" in capsys.readouterr().out
-    assert not (cache / "engel").exists() or _files_in(cache / "engel") == []
+    bad = _mirror_with(data_mirror, tmp_path / "bad", "engel", corrupt=True)
+    assert cli_main(["--data-home", str(cache), "--mirror", str(bad), "--prefetch", "--offline"]) == 1
+    assert "engel: REFUSED: engel.csv in the mirror" in capsys.readouterr().out
+    assert _files_in(cache / "engel") == []
+
+
+def test_prefetch_with_description_files(tmp_path, cache, data_mirror, capsys):
+    mirror = _mirror_with(data_mirror, tmp_path, "spam")
+    for doc in _registry.REGISTRY["spam"]["docs"][:1]:
+        shutil.copy(data_mirror / "spam" / doc["name"], mirror / "spam" / doc["name"])
+    assert cli_main(["--data-home", str(cache), "--mirror", str(mirror), "--prefetch", "--docs", "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert "spam: ok (mirror)" in out and "spam: description file spambase.DOCUMENTATION not fetched" in out
+    assert {p.name for p in _files_in(cache / "spam")} == {"spambase.data", "spambase.names"}
 
 
 def test_cli_runs_as_module(tmp_path):
     env = {**os.environ, "PROXBOOST_DATA_HOME": str(tmp_path), "PROXBOOST_OFFLINE": "1"}
     env.pop("PROXBOOST_DATA_MIRROR", None)
-    result = subprocess.run(
-        [sys.executable, "-m", "proxboost.datasets"], capture_output=True, text=True,
-        env=env, timeout=60, check=True,
-    )
-    assert "whitewine" in result.stdout and "licence" in result.stdout
+    result = subprocess.run([sys.executable, "-m", "proxboost.datasets"], capture_output=True, text=True,
+                            env=env, timeout=60, check=True)
+    assert "whitewine" in result.stdout and "MISSING" in result.stdout
 
 
 def test_hydra_dataset_configs():
@@ -510,6 +606,4 @@ def test_hydra_dataset_configs():
         params = configs[name].get("params") or {}
         task = {"task": "regression"} if name == "synthetic" else {}
         X, _, info = load_dataset(name, random_state=0, **params, **task)
-        assert X.shape == (info.n, info.d) == (
-            dataset_info(info.name).n, dataset_info(info.name).d
-        )
+        assert X.shape == (info.n, info.d) == (dataset_info(info.name).n, dataset_info(info.name).d)

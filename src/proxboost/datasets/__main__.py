@@ -1,9 +1,8 @@
-"""``python -m proxboost.datasets [--prefetch] [--docs] [--mirror DIR] [--data-home DIR]``.
+"""``python -m proxboost.datasets [--prefetch] [--docs] [--mirror DIR] [--data-home DIR] [--offline]``.
 
-Lists every dataset with n, d, task, availability, source and licence; ``--prefetch``
-copies (from the mirror) or downloads every real dataset into the cache, skipping the
-unavailable ones with a message. Exit code 0, or 1 if a file was refused (checksum or size
-check).
+Lists every dataset with its task, n, d, where its file is (cache, mirror, missing) and its source;
+``--prefetch`` copies (from the mirror) or downloads every real dataset's file into the cache,
+skipping unavailable ones with one line each. Exit code 0, or 1 if a file was refused.
 """
 
 from __future__ import annotations
@@ -11,66 +10,54 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._files import get_data_home, get_mirror, locate
-from ._registry import _ENTRIES, dataset_info, list_datasets, prefetch
+from ._files import get_data_home, get_mirror
+from ._load import prefetch
+from ._registry import REGISTRY, dataset_info, list_datasets
 
 
-def _availability(name: str, mirror, data_home) -> str:
-    entry = _ENTRIES[name]
-    if entry.info.synthetic:
+def _where(name: str, mirror, data_home) -> str:
+    info = dataset_info(name)
+    if info.synthetic:
         return "generated"
-    places = [locate(name, f, mirror, data_home) for f in entry.data_files]
-    if any(p is None for p in places):
-        return "MISSING"
-    return "cache" if all(origin == "cache" for _, origin in places) else "mirror"
+    for label, root in (("cache", data_home), ("mirror", mirror)):
+        if root is not None and (root / name / info.files[0]).is_file():
+            return label
+    return "MISSING"
 
 
 def _table(mirror, data_home) -> str:
-    header = ("id", "task", "n", "d", "available", "source", "licence")
-    rows = [header]
+    rows = [("id", "task", "n", "d", "file", "source")]
     for name in list_datasets():
         info = dataset_info(name)
-        rows.append((
-            name, info.task, "-" if info.n is None else str(info.n),
-            "-" if info.d is None else str(info.d), _availability(name, mirror, data_home),
-            info.source, info.licence,
-        ))
-    widths = [max(len(row[j]) for row in rows) for j in range(len(header) - 1)]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths)) + "  " + row[-1]
-        for row in rows
-    ]
+        rows.append((name, info.task, str(info.n or "-"), str(info.d or "-"),
+                     _where(name, mirror, data_home), info.source))
+    widths = [max(len(row[j]) for row in rows) for j in range(5)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[5] for row in rows]
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m proxboost.datasets", description=__doc__.split("\n\n")[1]
-    )
+    parser = argparse.ArgumentParser(prog="python -m proxboost.datasets", description=__doc__.split("\n\n")[1])
     parser.add_argument("--prefetch", action="store_true", help="fill the cache")
-    parser.add_argument(
-        "--docs", action="store_true", help="with --prefetch: description files too"
-    )
+    parser.add_argument("--docs", action="store_true", help="with --prefetch: description files too")
     parser.add_argument("--mirror", help="local mirror (default $PROXBOOST_DATA_MIRROR)")
-    parser.add_argument(
-        "--data-home", help="cache folder (default $PROXBOOST_DATA_HOME, else <repo>/data)"
-    )
+    parser.add_argument("--data-home", help="cache folder (default $PROXBOOST_DATA_HOME, else <repo>/data)")
     parser.add_argument("--offline", action="store_true", help="never download")
     args = parser.parse_args(argv)
-
     mirror, data_home = get_mirror(args.mirror), get_data_home(args.data_home)
     print(f"cache:  {data_home}")
     print(f"mirror: {mirror if mirror is not None else '(none: set $PROXBOOST_DATA_MIRROR)'}")
     code = 0
     if args.prefetch:
-        statuses = prefetch(
-            mirror=mirror, data_home=data_home, download=False if args.offline else None,
-            docs=args.docs,
-        )
+        statuses = prefetch(mirror=mirror, data_home=data_home, download=False if args.offline else None,
+                            docs=args.docs)
         code = 1 if "failed" in statuses.values() else 0
         print()
     print(_table(mirror, data_home))
+    missing = [n for n in list_datasets(synthetic=False) if _where(n, mirror, data_home) == "MISSING"]
+    for name in missing:
+        print(f"{name}: {REGISTRY[name]['file']['name']} from {REGISTRY[name]['file']['urls'][0]}")
     return code
 
 

@@ -1,370 +1,199 @@
-"""Where dataset files come from: the cache, a local mirror, or the network.
+"""Where a dataset file comes from: the cache, else a local mirror, else a download by pooch.
 
-Resolution order for one file ``<dataset id>/<file name>``:
+For one file ``<dataset id>/<name>`` with its sha256 from ``registry.json``:
 
-1. the **cache** ``<data_home>/<id>/<name>``; ``data_home`` is the argument, else the
-   environment variable ``PROXBOOST_DATA_HOME``, else ``<repo>/data`` when the package runs
-   from a source checkout (``src/`` layout, the folder is git-ignored), else
-   ``~/.cache/proxboost``;
-2. a **mirror** ``<mirror>/<id>/<name>`` (the layout of the project's ``../shared/datasets``);
-   ``mirror`` is the argument, else the environment variable ``PROXBOOST_DATA_MIRROR`` (an
-   empty value means no mirror). A mirror file is copied into the cache;
-3. a **download** from the file's URLs (canonical first, then a pinned copy), with a short
-   timeout (``PROXBOOST_DOWNLOAD_TIMEOUT`` seconds, default 5) so that machines without
-   internet fail fast. ``download=False`` or ``PROXBOOST_OFFLINE=1`` skips this step.
+1. the **cache** ``<data_home>/<id>/<name>`` is used if its sha256 matches. ``data_home`` is the
+   argument, else ``$PROXBOOST_DATA_HOME``, else ``<repo>/data`` in a source checkout (git-ignored),
+   else pooch's per-user cache folder;
+2. else a **mirror** ``<mirror>/<id>/<name>`` (argument, else ``$PROXBOOST_DATA_MIRROR``) whose
+   sha256 matches is copied into the cache atomically (read in place if the cache is read-only);
+3. else **pooch** downloads it from the registry's URLs in order (canonical source, then a copy
+   pinned to a commit that served these bytes), checking the sha256 and retrying failed transfers;
+   it writes through a temporary file, so the cache never holds a partial or unchecked file.
+   ``download=False`` or ``$PROXBOOST_OFFLINE=1`` skips this step; on a machine without network a
+   host that cannot be resolved fails at once and is not tried again in the process.
 
-Every copy and download streams into a temporary file in the cache folder while hashing it;
-the temporary file is renamed onto its final name (``os.replace``, atomic) only when its
-sha256 matches, and is deleted on any failure, so the cache never holds a partial or
-unverified file. Cached files are re-hashed on every use (all files are a few MB). A file
-without a known checksum (``ad.data``) is accepted by this module as is and flagged
-``verified=False``: its loader checks its size after preprocessing.
+A corrupt file (wrong sha256) is never used. When a verified copy replaces it, one log line says
+so (e.g. "engel.csv in the cache failed its checksum; copied a verified one from the mirror");
+when none can be found, :class:`ChecksumError` says what was tried. A missing file raises
+:class:`DatasetUnavailableError` naming the file, its URL and the folders searched. A file without
+a known checksum (``sha256: null``) is accepted as is and flagged unverified: its loader then
+checks n and d.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import http.client
+import logging
 import os
-import warnings
-from collections.abc import Iterable, Iterator
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
-from urllib.error import HTTPError, URLError
 from urllib.parse import urlparse
-from urllib.request import Request, urlopen
+
+import pooch
 
 from .._io import atomic_path
-from ._manifest import RemoteFile
-
-__all__ = [
-    "ENV_DATA_HOME",
-    "ENV_MIRROR",
-    "ENV_OFFLINE",
-    "ENV_TIMEOUT",
-    "ChecksumError",
-    "DatasetUnavailableError",
-    "Resolved",
-    "fetch",
-    "get_data_home",
-    "get_mirror",
-    "locate",
-    "sha256_file",
-]
 
 ENV_DATA_HOME = "PROXBOOST_DATA_HOME"
 ENV_MIRROR = "PROXBOOST_DATA_MIRROR"
 ENV_OFFLINE = "PROXBOOST_OFFLINE"
-ENV_TIMEOUT = "PROXBOOST_DOWNLOAD_TIMEOUT"
-DEFAULT_TIMEOUT = 5.0
-CHUNK_SIZE = 1 << 16
+DOWNLOAD_TIMEOUT = 30  # seconds without data before a transfer is abandoned (then retried)
+DOWNLOAD_RETRIES = 2
 
-#: hosts that failed at connection level in this process; not retried (fail fast offline).
-_UNREACHABLE_HOSTS: set[str] = set()
+log = logging.getLogger("proxboost.datasets")
+_unreachable_hosts: set[str] = set()  # hosts that could not be resolved or reached
 
 
 class DatasetUnavailableError(FileNotFoundError):
-    """A dataset file is in neither the cache nor a mirror and could not be downloaded."""
+    """A dataset file is in neither the cache nor the mirror and could not be downloaded."""
 
 
 class ChecksumError(ValueError):
-    """A file's sha256 differs from the expected one; the file was refused.
-
-    Attributes
-    ----------
-    filename : str
-        The file's name.
-    expected, actual : str
-        The expected and the computed sha256 (hex).
-    source : str
-        Where the bytes came from (cache path, mirror path or URL).
-    """
-
-    def __init__(self, filename: str, expected: str, actual: str, source: str, fix: str):
-        self.filename = filename
-        self.expected = expected
-        self.actual = actual
-        self.source = source
-        super().__init__(
-            f"checksum mismatch for {filename!r} from {source}: expected sha256 {expected}, "
-            f"got {actual}. The file was refused and not used. {fix}"
-        )
+    """A file's sha256 differs from the registry's and no verified copy could replace it."""
 
 
 @dataclass(frozen=True)
 class Resolved:
-    """A local, checked copy of a remote file.
-
-    Attributes
-    ----------
-    path : Path
-        Where to read the file.
-    origin : {"cache", "mirror", "download"}
-        Where it came from in this call ("cache": it was already cached).
-    verified : bool
-        True if its sha256 was checked; False for a file without known checksum.
-    stored : bool
-        True if this call wrote the file into the cache (copy or download); False when
-        it was already cached or is read in place from a read-only setup.
-    """
+    """A checked local copy: where to read it, where it came from, its sha256."""
 
     path: Path
-    origin: str
-    verified: bool
-    stored: bool = False
+    origin: str  # "cache", "mirror" or "download"
+    sha256: str
+    verified: bool  # False for a file without a known checksum
+    stored: bool = False  # True if this call wrote it into the cache
 
 
-# ---------------------------------------------------------------------------- locations
-
-
-def _repo_root() -> Path | None:
-    """The source checkout this package runs from (``<repo>/src/proxboost/...``), if any."""
-    repo = Path(__file__).resolve().parents[3]
-    if (repo / "pyproject.toml").is_file() and (repo / "src" / "proxboost").is_dir():
-        return repo
-    return None
-
-
-def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
-    """The cache folder: argument, else ``$PROXBOOST_DATA_HOME``, else ``<repo>/data``.
-
-    Outside a source checkout the last fallback is ``~/.cache/proxboost``.
-    """
+def get_data_home(data_home=None) -> Path:
+    """The cache folder: argument, else ``$PROXBOOST_DATA_HOME``, else ``<repo>/data``."""
     if data_home is not None:
         return Path(data_home).expanduser()
     env = os.environ.get(ENV_DATA_HOME, "").strip()
     if env:
         return Path(env).expanduser()
-    repo = _repo_root()
-    if repo is not None:
+    repo = Path(__file__).resolve().parents[3]
+    if (repo / "pyproject.toml").is_file() and (repo / "src" / "proxboost").is_dir():
         return repo / "data"
-    return Path.home() / ".cache" / "proxboost"
+    return Path(pooch.os_cache("proxboost"))
 
 
-def get_mirror(mirror: str | os.PathLike | None = None) -> Path | None:
-    """The mirror folder: argument, else ``$PROXBOOST_DATA_MIRROR`` (empty: none)."""
-    if mirror is not None and str(mirror).strip():
-        return Path(mirror).expanduser()
-    env = os.environ.get(ENV_MIRROR, "").strip()
-    return Path(env).expanduser() if env else None
+def get_mirror(mirror=None) -> Path | None:
+    """The mirror folder: argument, else ``$PROXBOOST_DATA_MIRROR`` (unset or empty: none)."""
+    value = str(mirror if mirror is not None else os.environ.get(ENV_MIRROR, "")).strip()
+    return Path(value).expanduser() if value else None
 
 
-def _download_enabled(download: bool | None) -> bool:
+def _download_enabled(download) -> bool:
     if download is not None:
         return bool(download)
     return os.environ.get(ENV_OFFLINE, "").strip().lower() in ("", "0", "false", "no")
 
 
-def _timeout() -> float:
-    try:
-        return float(os.environ.get(ENV_TIMEOUT, DEFAULT_TIMEOUT))
-    except ValueError:
-        return DEFAULT_TIMEOUT
+def _hash(path: Path) -> str:
+    return pooch.file_hash(str(path), alg="sha256")
 
 
-def locate(
-    dataset: str,
-    file: RemoteFile,
-    mirror: str | os.PathLike | None = None,
-    data_home: str | os.PathLike | None = None,
-) -> tuple[Path, str] | None:
-    """Where a file is present locally, without reading it: ``(path, "cache"|"mirror")``."""
-    cached = get_data_home(data_home) / dataset / file.name
-    if cached.is_file():
-        return cached, "cache"
-    root = get_mirror(mirror)
-    if root is not None and (root / dataset / file.name).is_file():
-        return root / dataset / file.name, "mirror"
+def _matches(path: Path, sha256: str | None) -> tuple[bool, str]:
+    actual = _hash(path)
+    return sha256 is None or actual == sha256, actual
+
+
+def locate(dataset: str, file: dict, mirror=None, data_home=None) -> Path | None:
+    """Where a file is present locally (cache first, then mirror), without checking it."""
+    for root in (get_data_home(data_home), get_mirror(mirror)):
+        if root is not None and (root / dataset / file["name"]).is_file():
+            return root / dataset / file["name"]
     return None
 
 
-# ---------------------------------------------------------------------------- bytes
-
-
-def _iter_stream(stream: BinaryIO) -> Iterator[bytes]:
-    while chunk := stream.read(CHUNK_SIZE):
-        yield chunk
-
-
-def _iter_file(path: Path) -> Iterator[bytes]:
-    with open(path, "rb") as stream:
-        yield from _iter_stream(stream)
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """The sha256 (hex) of a file, read in chunks."""
-    digest = hashlib.sha256()
-    for chunk in _iter_file(Path(path)):
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _write_atomic(
-    dest: Path, chunks: Iterable[bytes], expected: str | None, source: str
-) -> str:
-    """Stream ``chunks`` into ``dest`` atomically, accepting them only if the sha256 matches.
-
-    The bytes go to a temporary file in ``dest``'s folder, which is renamed onto ``dest``
-    only after a full, checked write; on any failure (checksum, I/O, interruption) it is
-    deleted and ``dest`` is left untouched.
-
-    Returns
-    -------
-    str
-        The sha256 of the written bytes.
-    """
-    with atomic_path(dest, suffix=".part") as tmp:
-        digest = hashlib.sha256()
-        with open(tmp, "wb") as out:
-            for chunk in chunks:
-                digest.update(chunk)
-                out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        actual = digest.hexdigest()
-        if expected is not None and actual != expected:
-            raise ChecksumError(
-                dest.name, expected, actual, source,
-                f"Nothing was written to {dest.parent}. Replace the source file with a "
-                "correct copy (see the URLs in proxboost/datasets/_manifest.py).",
-            )
-    return actual
-
-
-# ---------------------------------------------------------------------------- resolution
-
-
-def _check_cached(path: Path, file: RemoteFile) -> None:
-    if file.sha256 is None:
-        return
-    actual = sha256_file(path)
-    if actual != file.sha256:
-        raise ChecksumError(
-            file.name, file.sha256, actual, str(path),
-            f"Delete {path} and run again: it will be copied from the mirror or downloaded.",
-        )
-
-
-def _from_mirror(dataset: str, file: RemoteFile, source: Path, dest: Path) -> Resolved:
+def _copy_from_mirror(source: Path, dest: Path) -> tuple[Path, bool]:
+    """Copy atomically into the cache; read in place when the cache folder is not writable."""
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        writable = os.access(dest.parent, os.W_OK)
-    except OSError:
-        writable = False
-    if not writable:
-        warnings.warn(
-            f"cache folder {dest.parent} is not writable; reading {source} in place",
-            stacklevel=3,
-        )
-        _check_cached(source, file)
-        return Resolved(source, "mirror", file.sha256 is not None)
-    _write_atomic(dest, _iter_file(source), file.sha256, str(source))
-    return Resolved(dest, "mirror", file.sha256 is not None, stored=True)
+        with atomic_path(dest, suffix=".part") as tmp:
+            shutil.copyfile(source, tmp)
+        return dest, True
+    except PermissionError:
+        log.warning("cache folder %s is not writable; reading %s in place", dest.parent, source)
+        return source, False
 
 
-def _is_connection_error(exc: BaseException) -> bool:
-    return isinstance(exc, URLError) and not isinstance(exc, HTTPError)
+class _Unreachable(OSError):
+    """The host could not be resolved or connected to (not retried, remembered)."""
 
 
-def _download(
-    file: RemoteFile, dest: Path
-) -> tuple[Resolved | None, list[str], list[ChecksumError]]:
-    """Try the URLs in order; returns (result or None, failure notes, checksum errors)."""
-    notes: list[str] = []
-    mismatches: list[ChecksumError] = []
-    for url in file.urls:
+def _downloader(url, output_file, pooch_obj):
+    import requests
+
+    try:
+        pooch.HTTPDownloader(timeout=DOWNLOAD_TIMEOUT)(url, output_file, pooch_obj)
+    except requests.exceptions.ConnectionError as exc:
+        if isinstance(exc, requests.exceptions.ReadTimeout):
+            raise
+        _unreachable_hosts.add(urlparse(url).netloc)
+        raise _Unreachable(f"{urlparse(url).netloc} unreachable") from exc
+
+
+def _download(dataset: str, file: dict, cache: Path) -> tuple[str | None, list[str]]:
+    """Download with pooch into the cache; returns (the URL that served it or None, failures)."""
+    import requests
+
+    key = f"{dataset}/{file['name']}"
+    known = f"sha256:{file['sha256']}" if file["sha256"] else None
+    failures = []
+    for url in file["urls"]:
         host = urlparse(url).netloc
-        if host in _UNREACHABLE_HOSTS:
-            notes.append(f"{url}: skipped, {host} was unreachable earlier in this process")
+        if host in _unreachable_hosts:
+            failures.append(f"{host} unreachable")
             continue
+        fetcher = pooch.create(path=cache, base_url="", registry={key: known}, urls={key: url},
+                               retry_if_failed=DOWNLOAD_RETRIES)
         try:
-            request = Request(url, headers={"User-Agent": "proxboost-datasets"})
-            with urlopen(request, timeout=_timeout()) as response:
-                _write_atomic(dest, _iter_stream(response), file.sha256, url)
-            resolved = Resolved(dest, "download", file.sha256 is not None, stored=True)
-            return resolved, notes, mismatches
-        except ChecksumError as exc:
-            mismatches.append(exc)
-            notes.append(f"{url}: sha256 mismatch (got {exc.actual})")
-        except (URLError, http.client.HTTPException, ConnectionError, TimeoutError) as exc:
-            if _is_connection_error(exc) or isinstance(exc, (ConnectionError, TimeoutError)):
-                _UNREACHABLE_HOSTS.add(host)
-            notes.append(f"{url}: {type(exc).__name__}: {exc}")
-    return None, notes, mismatches
+            fetcher.fetch(key, downloader=_downloader)
+            return url, failures
+        except _Unreachable as exc:
+            failures.append(str(exc))
+        except (ValueError, requests.exceptions.RequestException, OSError) as exc:
+            failures.append(f"{url}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    return None, failures
 
 
-def _unavailable_message(
-    dataset: str, file: RemoteFile, dest: Path, mirror: Path | None, notes: list[str], hint: str
-) -> str:
-    urls = "\n".join(f"    {url}" for url in file.urls) or "    (no public URL)"
-    mirror_note = (
-        f"not in the mirror {mirror / dataset}" if mirror is not None
-        else f"no mirror set (argument mirror= or ${ENV_MIRROR})"
-    )
-    tried = "\n".join(f"    {note}" for note in notes) or "    (none)"
-    checksum = (
-        f"expected sha256: {file.sha256}" if file.sha256
-        else "no checksum is known for this file: it is checked by its size after preprocessing"
-    )
-    return (
-        f"dataset {dataset!r} needs the file {file.name!r}: it is not in the cache "
-        f"{dest.parent}, {mirror_note}, and could not be downloaded.\n"
-        f"  Get it from:\n{urls}\n"
-        f"  Put it in:  {dest.parent}/  (as {dest})\n"
-        f"  or set ${ENV_MIRROR} to a folder holding {dataset}/{file.name}.\n"
-        f"  {checksum}.\n"
-        f"  Download attempts:\n{tried}"
-        + (f"\n  {hint}" if hint else "")
-    )
-
-
-def fetch(
-    dataset: str,
-    file: RemoteFile,
-    *,
-    mirror: str | os.PathLike | None = None,
-    data_home: str | os.PathLike | None = None,
-    download: bool | None = None,
-    hint: str = "",
-) -> Resolved:
-    """A checked local copy of ``file`` of ``dataset``: cache, else mirror, else download.
-
-    Parameters
-    ----------
-    dataset : str
-        Dataset id (the sub-folder in the cache and the mirror).
-    file : RemoteFile
-        The file (name, sha256, URLs).
-    mirror, data_home : path-like, optional
-        See :func:`get_mirror` and :func:`get_data_home`.
-    download : bool, optional
-        Allow downloads (default: yes unless ``$PROXBOOST_OFFLINE`` is set).
-    hint : str
-        Extra text for the error message when the file is unavailable.
-
-    Raises
-    ------
-    ChecksumError
-        The cached or mirror copy, or every download, has the wrong sha256.
-    DatasetUnavailableError
-        The file could not be found or downloaded; the message names the file, its URLs
-        and the folder to put it in.
-    """
-    dest = get_data_home(data_home) / dataset / file.name
+def fetch(dataset: str, file: dict, *, mirror=None, data_home=None, download=None) -> Resolved:
+    """A checked local copy of one file of ``dataset``: cache, else mirror, else download."""
+    name, expected = file["name"], file["sha256"]
+    cache = get_data_home(data_home)
+    dest, root = cache / dataset / name, get_mirror(mirror)
+    corrupt = []  # what failed its checksum, for the one-line report
     if dest.is_file():
-        _check_cached(dest, file)
-        return Resolved(dest, "cache", file.sha256 is not None)
-    root = get_mirror(mirror)
-    if root is not None and (root / dataset / file.name).is_file():
-        return _from_mirror(dataset, file, root / dataset / file.name, dest)
+        ok, actual = _matches(dest, expected)
+        if ok:
+            return Resolved(dest, "cache", actual, expected is not None)
+        corrupt.append(f"{name} in the cache ({dest}) failed its checksum")
+        got = actual
+    source = root / dataset / name if root is not None else None
+    if source is not None and source.is_file():
+        ok, actual = _matches(source, expected)
+        if ok:
+            path, stored = _copy_from_mirror(source, dest)
+            if corrupt:
+                log.warning("%s; copied a verified one from the mirror (%s)", corrupt[0], source)
+            return Resolved(path, "mirror", actual, expected is not None, stored)
+        corrupt.append(f"{name} in the mirror ({source}) failed its checksum")
+        got = actual
     if _download_enabled(download):
-        resolved, notes, mismatches = _download(file, dest)
-        if resolved is not None:
-            return resolved
-        if mismatches:
-            raise mismatches[0]
+        url, failures = _download(dataset, file, cache)
+        if url is not None:
+            if corrupt:
+                log.warning("%s; downloaded a verified one from %s", "; ".join(corrupt), url)
+            return Resolved(dest, "download", _hash(dest), expected is not None, True)
+        tried = f"download failed ({'; '.join(failures)})"
     else:
-        notes = [f"download disabled (download=False or ${ENV_OFFLINE} set)"]
-    raise DatasetUnavailableError(_unavailable_message(dataset, file, dest, root, notes, hint))
+        tried = f"download disabled (download=False or ${ENV_OFFLINE} set)"
+    url = file["urls"][0] if file["urls"] else "(no public URL)"
+    if corrupt:
+        raise ChecksumError(
+            f"{'; '.join(corrupt)} (sha256 {got}, expected {expected}); no verified copy was found ({tried}), so the "
+            f"file was not used: replace it with a copy from {url}")
+    mirror_note = (f"the mirror {root / dataset}" if root is not None
+                   else f"no mirror (set ${ENV_MIRROR} to a folder holding {dataset}/{name})")
+    raise DatasetUnavailableError(
+        f"dataset {dataset!r} needs {name}: not in the cache {dest.parent}, {mirror_note}; {tried}; "
+        f"get it from {url} and put it in {dest.parent}/")

@@ -1,6 +1,6 @@
-"""The synthetic models of SPEC §4.1 (the paper's simulations and its introduction example).
+"""The synthetic models: the paper's two simulations and its introduction example.
 
-Coordinates in the SPEC are 1-based superscripts: X¹ is column 0 here.
+Coordinates are written as 1-based superscripts (docs/protocol.md): X¹ is column 0 here.
 
 - ``regression``: X ~ N(0, Σ), Σ_ij = 2^{-|i-j|}, n = 800, d = 100,
   Y = -sin(2X¹) + (X²)² + X³ - exp(-X⁴) + Z, Z ~ N(0, 0.5) (σ = sqrt(0.5)).
@@ -25,30 +25,10 @@ import numbers
 import numpy as np
 from scipy.signal import lfilter
 
-__all__ = [
-    "CLASSIFICATION_NOISE_STD",
-    "CLASSIFICATION_THRESHOLD",
-    "REGRESSION_NOISE_STD",
-    "SINES_NOISE_STD",
-    "classification_score",
-    "make_classification",
-    "make_regression",
-    "make_sines",
-    "regression_function",
-    "sines_function",
-    "toeplitz_covariance",
-]
-
 REGRESSION_NOISE_STD = math.sqrt(0.5)
 CLASSIFICATION_NOISE_STD = math.sqrt(0.1)
 CLASSIFICATION_THRESHOLD = 0.38
 SINES_NOISE_STD = 0.15
-
-
-def toeplitz_covariance(n_features: int) -> np.ndarray:
-    """Σ with Σ_ij = 2^{-|i-j|}, the covariance of the Gaussian designs."""
-    idx = np.arange(n_features)
-    return 2.0 ** -np.abs(idx[:, None] - idx[None, :])
 
 
 def regression_function(X: np.ndarray) -> np.ndarray:
@@ -94,7 +74,7 @@ def make_regression(
     noise_std: float = REGRESSION_NOISE_STD,
     random_state=None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The ``regression`` model of SPEC §4.1.
+    """The paper's ``regression`` model.
 
     Parameters
     ----------
@@ -124,7 +104,7 @@ def make_classification(
     noise_std: float = CLASSIFICATION_NOISE_STD,
     random_state=None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The ``classification`` model of SPEC §4.1, labels in {-1, +1}.
+    """The paper's ``classification`` model, labels in {-1, +1}.
 
     Parameters
     ----------
@@ -155,7 +135,7 @@ def make_sines(
     noise_std: float = SINES_NOISE_STD,
     random_state=None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The ``sines`` model of the paper's introduction (SPEC §4.1).
+    """The ``sines`` model of the paper's introduction.
 
     Parameters
     ----------
