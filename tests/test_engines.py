@@ -4,10 +4,14 @@ Oracles: scikit-learn's ``compute_feature_importances`` (split gains), repeated 
 weights), fits on the positive-weight rows only (weight 0).
 """
 
+import pickle
+
 import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeRegressor
+from sklearn.utils.estimator_checks import check_estimator
 
+from proxboost import BoostingClassifier, BoostingRegressor
 from proxboost.engines import ENGINES, make_engine
 
 ALL_ENGINES = sorted(ENGINES)
@@ -119,3 +123,51 @@ def test_hist_bins_from_positive_weight_rows():
     edges_pos = e.edges_[0]
     e.prepare(X, fit=True, sample_weight=w)
     np.testing.assert_array_equal(e.edges_[0], edges_pos)
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the estimators, with every engine
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("engine", ALL_ENGINES)
+@pytest.mark.parametrize("Est, loss, algo", [
+    (BoostingRegressor, "lad", "accelerated_prox"),
+    (BoostingClassifier, "exponential", "prox"),
+])
+def test_estimators_with_every_engine(engine, Est, loss, algo):
+    """The identity ||F - f_T(X)|| <= 1e-10 ||f_T(X)||, staged predictions, eval curves, pickling."""
+    rng = np.random.RandomState(6)
+    X = np.column_stack([rng.randn(300, 3), rng.randint(0, 4, 300)])
+    s = X[:, 0] + np.sin(X[:, 1]) + X[:, 3]
+    y = s + 0.3 * rng.randn(300) if Est is BoostingRegressor else np.where(s > 0.5, 1, -1)
+    Xe, ye = X[:100], y[:100]
+    model = Est(loss=loss, algo=algo, n_estimators=25, learning_rate=0.1, max_depth=3, random_state=0,
+                engine=engine).fit(X, y, eval_set=(Xe, ye))
+    raw = model.predict if Est is BoostingRegressor else model.decision_function
+    staged = model.staged_predict if Est is BoostingRegressor else model.staged_decision_function
+    fT = raw(X)
+    assert np.linalg.norm(model.train_prediction_ - fT) <= 1e-10 * np.linalg.norm(fT)
+    stages = list(staged(Xe))
+    np.testing.assert_allclose(stages[-1], raw(Xe), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(model.eval_loss_[1:], [model.loss_.value(model._encode_target(ye, fit=False)
+                                                                        if Est is BoostingClassifier else ye, z)
+                                                      for z in stages], rtol=1e-10)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal((again.predict if Est is BoostingRegressor else again.decision_function)(X), fT)
+
+
+def test_exact_and_sklearn_estimators_agree():
+    """On continuous data without ties, the exact engine's booster is scikit-learn's."""
+    rng = np.random.RandomState(7)
+    X = rng.randn(400, 5)
+    y = X[:, 0] ** 2 + np.sin(2 * X[:, 1]) + 0.2 * rng.randn(400)
+    a = BoostingRegressor(loss="ls", algo="gradient", n_estimators=30, max_depth=3, random_state=0,
+                          engine="exact").fit(X, y)
+    b = BoostingRegressor(loss="ls", algo="gradient", n_estimators=30, max_depth=3, random_state=0,
+                          engine="sklearn").fit(X, y)
+    np.testing.assert_allclose(a.train_loss_, b.train_loss_, rtol=1e-12)
+    np.testing.assert_allclose(a.predict(X + 0.01), b.predict(X + 0.01), rtol=1e-12, atol=1e-12)
+
+
+def test_check_estimator_with_exact():
+    check_estimator(BoostingRegressor(n_estimators=5, engine="exact"))
+    check_estimator(BoostingClassifier(n_estimators=5, engine="exact"))

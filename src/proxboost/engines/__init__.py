@@ -4,7 +4,8 @@ An engine is the only part of proxboost that knows how trees are grown. The boos
 (:mod:`proxboost.boosting`) talks to it through three calls and owns the leaf values:
 
 ``engine.prepare(X, fit=False, sample_weight=None)``
-    Convert the feature matrix once per fit (float32 for ``sklearn``; bins for ``hist``). With
+    Convert the feature matrix once per fit (float32 for ``sklearn``; float32 plus codes and
+    sorted orders for ``exact``; bins for ``hist``). With
     ``fit=True`` the engine learns whatever it needs from X (e.g. bin edges; from the rows of
     positive weight when ``sample_weight`` is given); new data is then prepared with
     ``fit=False`` and the learned state.
@@ -23,22 +24,11 @@ tree's unnormalised feature importance. How each engine grows its trees: ``docs/
 Engines are picklable and deterministic for a given input and random state.
 """
 
+from .exact import ExactEngine
+from .hist import HistEngine
 from .sklearn import SklearnEngine
 
-# "exact" is scikit-learn's tree until the compiled exact engine lands (stored rows made with
-# scikit-learn's tree are labelled "sklearn")
-ENGINES = {"sklearn": SklearnEngine, "exact": SklearnEngine}
-
-
-def _register_hist():
-    try:
-        from .hist import HistEngine  # noqa: F401  (optional: needs numba)
-    except ImportError:  # pragma: no cover - numba is a declared dependency
-        return
-    ENGINES["hist"] = HistEngine
-
-
-_register_hist()
+ENGINES = {"exact": ExactEngine, "hist": HistEngine, "sklearn": SklearnEngine}
 
 
 def make_engine(name):
@@ -50,4 +40,4 @@ def make_engine(name):
     return ENGINES[name]()
 
 
-__all__ = ["ENGINES", "SklearnEngine", "make_engine"]
+__all__ = ["ENGINES", "ExactEngine", "HistEngine", "SklearnEngine", "make_engine"]

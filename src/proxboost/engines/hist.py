@@ -526,7 +526,14 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
                     rhi[nb, f] = rhi[buf, f]
                 _zero_ranges(hist[nb], offsets, rlo[nb], rhi[nb])
                 _build_hist(hist[nb], bins, offsets, target, w, rows, s_start, s_end)
-                _subtract_ranges(hist[buf], hist[nb], offsets, rlo[buf], rhi[buf])
+                if w is None:
+                    _subtract_ranges(hist[buf], hist[nb], offsets, rlo[buf], rhi[buf])
+                else:  # weighted: no subtraction, whose rounding could leave empty bins non-empty
+                    _zero_ranges(hist[buf], offsets, rlo[buf], rhi[buf])
+                    if small_is_left:
+                        _build_hist(hist[buf], bins, offsets, target, w, rows, mid_pos, end)
+                    else:
+                        _build_hist(hist[buf], bins, offsets, target, w, rows, start, mid_pos)
                 large_buf = buf
                 if need_small:
                     small_buf = nb

@@ -1,0 +1,340 @@
+"""The exact engine (engines/exact.py) against scikit-learn's ``DecisionTreeRegressor``, tree by tree.
+
+Oracle: scikit-learn itself. Each boosting iteration's target comes from an ``engine="sklearn"``
+run; the exact engine grows its tree on the same target with a copy of the same random state
+(so it draws the same splitter seed). Trees are walked node by node: the same split, or a
+genuine tie — both chosen splits' gains recomputed exactly (rational arithmetic) agree to
+1e-12 relative. The number of tie-decided nodes is reported (``pytest -s``).
+"""
+
+import copy
+import os
+import pickle
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from sklearn.tree import DecisionTreeRegressor
+
+from proxboost import BoostingClassifier, BoostingRegressor, boosting
+from proxboost.engines import ExactEngine, SklearnEngine, make_engine
+from proxboost.engines.exact import FEATURE_THRESHOLD, MAX_CODES
+
+TIE_RTOL = 1e-12
+FLOOR_TOL = 16 * np.finfo(np.float64).eps  # rounding error of an impurity, relative to mean^2
+FULL = pytest.mark.skipif(not os.environ.get("PROXBOOST_FULL_EQUALITY"),
+                          reason="exhaustive equality grid: set PROXBOOST_FULL_EQUALITY=1")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tree-by-tree comparison
+# ---------------------------------------------------------------------------------------------
+def _exact_gain(y, go_left):
+    """(gain, proxy) in rational arithmetic (unit weights): proxy = S_L^2 / W_L + S_R^2 / W_R is
+    the quantity scikit-learn compares, gain = proxy - S^2 / W."""
+    yl = [Fraction(v) for v in y[go_left]]
+    yr = [Fraction(v) for v in y[~go_left]]
+    sl, sr = sum(yl, Fraction(0)), sum(yr, Fraction(0))
+    nl, nr = len(yl), len(yr)
+    if nl == 0 or nr == 0:
+        return Fraction(0), Fraction(0)
+    proxy = sl * sl / nl + sr * sr / nr
+    return proxy - (sl + sr) ** 2 / (nl + nr), proxy
+
+
+def _exact_impurity(y):
+    v = [Fraction(x) for x in y]
+    m = sum(v, Fraction(0)) / len(v)
+    return float(sum(((x - m) ** 2 for x in v), Fraction(0)) / len(v))
+
+
+def compare_trees(X32, y, sk, ex):
+    """Walk scikit-learn's ``tree_`` and an exact tree from the root on the training rows.
+
+    Returns (n_nodes_compared, n_tie_decided, n_decided_at_proxy_rounding). Raises
+    AssertionError on a genuine difference. A tie-decided node's subtrees are not compared
+    further (they grow on other rows).
+
+    Two different splits are a tie when their exact gains agree to 1e-12 relative, or, for the
+    last count, to 1e-12 relative to the exact proxy: scikit-learn compares proxies, whose
+    float64 rounding (~1e-16 of the proxy) can exceed a tiny gain (deep nodes, nearly pure).
+    """
+    proxy_ties = 0
+    ties = 0
+    compared = 0
+    stack = [(0, 0, np.arange(len(y)))]
+    while stack:
+        i, j, rows = stack.pop()
+        compared += 1
+        leaf_s = sk.children_left[i] == -1
+        leaf_e = ex.left[j] < 0
+        if leaf_s and leaf_e:
+            continue
+        if leaf_s != leaf_e:
+            # the impurity floor (impurity <= float64 eps) decides: only allowed when the node's
+            # exact impurity is within the rounding error of scikit-learn's q/W - (S/W)^2
+            assert _exact_impurity(y[rows]) <= FLOOR_TOL * max(1.0, float(np.mean(y[rows])) ** 2), (
+                f"leaf / split mismatch on a node of {len(rows)} rows")
+            ties += 1
+            continue
+        fs, ts = sk.feature[i], sk.threshold[i]
+        fe, te = ex.feature[j], ex.threshold[j]
+        left_s = X32[rows, fs] <= ts
+        if fs == fe and ts == te:
+            stack.append((sk.children_left[i], ex.left[j], rows[left_s]))
+            stack.append((sk.children_right[i], ex.right[j], rows[~left_s]))
+            continue
+        left_e = X32[rows, fe] <= te
+        (g_s, p_s), (g_e, p_e) = _exact_gain(y[rows], left_s), _exact_gain(y[rows], left_e)
+        if abs(g_s - g_e) > TIE_RTOL * max(abs(g_s), abs(g_e)):
+            proxy_ties += 1
+        assert abs(g_s - g_e) <= TIE_RTOL * max(abs(p_s), abs(p_e)), (
+            f"different splits, gains {float(g_s)!r} (scikit-learn, feature {fs}) and {float(g_e)!r} "
+            f"(exact, feature {fe}) on a node of {len(rows)} rows"
+        )
+        ties += 1
+    return compared, ties, proxy_ties
+
+
+class _Twin(SklearnEngine):
+    """scikit-learn's engine that also grows the exact engine's tree on every target and compares."""
+
+    def __init__(self):
+        self.exact = ExactEngine()
+        self.nodes = 0
+        self.ties = 0
+        self.proxy_ties = 0
+        self.trees = 0
+
+    def prepare(self, X, fit=False, sample_weight=None):
+        Xp = super().prepare(X, fit)
+        if fit:
+            self._X32, self._Xe = Xp, self.exact.prepare(X, fit=True)
+        return Xp
+
+    def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
+        twin_state = copy.deepcopy(random_state)
+        ids, tree = super().grow(Xp, target, max_depth, random_state)
+        _, ex = self.exact.grow(self._Xe, target, max_depth, twin_state)
+        nodes, ties, proxy_ties = compare_trees(self._X32, np.asarray(target), tree.tree_, ex)
+        self.nodes += nodes
+        self.ties += ties
+        self.proxy_ties += proxy_ties
+        self.trees += 1
+        return ids, tree
+
+
+def _run_twin(monkeypatch, Est, X, y, loss, algo, depth, n_estimators, seed=0):
+    twin = _Twin()
+    monkeypatch.setattr(boosting, "make_engine", lambda name: twin)
+    Est(loss=loss, algo=algo, max_depth=depth, n_estimators=n_estimators, learning_rate=0.1,
+        random_state=seed, engine="sklearn").fit(X, y)
+    return twin
+
+
+def _synthetic(task, n, seed):
+    from proxboost.datasets import load_dataset
+
+    X, y, _ = load_dataset("synthetic", task=task, random_state=seed, n_samples=n)
+    return X, y
+
+
+# ---------------------------------------------------------------------------------------------
+# Equality on synthetic and real data
+# ---------------------------------------------------------------------------------------------
+CASES = [("regression", BoostingRegressor, "ls", "gradient"), ("classification", BoostingClassifier, "exponential", "prox")]
+
+
+@pytest.mark.parametrize("depth", [1, 3, 5, 15])
+@pytest.mark.parametrize("task, Est, loss, algo", CASES)
+def test_same_trees_as_sklearn_on_synthetic_data(monkeypatch, task, Est, loss, algo, depth):
+    X, y = _synthetic(task, 300, 0)
+    twin = _run_twin(monkeypatch, Est, X, y, loss, algo, depth, 8)
+    print(f"\n{task} {loss}/{algo} depth {depth}: {twin.trees} trees, {twin.nodes} nodes, {twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
+    assert twin.trees == 8
+
+
+@pytest.mark.slow
+@FULL
+@pytest.mark.parametrize("depth", [1, 3, 5, 15])
+@pytest.mark.parametrize("task, Est, loss, algo", CASES)
+def test_same_trees_as_sklearn_on_synthetic_data_full_size(monkeypatch, task, Est, loss, algo, depth):
+    X, y = _synthetic(task, None, 0)
+    twin = _run_twin(monkeypatch, Est, X, y, loss, algo, depth, 30)
+    print(f"\n{task} (full) {loss}/{algo} depth {depth}: {twin.trees} trees, {twin.nodes} nodes, "
+          f"{twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
+
+
+REAL = ["whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer", "adult", "spam"]
+
+
+def _real(name):
+    if not os.environ.get("PROXBOOST_DATA_MIRROR"):
+        pytest.skip("real datasets need the data mirror (PROXBOOST_DATA_MIRROR)")
+    from proxboost.datasets import DatasetUnavailableError, dataset_info, load_dataset
+    from proxboost.protocol import split_indices
+
+    try:
+        X, y, _ = load_dataset(name)
+    except DatasetUnavailableError as exc:  # pragma: no cover - depends on the mirror
+        pytest.skip(f"{name}: {exc}")
+    tr, va, _ = split_indices(len(y), 0)
+    task = dataset_info(name).task
+    return X, y, tr, np.concatenate([tr, va]), task
+
+
+def _real_case(monkeypatch, name, part, depth, n_estimators):
+    X, y, tr, refit, task = _real(name)
+    rows = tr if part == "train" else np.sort(refit)
+    Est, loss, algo = (BoostingRegressor, "ls", "gradient") if task == "regression" else (
+        BoostingClassifier, "exponential", "prox")
+    twin = _run_twin(monkeypatch, Est, X[rows], y[rows], loss, algo, depth, n_estimators)
+    print(f"\n{name} ({part}, {len(rows)} x {X.shape[1]}) {loss}/{algo} depth {depth}: {twin.trees} trees, "
+          f"{twin.nodes} nodes, {twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
+
+
+@pytest.mark.parametrize("name", ["crabs", "sniffer"])
+def test_same_trees_on_real_data_subset(monkeypatch, name):
+    _real_case(monkeypatch, name, "train", 5, 5)
+
+
+@pytest.mark.slow
+@FULL
+@pytest.mark.parametrize("depth", [1, 3, 5, 15])
+@pytest.mark.parametrize("part", ["train", "refit"])
+@pytest.mark.parametrize("name", REAL)
+def test_same_trees_on_real_data(monkeypatch, name, part, depth):
+    _real_case(monkeypatch, name, part, depth, 10)
+
+
+# ---------------------------------------------------------------------------------------------
+# Single trees: new rows, ties and seeds, FEATURE_THRESHOLD, weights
+# ---------------------------------------------------------------------------------------------
+def _grow_both(X, y, depth, seed, sample_weight=None):
+    e = ExactEngine()
+    _, tree = e.grow(e.prepare(X, fit=True), y, depth, np.random.RandomState(seed), sample_weight=sample_weight)
+    reg = DecisionTreeRegressor(max_depth=depth, random_state=np.random.RandomState(seed))
+    reg.fit(X.astype(np.float32), y, sample_weight=sample_weight)
+    return e, tree, reg
+
+
+def test_same_thresholds_and_predictions_on_new_rows():
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.randn(400), rng.randint(0, 9, 400) * 0.25, np.round(rng.randn(400), 1)])
+    y = np.sin(3 * X[:, 0]) + X[:, 1] + 0.1 * rng.randn(400)
+    for depth in (1, 3, 5, 15):
+        e, tree, reg = _grow_both(X, y, depth, 0)
+        _, ties, _ = compare_trees(X.astype(np.float32), y, reg.tree_, tree)
+        if ties:  # genuine ties (checked above) decide some deep node: other trees on new rows
+            assert depth == 15
+            continue
+        internal = reg.tree_.children_left >= 0
+        np.testing.assert_array_equal(tree.feature[tree.left >= 0], reg.tree_.feature[internal])
+        np.testing.assert_array_equal(tree.threshold[tree.left >= 0], reg.tree_.threshold[internal])
+        # new rows: between the training values (midpoints and neighbours) and outside their range
+        mids = (np.sort(X, axis=0)[1:] + np.sort(X, axis=0)[:-1]) / 2
+        new = np.vstack([mids, mids + 1e-9, X.min(0) - 1.0, X.max(0) + 1.0, rng.randn(200, 3) * 3])
+        Xn = e.prepare(new)
+        ids_e = tree.apply(Xn)
+        ids_s = reg.apply(Xn)
+        assert len(set(zip(ids_e.tolist(), ids_s.tolist()))) == len(set(ids_e.tolist()))
+
+
+def test_ties_follow_the_seed():
+    """Duplicated features tie exactly: the seed picks one; the same seed the same tree."""
+    rng = np.random.RandomState(1)
+    base = rng.randn(200, 2)
+    X = np.column_stack([base, base, base])  # features 0, 2, 4 (and 1, 3, 5) are identical
+    y = base[:, 0] + base[:, 1] ** 2
+    features = set()
+    for seed in range(12):
+        _, t1, reg = _grow_both(X, y, 3, seed)
+        _, t2, _ = _grow_both(X, y, 3, seed)
+        np.testing.assert_array_equal(t1.feature, t2.feature)
+        np.testing.assert_array_equal(t1.threshold, t2.threshold)
+        np.testing.assert_array_equal(t1.feature, np.where(reg.tree_.children_left >= 0, reg.tree_.feature, -1))
+        features.add(int(t1.feature[0]))
+    assert len(features) >= 2  # different seeds, different trees
+
+
+def test_feature_threshold_merges_close_values():
+    """Values closer than 1e-7 (float32) give no candidate between them; a node spread over such
+    values only is constant. scikit-learn is the oracle."""
+    ulp = np.spacing(np.float32(0.5))  # 5.96e-8 < FEATURE_THRESHOLD
+    assert ulp < FEATURE_THRESHOLD
+    base = np.float32(0.5)
+    chain = base + ulp * np.arange(5, dtype=np.float32)  # consecutive gaps below the threshold
+    rng = np.random.RandomState(2)
+    X = np.column_stack([rng.choice(chain, 300), rng.choice(chain[::2], 300), rng.randint(0, 3, 300)]).astype(np.float64)
+    y = rng.randn(300) + X[:, 2]
+    for seed in range(4):
+        for depth in (1, 4):
+            _, tree, reg = _grow_both(X, y, depth, seed)
+            compare_trees(X.astype(np.float32), y, reg.tree_, tree)
+            np.testing.assert_array_equal(tree.feature, np.where(reg.tree_.children_left >= 0, reg.tree_.feature, -1))
+
+
+def test_weighted_trees_equal_sklearn_weighted_trees():
+    rng = np.random.RandomState(3)
+    X = np.column_stack([rng.randn(500), rng.randint(0, 6, 500)])
+    y = X[:, 0] ** 2 + X[:, 1] + rng.randn(500)
+    w = rng.rand(500) * (rng.rand(500) < 0.8)
+    for depth in (2, 6):
+        _, tree, reg = _grow_both(X, y, depth, 0, sample_weight=w)
+        pos = w > 0
+        a, b = tree.apply(np.ascontiguousarray(X[pos], dtype=np.float32)), reg.apply(X[pos].astype(np.float32))
+        assert len(set(zip(a.tolist(), b.tolist()))) == len(set(a.tolist())) == len(set(b.tolist()))
+        np.testing.assert_allclose(np.bincount(tree.split_feature, tree.split_gain, minlength=2),
+                                   reg.tree_.compute_feature_importances(normalize=False), rtol=1e-9, atol=1e-15)
+
+
+def test_many_distinct_values_use_sorted_orders():
+    """Features with more distinct values than the histogram codes hold (256) are split exactly
+    from sorted orders, not binned."""
+    rng = np.random.RandomState(4)
+    X = np.column_stack([rng.randn(2000), rng.randint(0, MAX_CODES, 2000), rng.randint(0, MAX_CODES + 1, 2000)])
+    y = np.sin(X[:, 0] * 3) + (X[:, 1] > 100) + (X[:, 2] % 7 == 0) + 0.1 * rng.randn(2000)
+    e = ExactEngine()
+    Xp = e.prepare(X, fit=True)
+    np.testing.assert_array_equal(Xp.kind, [1, 0, 1])
+    for depth in (3, 8):
+        _, tree, reg = _grow_both(X, y, depth, 0)
+        _, ties, _ = compare_trees(X.astype(np.float32), y, reg.tree_, tree)
+        assert ties == 0 or depth == 8
+
+
+# ---------------------------------------------------------------------------------------------
+# Interface
+# ---------------------------------------------------------------------------------------------
+def test_bad_input():
+    e = make_engine("exact")
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        e.prepare(np.array([[0.0], [np.nan]]), fit=True)
+    with pytest.raises(ValueError, match="float32"):
+        e.prepare(np.array([[0.0], [1e300]]), fit=True)
+    with pytest.raises(TypeError, match="prepare"):
+        e.grow(np.zeros((3, 1), np.float32), np.zeros(3), 2)
+    Xp = e.prepare(np.arange(6.0).reshape(3, 2), fit=True)
+    with pytest.raises(ValueError, match="sample_weight"):
+        e.grow(Xp, np.zeros(3), 2, sample_weight=-np.ones(3))
+
+
+def test_pickled_tree_and_engine():
+    rng = np.random.RandomState(5)
+    X, y = rng.randn(300, 4), rng.randn(300)
+    e = ExactEngine()
+    Xp = e.prepare(X, fit=True)
+    ids, tree = e.grow(Xp, y, 4, 0)
+    tree2 = pickle.loads(pickle.dumps(tree))
+    np.testing.assert_array_equal(tree2.apply(e.prepare(X)), ids)
+    e2 = pickle.loads(pickle.dumps(e))
+    ids2, _ = e2.grow(e2.prepare(X, fit=True), y, 4, 0)
+    np.testing.assert_array_equal(ids2, ids)
+
+
+def test_degenerate_nodes():
+    e = ExactEngine()
+    for X, y in [(np.zeros((1, 1)), np.ones(1)), (np.zeros((5, 2)), np.arange(5.0)),
+                 (np.arange(6.0)[:, None], np.full(6, 2.5))]:
+        ids, tree = e.grow(e.prepare(X, fit=True), y, 5, 0)
+        assert tree.n_leaves == 1 and (ids == 0).all()
