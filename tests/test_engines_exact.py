@@ -132,13 +132,6 @@ def _run_twin(monkeypatch, Est, X, y, loss, algo, depth, n_estimators, seed=0):
     return twin
 
 
-def _synthetic(task, n, seed):
-    from proxboost.datasets import load_dataset
-
-    X, y, _ = load_dataset("synthetic", task=task, random_state=seed, n_samples=n)
-    return X, y
-
-
 # ---------------------------------------------------------------------------------------------
 # Equality on synthetic and real data
 # ---------------------------------------------------------------------------------------------
@@ -147,8 +140,8 @@ CASES = [("regression", BoostingRegressor, "ls", "gradient"), ("classification",
 
 @pytest.mark.parametrize("depth", [1, 3, 5, 15])
 @pytest.mark.parametrize("task, Est, loss, algo", CASES)
-def test_same_trees_as_sklearn_on_synthetic_data(monkeypatch, task, Est, loss, algo, depth):
-    X, y = _synthetic(task, 300, 0)
+def test_same_trees_as_sklearn_on_synthetic_data(monkeypatch, synthetic_data, task, Est, loss, algo, depth):
+    X, y = synthetic_data(task, 300, 20)
     twin = _run_twin(monkeypatch, Est, X, y, loss, algo, depth, 8)
     print(f"\n{task} {loss}/{algo} depth {depth}: {twin.trees} trees, {twin.nodes} nodes, {twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
     assert twin.trees == 8
@@ -158,8 +151,9 @@ def test_same_trees_as_sklearn_on_synthetic_data(monkeypatch, task, Est, loss, a
 @FULL
 @pytest.mark.parametrize("depth", [1, 3, 5, 15])
 @pytest.mark.parametrize("task, Est, loss, algo", CASES)
-def test_same_trees_as_sklearn_on_synthetic_data_full_size(monkeypatch, task, Est, loss, algo, depth):
-    X, y = _synthetic(task, None, 0)
+def test_same_trees_as_sklearn_on_synthetic_data_full_size(monkeypatch, synthetic_data, task, Est, loss, algo,
+                                                          depth):
+    X, y = synthetic_data(task, None, None)
     twin = _run_twin(monkeypatch, Est, X, y, loss, algo, depth, 30)
     print(f"\n{task} (full) {loss}/{algo} depth {depth}: {twin.trees} trees, {twin.nodes} nodes, "
           f"{twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
@@ -168,14 +162,12 @@ def test_same_trees_as_sklearn_on_synthetic_data_full_size(monkeypatch, task, Es
 REAL = ["whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer", "adult", "spam"]
 
 
-def _real(name):
-    if not os.environ.get("PROXBOOST_DATA_MIRROR"):
-        pytest.skip("real datasets need the data mirror (PROXBOOST_DATA_MIRROR)")
+def _real(name, mirror):
     from proxboost.datasets import DatasetUnavailableError, dataset_info, load_dataset
     from proxboost.protocol import split_indices
 
     try:
-        X, y, _ = load_dataset(name)
+        X, y, _ = load_dataset(name, mirror=mirror)
     except DatasetUnavailableError as exc:  # pragma: no cover - depends on the mirror
         pytest.skip(f"{name}: {exc}")
     tr, va, _ = split_indices(len(y), 0)
@@ -183,8 +175,8 @@ def _real(name):
     return X, y, tr, np.concatenate([tr, va]), task
 
 
-def _real_case(monkeypatch, name, part, depth, n_estimators):
-    X, y, tr, refit, task = _real(name)
+def _real_case(monkeypatch, mirror, name, part, depth, n_estimators):
+    X, y, tr, refit, task = _real(name, mirror)
     rows = tr if part == "train" else np.sort(refit)
     Est, loss, algo = (BoostingRegressor, "ls", "gradient") if task == "regression" else (
         BoostingClassifier, "exponential", "prox")
@@ -194,8 +186,8 @@ def _real_case(monkeypatch, name, part, depth, n_estimators):
 
 
 @pytest.mark.parametrize("name", ["crabs", "sniffer"])
-def test_same_trees_on_real_data_subset(monkeypatch, name):
-    _real_case(monkeypatch, name, "train", 5, 5)
+def test_same_trees_on_real_data_subset(monkeypatch, data_mirror, name):
+    _real_case(monkeypatch, data_mirror, name, "train", 5, 5)
 
 
 @pytest.mark.slow
@@ -203,8 +195,8 @@ def test_same_trees_on_real_data_subset(monkeypatch, name):
 @pytest.mark.parametrize("depth", [1, 3, 5, 15])
 @pytest.mark.parametrize("part", ["train", "refit"])
 @pytest.mark.parametrize("name", REAL)
-def test_same_trees_on_real_data(monkeypatch, name, part, depth):
-    _real_case(monkeypatch, name, part, depth, 10)
+def test_same_trees_on_real_data(monkeypatch, data_mirror, name, part, depth):
+    _real_case(monkeypatch, data_mirror, name, part, depth, 10)
 
 
 # ---------------------------------------------------------------------------------------------
