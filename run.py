@@ -1,4 +1,4 @@
-"""Hydra entry point of the real-world protocol (SPEC §5.4): one run = (dataset, loss, algo).
+"""Hydra entry point of the real-world protocol (docs/protocol.md): one run = (dataset, loss, algo).
 
     python run.py loss=hinge algo=residual_prox                  # embedded synthetic data
     python run.py dataset=engel loss=lad algo=prox grid=paper
@@ -6,7 +6,7 @@
     python run.py -m ... hydra/launcher=joblib                   # sweep jobs on every core
     python run.py --cfg job                                      # the composed configuration
 
-Everything is computed by :func:`proxboost.protocol.run_experiment`; this file only turns the
+Everything is computed by :func:`proxboost.pipeline.run_experiment`; this file only turns the
 configuration (``conf/``) into its plain arguments.
 """
 
@@ -21,6 +21,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
     os.environ.setdefault(_var, "1")
 
 import logging  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import hydra  # noqa: E402
 from hydra.core.hydra_config import HydraConfig  # noqa: E402
@@ -29,6 +30,26 @@ from hydra.utils import to_absolute_path  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
 log = logging.getLogger("proxboost.run")
+CONF = Path(__file__).resolve().parent / "conf"
+
+
+def _label(cfg, group, keys):
+    """The choice's name, plus the changed values when ``keys`` of the config group differ from
+    its file (e.g. ``pinball-tau0.5``): rows of a modified choice never sit under its name."""
+    name = cfg[group].name
+    path = CONF / group / f"{name}.yaml"
+    if not path.is_file():
+        return name
+    default = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+    given = OmegaConf.to_container(cfg[group], resolve=True)
+    changed = {k: given.get(k) for k in keys if k in given and given.get(k) != default.get(k)}
+    if not changed:
+        return name
+    if group == "grid":
+        from proxboost.results import identity_hash
+
+        return f"{name}-custom{identity_hash(changed)[:6]}"
+    return name + "".join(f"-{k}{v}" for k, v in sorted(changed.items()))
 
 
 def _inner_n_jobs(cfg):
@@ -51,21 +72,25 @@ def _inner_n_jobs(cfg):
 @hydra.main(version_base=None, config_path="conf", config_name="config")
 def main(cfg: DictConfig):
     from proxboost.datasets import DatasetUnavailableError
-    from proxboost.protocol import ProtocolError, run_experiment
+    from proxboost.pipeline import run_experiment
+    from proxboost.protocol import ProtocolError
 
     config = OmegaConf.to_container(cfg, resolve=True)
     fr = cfg.protocol.fractions
+    loss_keys = ("tau", "beta", "newton_steps")
     try:
         df = run_experiment(
             dataset=cfg.dataset.name,
             dataset_params=config["dataset"].get("params") or {},
             loss=cfg.loss.name,
-            loss_params={k: v for k, v in config["loss"].items() if k in ("tau", "beta", "newton_steps")},
+            loss_params={k: v for k, v in config["loss"].items() if k in loss_keys},
+            loss_label=_label(cfg, "loss", loss_keys),
             algo=cfg.algo.name,
             algo_options={k: v for k, v in config["algo"].items() if k != "name"},
             grid=config["grid"],
-            grid_name=cfg.grid.name,
+            grid_name=_label(cfg, "grid", ("max_depth", "learning_rate", "step", "max_features")),
             engine=cfg.engine.name,
+            tie_rule=cfg.tie_rule,
             n_splits=cfg.protocol.n_splits,
             max_estimators=cfg.protocol.max_estimators,
             fractions=(fr.train, fr.validation, fr.test),
@@ -74,7 +99,6 @@ def main(cfg: DictConfig):
             mirror=cfg.data.mirror,
             n_jobs=_inner_n_jobs(cfg),
             progress=cfg.progress,
-            config=config,
             skip_task_mismatch=cfg.skip_task_mismatch,
             skip_unavailable=cfg.skip_unavailable,
         )

@@ -16,7 +16,9 @@ import pytest
 
 from proxboost.baselines import HistGradientBoostingMethod, LightGBMMethod
 from proxboost.losses import make_loss
-from proxboost.protocol import ProtocolError, make_method, run_experiment, run_protocol, split_indices
+from proxboost.methods import make_method
+from proxboost.pipeline import run_experiment, run_protocol
+from proxboost.protocol import ProtocolError, split_indices
 
 REPO = Path(__file__).resolve().parents[1]
 T_MAX = 25
@@ -94,7 +96,7 @@ def test_curve_is_the_library_staged_prediction_scored(algo, loss_name):
     X, y = _data(loss.task)
     Xtr, ytr, Xva, yva = X[:80], y[:80], X[80:], y[80:]
     method = make_method(algo, loss)
-    values, Ts = method.validation_curve(PARAMS, Xtr, ytr, Xva, yva, T_MAX, 0)
+    values, Ts = method.validation_curve(PARAMS, (Xtr, ytr), (Xva, yva), T_MAX, 0)
     assert values.shape == (T_MAX + 1,) and np.array_equal(Ts, np.arange(T_MAX + 1))
     if algo == "lightgbm":
         stages = _lgb_stages(_lgb_booster(loss, PARAMS, Xtr, ytr, T_MAX), Xva)
@@ -116,10 +118,10 @@ def test_lightgbm_curve_stays_flat_once_no_tree_can_grow():
     _, y = _data("regression")
     X = np.ones((120, 2))
     method = make_method("lightgbm", loss)
-    values, _ = method.validation_curve(PARAMS, X[:80], y[:80], X[80:], y[80:], T_MAX, 0)
+    values, _ = method.validation_curve(PARAMS, (X[:80], y[:80]), (X[80:], y[80:]), T_MAX, 0)
     assert np.all(values == values[0])
     assert values[0] == pytest.approx(loss.value(y[80:], np.full(40, np.median(y[:80].astype(np.float32)))), rel=1e-6)
-    z = method.refit_decision(PARAMS, 7, X[:80], y[:80], X[80:], 0)
+    z = method.refit_predict(PARAMS, 7, (X[:80], y[:80]), X[80:], 0)
     assert np.ptp(z) == 0 and z[0] == pytest.approx(np.median(y[:80]), rel=1e-6)
 
 
@@ -172,7 +174,7 @@ def test_row_refits_the_selected_point_on_train_and_validation(algo, loss_name):
 def test_refit_at_zero_is_the_initial_prediction(algo):
     loss = _loss("pinball")
     X, y = _data("regression")
-    z = make_method(algo, loss).refit_decision(PARAMS, 0, X[:90], y[:90], X[90:], 0)
+    z = make_method(algo, loss).refit_predict(PARAMS, 0, (X[:90], y[:90]), X[90:], 0)
     assert np.ptp(z) == 0
     assert z[0] == pytest.approx(_initial(loss, y[:90], float32=algo == "lightgbm"), rel=1e-6)
 

@@ -59,7 +59,7 @@ def test_intro_quick_writes_curves_with_provenance_and_rerun_skips(tmp_path):
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     files = sorted((tmp_path / "synthetic-quick" / "intro").rglob("*.csv"))
-    curves = [f for f in files if not f.name.endswith(".predictions.csv") and f.name != "data.csv"]
+    curves = [f for f in files if not f.name.endswith(".predictions.csv") and not f.name.startswith("data")]
     assert len(curves) == 2
     raw = pd.read_csv(curves[0])
     assert list(raw.columns[:4]) == ["iteration", "seconds", "train_loss", "test_loss"]
@@ -101,3 +101,28 @@ def test_run_all_rejects_unknown_experiment(bad):
     out = subprocess.run([sys.executable, str(EXPERIMENTS / "run_all.py"), bad], capture_output=True, text=True,
                          env=env, cwd=ROOT, timeout=60)
     assert out.returncode != 0 and "valid: intro, convergence, proximal_step" in out.stderr
+
+
+def test_curve_identity_keeps_seeds_tie_rules_and_settings_apart(tmp_path):
+    from dataclasses import replace
+
+    from proxboost.boosting import BoostingRegressor
+    from proxboost.curves import curve_identity, is_stored
+    from proxboost.methods import _accepts
+
+    base = RunSpec("convergence", "regression", "lad", "prox", max_depth=2, learning_rate=0.1, n_estimators=3,
+                   step=1.0, dataset_params={"n_samples": 60, "n_features": 5})
+    variants = [replace(base, seed=1), replace(base, engine="hist"), replace(base, step=2.0),
+                replace(base, learning_rate=0.1 + 1e-12), replace(base, n_estimators=4),
+                replace(base, dataset_params={"n_samples": 61, "n_features": 5})]
+    if _accepts(BoostingRegressor, "tie_rule"):
+        variants.append(replace(base, tie_rule="authors"))
+    paths = {curve_path(tmp_path, s) for s in [base, *variants]}
+    assert len(paths) == len(variants) + 1
+    assert len({curve_identity(s) for s in [base, *variants]}) == len(variants) + 1
+    path = run_one(base, tmp_path)
+    raw = pd.read_csv(path)
+    assert raw.loc[0, "identity"] == curve_identity(base) and raw.loc[0, "tie_rule"] == "midpoint"
+    assert "n_leaves" in raw.columns and np.isnan(raw.loc[0, "n_leaves"])
+    assert is_stored(tmp_path, base) and not any(is_stored(tmp_path, s) for s in variants)
+    assert '"seed":0' in raw.loc[0, "identity"] and str(tmp_path) not in raw.loc[0, "identity"]

@@ -104,7 +104,7 @@ def test_method_styles_are_unique():
     colors = [s["color"] for s in METHOD_STYLES.values()]
     markers = [s["marker"] for s in METHOD_STYLES.values()]
     assert len(set(colors)) == len(colors) == 10 and len(set(markers)) == len(markers)
-    from proxboost.protocol import ALGOS
+    from proxboost.methods import ALGOS
 
     assert set(ALGOS) <= set(METHOD_STYLES)                     # every method has a style
 
@@ -215,7 +215,7 @@ def test_make_all_from_an_empty_results_dir(tmp_path):
 @pytest.mark.slow
 def test_cli_reads_stored_rows(real, tmp_path):
     for _, r in real[real["dataset"] == "crabs"].iterrows():
-        write_row(tmp_path / "results", r.to_dict())
+        write_row(tmp_path / "results", {**r.to_dict(), "identity": {}})
     figures.main(["--results", str(tmp_path / "results"), "--out", str(tmp_path / "figs"), "--only", "regression_loss"])
     assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["regression_loss.pdf", "regression_loss.png"]
     with pytest.raises(SystemExit):

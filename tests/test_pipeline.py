@@ -1,4 +1,5 @@
-"""The Hydra app end to end: configs, a whole run, resume after a kill, launchers, bad input.
+"""The pipeline: result identity per dimension, and the Hydra app end to end (configs, a whole run,
+reuse only of the same computation, resume after a kill, launchers, bad input).
 
 Runs ``run.py`` in subprocesses with tiny settings (grid=smoke, few splits, small T_max);
 results and Hydra directories live in ``tmp_path``. Real datasets come from the mirror named by
@@ -17,7 +18,8 @@ import pytest
 
 from proxboost import results
 from proxboost.losses import make_loss
-from proxboost.protocol import ALGOS
+from proxboost.methods import ALGOS
+from proxboost.pipeline import dataset_identity, plan_run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,6 +58,7 @@ def test_config_groups_and_values():
 
     cfg = _compose()
     assert cfg.dataset.name == "synthetic" and cfg.grid.name == "default" and cfg.engine.name == "exact"
+    assert cfg.tie_rule == "midpoint"
     assert cfg.protocol.n_splits == 20 and cfg.protocol.seed == 0 and cfg.results_dir == "results"
     assert dict(cfg.protocol.fractions) == {"train": 0.5, "validation": 0.25, "test": 0.25}
     assert "mirror" in cfg.data
@@ -72,11 +75,107 @@ def test_config_groups_and_values():
     assert _compose(["loss=pinball"]).loss.tau == 0.9 and _compose(["loss=exponential"]).loss.beta == 1.0
     assert sorted(f.stem for f in (REPO / "conf" / "algo").glob("*.yaml")) == sorted(ALGOS)
     assert _compose(["algo=random_forest"]).algo.n_estimators == 500
-    assert sorted(f.stem for f in (REPO / "conf" / "engine").glob("*.yaml")) == ["exact", "hist", "sklearn"]
+    from proxboost.engines import ENGINES
+
+    assert sorted(f.stem for f in (REPO / "conf" / "engine").glob("*.yaml")) == sorted(ENGINES)
     slurm = _compose(["hydra/launcher=slurm"], hydra_config=True).hydra.launcher
     assert slurm._target_.endswith("SlurmLauncher") and slurm.cpus_per_task >= 1
     joblib = _compose(["hydra/launcher=joblib"], hydra_config=True).hydra.launcher
     assert joblib._target_.endswith("JoblibLauncher")
+
+
+# -- identity -------------------------------------------------------------------------------------
+BASE = dict(dataset="regression", dataset_params={"n_samples": 60, "n_features": 5}, loss="pinball",
+            loss_params={"tau": 0.9}, algo="prox", engine="exact", tie_rule="midpoint",
+            grid={"max_depth": [1, 2], "learning_rate": [0.1, 0.5], "step": [1.0], "max_features": ["sqrt"]},
+            n_splits=2, max_estimators=5, fractions=(0.5, 0.25, 0.25), seed=0)
+
+
+def _identity(**changes):
+    return json.loads(plan_run(**{**BASE, **changes}).identity)
+
+
+@pytest.mark.parametrize("changes", [
+    dict(dataset_params={"n_samples": 61, "n_features": 5}),
+    dict(dataset_params={"n_samples": 60, "n_features": 5, "noise_std": 0.5}),
+    dict(seed=1),
+    dict(loss_params={"tau": 0.5}),
+    dict(loss="lad", loss_params={}),
+    dict(algo="residual_prox"),
+    dict(engine="hist"),
+    dict(tie_rule="authors"),
+    dict(grid={**BASE["grid"], "max_depth": [1]}),
+    dict(grid={**BASE["grid"], "learning_rate": [0.1, 0.50000000000000001 + 1e-16]}),
+    dict(grid={**BASE["grid"], "step": [10.0]}),
+    dict(n_splits=3),
+    dict(max_estimators=6),
+    dict(fractions=(0.6, 0.2, 0.2)),
+    dict(algo="xgboost"),
+    dict(algo="xgboost", algo_options={"tree_method": "exact"}),
+    dict(algo="random_forest", algo_options={"n_estimators": 7}),
+])
+def test_identity_changes_with_every_dimension(changes):
+    if changes.get("tie_rule") == "authors":
+        from proxboost.boosting import BoostingRegressor
+        from proxboost.methods import _accepts
+
+        if not _accepts(BoostingRegressor, "tie_rule"):
+            pytest.skip("the estimators do not take tie_rule yet")
+    base = _identity()
+    other = _identity(**changes)
+    assert results.canonical_json(other) != results.canonical_json(base)
+
+
+def test_identity_writes_defaults_out_and_ignores_what_does_not_change_numbers(tmp_path):
+    base = _identity()
+    assert base["dataset"] == {"name": "regression", "seed": 0,
+                               "params": {"n_samples": 60, "n_features": 5, "noise_std": base["dataset"]["params"]["noise_std"]}}
+    assert base["loss"] == {"name": "pinball", "tau": 0.9}
+    assert base["grid"] == {"max_depth": [1, 2], "learning_rate": [0.1, 0.5], "step": [1.0]}  # axes searched only
+    assert base["method"]["options"]["tie_rule"] == "midpoint"
+    assert base["numerics_version"] == results.NUMERICS_VERSION
+    same = [dict(grid={**BASE["grid"], "max_depth": [2, 1, 1], "learning_rate": [0.5, 0.1]}),  # order, repeats
+            dict(grid={**BASE["grid"], "max_features": [1.0]}),          # an axis this method does not search
+            dict(results_dir=str(tmp_path / "elsewhere"), mirror=str(tmp_path)),
+            dict(grid_name="renamed", loss_label="pinball-x"),
+            dict(dataset_params={"n_samples": 60, "n_features": 5, "noise_std": None}),  # None = the default
+            dict(dataset="synthetic", dataset_params={"n_samples": 60, "n_features": 5})]  # alias of regression
+    for changes in same:
+        assert _identity(**changes) == base, changes
+    assert _identity(loss="ls", loss_params={"tau": 0.3}) == _identity(loss="ls")  # τ does not apply to ls
+
+
+def test_identity_versions_and_numerics_version(monkeypatch):
+    import proxboost.methods as methods
+
+    base = _identity(algo="xgboost")
+    assert set(base["method"]["libraries"]) == {"xgboost"} and base["method"]["engine"] == "none"
+    assert _identity(algo="xgboost", engine="hist") == base     # a baseline's engine does not apply
+    assert set(_identity(algo="random_forest")["method"]["libraries"]) == {"scikit-learn"}
+    import proxboost.baselines as baselines
+
+    monkeypatch.setattr(baselines, "xgboost_version", lambda: "0.0-test")
+    assert _identity(algo="xgboost") != base
+    sklearn_engine = _identity(engine="sklearn")
+    assert set(sklearn_engine["method"]["libraries"]) == {"scikit-learn"}
+    monkeypatch.setattr(methods, "library_version", lambda m: "0.0-test")
+    assert _identity(engine="sklearn") != sklearn_engine
+    monkeypatch.setattr(results, "NUMERICS_VERSION", results.NUMERICS_VERSION + 1)
+    assert _identity()["numerics_version"] == results.NUMERICS_VERSION
+
+
+def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path):
+    from types import SimpleNamespace
+
+    a, b = tmp_path / "a" / "engel.csv", tmp_path / "b" / "engel.csv"
+    for path, text in ((a, "x,y\n1,2\n"), (b, "x,y\n1,3\n")):
+        path.parent.mkdir()
+        path.write_text(text)
+    info = lambda p: SimpleNamespace(synthetic=False, name="engel", params={}, paths=(str(p),))  # noqa: E731
+    ia, ib = dataset_identity(info(a), 0), dataset_identity(info(b), 0)
+    assert ia["sha256"] == {"engel.csv": __import__("hashlib").sha256(a.read_bytes()).hexdigest()}
+    assert ia != ib and dataset_identity(info(a), 5) == ia   # the seed does not draw real data
+    assert str(tmp_path) not in json.dumps(ia)               # no path of this machine
 
 
 # -- one run, end to end --------------------------------------------------------------------------
@@ -94,8 +193,9 @@ def test_whole_chain_smoke_run_and_rerun(tmp_path):
     assert set(df["learning_rate"]) <= {0.1, 0.5} and set(df["step"]) == {1.0}
     assert df["test_loss"].gt(0).all() and df["test_error"].between(0, 1).all()
     assert df["val_loss"].gt(0).all() and (df["n_train"] == 750).all() and (df["n_test"] == 375).all()
-    cfg = json.loads(df.loc[0, "config"])
-    assert cfg["loss"]["name"] == "hinge" and cfg["protocol"]["max_estimators"] == 20
+    identity = json.loads(df.loc[0, "identity"])
+    assert identity["loss"] == {"name": "hinge"} and identity["protocol"]["max_estimators"] == 20
+    assert identity["method"]["options"]["tie_rule"] == "midpoint" and identity["dataset"]["seed"] == 0
     assert df.loc[0, "commit"] and df.loc[0, "xgboost_version"]
     log = (tmp_path / "run" / "run.log").read_text()
     assert "over 2 splits" in log and "test loss" in log  # summary line, in the Hydra run dir
@@ -107,6 +207,26 @@ def test_whole_chain_smoke_run_and_rerun(tmp_path):
     assert again.returncode == 0, again.stdout + again.stderr
     assert "2/2 splits stored, 0 to run" in again.stdout + again.stderr
     assert [f.stat().st_mtime_ns for f in files] == stamps  # nothing recomputed
+
+
+@pytest.mark.slow
+def test_rows_are_reused_only_for_the_same_computation(tmp_path):
+    common = ["loss=pinball", "algo=gradient", "grid=smoke", "protocol.n_splits=1", "protocol.max_estimators=5",
+              "dataset.params.n_samples=80", "dataset.params.n_features=5", "n_jobs=1", "progress=false",
+              *_dirs(tmp_path)]
+    # one sweep over a changed grid and a changed τ: four computations, four folders
+    sweep = _run(tmp_path, "-m", *common, "grid.learning_rate=[0.1,0.5],[0.2]", "loss.tau=0.9,0.5")
+    assert sweep.returncode == 0, sweep.stdout + sweep.stderr
+    assert (sweep.stdout + sweep.stderr).count("0/1 splits stored, 1 to run") == 4
+    again = _run(tmp_path, *common)                                      # the defaults again: reused
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "1/1 splits stored, 0 to run" in again.stdout + again.stderr
+    df = results.load(tmp_path / "res")
+    assert len(df) == 4 and df["identity_hash"].nunique() == 4
+    assert sorted(df["loss"]) == ["pinball", "pinball", "pinball-tau0.5", "pinball-tau0.5"]
+    grids = df["protocol"].str.split("/").str[0]
+    assert (grids == "smoke").sum() == 2 and grids.str.startswith("smoke-custom").sum() == 2
+    assert set(df["tau"]) == {0.9, 0.5}
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Protocol of SPEC §5.4 (splits, grid, selection, refit, metrics) and the baselines."""
+"""The protocol (splits, grid, selection, refit, metrics), the method adapters and the baselines."""
 
 import math
 
@@ -6,15 +6,13 @@ import numpy as np
 import pytest
 
 from proxboost.losses import make_loss
+from proxboost.methods import BoostingMethod, make_method
+from proxboost.pipeline import run_experiment, run_protocol
 from proxboost.protocol import (
-    BoostingMethod,
     ProtocolError,
     check_task,
     expand_grid,
-    make_method,
     protocol_name,
-    run_experiment,
-    run_protocol,
     select,
     split_indices,
     test_metrics as metrics,
@@ -111,6 +109,12 @@ def test_grid_axes_per_method():
     assert len(expand_grid(grid, make_method("xgboost", hinge).grid_axes)) == 4
     assert expand_grid(grid, make_method("random_forest", hinge).grid_axes) == [
         {"max_features": 0.5}, {"max_features": "sqrt"}]
+    # values are sorted (numbers, then names), cast to their axis's type, deduplicated
+    assert expand_grid({"max_depth": [3, 1, 3], "learning_rate": [1, 0.1]}, ("max_depth", "learning_rate")) == [
+        {"max_depth": 1, "learning_rate": 0.1}, {"max_depth": 1, "learning_rate": 1.0},
+        {"max_depth": 3, "learning_rate": 0.1}, {"max_depth": 3, "learning_rate": 1.0}]
+    assert [p["max_features"] for p in expand_grid({"max_features": ["sqrt", 1, 1 / 3]}, ("max_features",))] == [
+        1 / 3, 1.0, "sqrt"]
     for axis, bad in [("max_depth", 0), ("max_depth", 2.5), ("learning_rate", 1.5), ("step", 0.0),
                       ("max_features", "all")]:
         with pytest.raises(ProtocolError, match=f"grid value {axis}={bad!r} is invalid"):
@@ -162,7 +166,7 @@ def test_refit_with_T0_is_constant_f0(loss_name):
     loss = make_loss(loss_name, tau=0.9)
     y = np.where(rng.normal(size=41) > 0.3, 1.0, -1.0) if loss.task == "classification" else rng.exponential(size=41)
     method = BoostingMethod("prox", loss)
-    z = method.refit_decision({"max_depth": 2, "learning_rate": 0.1, "step": 1.0}, 0, X, y, X[:7], 0)
+    z = method.refit_predict({"max_depth": 2, "learning_rate": 0.1, "step": 1.0}, 0, (X, y), X[:7], 0)
     assert z.shape == (7,) and np.all(z == loss.init(y))
 
 
@@ -219,7 +223,7 @@ def test_xgboost_curve_is_our_loss_on_its_margin(loss_name):
     method = make_method("xgboost", loss)
     params = {"max_depth": 2, "learning_rate": 0.3}
     Xtr, ytr, Xva, yva = X[:80], y[:80], X[80:], y[80:]
-    values, Ts = method.validation_curve(params, Xtr, ytr, Xva, yva, 12, 0)
+    values, Ts = method.validation_curve(params, (Xtr, ytr), (Xva, yva), 12, 0)
     assert values.shape == (13,) and np.array_equal(Ts, np.arange(13)) and np.all(np.isfinite(values))
     booster = method._train(params, method._dmatrix(Xtr, ytr), ytr, 12, 0)
     dva = xgb.DMatrix(Xva.astype(np.float32))
@@ -227,9 +231,9 @@ def test_xgboost_curve_is_our_loss_on_its_margin(loss_name):
         margin = booster.predict(dva, output_margin=True, iteration_range=(0, t)).astype(float)
         assert values[t] == pytest.approx(loss.value(yva, margin), rel=1e-6, abs=1e-9)
     # refit at T equals a fresh fit's margin; T = 0 is XGBoost's intercept (constant)
-    z = method.refit_decision(params, 5, Xtr, ytr, Xva, 0)
+    z = method.refit_predict(params, 5, (Xtr, ytr), Xva, 0)
     assert loss.value(yva, z) == pytest.approx(values[5], rel=1e-6)
-    z0 = method.refit_decision(params, 0, Xtr, ytr, Xva, 0)
+    z0 = method.refit_predict(params, 0, (Xtr, ytr), Xva, 0)
     assert np.ptp(z0) == 0 and loss.value(yva, z0) == pytest.approx(values[0], rel=1e-6)
     if loss_name == "exponential":
         assert z0[0] == pytest.approx(loss.init(ytr), rel=1e-6)

@@ -24,7 +24,7 @@ def _rows(dataset, loss, values_by_algo, protocol="paper/20splits/T1000", engine
 def test_summary_opens_with_the_34_statements(tmp_path):
     g = np.linspace(1, 2, 20)
     for _, r in _rows("sniffer", "lad", {"gradient": g, "prox": g - 0.5, "random_forest": [math.nan] * 20}).iterrows():
-        write_row(tmp_path, r.to_dict())
+        write_row(tmp_path, {**r.to_dict(), "identity": {}})
     main(["--results", str(tmp_path)])
     text = (tmp_path / "SUMMARY.md").read_text()
     lines = text.splitlines()

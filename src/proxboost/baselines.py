@@ -1,15 +1,17 @@
 """Baselines of the real-world protocol: XGBoost, LightGBM, scikit-learn's HistGradientBoosting
 and random forests (set-up and reasons in ``docs/protocol.md``, section "Baselines").
 
-Every baseline sits behind the small shape the protocol uses for every method (see
-:class:`proxboost.protocol.BoostingMethod`)::
+Every baseline sits behind the method interface of :mod:`proxboost.methods`::
 
-    method.validation_curve(params, X_train, y_train, X_val, y_val, max_estimators, random_state)
+    method.validation_curve(params, train, valid, max_estimators, random_state)
         -> (values, n_estimators)     # selection criterion on validation, per candidate T
-    method.refit_decision(params, n_estimators, X, y, X_test, random_state)
+    method.refit_predict(params, n_estimators, train, X_test, random_state)
         -> decision values on X_test (predictions for regression, margins for classification)
+    method.identity() -> {"algo", "engine": "none", "options", "libraries"}
 
-and names the library its numbers depend on (``library``, ``versions()``). A setting the
+(``train``, ``valid``: ``(X, y)`` pairs) and names the library its numbers depend on
+(``library``, ``versions()``; both enter the rows' identity). A baseline grows its own trees:
+its ``engine`` is ``"none"`` whatever proxboost tree engine a run names. A setting the
 library cannot run (a loss without a matching objective, a bad option) raises
 :class:`~proxboost.protocol.ProtocolError` when the method is built, before any fit.
 
@@ -120,12 +122,22 @@ def _as_int(value):
     return None if value is None else int(value)
 
 
+#: Settings that never change a baseline's numbers (left out of its identity).
+_NOT_NUMERICAL = frozenset({"n_threads", "num_threads", "verbose"})
+
+
+def _identity(method, options) -> dict:
+    """A baseline's part of a row's identity: its fixed options and library versions."""
+    return {"algo": method.name, "engine": method.engine, "libraries": method.versions(),
+            "options": {k: v for k, v in options.items() if k not in _NOT_NUMERICAL}}
+
+
 class XGBoostMethod:
     """XGBoost with the objective matching a loss; curve = our loss on its margin."""
 
     name = "xgboost"
     library = "xgboost"
-    engine = "none"  # no proxboost tree engine: rows shared by engine=exact and engine=hist
+    engine = "none"  # grows its own trees: no proxboost tree engine applies
     val_metric = "loss"
     grid_axes = ("max_depth", "learning_rate")
 
@@ -141,6 +153,9 @@ class XGBoostMethod:
 
     def versions(self) -> dict:
         return {self.library: xgboost_version()}
+
+    def identity(self) -> dict:
+        return _identity(self, {"tree_method": self.tree_method})
 
     # -- XGBoost plumbing --------------------------------------------------------------------------
     def _booster_params(self, params, random_state, learning_rate=None):
@@ -191,7 +206,8 @@ class XGBoostMethod:
         return objective
 
     # -- protocol shape ----------------------------------------------------------------------------
-    def validation_curve(self, params, X_train, y_train, X_val, y_val, max_estimators, random_state):
+    def validation_curve(self, params, train, valid, max_estimators, random_state):
+        (X_train, y_train), (X_val, y_val) = train, valid
         import xgboost as xgb
 
         loss = self.loss
@@ -213,7 +229,8 @@ class XGBoostMethod:
         self._train(params, dtrain, y_train, max_estimators, random_state, callbacks=[_Record()])
         return values, np.arange(int(max_estimators) + 1)
 
-    def refit_decision(self, params, n_estimators, X, y, X_test, random_state):
+    def refit_predict(self, params, n_estimators, train, X_test, random_state):
+        X, y = train
         dtrain, dtest = self._dmatrix(X, y), self._dmatrix(X_test)
         if int(n_estimators) == 0:
             booster = self._train(params, dtrain, y, 1, random_state, learning_rate=0.0)
@@ -227,7 +244,7 @@ class RandomForestMethod:
 
     name = "random_forest"
     library = "scikit-learn"
-    engine = "none"  # no proxboost tree engine: rows shared by engine=exact and engine=hist
+    engine = "none"  # grows its own trees: no proxboost tree engine applies
     grid_axes = ("max_features",)
 
     def __init__(self, loss, n_estimators=500, n_threads=1):
@@ -244,6 +261,9 @@ class RandomForestMethod:
 
     def versions(self) -> dict:
         return {self.library: sklearn_version()}
+
+    def identity(self) -> dict:
+        return _identity(self, {"n_estimators": self.n_estimators})
 
     @staticmethod
     def max_features(value):
@@ -262,7 +282,8 @@ class RandomForestMethod:
         return cls(n_estimators=self.n_estimators, max_features=self.max_features(params["max_features"]),
                    random_state=int(random_state) % (2**32), n_jobs=self.n_threads)
 
-    def validation_curve(self, params, X_train, y_train, X_val, y_val, max_estimators, random_state):
+    def validation_curve(self, params, train, valid, max_estimators, random_state):
+        (X_train, y_train), (X_val, y_val) = train, valid
         pred = self._forest(params, random_state).fit(X_train, y_train).predict(X_val)
         y_val = np.asarray(y_val, dtype=np.float64)
         if self.classification:
@@ -271,7 +292,8 @@ class RandomForestMethod:
             value = float(np.mean((y_val - pred) ** 2))
         return np.array([value]), np.array([self.n_estimators])
 
-    def refit_decision(self, params, n_estimators, X, y, X_test, random_state):
+    def refit_predict(self, params, n_estimators, train, X_test, random_state):
+        X, y = train
         pred = self._forest(params, random_state).fit(X, y).predict(X_test)
         return np.asarray(pred, dtype=np.float64)
 
@@ -331,7 +353,7 @@ def _curve(score, z0, stages, max_estimators):
 class _NativeObjectiveMethod:
     """What LightGBM and HGB share: objective per loss, criterion, grid, versions."""
 
-    engine = "none"  # no proxboost tree engine: rows shared by engine=exact and engine=hist
+    engine = "none"  # grows its own trees: no proxboost tree engine applies
     grid_axes = ("max_depth", "learning_rate")
     regression_objectives: dict = {}
 
@@ -393,6 +415,9 @@ class LightGBMMethod(_NativeObjectiveMethod):
     def versions(self) -> dict:
         return {self.library: lightgbm_version()}
 
+    def identity(self) -> dict:
+        return _identity(self, self.settings)
+
     def _params(self, params, random_state):
         depth = int(params["max_depth"])
         p = {
@@ -433,7 +458,8 @@ class LightGBMMethod(_NativeObjectiveMethod):
         return booster.predict(np.asarray(X, dtype=np.float64), raw_score=True,
                                num_threads=self.settings["num_threads"], **kw).astype(np.float64)
 
-    def validation_curve(self, params, X_train, y_train, X_val, y_val, max_estimators, random_state):
+    def validation_curve(self, params, train, valid, max_estimators, random_state):
+        (X_train, y_train), (X_val, y_val) = train, valid
         score = self._score(y_val)
         z0 = self._raw(self._train(params, X_train, y_train, 0, random_state), X_val)
         booster = self._train(params, X_train, y_train, max_estimators, random_state)
@@ -448,7 +474,8 @@ class LightGBMMethod(_NativeObjectiveMethod):
 
         return _curve(score, z0, stages(), max_estimators)
 
-    def refit_decision(self, params, n_estimators, X, y, X_test, random_state):
+    def refit_predict(self, params, n_estimators, train, X_test, random_state):
+        X, y = train
         return self._raw(self._train(params, X, y, n_estimators, random_state), X_test)
 
 
@@ -475,6 +502,9 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
 
     def versions(self) -> dict:
         return {self.library: sklearn_version()}
+
+    def identity(self) -> dict:
+        return _identity(self, self.settings)
 
     def _estimator(self, params, n_iter, random_state):
         from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
@@ -505,13 +535,15 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
         stages = est.staged_decision_function(X) if self.classification else est.staged_predict(X)
         return (np.asarray(z, dtype=np.float64).ravel() for z in stages)
 
-    def validation_curve(self, params, X_train, y_train, X_val, y_val, max_estimators, random_state):
+    def validation_curve(self, params, train, valid, max_estimators, random_state):
+        (X_train, y_train), (X_val, y_val) = train, valid
         with self._threads():
             est = self._estimator(params, max_estimators, random_state).fit(X_train, y_train)
             return _curve(self._score(y_val), self._baseline(est, len(X_val)), self._staged(est, X_val),
                           max_estimators)
 
-    def refit_decision(self, params, n_estimators, X, y, X_test, random_state):
+    def refit_predict(self, params, n_estimators, train, X_test, random_state):
+        X, y = train
         with self._threads():
             est = self._estimator(params, n_estimators, random_state).fit(X, y)
             if int(n_estimators) == 0:

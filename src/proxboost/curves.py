@@ -1,30 +1,36 @@
-"""Curves of the synthetic experiments (SPEC §5.1–§5.3): one fit per file, stored and loaded.
+"""Curves of the synthetic experiments (docs/protocol.md): one fit per file, stored and loaded.
 
 A *run* is one fit of a boosting estimator on one synthetic data draw, split in two halves
-(train / test), with the training and test losses and the cumulative fit seconds recorded at
-every iteration t = 0..T (``train_loss_``, ``eval_loss_``, ``train_time_`` of the estimator).
+(train / test), with the training and test losses, the cumulative fit seconds and the leaf
+count of each tree recorded at every iteration t = 0..T (``train_loss_``, ``eval_loss_``,
+``train_time_``, ``n_leaves_`` of the estimator; ``n_leaves`` is empty at t = 0).
 
 Layout (under a results directory, default ``results/``)::
 
-    <results>/synthetic/<experiment>/<dataset>/<loss>/<algo>/<run>.csv
-    <results>/synthetic/<experiment>/<dataset>/<loss>/<algo>/<run>.predictions.csv   (intro only)
-    <results>/synthetic/<experiment>/<dataset>/data.csv                              (intro only)
+    <results>/synthetic/<experiment>/<dataset>/<loss>/<algo>/<run>_<hash>.csv
+    <results>/synthetic/<experiment>/<dataset>/<loss>/<algo>/<run>_<hash>.predictions.csv  (intro)
+    <results>/synthetic/<experiment>/<dataset>/data-seed-<s>.csv                          (intro)
 
-``<run>`` spells the settings, e.g. ``depth-03_nu-0.05_step-1_T-1000_seed-0_exact`` (no ``step``
-part for the gradient algorithms, which do not use λ). ``--quick`` runs go to
-``<results>/synthetic-quick/`` so they never mix with the full-size curves.
+``<run>`` spells the settings for people, e.g.
+``depth-03_nu-0.05_step-1_T-1000_seed-0_exact_midpoint`` (no ``step`` part for the gradient
+algorithms, which do not use λ); ``<hash>`` is the short hash of the run's **identity**
+(:mod:`proxboost.results`): data generator, its parameters and seed, loss and parameters,
+algorithm, engine, tie rule and every estimator option, T, the library versions of the
+engine and ``NUMERICS_VERSION``. A curve is reused only when its stored identity is the
+one asked for. ``--quick`` runs go to ``<results>/synthetic-quick/``.
 
-A curve file is a CSV with the columns ``iteration, seconds, train_loss, test_loss`` (one row
-per t) followed by the run's settings (:data:`SETTING_COLUMNS`) and provenance
-(:func:`proxboost.results.provenance`: commit, library versions, UTC timestamp). To keep the
-files small, settings and provenance are written **on the first row only** (iteration 0) and
-left empty below it; :func:`read_curve` / :func:`load_curves` fill them down. ``step`` is λ,
-the **per-sample** proximal step (SPEC §2.1), empty for the gradient algorithms.
+A curve file is a CSV with the columns ``iteration, seconds, train_loss, test_loss,
+n_leaves`` (one row per t) followed by the run's settings (:data:`SETTING_COLUMNS`),
+identity and provenance (:func:`proxboost.results.provenance`). To keep the files small,
+settings and provenance are written **on the first row only** (iteration 0) and left empty
+below it; :func:`read_curve` / :func:`load_curves` fill them down. ``step`` is λ, the
+**per-sample** proximal step, empty for the gradient algorithms.
 
 Guarantees (the same as the pipeline's result rows): every file is written atomically
 (:func:`proxboost.results.atomic_write_csv`: temporary file + :func:`os.replace`); a run whose
-curve file exists is skipped (the curve file is written last, after any predictions file, so it
-marks a finished run); runs execute one at a time so that the wall-clock curves are comparable.
+curve file exists with the same identity is skipped (the curve file is written last, after
+any predictions file, so it marks a finished run); runs execute one at a time so that the
+wall-clock curves are comparable.
 """
 
 from __future__ import annotations
@@ -37,7 +43,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import results
 from .boosting import GRADIENT_ALGOS  # the algorithms that do not use the proximal step λ
+from .methods import DEFAULT_TIE_RULE, BoostingMethod, make_estimator
 from .results import atomic_write_csv, provenance
 
 __all__ = [
@@ -45,6 +53,7 @@ __all__ = [
     "GRADIENT_ALGOS",
     "SETTING_COLUMNS",
     "RunSpec",
+    "curve_identity",
     "curve_path",
     "experiment_dir",
     "load_curves",
@@ -55,11 +64,11 @@ __all__ = [
     "synthetic_split",
 ]
 
-CURVE_COLUMNS = ("iteration", "seconds", "train_loss", "test_loss")
+CURVE_COLUMNS = ("iteration", "seconds", "train_loss", "test_loss", "n_leaves")
 SETTING_COLUMNS = (
     "experiment", "dataset", "task", "loss", "algo", "max_depth", "learning_rate", "step",
-    "n_estimators", "tau", "beta", "newton_steps", "seed", "random_state", "engine",
-    "n_train", "n_test", "n_features", "split", "fit_seconds",
+    "n_estimators", "tau", "beta", "newton_steps", "seed", "random_state", "engine", "tie_rule",
+    "n_train", "n_test", "n_features", "split", "fit_seconds", "identity_hash", "identity",
 )
 SPLIT_RULE = "50/50: permutation by numpy default_rng(seed), first half train"
 FLOAT_FORMAT = "%.10g"
@@ -78,7 +87,8 @@ def _fmt_float(v):
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Settings of one synthetic run (SPEC §5.1–§5.3). ``step`` is λ per sample (SPEC §2.1)."""
+    """Settings of one synthetic run. ``step`` is λ per sample; ``seed`` draws the data and is
+    the trees' ``random_state``."""
 
     experiment: str
     dataset: str
@@ -90,6 +100,7 @@ class RunSpec:
     step: float | None = 1.0
     seed: int = 0
     engine: str = "exact"
+    tie_rule: str = DEFAULT_TIE_RULE
     tau: float = 0.5
     beta: float = 1.0
     newton_steps: int = 1
@@ -105,7 +116,7 @@ class RunSpec:
         parts = [f"depth-{self.max_depth:02d}", f"nu-{_fmt_float(self.learning_rate)}"]
         if self.step is not None:
             parts.append(f"step-{_fmt_float(self.step)}")
-        parts += [f"T-{self.n_estimators}", f"seed-{self.seed}", self.engine]
+        parts += [f"T-{self.n_estimators}", f"seed-{self.seed}", self.engine, self.tie_rule]
         return "_".join(parts)
 
     def label(self) -> str:
@@ -117,8 +128,46 @@ def experiment_dir(results_dir, experiment, quick=False) -> Path:
     return Path(results_dir) / ("synthetic-quick" if quick else "synthetic") / experiment
 
 
+def _loss(spec: RunSpec):
+    from .losses import make_loss
+
+    return make_loss(spec.loss, tau=spec.tau, beta=spec.beta, newton_steps=spec.newton_steps)
+
+
+def curve_identity(spec: RunSpec) -> str:
+    """Canonical JSON of everything that determines a run's curve (see :mod:`proxboost.results`)."""
+    from .pipeline import dataset_identity
+    from .methods import loss_params
+
+    loss = _loss(spec)
+    _, _, info = _load(spec)
+    identity = {
+        "numerics_version": results.NUMERICS_VERSION,
+        "dataset": dataset_identity(info, spec.seed),
+        "split": "halves",
+        "loss": {"name": loss.name, **loss_params(loss)},
+        "method": BoostingMethod(spec.algo, loss, engine=spec.engine, tie_rule=spec.tie_rule).identity(),
+        "params": {"max_depth": int(spec.max_depth), "learning_rate": float(spec.learning_rate),
+                   "step": None if spec.step is None else float(spec.step),
+                   "n_estimators": int(spec.n_estimators), "random_state": int(spec.seed)},
+        "grid_predictions": int(spec.grid_predictions),
+    }
+    return results.canonical_json(identity)
+
+
 def curve_path(results_dir, spec: RunSpec, quick=False) -> Path:
-    return experiment_dir(results_dir, spec.experiment, quick) / spec.dataset / spec.loss / spec.algo / f"{spec.name}.csv"
+    short = results.identity_hash(curve_identity(spec))[: results.HASH_LENGTH]
+    folder = experiment_dir(results_dir, spec.experiment, quick) / spec.dataset / spec.loss / spec.algo
+    return folder / f"{spec.name}_{short}.csv"
+
+
+def is_stored(results_dir, spec: RunSpec, quick=False) -> bool:
+    """Whether the run's curve is stored with the same identity."""
+    path = curve_path(results_dir, spec, quick)
+    if not path.exists():
+        return False
+    first = pd.read_csv(path, nrows=1, usecols=lambda c: c == "identity", dtype=str)
+    return "identity" in first.columns and first["identity"].iloc[0] == curve_identity(spec)
 
 
 def _predictions_path(curve_file: Path) -> Path:
@@ -126,7 +175,7 @@ def _predictions_path(curve_file: Path) -> Path:
 
 
 def _data_path(results_dir, spec: RunSpec, quick=False) -> Path:
-    return experiment_dir(results_dir, spec.experiment, quick) / spec.dataset / "data.csv"
+    return experiment_dir(results_dir, spec.experiment, quick) / spec.dataset / f"data-seed-{spec.seed}.csv"
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -138,37 +187,34 @@ def _load(spec: RunSpec):
     if key not in _DATA_CACHE:
         from .datasets import load_dataset
 
-        X, y, info = load_dataset(spec.dataset, random_state=spec.seed, **spec.dataset_params)
-        _DATA_CACHE[key] = (X, y, info.task)
+        _DATA_CACHE[key] = load_dataset(spec.dataset, random_state=spec.seed, **spec.dataset_params)
     return _DATA_CACHE[key]
-
-
-def _estimator(spec: RunSpec, task: str):
-    from .boosting import BoostingClassifier, BoostingRegressor
-
-    common = dict(loss=spec.loss, algo=spec.algo, n_estimators=spec.n_estimators,
-                  learning_rate=spec.learning_rate, step=1.0 if spec.step is None else spec.step,
-                  max_depth=spec.max_depth, random_state=spec.seed, engine=spec.engine)
-    if task == "classification":
-        return BoostingClassifier(beta=spec.beta, newton_steps=spec.newton_steps, **common)
-    return BoostingRegressor(tau=spec.tau, **common)
 
 
 def run_one(spec: RunSpec, results_dir="results", quick=False) -> Path | None:
     """Fit one run and store its curve (and predictions); ``None`` if already stored."""
     path = curve_path(results_dir, spec, quick)
-    if path.exists():
+    if is_stored(results_dir, spec, quick):
         return None
-    X, y, task = _load(spec)
+    identity = curve_identity(spec)
+    X, y, info = _load(spec)
+    task = info.task
     tr, te = synthetic_split(len(y), spec.seed)
-    est = _estimator(spec, task)
+    est = make_estimator(_loss(spec), spec.algo, engine=spec.engine, tie_rule=spec.tie_rule,
+                         n_estimators=spec.n_estimators, learning_rate=spec.learning_rate,
+                         step=1.0 if spec.step is None else spec.step, max_depth=spec.max_depth,
+                         random_state=spec.seed)
     est.fit(X[tr], y[tr], eval_set=(X[te], y[te]))
     T = spec.n_estimators
+    leaves = np.full(T + 1, np.nan)
+    if hasattr(est, "n_leaves_"):  # one count per tree, t = 1..T
+        leaves[1:] = np.asarray(est.n_leaves_, dtype=np.float64)
     curve = pd.DataFrame({
         "iteration": np.arange(T + 1),
         "seconds": est.train_time_,
         "train_loss": est.train_loss_,
         "test_loss": est.eval_loss_,
+        "n_leaves": leaves,
     })
     settings = {
         "experiment": spec.experiment, "dataset": spec.dataset, "task": task, "loss": spec.loss,
@@ -177,9 +223,10 @@ def run_one(spec: RunSpec, results_dir="results", quick=False) -> Path | None:
         "tau": spec.tau if spec.loss == "pinball" else math.nan,
         "beta": spec.beta if spec.loss == "exponential" else math.nan,
         "newton_steps": spec.newton_steps if task == "classification" else math.nan,
-        "seed": spec.seed, "random_state": spec.seed, "engine": spec.engine,
+        "seed": spec.seed, "random_state": spec.seed, "engine": spec.engine, "tie_rule": spec.tie_rule,
         "n_train": len(tr), "n_test": len(te), "n_features": X.shape[1], "split": SPLIT_RULE,
         "fit_seconds": float(est.train_time_[-1]),
+        "identity_hash": results.identity_hash(identity), "identity": identity,
         **provenance(),
     }
     _write_first_row(curve, settings)
@@ -196,7 +243,7 @@ def run_one(spec: RunSpec, results_dir="results", quick=False) -> Path | None:
         pred = pd.DataFrame({"x": grid, "prediction": est.predict(grid[:, None])})
         _write_first_row(pred, {k: settings[k] for k in ("experiment", "dataset", "loss", "algo", "max_depth",
                                                          "learning_rate", "step", "n_estimators", "seed",
-                                                         "engine", "commit")})
+                                                         "engine", "tie_rule", "identity_hash", "commit")})
         atomic_write_csv(pred, _predictions_path(path), float_format=FLOAT_FORMAT)
     atomic_write_csv(curve, path, float_format=FLOAT_FORMAT)  # last: marks the run as finished
     return path
@@ -212,7 +259,7 @@ def _write_first_row(df: pd.DataFrame, values: dict):
 def run_experiment(experiment: str, specs, results_dir="results", quick=False, progress=True, log=print):
     """Run ``specs`` one at a time (skipping stored runs) with a tqdm bar; return seconds spent."""
     specs = list(specs)
-    todo = [s for s in specs if not curve_path(results_dir, s, quick).exists()]
+    todo = [s for s in specs if not is_stored(results_dir, s, quick)]
     log(f"[{experiment}] {len(specs)} runs, {len(specs) - len(todo)} already stored, {len(todo)} to do "
         f"-> {experiment_dir(results_dir, experiment, quick)}")
     t0 = time.perf_counter()
@@ -259,7 +306,7 @@ def load_curves(results_dir="results", experiment=None, quick=False) -> pd.DataF
     if experiment is not None:
         root = root / experiment
     files = sorted(p for p in root.rglob("*.csv")
-                   if not p.name.endswith(".predictions.csv") and p.name != "data.csv"
+                   if not p.name.endswith(".predictions.csv") and not p.name.startswith("data")
                    and not p.name.startswith(".")) if root.is_dir() else []
     if not files:
         return pd.DataFrame(columns=[*CURVE_COLUMNS, *SETTING_COLUMNS])
@@ -279,7 +326,7 @@ def load_intro(results_dir="results", quick=False):
     curves = load_curves(results_dir, "intro", quick)
     preds = [read_curve(p) for p in sorted(root.rglob("*.predictions.csv"))] if root.is_dir() else []
     predictions = pd.concat(preds, ignore_index=True) if preds else pd.DataFrame(columns=["x", "prediction", "algo"])
-    data_files = sorted(root.rglob("data.csv")) if root.is_dir() else []
+    data_files = sorted(root.rglob("data*.csv")) if root.is_dir() else []
     data = pd.read_csv(data_files[0]) if data_files else pd.DataFrame(columns=["x", "y", "part"])
     return curves, predictions, data
 
@@ -304,7 +351,7 @@ def experiment_cli(experiment: str, make_specs, argv=None, description=None) -> 
     specs = make_specs(args.quick)
     if args.list:
         for s in specs:
-            stored = curve_path(args.results, s, args.quick).exists()
+            stored = is_stored(args.results, s, args.quick)
             print(f"{'stored ' if stored else 'to do  '} {curve_path(args.results, s, args.quick)}")
         return 0.0
     return run_experiment(experiment, specs, args.results, args.quick, progress=not args.no_progress)

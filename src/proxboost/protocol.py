@@ -1,6 +1,6 @@
-"""The real-world generalisation protocol of SPEC §5.4, with plain arguments (no Hydra).
+"""The real-world protocol as pure functions: splits, grid, selection, refit data, test metrics.
 
-For one (dataset, loss, method) and each split k = 0 .. n_splits-1:
+For one (dataset, loss, method) and each split k = 0 .. n_splits-1 (docs/protocol.md):
 
 1. **Split.** Rows are shuffled by ``numpy.random.default_rng((seed, k))`` and cut into
    train / validation / test by the fractions (default 50 / 25 / 25 %; the train and
@@ -8,12 +8,13 @@ For one (dataset, loss, method) and each split k = 0 .. n_splits-1:
    (n, seed, k, fractions), so it is the same for every method and loss: differences between
    methods on a split are paired.
 2. **Validation curves.** Every grid point is fitted on train with T_max = ``max_estimators``
-   iterations and its validation loss is read along the iterations (``eval_loss_`` of the
-   estimator: C(f_0), ..., C(f_Tmax); no re-prediction).
+   iterations and its validation criterion is read along the iterations
+   (:meth:`validation_curve` of a :mod:`proxboost.methods` object).
 3. **Selection.** The selected (grid point, T ∈ [0, T_max]) minimises the validation loss over
    all grid points and iterations. Ties (exact equality) go to the **smallest T**, then to the
-   **first grid point** in grid order. In particular T = 0 (f_0 alone, identical for every
-   grid point) selects the first grid point.
+   **first grid point** in grid order (the values of each axis sorted, axes in the method's
+   order). In particular T = 0 (f_0 alone, identical for every grid point) selects the first
+   grid point.
 4. **Refit** on train ∪ validation with the selected parameters and T (T = 0: the constant
    f_0 = ``loss.init(y_train_val)``, no tree).
 5. **Test metrics**: ``test_loss`` = ``loss.value`` on the test part; for classification also
@@ -21,61 +22,38 @@ For one (dataset, loss, method) and each split k = 0 .. n_splits-1:
    +1). NaN where not defined.
 
 Grid axes per method: ``max_depth`` × ``learning_rate`` for every boosting algorithm and
-XGBoost, × ``step`` (λ, **per sample**, SPEC §2.1: the authors' ``step``, used unchanged) for
-the proximal ones (``prox``, ``residual_prox``, ``accelerated_prox``); ``max_features`` for
-random forests.
+XGBoost, × ``step`` (λ, **per sample**: the authors' ``step``, used unchanged) for the
+proximal ones; ``max_features`` for random forests.
 
-Parallelism: the fits of a run (every (split, grid point) fit and every refit) are tasks run on
-joblib's process executor (loky) with at most ``n_jobs`` in flight; a split's refit is
-dispatched as soon as its curves are known, so rows are written while the run goes on. Every
-task is a pure function of its inputs (random_state = ``seed * 10000 + k`` for every fit of
-split k), so the results are identical for any number of workers (``n_jobs=1`` runs the same
-tasks in the calling process).
+Running these steps (data, workers, storage, resume) is :mod:`proxboost.pipeline`'s job.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import logging
 import math
-import os
-import time
-from collections import deque
-from concurrent.futures import FIRST_COMPLETED, wait
 
 import numpy as np
 
-from .boosting import ALGOS as _BOOSTING_ALGOS
-from .boosting import PROXIMAL_ALGOS
-
 __all__ = [
-    "ALGOS",
-    "BASELINE_ALGOS",
-    "BOOSTING_ALGOS",
-    "BoostingMethod",
     "DEFAULT_FRACTIONS",
-    "PROXIMAL_ALGOS",
+    "GRID_AXES",
     "ProtocolError",
+    "canonical_grid",
     "check_task",
     "expand_grid",
-    "make_method",
     "protocol_name",
-    "resolve_n_jobs",
-    "run_experiment",
-    "run_protocol",
     "select",
+    "selection",
     "split_indices",
     "split_random_state",
+    "split_row",
+    "split_sizes",
     "test_metrics",
     "validate_protocol",
 ]
 
-log = logging.getLogger(__name__)
-
-BOOSTING_ALGOS = tuple(_BOOSTING_ALGOS)
-BASELINE_ALGOS = ("xgboost", "random_forest", "lightgbm", "sklearn_hgb")
-ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS
 DEFAULT_FRACTIONS = (0.5, 0.25, 0.25)
 
 
@@ -112,20 +90,6 @@ def check_task(loss_name, loss_task, dataset_name, dataset_task):
         raise ProtocolError(
             f"loss '{loss_name}' is a {loss_task} loss but dataset '{dataset_name}' is a {dataset_task} dataset"
         )
-
-
-def resolve_n_jobs(n_jobs, n_tasks=None) -> int:
-    """``None`` or ``-1`` → every core available to this process; capped by ``n_tasks``."""
-    if n_jobs is None or int(n_jobs) < 1:
-        try:
-            n = len(os.sched_getaffinity(0))
-        except AttributeError:  # pragma: no cover - not on Linux
-            n = os.cpu_count() or 1
-    else:
-        n = int(n_jobs)
-    if n_tasks is not None:
-        n = min(n, max(int(n_tasks), 1))
-    return max(n, 1)
 
 
 # -- splits, grid, selection, metrics ---------------------------------------------------------------
@@ -169,13 +133,22 @@ GRID_AXES = {
 }
 
 
-def expand_grid(grid, axes):
-    """Grid points (dicts) of the ``axes`` of ``grid``, in ``itertools.product`` order of ``axes``.
+#: Type of each axis's values in a canonical grid (``max_features``: a fraction or a name).
+_AXIS_TYPES = {"max_depth": int, "learning_rate": float, "step": float}
 
-    ``grid`` maps an axis name to a list of values (other keys are ignored). Every value is
-    checked (:data:`GRID_AXES`) so that a bad grid fails before any fit.
+
+def _sort_key(value):
+    return (1, value, 0.0) if isinstance(value, str) else (0, "", float(value))
+
+
+def canonical_grid(grid, axes) -> dict:
+    """``{axis: values}`` for the ``axes`` of ``grid``: every value checked (:data:`GRID_AXES`),
+    cast to its axis's type, duplicates dropped and **sorted** (numbers ascending, then
+    names), so that a grid's result does not depend on how its values were written.
+
+    ``grid`` maps an axis name to a list of values (other keys are ignored).
     """
-    values = []
+    out = {}
     for axis in axes:
         if axis not in grid or grid[axis] is None:
             raise ProtocolError(f"the grid has no values for '{axis}' (needed by this method)")
@@ -188,8 +161,17 @@ def expand_grid(grid, axes):
             bad = [x for x in v if not ok(x)]
             if bad:
                 raise ProtocolError(f"grid value {axis}={bad[0]!r} is invalid: must be {what}")
-        values.append(v)
-    return [dict(zip(axes, combo)) for combo in itertools.product(*values)]
+        cast = _AXIS_TYPES.get(axis, lambda x: x if isinstance(x, str) else float(x))
+        out[axis] = sorted({cast(x) for x in v}, key=_sort_key)
+    return out
+
+
+def expand_grid(grid, axes):
+    """Grid points (dicts) of the ``axes`` of ``grid``: ``itertools.product`` of the
+    :func:`canonical_grid` values, in the order of ``axes``. A bad value fails here, before
+    any fit."""
+    values = canonical_grid(grid, axes)
+    return [dict(zip(axes, combo)) for combo in itertools.product(*(values[a] for a in axes))]
 
 
 def select(curves):
@@ -238,344 +220,32 @@ def protocol_name(grid_name, n_splits, max_estimators, fractions=DEFAULT_FRACTIO
     return name
 
 
-# -- methods ----------------------------------------------------------------------------------------
-class BoostingMethod:
-    """The six boosting algorithms of :mod:`proxboost.boosting` in the protocol's shape."""
+# -- one split: selection and its row -------------------------------------------------------------
+def selection(curves):
+    """``(g, T, value)`` selected on a split's validation curves.
 
-    val_metric = "loss"
-
-    def __init__(self, algo, loss, engine="exact"):
-        if algo not in BOOSTING_ALGOS:
-            raise ProtocolError(f"algo '{algo}' is not a boosting algorithm; valid: {', '.join(BOOSTING_ALGOS)}")
-        self.name = algo
-        self.loss = loss
-        self.engine = engine
-        self.grid_axes = ("max_depth", "learning_rate") + (("step",) if algo in PROXIMAL_ALGOS else ())
-
-    def reports_loss(self) -> bool:
-        return True
-
-    def _estimator(self, params, n_estimators, random_state):
-        from .boosting import BoostingClassifier, BoostingRegressor
-
-        kw = dict(
-            loss=self.loss.name, algo=self.name, n_estimators=int(n_estimators),
-            learning_rate=float(params["learning_rate"]), max_depth=int(params["max_depth"]),
-            random_state=int(random_state), engine=self.engine,
-        )
-        if "step" in params:
-            kw["step"] = float(params["step"])
-        if self.loss.task == "classification":
-            return BoostingClassifier(beta=getattr(self.loss, "beta", 1.0),
-                                      newton_steps=getattr(self.loss, "newton_steps", 1), **kw)
-        return BoostingRegressor(tau=self.loss.tau if self.loss.name == "pinball" else 0.5, **kw)
-
-    def validation_curve(self, params, X_train, y_train, X_val, y_val, max_estimators, random_state):
-        est = self._estimator(params, max_estimators, random_state)
-        est.fit(X_train, y_train, eval_set=(X_val, y_val))
-        values = np.asarray(est.eval_loss_, dtype=np.float64)
-        return values, np.arange(len(values))
-
-    def refit_decision(self, params, n_estimators, X, y, X_test, random_state):
-        if int(n_estimators) == 0:
-            return np.full(len(X_test), float(self.loss.init(np.asarray(y, dtype=np.float64))))
-        est = self._estimator(params, n_estimators, random_state).fit(X, y)
-        if self.loss.task == "classification":
-            return np.asarray(est.decision_function(X_test), dtype=np.float64)
-        return np.asarray(est.predict(X_test), dtype=np.float64)
-
-
-def make_method(algo, loss, engine="exact", options=None):
-    """The method object of ``algo`` for a loss object (``options``: method settings from the
-    algo config, e.g. ``n_estimators`` of random forests)."""
-    options = dict(options or {})
-    if algo in BOOSTING_ALGOS:
-        return BoostingMethod(algo, loss, engine=engine)
-    if algo == "xgboost":
-        from .baselines import XGBoostMethod
-
-        return XGBoostMethod(loss, tree_method=options.get("tree_method", "hist"))
-    if algo == "random_forest":
-        from .baselines import RandomForestMethod
-
-        return RandomForestMethod(loss, n_estimators=options.get("n_estimators", 500))
-    if algo == "lightgbm":
-        from .baselines import LightGBMMethod
-
-        return LightGBMMethod(loss, **options)
-    if algo == "sklearn_hgb":
-        from .baselines import HistGradientBoostingMethod
-
-        return HistGradientBoostingMethod(loss, **options)
-    raise ProtocolError(f"unknown algo '{algo}'; valid choices: {', '.join(ALGOS)}")
-
-
-# -- tasks (module level: picklable for the process executor) ----------------------------------------
-def _fit_task(method, params, X_train, y_train, X_val, y_val, max_estimators, random_state):
-    t0 = time.perf_counter()
-    values, n_estimators = method.validation_curve(params, X_train, y_train, X_val, y_val,
-                                                   max_estimators, random_state)
-    return values, n_estimators, time.perf_counter() - t0
-
-
-def _refit_task(method, params, n_estimators, X, y, X_test, random_state):
-    t0 = time.perf_counter()
-    z = method.refit_decision(params, n_estimators, X, y, X_test, random_state)
-    return z, time.perf_counter() - t0
+    ``curves[g] = (values, n_estimators)`` for grid point g: the criterion and the T of each
+    position (boosting: 0..T_max; a random forest: its one size). See :func:`select`.
+    """
+    g, t = select(np.vstack([c[0] for c in curves]))
+    values, n_estimators = curves[g]
+    return g, int(n_estimators[t]), float(values[t])
 
 
 def _nan_if_none(value):
     return math.nan if value is None else value
 
 
-def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
-                 fractions=DEFAULT_FRACTIONS, seed=0, splits=None, n_jobs=1, on_row=None,
-                 progress=True, desc=None, base_row=None):
-    """Run the protocol on ``splits`` (default ``range(n_splits)``) and return the rows (dicts).
-
-    ``on_row(row)`` is called as soon as a split's row is known (e.g. to store it). ``base_row``
-    holds columns shared by every row. ``n_jobs``: workers (``None``/-1: every core).
-    """
-    X = np.asarray(X)
-    y = np.asarray(y, dtype=np.float64)
-    splits = list(range(n_splits)) if splits is None else [int(k) for k in splits]
-    G = len(grid_points)
-    if G == 0:
-        raise ProtocolError("the grid has no points")
-    n_train, n_val, n_test = split_sizes(len(y), fractions)
-    n_tasks = len(splits) * (G + 1)
-    n_workers = resolve_n_jobs(n_jobs, n_tasks)
-    rows = []
-    if not splits:
-        return rows
-    log.info("%s: %d fits + %d refits on %d worker(s); OMP_NUM_THREADS=%s", desc or method.name,
-             len(splits) * G, len(splits), n_workers, os.environ.get("OMP_NUM_THREADS", "unset"))
-
-    data = {}  # split -> (X_tr, y_tr, X_va, y_va, idx_trval, idx_te) while the split is open
-
-    def split_data(k):
-        if k not in data:
-            tr, va, te = split_indices(len(y), k, seed, fractions)
-            data[k] = (X[tr], y[tr], X[va], y[va], np.concatenate([tr, va]), te)
-        return data[k]
-
-    curves = {k: [None] * G for k in splits}
-    fit_seconds = {k: 0.0 for k in splits}
-    selected = {}
-    pending = deque((k, g) for k in splits for g in range(G))
-    refits = deque()
-
-    def next_task():
-        if refits:
-            k = refits.popleft()
-            g, T, _ = selected[k]
-            _, _, _, _, trval, te = split_data(k)
-            return ("refit", k), _refit_task, (method, grid_points[g], T, X[trval], y[trval], X[te],
-                                             split_random_state(k, seed))
-        k, g = pending.popleft()
-        X_tr, y_tr, X_va, y_va, _, _ = split_data(k)
-        return ("fit", k, g), _fit_task, (method, grid_points[g], X_tr, y_tr, X_va, y_va,
-                                          int(max_estimators), split_random_state(k, seed))
-
-    bar = _progress_bar(n_tasks, desc, progress)
-
-    def handle(key, result):
-        bar.update(1)
-        if key[0] == "fit":
-            _, k, g = key
-            values, n_est, seconds = result
-            curves[k][g] = (values, n_est)
-            fit_seconds[k] += seconds
-            if all(c is not None for c in curves[k]):
-                g_sel, t_sel = select(np.vstack([c[0] for c in curves[k]]))
-                values_sel, n_est_sel = curves[k][g_sel]
-                # (grid index, selected T, validation value at T)
-                selected[k] = (g_sel, int(n_est_sel[t_sel]), float(values_sel[t_sel]))
-                refits.append(k)
-            return
-        _, k = key
-        z, seconds = result
-        g_sel, T, val_loss = selected[k]
-        y_te = y[data[k][5]]
-        test_loss, test_error = test_metrics(method.loss, y_te, z, report_loss=method.reports_loss())
-        params = grid_points[g_sel]
-        row = dict(base_row or {})
-        row.update(
-            split=k, test_loss=test_loss, test_error=test_error, val_loss=val_loss,
-            val_metric=method.val_metric, n_estimators=T,
-            max_depth=_nan_if_none(params.get("max_depth")),
-            learning_rate=_nan_if_none(params.get("learning_rate")),
-            step=_nan_if_none(params.get("step")),
-            max_features=str(params["max_features"]) if "max_features" in params else math.nan,
-            params=json.dumps(params, sort_keys=True), grid_index=g_sel, n_grid=G,
-            random_state=split_random_state(k, seed), n_train=n_train, n_validation=n_val, n_test=n_test,
-            fit_seconds=fit_seconds[k] + seconds, refit_seconds=seconds,
-        )
-        del data[k], curves[k]
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
-        bar.set_postfix_str(f"rows {len(rows)}/{len(splits)}", refresh=False)
-
-    try:
-        if n_workers == 1:
-            while refits or pending:
-                key, fn, args = next_task()
-                handle(key, fn(*args))
-        else:
-            from joblib.externals.loky import get_reusable_executor
-
-            executor = get_reusable_executor(max_workers=n_workers)
-            inflight = {}
-            try:
-                while refits or pending or inflight:
-                    while len(inflight) < n_workers and (refits or pending):
-                        key, fn, args = next_task()
-                        inflight[executor.submit(fn, *args)] = key
-                    done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
-                    for fut in sorted(done, key=lambda f: inflight[f]):
-                        key = inflight.pop(fut)
-                        handle(key, fut.result())
-            except BaseException:
-                for fut in inflight:
-                    fut.cancel()
-                raise
-    finally:
-        bar.close()
-    rows.sort(key=lambda r: r["split"])
-    return rows
-
-
-def _progress_bar(total, desc, enabled):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="fit", disable=not enabled, mininterval=1.0,
-                dynamic_ncols=True, smoothing=0.1)
-
-
-# -- one run: data, validation, resume, storage ------------------------------------------------------
-def _dataset_task(dataset, loss):
-    from .datasets import dataset_info
-
-    task = getattr(dataset_info(dataset), "task", None)
-    if task not in ("regression", "classification"):
-        return None  # the task is chosen by the loss (synthetic)
-    return task
-
-
-def run_experiment(*, dataset="synthetic", loss="ls", algo="prox", grid=None, grid_name="custom",
-                   dataset_params=None, loss_params=None, algo_options=None, engine="exact",
-                   n_splits=20, max_estimators=1000, fractions=DEFAULT_FRACTIONS, seed=0,
-                   results_dir="results", mirror=None, n_jobs=None, progress=True, config=None,
-                   skip_task_mismatch=False, skip_unavailable=False):
-    """One run: (dataset, loss, algo) under the protocol, stored row by row; returns the run's rows.
-
-    Everything is validated before any fit (protocol values, algo, loss, engine, grid, the
-    loss's task against the dataset's). Rows already stored under ``results_dir`` are skipped;
-    the missing splits are computed and stored as soon as each is known. Returns a DataFrame of
-    all the run's rows (stored earlier or now), or ``None`` if the run was skipped
-    (``skip_task_mismatch``: the loss's task differs from the dataset's; ``skip_unavailable``:
-    the dataset's files cannot be found or fetched) — both for sweeps over datasets × losses.
-    """
-    from . import results
-    from .losses import make_loss
-
-    fractions = validate_protocol(n_splits, fractions, max_estimators, seed)
-    if algo not in ALGOS:
-        raise ProtocolError(f"unknown algo '{algo}'; valid choices: {', '.join(ALGOS)}")
-    loss_params = {k: v for k, v in dict(loss_params or {}).items() if k in ("tau", "beta", "newton_steps")}
-    try:
-        loss_obj = make_loss(loss, **loss_params)
-    except ValueError as exc:
-        raise ProtocolError(str(exc)) from exc
-    if algo in BOOSTING_ALGOS:
-        from .engines import ENGINES
-
-        if engine not in ENGINES:
-            raise ProtocolError(f"engine '{engine}' is not available; valid choices: {', '.join(sorted(ENGINES))}")
-    method = make_method(algo, loss_obj, engine=engine, options=algo_options)
-    engine_label = method.engine
-    # None means "the dataset's default" (configs write `n_samples: null`): dropped
-    dataset_params = {k: v for k, v in dict(dataset_params or {}).items() if v is not None}
-    dataset_task = _dataset_task(dataset, loss_obj)
-    if dataset_task is None:
-        dataset_params.setdefault("task", loss_obj.task)
-        dataset_task = dataset_params["task"]
-    try:
-        check_task(loss, loss_obj.task, dataset, dataset_task)
-    except ProtocolError as exc:
-        if skip_task_mismatch:
-            log.warning("skipped: %s", exc)
-            return None
-        raise
-    grid_points = expand_grid(grid or {}, method.grid_axes)
-    protocol = protocol_name(grid_name, n_splits, max_estimators, fractions, seed)
-    dataset_key = dataset if not {k: v for k, v in dataset_params.items() if k != "task"} else (
-        dataset + "-" + _short_hash(dataset_params))
-    where = results.run_dir(results_dir, protocol, dataset_key, loss, algo, engine_label)
-    label = f"{dataset_key}/{loss}/{algo}"
-
-    stored = results.stored_splits(results_dir, protocol, dataset_key, loss, algo, engine_label)
-    todo = [k for k in range(n_splits) if k not in stored]
-    log.info("%s: protocol %s, engine %s, %d grid points x T_max %d; %d/%d splits stored, %d to run; rows in %s",
-             label, protocol, engine_label, len(grid_points), max_estimators, n_splits - len(todo), n_splits,
-             len(todo), where)
-    if todo:
-        from .datasets import DatasetUnavailableError, load_dataset
-
-        try:
-            X, y, _ = load_dataset(dataset, random_state=seed, mirror=mirror, **dataset_params)
-        except DatasetUnavailableError as exc:
-            if skip_unavailable:
-                log.warning("skipped: dataset '%s' is unavailable: %s", dataset, exc)
-                return None
-            raise
-        split_sizes(len(y), fractions)  # fail before any fit if the data cannot be split
-        base_row = {
-            "protocol": protocol, "dataset": dataset_key, "loss": loss, "algo": algo, "engine": engine_label,
-            "task": loss_obj.task, "tau": getattr(loss_obj, "tau", math.nan) if loss == "pinball" else math.nan,
-            "beta": getattr(loss_obj, "beta", math.nan) if loss == "exponential" else math.nan,
-            "newton_steps": getattr(loss_obj, "newton_steps", math.nan) if loss_obj.task == "classification" else math.nan,
-            "grid": grid_name, "max_estimators": int(max_estimators), "n_splits": int(n_splits),
-            "train_fraction": fractions[0], "validation_fraction": fractions[1], "test_fraction": fractions[2],
-            "seed": int(seed), "dataset_params": json.dumps(dataset_params, sort_keys=True),
-            "config": json.dumps(config if config is not None else {}, sort_keys=True, default=str),
-        }
-
-        def store(row):
-            path = results.write_row(results_dir, {**row, **results.provenance()})
-            log.info("%s split %d: test loss %.6g, test error %.4g, T=%d, %s -> %s", label, row["split"],
-                     row["test_loss"], row["test_error"], row["n_estimators"], row["params"], path)
-
-        t0 = time.perf_counter()
-        run_protocol(X, y, method, grid_points, n_splits=n_splits, max_estimators=int(max_estimators),
-                     fractions=fractions, seed=seed, splits=todo, n_jobs=n_jobs, on_row=store,
-                     progress=progress, desc=label, base_row=base_row)
-        log.info("%s: %d rows computed in %.1f s", label, len(todo), time.perf_counter() - t0)
-    df = results.load(where)
-    log.info(summary_line(df, label, protocol, engine_label, where))
-    return df
-
-
-def _short_hash(params) -> str:
-    import hashlib
-
-    return hashlib.sha1(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:8]
-
-
-def summary_line(df, label, protocol, engine, where) -> str:
-    """``<label> [<protocol>, engine <e>]: test loss m ± s (and error) over n splits; rows in <dir>``
-    (std with ddof=1)."""
-    n = len(df)
-    if n == 0:
-        return f"{label} [{protocol}, engine {engine}]: no rows; rows in {where}"
-    parts = []
-    tl = df["test_loss"].astype(float)
-    if tl.notna().any():
-        parts.append(f"test loss {tl.mean():.4g} ± {tl.std(ddof=1) if n > 1 else 0.0:.2g}")
-    else:
-        parts.append("test loss not reported (SPEC §5.4)")
-    te = df["test_error"].astype(float)
-    if te.notna().any():
-        parts.append(f"misclassification {te.mean():.4g} ± {te.std(ddof=1) if n > 1 else 0.0:.2g}")
-    return f"{label} [{protocol}, engine {engine}]: {', '.join(parts)} over {n} splits; rows in {where}"
+def split_row(k, params, g, n_grid, T, val_loss, test_loss, test_error, sizes, seed, val_metric):
+    """The columns of one split's result row that the protocol determines."""
+    n_train, n_val, n_test = sizes
+    return dict(
+        split=int(k), test_loss=test_loss, test_error=test_error, val_loss=val_loss,
+        val_metric=val_metric, n_estimators=int(T),
+        max_depth=_nan_if_none(params.get("max_depth")),
+        learning_rate=_nan_if_none(params.get("learning_rate")),
+        step=_nan_if_none(params.get("step")),
+        max_features=str(params["max_features"]) if "max_features" in params else math.nan,
+        params=json.dumps(params, sort_keys=True), grid_index=int(g), n_grid=int(n_grid),
+        random_state=split_random_state(k, seed), n_train=n_train, n_validation=n_val, n_test=n_test,
+    )

@@ -1,59 +1,91 @@
-"""The results store: one row per (protocol, dataset, loss, algo, engine, split), with provenance.
+"""The results store: identity of a computation, atomic row files with provenance, ``load()``.
+
+Identity
+--------
+Every stored artifact (a real-world row, a synthetic curve) is keyed by its **identity**: a
+dict of everything that determines its numbers, with every default written out — the data
+(generator parameters and seed, or the sha256 of the data file), the loss and its parameters,
+the algorithm, tree engine, tie rule and every other estimator option, the grid values
+searched, the protocol values, the versions of the libraries the method depends on, and
+:data:`NUMERICS_VERSION`. What does not change the numbers is left out (number of workers,
+progress bars, folders, the launcher). :func:`canonical_json` spells an identity one way only
+(sorted keys, floats by ``repr``, no whitespace); its sha256 (:func:`identity_hash`) names
+the folder, so a run with any other setting never reads these rows. The row stores the
+identity in full (column ``identity``), and a stored row is reused only when its identity
+equals the one asked for.
 
 Layout (every file is a one-row CSV with a header, so pandas reads each one natively)::
 
-    <results_dir>/<protocol>/<dataset>/<loss>/<algo>/<engine>/split-XX.csv
+    <results_dir>/<protocol>/<dataset>/<loss>/<algo>/<engine>/<hash>/split-XX.csv
 
-``protocol`` names the grid and the protocol values (e.g. ``paper/20splits/T1000``; see
-:func:`proxboost.protocol.protocol_name`), so it spans several directory levels. ``engine`` is
-the proxboost tree engine (``exact`` | ``hist``); the baselines do not use one and are stored
-under ``engine=none`` (shared by both engines, never recomputed when the engine changes).
+The folders before ``<hash>`` are for people (see :func:`proxboost.protocol.protocol_name`);
+``<hash>`` is the first 12 hex digits of :func:`identity_hash`. Baselines, which use no
+proxboost tree engine, are stored under ``engine=none``.
 
 Guarantees
 ----------
 - **Atomic**: a row is written to a temporary file in the same directory and moved into place
   with :func:`os.replace`, so a reader (or a killed run) never sees a half-written row.
-- **Idempotent keys**: the path is the key. A rerun asks :func:`stored_splits` which rows exist
-  and computes only the others, so a sweep killed halfway and rerun ends with every row
-  exactly once.
+- **Idempotent keys**: a rerun asks :func:`stored_splits` which rows of the same identity
+  exist and computes only the others, so a sweep killed halfway and rerun ends with every
+  row exactly once.
 - **Provenance**: every row carries the code version (``commit``, ``git rev-parse HEAD`` plus
   ``-dirty`` when tracked files differ from it, ``unknown`` outside git), the library
-  versions and a UTC timestamp (:func:`provenance`); the pipeline adds the full run
-  configuration as a JSON string (column ``config``).
+  versions and a UTC timestamp (:func:`provenance`), and no path of the machine that made it.
 
 :func:`load` gathers every stored row under a results directory into one tidy DataFrame.
-:func:`provenance` and :func:`atomic_write_csv` are public so that other writers (the
-synthetic
-experiments' curves) give the same guarantees.
+:func:`provenance` and :func:`atomic_write_csv` are public so that the synthetic curves
+(:mod:`proxboost.curves`) give the same guarantees.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import functools
+import hashlib
 import io
+import json
+import math
 import os
 import platform
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ._io import atomic_path
 
 __all__ = [
+    "HASH_LENGTH",
     "KEY_COLUMNS",
+    "NUMERICS_VERSION",
     "ROW_COLUMNS",
     "atomic_write_csv",
+    "canonical",
+    "canonical_json",
+    "identity_hash",
     "load",
     "provenance",
     "row_path",
     "run_dir",
+    "stored_identity",
     "stored_splits",
     "write_row",
 ]
 
-#: Columns that identify a row (its path in the store).
+#: Version of the numbers this code computes. Raise it by one with any change that alters a
+#: computed number (a loss, line search, tree engine, protocol rule, ...): stored rows and
+#: curves of an older version are then never reused. ``tests/test_results.py`` pins it next
+#: to a few reference values, so a change that moves them fails until it is raised.
+#: Version 0 marks artifacts made before identities existed (migrated, never reused).
+NUMERICS_VERSION = 1
+
+#: Hex digits of the identity hash in folder and file names.
+HASH_LENGTH = 12
+
+#: Columns that name a row for people (its readable path, then the split); the identity
+#: (``identity``, ``identity_hash``) is what tells two computations apart.
 KEY_COLUMNS = ("protocol", "dataset", "loss", "algo", "engine", "split")
 
 #: Column order of a stored row (any extra column is appended after these).
@@ -89,6 +121,9 @@ ROW_COLUMNS = (
     "fit_seconds",
     "refit_seconds",
     "dataset_params",
+    "tie_rule",
+    "identity_hash",
+    "identity",
     "commit",
     "created",
     "python_version",
@@ -98,11 +133,44 @@ ROW_COLUMNS = (
     "lightgbm_version",
     "pandas_version",
     "proxboost_version",
-    "config",
 )
 
 ROW_FILE_GLOB = "split-*.csv"
 DEFAULT_RESULTS_DIR = "results"
+
+
+# -- identity --------------------------------------------------------------------------------------
+def canonical(value):
+    """``value`` as plain JSON types, one spelling per value: dict keys as strings, tuples as
+    lists, NumPy scalars as Python numbers, integral floats kept as floats (``1.0`` is not
+    ``1``). NaN and infinities are refused: an identity never holds them."""
+    if isinstance(value, dict):
+        return {str(k): canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise ValueError(f"an identity cannot hold the non-finite number {value!r}")
+        return float(value)
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"an identity holds JSON values only, got {type(value).__name__} {value!r}")
+
+
+def canonical_json(identity: dict) -> str:
+    """The one spelling of an identity: sorted keys, no whitespace, floats by ``repr``
+    (the shortest string that reads back to the same double)."""
+    return json.dumps(canonical(identity), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def identity_hash(identity) -> str:
+    """sha256 (hex) of :func:`canonical_json` (``identity`` may already be that string)."""
+    text = identity if isinstance(identity, str) else canonical_json(identity)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # -- provenance ------------------------------------------------------------------------------------
@@ -189,50 +257,68 @@ def atomic_write_csv(df: pd.DataFrame, path, **to_csv_kwargs) -> Path:
     return path
 
 
-def run_dir(results_dir, protocol: str, dataset: str, loss: str, algo: str, engine: str) -> Path:
-    """Directory holding the rows of one run (one (dataset, loss, algo, engine) under a protocol)."""
-    return Path(results_dir).joinpath(*protocol.split("/"), dataset, loss, algo, engine)
+def run_dir(results_dir, protocol: str, dataset: str, loss: str, algo: str, engine: str, identity) -> Path:
+    """Directory holding the rows of one run: its readable path, then its identity's short hash."""
+    short = identity_hash(identity)[:HASH_LENGTH]
+    return Path(results_dir).joinpath(*protocol.split("/"), dataset, loss, algo, engine, short)
 
 
-def row_path(results_dir, protocol, dataset, loss, algo, engine, split) -> Path:
+def row_path(results_dir, protocol, dataset, loss, algo, engine, identity, split) -> Path:
     """Path of one row: ``<run_dir>/split-XX.csv``."""
-    return run_dir(results_dir, protocol, dataset, loss, algo, engine) / f"split-{int(split):02d}.csv"
+    return run_dir(results_dir, protocol, dataset, loss, algo, engine, identity) / f"split-{int(split):02d}.csv"
 
 
 def write_row(results_dir, row: dict) -> Path:
-    """Store one result row atomically at its key path and return the path.
+    """Store one result row atomically at its path and return the path.
 
-    ``row`` must hold the :data:`KEY_COLUMNS`; columns are ordered as :data:`ROW_COLUMNS`, any
-    other key is appended.
+    ``row`` must hold the :data:`KEY_COLUMNS` and ``identity`` (a dict or its canonical JSON);
+    the identity is stored in full with its hash. Columns are ordered as :data:`ROW_COLUMNS`,
+    any other key is appended.
     """
-    missing = [k for k in KEY_COLUMNS if k not in row]
+    missing = [k for k in (*KEY_COLUMNS, "identity") if k not in row]
     if missing:
         raise ValueError(f"a result row needs the key columns {missing}")
+    text = row["identity"] if isinstance(row["identity"], str) else canonical_json(row["identity"])
+    row = {**row, "identity": text, "identity_hash": identity_hash(text)}
     columns = [c for c in ROW_COLUMNS if c in row] + [c for c in row if c not in ROW_COLUMNS]
     df = pd.DataFrame([[row[c] for c in columns]], columns=columns)
-    path = row_path(results_dir, *(row[k] for k in KEY_COLUMNS))
+    path = row_path(results_dir, *(row[k] for k in KEY_COLUMNS[:-1]), text, row["split"])
     return atomic_write_csv(df, path)
 
 
-def stored_splits(results_dir, protocol, dataset, loss, algo, engine) -> set[int]:
-    """Split indices whose row is already stored for this run."""
-    directory = run_dir(results_dir, protocol, dataset, loss, algo, engine)
+def stored_splits(results_dir, protocol, dataset, loss, algo, engine, identity) -> set[int]:
+    """Split indices whose row is stored for this run **with this identity**.
+
+    A file in the run's folder whose stored identity differs (a hash collision, an edited
+    file) does not count: it is recomputed and overwritten.
+    """
+    text = identity if isinstance(identity, str) else canonical_json(identity)
+    directory = run_dir(results_dir, protocol, dataset, loss, algo, engine, text)
     if not directory.is_dir():
         return set()
     splits = set()
     for p in directory.glob(ROW_FILE_GLOB):
         stem = p.stem[len("split-"):]
-        if stem.isdigit():
+        if stem.isdigit() and stored_identity(p) == text:
             splits.add(int(stem))
     return splits
+
+
+def stored_identity(path) -> str | None:
+    """The ``identity`` column of a stored row file (``None`` if it has none)."""
+    try:
+        df = pd.read_csv(path, usecols=lambda c: c == "identity", dtype=str)
+    except (OSError, ValueError, pd.errors.ParserError):
+        return None
+    return str(df["identity"].iloc[0]) if "identity" in df.columns and len(df) else None
 
 
 # -- reading ----------------------------------------------------------------------------------------
 def load(path=None) -> pd.DataFrame:
     """All result rows stored under ``path`` (default ``results/``) as one tidy DataFrame.
 
-    One row per (protocol, dataset, loss, algo, engine, split), sorted by these keys; columns as
-    :data:`ROW_COLUMNS`. Only row files (``split-XX.csv``) are read, so other files under the
+    One row per stored (identity, split), sorted by the readable keys, the identity hash and
+    the split; columns as :data:`ROW_COLUMNS`. Only row files (``split-XX.csv``) are read, so other files under the
     directory (curves of the synthetic experiments, temporary files) are ignored. Returns an
     empty DataFrame with the row columns when nothing is stored.
     """
@@ -255,7 +341,8 @@ def load(path=None) -> pd.DataFrame:
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     columns = [c for c in ROW_COLUMNS if c in df.columns] + [c for c in df.columns if c not in ROW_COLUMNS]
     df = df[columns]
-    for c in ("protocol", "dataset", "loss", "algo", "engine", "commit"):
+    for c in ("protocol", "dataset", "loss", "algo", "engine", "commit", "identity_hash"):
         if c in df.columns:
             df[c] = df[c].astype(str)
-    return df.sort_values(list(KEY_COLUMNS), kind="stable").reset_index(drop=True)
+    order = [*KEY_COLUMNS[:-1], *(["identity_hash"] if "identity_hash" in df.columns else []), "split"]
+    return df.sort_values(order, kind="stable").reset_index(drop=True)

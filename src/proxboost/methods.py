@@ -1,0 +1,192 @@
+"""Methods of the protocol: one interface over the boosting estimators and the baselines.
+
+Every method compared by the protocol (:mod:`proxboost.protocol`) is an object built by
+:func:`make_method` with these members::
+
+    name, engine, grid_axes, val_metric       # what it is, which grid axes it searches
+    reports_loss() -> bool                    # is its test loss reported (random forests: ls only)
+    validation_curve(params, train, valid, max_estimators, random_state)
+        -> (values, n_estimators)             # validation criterion per candidate T
+    refit_predict(params, n_estimators, train, X_test, random_state)
+        -> decision values on X_test          # predictions (regression) or margins (classification)
+    identity() -> dict                        # options and library versions behind its numbers
+
+``train`` and ``valid`` are ``(X, y)`` pairs. The boosting adapter lives here; the baselines
+(XGBoost, LightGBM, scikit-learn's HistGradientBoosting, random forests) live in
+:mod:`proxboost.baselines` behind the same interface.
+
+:func:`make_estimator` is the one place that builds a boosting estimator from (loss,
+algorithm, parameters): the protocol, the synthetic curves and the command line all call it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .boosting import ALGOS as _BOOSTING_ALGOS
+from .boosting import PROXIMAL_ALGOS
+
+__all__ = [
+    "ALGOS",
+    "BASELINE_ALGOS",
+    "BOOSTING_ALGOS",
+    "DEFAULT_TIE_RULE",
+    "BoostingMethod",
+    "engine_libraries",
+    "library_version",
+    "loss_params",
+    "make_estimator",
+    "make_method",
+]
+
+BOOSTING_ALGOS = tuple(_BOOSTING_ALGOS)
+#: Baselines and their classes in :mod:`proxboost.baselines`.
+_BASELINES = {"xgboost": "XGBoostMethod", "random_forest": "RandomForestMethod", "lightgbm": "LightGBMMethod",
+              "sklearn_hgb": "HistGradientBoostingMethod"}
+BASELINE_ALGOS = tuple(_BASELINES)
+ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS
+
+#: The leaf line-search tie rule of estimators that do not take ``tie_rule`` (it is the rule
+#: they implement; see docs/method.md).
+DEFAULT_TIE_RULE = "midpoint"
+
+#: Estimator parameters that never change the numbers (left out of identities).
+_NOT_NUMERICAL = frozenset({"n_jobs", "verbose"})
+
+#: Library behind each tree-engine module (its version enters the identity of the rows).
+_ENGINE_MODULE_LIBRARIES = {
+    "proxboost.engines.sklearn": ("sklearn",),
+    "proxboost.engines.exact": ("numba",),
+    "proxboost.engines.hist": ("numba",),
+}
+
+_DISTRIBUTION = {"sklearn": "scikit-learn"}
+
+
+def library_version(module: str) -> str:
+    """``module.__version__`` (``"not installed"`` when it cannot be imported)."""
+    try:
+        mod = __import__(module)
+    except ImportError:
+        return "not installed"
+    return str(getattr(mod, "__version__", "unknown"))
+
+
+def _versions(modules) -> dict:
+    return {_DISTRIBUTION.get(m, m): library_version(m) for m in modules}
+
+
+def engine_libraries(engine: str) -> dict:
+    """``{distribution: version}`` of the library a tree engine grows its trees with."""
+    from .engines import ENGINES
+
+    module = ENGINES[engine].__module__
+    return _versions(_ENGINE_MODULE_LIBRARIES.get(module, ()))
+
+
+def loss_params(loss) -> dict:
+    """The parameters of a loss object that apply to it (``{"tau": 0.9}`` for pinball, ``{}``
+    for ls, ``{"beta": 1.0, "newton_steps": 1}`` for exponential), defaults written out."""
+    import inspect
+
+    params = inspect.signature(type(loss).__init__).parameters.values()
+    names = [p.name for p in params if p.name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD]
+    return {name: getattr(loss, name) for name in names}
+
+
+def _accepts(cls, name) -> bool:
+    import inspect
+
+    return name in inspect.signature(cls.__init__).parameters
+
+
+def make_estimator(loss, algo, engine="exact", tie_rule=DEFAULT_TIE_RULE, **params):
+    """The boosting estimator of ``algo`` for a loss object, with its parameters.
+
+    ``loss`` is a :mod:`proxboost.losses` object: its task picks
+    :class:`~proxboost.BoostingRegressor` or :class:`~proxboost.BoostingClassifier` and its
+    parameters (τ, β, Newton steps) are passed on. ``params`` are estimator parameters
+    (``n_estimators``, ``max_depth``, ``learning_rate``, ``step``, ``random_state``, ...).
+    """
+    from .boosting import BoostingClassifier, BoostingRegressor
+
+    cls = BoostingClassifier if loss.task == "classification" else BoostingRegressor
+    kw = {**loss_params(loss), **params}
+    if _accepts(cls, "tie_rule"):
+        kw["tie_rule"] = tie_rule
+    elif tie_rule != DEFAULT_TIE_RULE:
+        raise ValueError(f"tie_rule={tie_rule!r} is not available in this version of the estimators; "
+                         f"use tie_rule={DEFAULT_TIE_RULE!r}")
+    return cls(loss=loss.name, algo=algo, engine=engine, **kw)
+
+
+def estimator_options(estimator) -> dict:
+    """The estimator's parameters other than the loss's, the grid's, the per-fit ones and
+    those that never change numbers — with the tie rule always written out."""
+    fixed = {"loss", "algo", "engine", "n_estimators", "random_state", "max_depth", "learning_rate",
+             "step", "tau", "beta", "newton_steps", *_NOT_NUMERICAL}
+    options = {k: v for k, v in estimator.get_params(deep=False).items() if k not in fixed}
+    options.setdefault("tie_rule", DEFAULT_TIE_RULE)
+    return options
+
+
+class BoostingMethod:
+    """The six boosting algorithms of :mod:`proxboost.boosting` behind the method interface."""
+
+    val_metric = "loss"
+
+    def __init__(self, algo, loss, engine="exact", tie_rule=DEFAULT_TIE_RULE):
+        if algo not in BOOSTING_ALGOS:
+            raise ValueError(f"algo '{algo}' is not a boosting algorithm; valid: {', '.join(BOOSTING_ALGOS)}")
+        self.name = algo
+        self.loss = loss
+        self.engine = engine
+        self.tie_rule = tie_rule
+        self.grid_axes = ("max_depth", "learning_rate") + (("step",) if algo in PROXIMAL_ALGOS else ())
+
+    def reports_loss(self) -> bool:
+        return True
+
+    def estimator(self, params, n_estimators, random_state):
+        kw = dict(n_estimators=int(n_estimators), learning_rate=float(params["learning_rate"]),
+                  max_depth=int(params["max_depth"]), random_state=int(random_state))
+        if "step" in params:
+            kw["step"] = float(params["step"])
+        return make_estimator(self.loss, self.name, engine=self.engine, tie_rule=self.tie_rule, **kw)
+
+    def identity(self) -> dict:
+        est = make_estimator(self.loss, self.name, engine=self.engine, tie_rule=self.tie_rule)
+        return {"algo": self.name, "engine": self.engine, "options": estimator_options(est),
+                "libraries": engine_libraries(self.engine)}
+
+    def validation_curve(self, params, train, valid, max_estimators, random_state):
+        est = self.estimator(params, max_estimators, random_state)
+        est.fit(*train, eval_set=valid)
+        values = np.asarray(est.eval_loss_, dtype=np.float64)
+        return values, np.arange(len(values))
+
+    def refit_predict(self, params, n_estimators, train, X_test, random_state):
+        X, y = train
+        if int(n_estimators) == 0:
+            return np.full(len(X_test), float(self.loss.init(np.asarray(y, dtype=np.float64))))
+        est = self.estimator(params, n_estimators, random_state).fit(X, y)
+        if self.loss.task == "classification":
+            return np.asarray(est.decision_function(X_test), dtype=np.float64)
+        return np.asarray(est.predict(X_test), dtype=np.float64)
+
+
+def make_method(algo, loss, engine="exact", options=None, tie_rule=DEFAULT_TIE_RULE):
+    """The method object of ``algo`` for a loss object.
+
+    ``engine`` and ``tie_rule`` apply to the boosting algorithms only (a baseline's
+    ``engine`` is ``"none"``); ``options`` are method settings from the algo config (e.g.
+    ``n_estimators`` of random forests, ``tree_method`` of XGBoost).
+    """
+    options = dict(options or {})
+    if algo in BOOSTING_ALGOS:
+        return BoostingMethod(algo, loss, engine=engine, tie_rule=tie_rule)
+    if algo in _BASELINES:
+        from . import baselines
+
+        return getattr(baselines, _BASELINES[algo])(loss, **options)
+    raise ValueError(f"unknown algo '{algo}'; valid choices: {', '.join(ALGOS)}")
