@@ -164,18 +164,19 @@ def test_identity_versions_and_numerics_version(monkeypatch):
     assert _identity()["numerics_version"] == results.NUMERICS_VERSION
 
 
-def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path):
-    from types import SimpleNamespace
+def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path, data_mirror):
+    import hashlib
 
-    a, b = tmp_path / "a" / "engel.csv", tmp_path / "b" / "engel.csv"
-    for path, text in ((a, "x,y\n1,2\n"), (b, "x,y\n1,3\n")):
-        path.parent.mkdir()
-        path.write_text(text)
-    info = lambda p: SimpleNamespace(synthetic=False, name="engel", params={}, paths=(str(p),))  # noqa: E731
-    ia, ib = dataset_identity(info(a), 0), dataset_identity(info(b), 0)
-    assert ia["sha256"] == {"engel.csv": __import__("hashlib").sha256(a.read_bytes()).hexdigest()}
-    assert ia != ib and dataset_identity(info(a), 5) == ia   # the seed does not draw real data
-    assert str(tmp_path) not in json.dumps(ia)               # no path of this machine
+    from proxboost.datasets import load_dataset
+
+    info = load_dataset("engel", mirror=data_mirror).info
+    identity = dataset_identity(info, 0)
+    assert identity == {"name": "engel", "params": {},
+                        "sha256": {"engel.csv": hashlib.sha256(open(info.paths[0], "rb").read()).hexdigest()}}
+    assert dataset_identity(info, 5) == identity             # the seed does not draw real data
+    assert str(data_mirror) not in json.dumps(identity)      # no path of this machine
+    other = dataset_identity(type(info)(**{**info.as_dict(), "sha256": "0" * 64}), 0)
+    assert other != identity
 
 
 # -- one run, end to end --------------------------------------------------------------------------

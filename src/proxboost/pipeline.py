@@ -85,18 +85,17 @@ def resolve_n_jobs(n_jobs, n_tasks=None) -> int:
 # -- identity ---------------------------------------------------------------------------------------
 def dataset_identity(info, seed) -> dict:
     """What determines a loaded dataset's numbers: a generator's name, every parameter (defaults
-    written out) and seed; or a real dataset's name, parameters and its files' sha256."""
-    from . import datasets
-    from .datasets import sha256_file
-
+    written out) and seed; or a real dataset's name and the sha256 of the file read."""
     if info.synthetic:
-        generate = getattr(datasets, f"make_{info.name}")
+        from .datasets import _synthetic  # the generators' signatures hold their defaults
+
+        generate = getattr(_synthetic, f"make_{info.name}")
         defaults = {name: p.default for name, p in inspect.signature(generate).parameters.items()
                     if name != "random_state" and p.default is not inspect.Parameter.empty}
         given = {k: v for k, v in info.params.items() if k != "random_state" and v is not None}
         return {"name": info.name, "params": {**defaults, **given}, "seed": int(seed)}
-    files = {os.path.basename(p): sha256_file(p) for p in info.paths}
-    return {"name": info.name, "params": dict(info.params), "sha256": files}
+    return {"name": info.name, "params": {k: v for k, v in info.params.items() if v is not None},
+            "sha256": {name: info.sha256 for name in info.files}}
 
 
 def run_identity(*, dataset, loss, method, grid, n_splits, max_estimators, fractions, seed) -> dict:
