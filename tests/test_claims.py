@@ -381,3 +381,12 @@ def test_scope_order_and_bad_keys():
     assert scope(**{"lambda": 0.1}) == "lambda=0.1"
     with pytest.raises(ValueError, match="scope keys"):
         scope(algo="prox")
+
+
+def test_noise_read_from_the_run_identity(curve_frame):
+    from proxboost.claims import with_noise_column
+
+    df = curve_frame("intro", "lad", "gradient", 2, np.linspace(1, 0.5, 11))
+    df["identity"] = '{"dataset": {"name": "sines", "params": {"noise_std": 0.1, "n_samples": 1000}}, "seed": 0}'
+    assert set(with_noise_column(df)["noise_std"]) == {0.1}
+    assert with_noise_column(df.drop(columns="identity"))["noise_std"].isna().all()

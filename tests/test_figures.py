@@ -2,6 +2,7 @@
 
 import hashlib
 import math
+from pathlib import Path
 
 import matplotlib as mpl
 import numpy as np
@@ -107,6 +108,8 @@ def test_method_styles_are_unique():
     from proxboost.methods import ALGOS
 
     assert set(ALGOS) <= set(METHOD_STYLES)                     # every method has a style
+    configured = {p.stem for p in (Path(__file__).parents[1] / "conf" / "algo").glob("*.yaml")}
+    assert configured and configured <= set(METHOD_STYLES)     # every method a run can name has a style
 
 
 def test_figures_leave_global_settings_alone(curves):

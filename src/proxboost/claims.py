@@ -64,6 +64,8 @@ __all__ = [
     "linear_fit",
     "mixed_up",
     "scope",
+    "stated_curves",
+    "with_noise_column",
     "write_claims",
 ]
 
@@ -359,34 +361,81 @@ STATED = {
 }
 
 
-class CurveSet:
-    """Stored synthetic curves indexed by (experiment, loss, algo, depth, λ, seed, tie rule).
+def _find_key(obj, key):
+    """The value of ``key`` anywhere in a nested dict / list (None if absent)."""
+    if isinstance(obj, dict):
+        if key in obj:
+            return obj[key]
+        obj = list(obj.values())
+    if isinstance(obj, list):
+        for v in obj:
+            found = _find_key(v, key)
+            if found is not None:
+                return found
+    return None
 
-    Keeps one tree engine per experiment (``exact`` when stored, else the one with most curves)
-    and the stated settings of :data:`STATED` (a column absent from the curves is not filtered on).
-    """
+
+def with_noise_column(curves: pd.DataFrame) -> pd.DataFrame:
+    """``curves`` with a ``noise_std`` column (the generator's noise), read from the stored run
+    identity (JSON) when the curves do not carry the column; NaN when unknown."""
+    if curves is None or curves.empty or "noise_std" in curves:
+        return curves
+    out = curves.copy()
+    if "identity" in out:
+        import json
+
+        cache = {}
+        for v in out["identity"].dropna().unique():
+            try:
+                found = _find_key(json.loads(v), "noise_std")
+            except (TypeError, ValueError):
+                found = None
+            cache[v] = math.nan if found is None else float(found)
+        out["noise_std"] = out["identity"].map(cache).astype(float)
+    else:
+        out["noise_std"] = math.nan
+    return out
+
+
+def stated_curves(curves: pd.DataFrame | None, stated=None) -> pd.DataFrame | None:
+    """The curves each experiment is judged and drawn on: one tree engine per experiment (the
+    first of :data:`~proxboost.naming.ENGINE_PREFERENCE` stored, else the one with most curves) and
+    the settings of :data:`STATED` (a column absent from the curves is not filtered on); tie
+    rules named (:func:`~proxboost.naming.tie_rule_of`) and a ``noise_std`` column."""
+    if curves is None or curves.empty:
+        return curves
+    stated = STATED if stated is None else stated
+    df = with_noise_column(curves)
+    df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    df["engine"] = df["engine"].astype(str) if "engine" in df else "exact"
+    kept = []
+    for exp, g in df.groupby("experiment", sort=True):
+        counts = g.groupby("engine").size()
+        engine = next((e for e in ENGINE_PREFERENCE if e in counts.index), None) or str(counts.idxmax())
+        g = g[g["engine"] == engine]
+        for col, value in stated.get(exp, {}).items():
+            if col not in g:
+                continue
+            v = g[col].astype(float)
+            keep = np.isclose(v, value) | v.isna() if col in ("step", "noise_std") else np.isclose(v, value)
+            g = g[keep]
+        kept.append(g)
+    return pd.concat(kept, ignore_index=True)
+
+
+class CurveSet:
+    """Stored synthetic curves indexed by (experiment, loss, algo, depth, λ, seed, tie rule), on
+    the engine and settings of :func:`stated_curves`."""
 
     def __init__(self, curves: pd.DataFrame | None, stated=None):
         self.curves: dict = {}
         self.engines: dict = {}
         self.leaf_counts: dict = {}
-        stated = STATED if stated is None else stated
-        if curves is None or curves.empty:
+        df = stated_curves(curves, stated)
+        if df is None or df.empty:
             return
-        df = curves.copy()
-        df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
-        df["engine"] = df["engine"].astype(str) if "engine" in df else "exact"
         for exp, g in df.groupby("experiment", sort=True):
-            counts = g.groupby("engine").size()
-            engine = next((e for e in ENGINE_PREFERENCE if e in counts.index), None) or str(counts.idxmax())
-            g = g[g["engine"] == engine]
-            for col, value in stated.get(exp, {}).items():
-                if col not in g:
-                    continue
-                v = g[col].astype(float)
-                keep = np.isclose(v, value) | v.isna() if col in ("step", "noise_std") else np.isclose(v, value)
-                g = g[keep]
-            self.engines[exp] = engine
+            self.engines[exp] = str(g["engine"].iloc[0])
             step = g["step"].astype(float).fillna(-1.0) if "step" in g else pd.Series(-1.0, index=g.index)
             keys = ["loss", "algo", "max_depth", step.rename("_step"), "seed", "tie_rule"]
             for (loss, algo, depth, s, seed, tie), run in g.groupby(keys, sort=True):
@@ -1330,12 +1379,10 @@ def intro_grid(curves: pd.DataFrame) -> pd.DataFrame:
     """
     if curves is None or curves.empty:
         return pd.DataFrame()
-    df = curves[curves["experiment"] == "intro"].copy()
+    df = with_noise_column(curves[curves["experiment"] == "intro"])
     if df.empty:
         return pd.DataFrame()
     df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
-    if "noise_std" not in df:
-        df["noise_std"] = math.nan
     out = []
     keys = ["learning_rate", "noise_std", "tie_rule", "seed"]
     for key, g in df.groupby(keys, dropna=False, sort=True):

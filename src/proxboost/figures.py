@@ -42,18 +42,16 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocat
 
 from ._io import atomic_path
 from .analysis import loss_differences, paired_deltas, rows_per_dataset
-from .claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, floor_start
+from .claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, floor_start, stated_curves
 from .naming import (
     CLASSIFICATION_DATASETS,
     DEFAULT_TIE_RULE,
-    ENGINE_PREFERENCE,
     EXTRA_BASELINES,
     LOSS_NAMES,
     METHOD_ORDER,
     REGRESSION_DATASETS,
     STEP_GRID,
     style,
-    tie_rule_of,
 )
 
 __all__ = [
@@ -188,18 +186,8 @@ def _share_log_y(axes):
 # synthetic curves
 # =====================================================================================
 def _prepare_curves(curves):
-    """One engine per experiment (the preferred one), tie rules named, λ as a float column."""
-    if curves is None or curves.empty:
-        return curves
-    df = curves.copy()
-    df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
-    df["engine"] = df["engine"].astype(str) if "engine" in df else "exact"
-    keep = []
-    for _, g in df.groupby("experiment", sort=False):
-        present = set(g["engine"])
-        engine = next((e for e in ENGINE_PREFERENCE if e in present), None) or g["engine"].value_counts().idxmax()
-        keep.append(g[g["engine"] == engine])
-    return pd.concat(keep, ignore_index=True)
+    """The curves judged by the claims: one engine and the stated settings per experiment."""
+    return stated_curves(curves)
 
 
 def _series(curves, x="iteration", **where):
@@ -594,9 +582,10 @@ def fig_classification_error(real) -> Figure:
 # =====================================================================================
 # claims overview
 # =====================================================================================
-def _cell_rows(claims, sid):
-    """A statement's cell rows (per loss, dataset, …), without the per-tie-rule and per-run rows."""
-    g = claims[(claims["id"] == sid) & (claims["scope"] != "all")]
+def _cell_rows(claims, sid, protocol):
+    """A statement's cell rows (per loss, dataset, …) on the protocol its verdict rests on, without
+    the per-tie-rule and per-run rows."""
+    g = claims[(claims["id"] == sid) & (claims["scope"] != "all") & (claims["protocol"] == protocol)]
     return g[~g["scope"].str.startswith("tie_rule=")]
 
 
@@ -611,7 +600,7 @@ def fig_claims(claims: pd.DataFrame) -> Figure:
         y = len(ids) - 1 - i
         verdict = top.loc[sid, "verdict"] if top is not None and sid in top.index else INCONCLUSIVE
         ax.barh(y, 1.0, left=0.0, color=VERDICT_COLORS[verdict], edgecolor="white").patches[0].set_label(f"_verdict {sid}")
-        cells = _cell_rows(claims, sid) if top is not None else pd.DataFrame()
+        cells = _cell_rows(claims, sid, top.loc[sid, "protocol"]) if top is not None and sid in top.index else pd.DataFrame()
         left = 1.3
         if not cells.empty:
             n = len(cells)
@@ -635,7 +624,7 @@ def fig_claims(claims: pd.DataFrame) -> Figure:
     fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False)
     protos = sorted(set(top["protocol"])) if top is not None else []
     sub = "criteria: docs/claims.md; verdicts: results/claims.csv" + (f"; {len(protos)} protocols" if protos else "")
-    fig.suptitle("The paper's statements: verdict of each (left) and of its cells (right)\n" + sub, fontsize=9)
+    fig.suptitle("The paper's statements: verdict of each (left) and of its cells on the same protocol (right)\n" + sub, fontsize=9)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 

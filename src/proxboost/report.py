@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._io import atomic_path
-from .analysis import compare, protocol_units, rows_per_dataset, variant_differences
+from .analysis import compare, rows_per_dataset, variant_differences
 from .claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, intro_grid, judge, write_claims
 from .naming import (
     CLASSIFICATION_DATASETS,
