@@ -266,6 +266,26 @@ def test_feature_threshold_merges_close_values():
             np.testing.assert_array_equal(tree.feature, np.where(reg.tree_.children_left >= 0, reg.tree_.feature, -1))
 
 
+@pytest.mark.parametrize("target", ["continuous", "signs", "three values"])
+def test_feature_threshold_on_many_valued_features(target):
+    """More than 256 distinct values (coarse bins refined exactly), including chains of values
+    closer than 1e-7 and features whose values are all within such chains."""
+    rng = np.random.RandomState(5)
+    n = 3000
+    ulp = np.spacing(np.float32(0.5))
+    X = np.column_stack([
+        np.float32(0.5) + ulp * rng.randint(0, 2000, n).astype(np.float32),  # every gap below the threshold
+        np.float32(0.5) + ulp * (2 * rng.randint(0, 600, n)).astype(np.float32),  # gaps of 2 ulp: above it
+        rng.randn(n), np.round(3 * rng.randn(n), 1), rng.randint(0, 1000, n) * 1e-8,
+    ]).astype(np.float64)
+    y = {"continuous": rng.randn(n), "signs": np.sign(rng.randn(n)),
+         "three values": rng.choice([-1.0, 0.0, 1.0], n)}[target]
+    assert not ExactEngine().prepare(X, fit=True).exact[[0, 1, 2, 4]].any()
+    for seed, depth in [(0, 3), (1, 6), (2, 15)]:
+        _, tree, reg = _grow_both(X, y, depth, seed)
+        compare_trees(X.astype(np.float32), y, reg.tree_, tree)
+
+
 def test_weighted_trees_equal_sklearn_weighted_trees():
     rng = np.random.RandomState(3)
     X = np.column_stack([rng.randn(500), rng.randint(0, 6, 500)])
@@ -288,7 +308,7 @@ def test_many_distinct_values_use_sorted_orders():
     y = np.sin(X[:, 0] * 3) + (X[:, 1] > 100) + (X[:, 2] % 7 == 0) + 0.1 * rng.randn(2000)
     e = ExactEngine()
     Xp = e.prepare(X, fit=True)
-    np.testing.assert_array_equal(Xp.kind, [1, 0, 1])
+    np.testing.assert_array_equal(Xp.exact, [False, True, False])
     for depth in (3, 8):
         _, tree, reg = _grow_both(X, y, depth, 0)
         _, ties, _ = compare_trees(X.astype(np.float32), y, reg.tree_, tree)

@@ -5,20 +5,28 @@ max_depth=D)`` grows (see ``docs/engines.md``), without scikit-learn's per-node 
 
 * **Data** (``prepare(X, fit=True)``, once per fit): X is cast to float32, as scikit-learn does.
   A feature with at most 256 distinct float32 values gets one uint8 code per distinct value
-  (a *histogram feature*: one histogram bin per distinct value, so its candidate splits are
-  exactly the distinct values'). Every other feature (a *sorted feature*) keeps its values and
-  rows in sorted order (float32 values and int32 row indices, computed once).
-* **Nodes** own contiguous segments of a row array and, for sorted features, of per-feature
-  sorted (value, row) arrays; a split partitions them stably, so each node's sorted order comes
-  for free. Histogram features use per-node histograms (target sum and weight per distinct
-  value) with histogram subtraction; nodes of at most ``SMALL_NODE`` rows sort their few codes
-  instead. The last level labels its rows without partitioning.
+  (*exact-coded*: one histogram bin per distinct value). Every other feature gets at most 255
+  *coarse* bins, cut near its quantiles but only where two consecutive distinct values differ by
+  more than ``FEATURE_THRESHOLD`` (so the threshold never merges values of two bins), and keeps
+  its rows in sorted order (int32 rows, float32 values, computed once).
+* **Nodes** own contiguous segments of a row array (stable partitions); every row carries its
+  node's label. A node's histogram holds per bin the sum of ``w g``, of ``w`` and of the
+  positive parts of ``w g``; the larger child's is the parent's minus the smaller child's
+  (unit weights: exact counts; with weights both children are built). Nodes of at most
+  ``SMALL_NODE`` rows sort their values instead. The last level labels rows without
+  partitioning.
 * **Candidates** as scikit-learn's ``BestSplitter``: between two consecutive node values
   ``a < b`` with ``b > a + FEATURE_THRESHOLD`` (1e-7, in float32 arithmetic); a feature whose
   node values satisfy ``max <= min + FEATURE_THRESHOLD`` is constant in the node and, as in
   scikit-learn, remembered as constant for the node's descendants. The proxy is
   ``S_L^2 / W_L + S_R^2 / W_R``; the threshold ``a/2 + b/2`` (float64; ``a`` if that equals
-  ``b``); rows with ``x <= threshold`` go left.
+  ``b``); rows with ``x <= threshold`` go left. On exact-coded features the candidates are read
+  from the histogram. On coarse features, candidates between non-empty bins come from the
+  histogram, and those inside a bin are evaluated exactly (the node's rows of that bin, in
+  value order, from the bin's sorted segment or the node's rows) unless an upper bound of their
+  proxy cannot beat the best so far: the proxy is convex in S_L and in W_L, so its maximum over
+  the bin's box ``S_L`` in ``[S + negatives, S + positives]``, ``W_L`` in ``[W + w_min,
+  W + W_bin - w_min]`` is at a corner. Skipped candidates could not win (ties go to the first).
 * **Ties and seeds**: features are visited in scikit-learn's random order: the same
   Fisher-Yates draws over the same ``features`` / constant-feature bookkeeping, driven by the
   same xorshift generator (``our_rand_r``) seeded with ``random_state.randint(0, 2**31 - 1)``,
@@ -30,9 +38,12 @@ max_depth=D)`` grows (see ``docs/engines.md``), without scikit-learn's per-node 
 
 Sums run in this engine's row order, not scikit-learn's, so two candidates whose proxies
 agree to rounding may be ordered differently (a genuine tie; ``tests/test_engines_exact.py``
-checks every differing split in extended precision).
+checks every differing split in exact arithmetic).
 
 Rows of weight 0 take no part in split finding; they get their leaf from the grown tree.
+Memory: X as float32 plus one byte per value (codes), plus 8 bytes per value of a coarse
+feature (sorted rows and values); per tree O(n) scratch and histograms for at most
+``min(D, n / 33) + 3`` nodes: nothing grows with the depth but the tree itself.
 An engine instance keeps per-fit scratch (not pickled) and must not grow two trees at once.
 """
 
@@ -40,8 +51,8 @@ import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
 
-MAX_CODES = 256  # features with at most this many distinct values use histograms (uint8 codes)
-SMALL_NODE = 32  # nodes of at most this many rows sort their histogram features' codes
+MAX_CODES = 256  # features with at most this many distinct values get one code per value (uint8)
+SMALL_NODE = 32  # nodes of at most this many rows sort their values instead of using histograms
 FEATURE_THRESHOLD = np.float32(1e-7)  # scikit-learn's tolerance between feature values
 RAND_R_MAX = 2147483647  # scikit-learn's seed range: randint(0, RAND_R_MAX)
 _EPSILON = np.finfo(np.float64).eps
@@ -66,85 +77,221 @@ def _rand_int(low, high, state):
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-feature candidate scans
+# Histograms: per bin, the weighted target sum, the weight and the sum of positive w * g
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _scan_sorted(vals, ords, target, w, start, end, s_node, w_node, thr, best):
-    """Candidates of one sorted feature on positions [start, end) (values ascending).
+def _build_hist(H, B, off, target, gpos, w, rows, start, end):
+    """H = histogram of rows[start:end]: (sum of w g, sum of w, sum of max(w g, 0)) per bin.
 
-    Returns (-1 constant | 0 no better candidate | 1 better, proxy, a, b).
+    ``B``: the rows' bin codes (uint8, row-major), feature f's bins at offset ``off[f]``.
     """
-    if vals[end - 1] <= vals[start] + thr:
-        return -1, best, 0.0, 0.0
+    p = B.shape[1]
+    H[:] = 0.0
+    for j in range(start, end):
+        r = rows[j]
+        c = 1.0 if w is None else w[r]
+        g = c * target[r]
+        gp = gpos[r]
+        for f in range(p):
+            i = 3 * (off[f] + B[r, f])
+            H[i] += g
+            H[i + 1] += c
+            H[i + 2] += gp
+
+
+@njit(cache=True, nogil=True)
+def _subtract(H, Hs):
+    for i in range(H.shape[0]):
+        H[i] -= Hs[i]
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidate scans of one feature on one node
+# ---------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _proxy(sl, wl, s_node, w_node):
+    sr = s_node - sl
+    return sl * sl / wl + sr * sr / (w_node - wl)
+
+
+@njit(cache=True, nogil=True)
+def _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best):
+    """Candidates between consecutive sorted node values cv[:k] (w g in cg, w in cw), the sums
+    of the rows left of cv[0] being (sl, wl). Returns (found, best, a, b, sl, wl) with the
+    sums after cv[:k]."""
     found = 0
     a = 0.0
     b = 0.0
-    sl = 0.0
-    wl = 0.0
-    for j in range(start, end - 1):
-        r = ords[j]
-        if w is None:
-            sl += target[r]
-            wl += 1.0
-        else:
-            sl += w[r] * target[r]
-            wl += w[r]
-        v = vals[j]
-        vn = vals[j + 1]
+    for j in range(k - 1):
+        sl += cg[j]
+        wl += cw[j]
+        v = cv[j]
+        vn = cv[j + 1]
         if vn > v + thr:
-            sr = s_node - sl
-            proxy = sl * sl / wl + sr * sr / (w_node - wl)
+            proxy = _proxy(sl, wl, s_node, w_node)
             if proxy > best:
                 best = proxy
                 found = 1
                 a = v
                 b = vn
-    return found, best, a, b
+    sl += cg[k - 1]
+    wl += cw[k - 1]
+    return found, best, a, b, sl, wl
 
 
 @njit(cache=True, nogil=True)
-def _scan_hist(H, o, nb, hv, s_node, w_node, thr, best):
-    """Candidates of one histogram feature (bins o .. o + nb - 1 of H, values hv ascending)."""
+def _sort_values(cv, cg, cw, k):
+    """Sort cv[:k] ascending, carrying cg, cw (shell sort: few values, no allocation)."""
+    gap = 1
+    while gap < k // 3:
+        gap = 3 * gap + 1
+    while gap >= 1:
+        for i in range(gap, k):
+            v = cv[i]
+            g = cg[i]
+            c = cw[i]
+            j = i
+            while j >= gap and cv[j - gap] > v:
+                cv[j] = cv[j - gap]
+                cg[j] = cg[j - gap]
+                cw[j] = cw[j - gap]
+                j -= gap
+            cv[j] = v
+            cg[j] = g
+            cw[j] = c
+        gap //= 3
+
+
+@njit(cache=True, nogil=True)
+def _collect(X32, B, f, code, seg_v, seg_o, nid, label, target, w, rows, start, end, cv, cg, cw):
+    """The node's rows in coarse bin ``code`` of feature f, sorted by value into cv, cg, cw.
+
+    From the bin's global sorted segment (membership by node label) when it is not much longer
+    than the node, else from the node's rows (then sorted). Returns their number.
+    """
+    k = 0
+    if seg_o.shape[0] <= 4 * (end - start):
+        for j in range(seg_o.shape[0]):
+            r = seg_o[j]
+            if nid[r] == label:
+                c = 1.0 if w is None else w[r]
+                cv[k] = seg_v[j]
+                cg[k] = c * target[r]
+                cw[k] = c
+                k += 1
+    else:
+        for j in range(start, end):
+            r = rows[j]
+            if B[r, f] == code:
+                c = 1.0 if w is None else w[r]
+                cv[k] = X32[r, f]
+                cg[k] = c * target[r]
+                cw[k] = c
+                k += 1
+        _sort_values(cv, cg, cw, k)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _scan_binned(H, o, nb, exact, hv, X32, B, f, So, Sv, bstart, nid, label, target, w, rows, start, end,
+                 s_node, w_node, wmin, thr, best, cv, cg, cw):
+    """Candidates of one feature on a node with histogram H (bins o .. o + nb - 1).
+
+    ``exact``: one bin per distinct value (values hv): candidates between consecutive non-empty
+    bins. Otherwise coarse bins whose edges lie at gaps wider than FEATURE_THRESHOLD: the
+    candidates between non-empty bins come from the histogram; those inside a bin are
+    evaluated exactly (its node rows sorted) only when a bound on their proxy beats the best so
+    far (the proxy is convex in each of S_L and W_L: its maximum over the bin's box of possible
+    (S_L, W_L) is at a corner). Returns (found, best, a, b, lo_bin, hi_bin): found -1 =
+    constant feature; a boundary candidate returns bins (lo_bin, hi_bin) to be resolved into
+    values, an inner one its values (a, b) and lo_bin = -1.
+    """
     first = -1
     last = -1
     for b in range(nb):
-        if H[2 * (o + b) + 1] > 0.0:
+        if H[3 * (o + b) + 1] > 0.0:
             if first < 0:
                 first = b
             last = b
-    if hv[last] <= hv[first] + thr:
-        return -1, best, 0.0, 0.0
     found = 0
     a = 0.0
     bb = 0.0
+    lo_bin = -1
+    hi_bin = -1
+    if exact:
+        if hv[last] <= hv[first] + thr:
+            return -1, best, a, bb, lo_bin, hi_bin
+        sl = 0.0
+        wl = 0.0
+        prev = -1
+        for b in range(first, last + 1):
+            wb = H[3 * (o + b) + 1]
+            if wb <= 0.0:
+                continue
+            if prev >= 0 and hv[b] > hv[prev] + thr:
+                proxy = _proxy(sl, wl, s_node, w_node)
+                if proxy > best:
+                    best = proxy
+                    found = 1
+                    a = hv[prev]
+                    bb = hv[b]
+            sl += H[3 * (o + b)]
+            wl += wb
+            prev = b
+        return found, best, a, bb, lo_bin, hi_bin
+    if first == last:  # one coarse bin: its sorted node values decide
+        k = _collect(X32, B, f, first, Sv[bstart[first]:bstart[first + 1]], So[bstart[first]:bstart[first + 1]],
+                     nid, label, target, w, rows, start, end, cv, cg, cw)
+        if cv[k - 1] <= cv[0] + thr:
+            return -1, best, a, bb, lo_bin, hi_bin
+        found, best, a, bb, _, _ = _scan_values(cv, cg, cw, k, 0.0, 0.0, s_node, w_node, thr, best)
+        return found, best, a, bb, lo_bin, hi_bin
     sl = 0.0
     wl = 0.0
     prev = -1
+    margin = 1e-9 * (abs(best) if best > -np.inf else 0.0)
     for b in range(first, last + 1):
-        wb = H[2 * (o + b) + 1]
+        i = 3 * (o + b)
+        wb = H[i + 1]
         if wb <= 0.0:
             continue
-        if prev >= 0 and hv[b] > hv[prev] + thr:
-            sr = s_node - sl
-            proxy = sl * sl / wl + sr * sr / (w_node - wl)
+        if prev >= 0:
+            proxy = _proxy(sl, wl, s_node, w_node)
             if proxy > best:
                 best = proxy
                 found = 1
-                a = hv[prev]
-                bb = hv[b]
-        sl += H[2 * (o + b)]
+                lo_bin = prev
+                hi_bin = b
+        if wb >= 2.0 * wmin:  # room for a candidate inside the bin: bound it
+            pos = H[i + 2]
+            neg = H[i] - pos
+            w_lo = wl + wmin
+            w_hi = wl + wb - wmin
+            bound = max(max(_proxy(sl + neg, w_lo, s_node, w_node), _proxy(sl + pos, w_lo, s_node, w_node)),
+                        max(_proxy(sl + neg, w_hi, s_node, w_node), _proxy(sl + pos, w_hi, s_node, w_node)))
+            margin = 1e-9 * (abs(bound) + (abs(best) if best > -np.inf else 0.0))
+            if bound + margin > best:
+                k = _collect(X32, B, f, b, Sv[bstart[b]:bstart[b + 1]], So[bstart[b]:bstart[b + 1]], nid,
+                             label, target, w, rows, start, end, cv, cg, cw)
+                res, best, va, vb, _, _ = _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best)
+                if res > 0:
+                    found = 1
+                    a = va
+                    bb = vb
+                    lo_bin = -1
+        sl += H[i]
         wl += wb
         prev = b
-    return found, best, a, bb
+    return found, best, a, bb, lo_bin, hi_bin
 
 
 @njit(cache=True, nogil=True)
-def _scan_small(Bh, h, hv, target, w, rows, start, end, s_node, w_node, thr, best, keys, vals, wts):
-    """Candidates of one histogram feature on a small node: insertion sort of its codes."""
+def _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best, keys, vals, wts):
+    """Candidates of one feature on a small node: insertion sort of its float32 values."""
     m = end - start
     for j in range(m):
         r = rows[start + j]
-        key = Bh[r, h]
+        key = X32[r, f]
         c = 1.0 if w is None else w[r]
         val = c * target[r]
         i = j - 1
@@ -156,60 +303,47 @@ def _scan_small(Bh, h, hv, target, w, rows, start, end, s_node, w_node, thr, bes
         keys[i + 1] = key
         vals[i + 1] = val
         wts[i + 1] = c
-    if hv[keys[m - 1]] <= hv[keys[0]] + thr:
+    if keys[m - 1] <= keys[0] + thr:
         return -1, best, 0.0, 0.0
-    found = 0
-    a = 0.0
-    b = 0.0
-    sl = 0.0
-    wl = 0.0
-    for j in range(m - 1):
-        sl += vals[j]
-        wl += wts[j]
-        v = hv[keys[j]]
-        vn = hv[keys[j + 1]]
-        if vn > v + thr:
-            sr = s_node - sl
-            proxy = sl * sl / wl + sr * sr / (w_node - wl)
-            if proxy > best:
-                best = proxy
-                found = 1
-                a = v
-                b = vn
+    found, best, a, b, _, _ = _scan_values(keys, vals, wts, m, 0.0, 0.0, s_node, w_node, thr, best)
     return found, best, a, b
 
 
-# ---------------------------------------------------------------------------------------------
-# Histograms of the histogram features
-# ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _build_hist(H, Bh, hoff, target, w, rows, start, end):
-    """H = histogram (target sum, weight per bin) of rows[start:end]."""
-    ph = Bh.shape[1]
-    for i in range(2 * hoff[ph]):
-        H[i] = 0.0
-    for j in range(start, end):
-        r = rows[j]
-        c = 1.0 if w is None else w[r]
-        g = c * target[r]
-        for h in range(ph):
-            i = 2 * (hoff[h] + Bh[r, h])
-            H[i] += g
-            H[i + 1] += c
-
-
-@njit(cache=True, nogil=True)
-def _subtract(H, Hs, n):
-    for i in range(n):
-        H[i] -= Hs[i]
+def _bin_edge_values(f, lo_bin, hi_bin, So, Sv, bstart, nid, label, X32, B, rows, start, end):
+    """(largest node value in coarse bin lo_bin, smallest in hi_bin) of feature f."""
+    a = -np.inf
+    b = np.inf
+    seg_lo = bstart[lo_bin + 1] - bstart[lo_bin]
+    seg_hi = bstart[hi_bin + 1] - bstart[hi_bin]
+    if seg_lo + seg_hi <= 4 * (end - start):
+        for j in range(bstart[lo_bin + 1] - 1, bstart[lo_bin] - 1, -1):
+            if nid[So[j]] == label:
+                a = Sv[j]
+                break
+        for j in range(bstart[hi_bin], bstart[hi_bin + 1]):
+            if nid[So[j]] == label:
+                b = Sv[j]
+                break
+    else:
+        for j in range(start, end):
+            r = rows[j]
+            code = B[r, f]
+            v = X32[r, f]
+            if code == lo_bin and v > a:
+                a = v
+            if code == hi_bin and v < b:
+                b = v
+    return a, b
 
 
 # ---------------------------------------------------------------------------------------------
 # The tree builder
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _split_node(kind, loc, features, constant, n_known, state, src_v, src_o, H, buf, Bh, hoff, hnb, hvals,
-                target, w, rows, start, end, s_node, w_node, thr, keys, vals, wts):
+def _split_node(features, constant, n_known, state, H, buf, off, nbins, exact, hv, X32, B, So, Sv, bstart,
+                loc, nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, keys, vals, wts,
+                cv, cg, cw):
     """scikit-learn's ``node_split_best`` on one node: (feature, a, b, n_total_constants).
 
     feature -1: no candidate on any feature.
@@ -224,6 +358,8 @@ def _split_node(kind, loc, features, constant, n_known, state, src_v, src_o, H, 
     best_f = -1
     best_a = 0.0
     best_b = 0.0
+    best_lo = -1
+    best_hi = -1
     while f_i > n_total and (n_visited < p or n_visited <= n_found + n_drawn):
         n_visited += 1
         f_j = _rand_int(n_drawn, f_i - n_found, state)
@@ -235,14 +371,16 @@ def _split_node(kind, loc, features, constant, n_known, state, src_v, src_o, H, 
             continue
         f_j += n_found
         f = features[f_j]
-        k = loc[f]
-        if kind[f] == 1:
-            res, prox, a, b = _scan_sorted(src_v[k], src_o[k], target, w, start, end, s_node, w_node, thr, best)
-        elif buf >= 0:
-            res, prox, a, b = _scan_hist(H[buf], hoff[k], hnb[k], hvals[k], s_node, w_node, thr, best)
+        lo_bin = -1
+        hi_bin = -1
+        if buf >= 0:
+            k = loc[f]
+            res, prox, a, b, lo_bin, hi_bin = _scan_binned(
+                H[buf], off[f], nbins[f], exact[f], hv[f], X32, B, f, So[k], Sv[k], bstart[k], nid, label,
+                target, w, rows, start, end, s_node, w_node, wmin, thr, best, cv, cg, cw)
         else:
-            res, prox, a, b = _scan_small(Bh, k, hvals[k], target, w, rows, start, end, s_node, w_node, thr,
-                                          best, keys, vals, wts)
+            res, prox, a, b = _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best,
+                                          keys, vals, wts)
         if res < 0:  # constant in this node (and its descendants)
             t = features[f_j]
             features[f_j] = features[n_total]
@@ -259,17 +397,23 @@ def _split_node(kind, loc, features, constant, n_known, state, src_v, src_o, H, 
             best_f = f
             best_a = a
             best_b = b
+            best_lo = lo_bin
+            best_hi = hi_bin
     # scikit-learn's invariant: known constants keep their order for siblings and children
     for i in range(n_known):
         features[i] = constant[i]
     for i in range(n_known, n_total):
         constant[i] = features[i]
+    if best_f >= 0 and best_lo >= 0:  # a candidate between two coarse bins: their edge values
+        k = loc[best_f]
+        best_a, best_b = _bin_edge_values(best_f, best_lo, best_hi, So[k], Sv[k], bstart[k], nid, label, X32, B,
+                                          rows, start, end)
     return best_f, best_a, best_b, n_total
 
 
 @njit(cache=True, nogil=True)
-def _partition_rows(X32, f, thr, target, w, rows, tmp, mark, start, end):
-    """Stable partition of rows[start:end] by X[r, f] <= thr; marks, left weight / sums.
+def _partition_rows(X32, f, thr, target, w, rows, tmp, nid, label_l, label_r, start, end):
+    """Stable partition of rows[start:end] by X[r, f] <= thr; node labels, left weight / sums.
 
     Branch-free (both destinations written, cursors advanced by the side): the sides of
     consecutive rows are unpredictable.
@@ -281,7 +425,7 @@ def _partition_rows(X32, f, thr, target, w, rows, tmp, mark, start, end):
     ql = 0.0
     for j in range(start, end):
         r = rows[j]
-        m = np.uint8(X32[r, f] <= thr)
+        m = np.int64(X32[r, f] <= thr)
         c = 1.0 if w is None else w[r]
         g = target[r]
         cg = (c * g) if m else 0.0
@@ -292,35 +436,10 @@ def _partition_rows(X32, f, thr, target, w, rows, tmp, mark, start, end):
         tmp[ir] = r
         il += m
         ir += 1 - m
-        mark[r] = m
+        nid[r] = label_l if m else label_r
     for j in range(ir):
         rows[il + j] = tmp[j]
     return il, wl, sl, ql
-
-
-@njit(cache=True, nogil=True)
-def _partition_sorted(src_v, src_o, dst_v, dst_o, tmp_v, tmp_o, mark, start, end, mid):
-    """Stable partition of every sorted feature's segment by mark (left part first)."""
-    for k in range(src_o.shape[0]):
-        sv = src_v[k]
-        so = src_o[k]
-        dv = dst_v[k]
-        do = dst_o[k]
-        il = start
-        ir = 0
-        for j in range(start, end):  # branch-free, as _partition_rows
-            r = so[j]
-            v = sv[j]
-            m = mark[r]
-            do[il] = r
-            dv[il] = v
-            tmp_o[ir] = r
-            tmp_v[ir] = v
-            il += m
-            ir += 1 - m
-        for j in range(ir):
-            do[mid + j] = tmp_o[j]
-            dv[mid + j] = tmp_v[j]
 
 
 @njit(cache=True, nogil=True)
@@ -329,17 +448,21 @@ def _impurity(q, s, wsum):
 
 
 @njit(cache=True, nogil=True)
-def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act, root_prepared,
-          max_depth, max_nodes, seed, eps, thr, small, sv, so, tmp_v, tmp_o, tmp_r, mark, H):
+def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n_act, max_depth, max_nodes, seed,
+          eps, thr, small, tmp_r, nid, gpos, H, cv, cg, cw):
     """Grow one tree depth-first (scikit-learn's node order); see the module docstring.
 
-    ``rows[:n_act]``: the rows taking part; ``Sv0, So0``: their sorted values / rows per sorted
-    feature (read at the root when ``root_prepared``, else already in ``sv, so``).
+    ``rows[:n_act]``: the rows taking part (``nid`` 0 on them, -1 elsewhere).
     """
     n, p = X32.shape
-    ps = So0.shape[0]
-    ph = Bh.shape[1]
-    n_bins = hoff[ph]
+    wmin = np.inf
+    for j in range(n_act):
+        r = rows[j]
+        c = 1.0 if w is None else w[r]
+        g = c * target[r]
+        gpos[r] = g if g > 0.0 else 0.0
+        if c < wmin:
+            wmin = c
     feature = np.full(max_nodes, -1, np.int32)
     threshold = np.zeros(max_nodes)
     left = np.full(max_nodes, -1, np.int32)
@@ -351,7 +474,7 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
     constant = np.empty(p, np.int64)
     state = np.empty(1, np.int64)
     state[0] = seed
-    keys = np.empty(small + 1, np.uint8)
+    keys = np.empty(small + 1, np.float32)
     vals = np.empty(small + 1)
     wts = np.empty(small + 1)
 
@@ -362,6 +485,7 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
     cap = 2 * max_depth + 4
     st_parent = np.empty(cap, np.int32)
     st_isleft = np.empty(cap, np.bool_)
+    st_label = np.empty(cap, np.int32)
     st_start = np.empty(cap, np.int64)
     st_end = np.empty(cap, np.int64)
     st_depth = np.empty(cap, np.int32)
@@ -386,12 +510,13 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
     mode0 = _LEAF
     if max_depth > 0 and n_act >= 2 and imp0 > eps:
         mode0 = _SMALL
-        if ph > 0 and n_act > small:
+        if n_act > small:
             n_free -= 1
             mode0 = free[n_free]
-            _build_hist(H[mode0], Bh, hoff, target, w, rows, 0, n_act)
+            _build_hist(H[mode0], B, off, target, gpos, w, rows, 0, n_act)
     st_parent[0] = -1
     st_isleft[0] = False
+    st_label[0] = 0
     st_start[0] = 0
     st_end[0] = n_act
     st_depth[0] = 0
@@ -404,6 +529,7 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
     top = 1
     n_nodes = 0
     n_leaves = 0
+    n_labels = 1
 
     while top > 0:
         top -= 1
@@ -415,6 +541,7 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
                 left[parent] = node
             else:
                 right[parent] = node
+        label = st_label[top]
         start = st_start[top]
         end = st_end[top]
         depth = st_depth[top]
@@ -436,13 +563,12 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
         wr = 0.0
         imp_l = 0.0
         imp_r = 0.0
+        label_l = 0
+        label_r = 0
         if buf != _LEAF:
-            at_root = root_prepared and node == 0
-            src_v = Sv0 if at_root else sv
-            src_o = So0 if at_root else so
-            best_f, a, b, n_const = _split_node(kind, loc, features, constant, st_nconst[top], state, src_v, src_o,
-                                                H, buf, Bh, hoff, hnb, hvals, target, w, rows, start, end, sn, wn,
-                                                thr, keys, vals, wts)
+            best_f, a, b, n_const = _split_node(features, constant, st_nconst[top], state, H, buf, off, nbins, exact,
+                                                hv, X32, B, So, Sv, bstart, loc, nid, label, target, w, rows, start,
+                                                end, sn, wn, wmin, thr, keys, vals, wts, cv, cg, cw)
         if best_f >= 0:
             thr_v = a / 2.0 + b / 2.0
             if thr_v == b:
@@ -459,7 +585,11 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
                         ql += c * g * g
                         mid += 1
             else:
-                mid, wl, sl, ql = _partition_rows(X32, best_f, thr_v, target, w, rows, tmp_r, mark, start, end)
+                label_l = n_labels
+                label_r = n_labels + 1
+                n_labels += 2
+                mid, wl, sl, ql = _partition_rows(X32, best_f, thr_v, target, w, rows, tmp_r, nid, label_l, label_r,
+                                                  start, end)
             wr = wn - wl
             imp_l = _impurity(ql, sl, wl)
             imp_r = _impurity(qn - ql, sn - sl, wr)  # scikit-learn's children_impurity
@@ -494,10 +624,6 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
             n_leaves += 2
             continue
 
-        at_root = root_prepared and node == 0
-        if ps > 0:
-            _partition_sorted(Sv0 if at_root else sv, So0 if at_root else so, sv, so, tmp_v, tmp_o, mark,
-                              start, end, mid)
         # children's sums, fresh over their rows (scikit-learn's criterion.init)
         nl = mid - start
         nr = end - mid
@@ -517,28 +643,24 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
             mode_l = _SMALL
         if nr >= 2 and imp_r > eps:
             mode_r = _SMALL
-        need_l = ph > 0 and mode_l == _SMALL and nl > small
-        need_r = ph > 0 and mode_r == _SMALL and nr > small
+        need_l = mode_l == _SMALL and nl > small
+        need_r = mode_r == _SMALL and nr > small
         if need_l or need_r:
             # histograms of the children that need one: the smaller from its rows, the larger by
             # subtraction from the parent's (unit weights: exact counts) or from its rows
             small_left = nl <= nr
-            if buf < 0:  # the parent had none (cannot happen above SMALL_NODE rows, kept safe)
-                n_free -= 1
-                buf = free[n_free]
-                _build_hist(H[buf], Bh, hoff, target, w, rows, start, end)
             n_free -= 1
             nb = free[n_free]
             if small_left:
-                _build_hist(H[nb], Bh, hoff, target, w, rows, start, mid)
+                _build_hist(H[nb], B, off, target, gpos, w, rows, start, mid)
             else:
-                _build_hist(H[nb], Bh, hoff, target, w, rows, mid, end)
+                _build_hist(H[nb], B, off, target, gpos, w, rows, mid, end)
             if w is None:
-                _subtract(H[buf], H[nb], 2 * n_bins)
+                _subtract(H[buf], H[nb])
             elif small_left:
-                _build_hist(H[buf], Bh, hoff, target, w, rows, mid, end)
+                _build_hist(H[buf], B, off, target, gpos, w, rows, mid, end)
             else:
-                _build_hist(H[buf], Bh, hoff, target, w, rows, start, mid)
+                _build_hist(H[buf], B, off, target, gpos, w, rows, start, mid)
             lb = nb if small_left else buf
             rb = buf if small_left else nb
             if need_l:
@@ -557,6 +679,7 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
         # push right then left: the left subtree first (scikit-learn's order)
         st_parent[top] = node
         st_isleft[top] = False
+        st_label[top] = label_r
         st_start[top] = mid
         st_end[top] = end
         st_depth[top] = depth + 1
@@ -569,6 +692,7 @@ def _grow(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0, target, w, rows, n_act
         top += 1
         st_parent[top] = node
         st_isleft[top] = True
+        st_label[top] = label_l
         st_start[top] = start
         st_end[top] = mid
         st_depth[top] = depth + 1
@@ -603,18 +727,20 @@ def _apply_tree(X32, feature, threshold, left, right, leaf_of_node):
 # Public objects
 # ---------------------------------------------------------------------------------------------
 class ExactData:
-    """Prepared training rows: float32 X plus the per-feature codes / sorted orders."""
+    """Prepared training rows (see the module docstring): float32 X, per-feature bin codes and
+    offsets, the distinct values of exact-coded features, and the sorted orders of the others."""
 
-    def __init__(self, X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0):
+    def __init__(self, X32, B, off, nbins, exact, hv, loc, So, Sv, bstart):
         self.X32 = X32
-        self.kind = kind
+        self.B = B
+        self.off = off
+        self.nbins = nbins
+        self.exact = exact
+        self.hv = hv
         self.loc = loc
-        self.Bh = Bh
-        self.hoff = hoff
-        self.hnb = hnb
-        self.hvals = hvals
-        self.Sv0 = Sv0
-        self.So0 = So0
+        self.So = So
+        self.Sv = Sv
+        self.bstart = bstart
 
     @property
     def shape(self):
@@ -622,6 +748,20 @@ class ExactData:
 
     def __len__(self):
         return self.X32.shape[0]
+
+
+def _coarse_edges(u, counts, n_bins, thr):
+    """Cut positions (after u[i]) of at most n_bins coarse bins of the sorted distinct values u:
+    near the quantiles, and only where the next value exceeds u[i] + FEATURE_THRESHOLD (float32),
+    so that values of two different bins are never merged by the threshold."""
+    valid = np.flatnonzero(u[1:] > u[:-1] + thr)  # cut after u[i] allowed
+    if len(valid) == 0:
+        return valid
+    cum = np.cumsum(counts)
+    targets = np.arange(1, n_bins) * (cum[-1] / n_bins)
+    pos = np.searchsorted(cum, targets, side="left")  # first i with cum[i] >= target
+    k = np.searchsorted(valid, pos, side="left")  # first allowed cut at or after it
+    return np.unique(valid[k[k < len(valid)]])
 
 
 class ExactTree:
@@ -699,35 +839,39 @@ class ExactEngine:
         n, p = X32.shape
         if n >= 2**31 - 1:
             raise ValueError(f"X has {n} rows; the exact engine indexes rows with int32 (at most 2**31 - 2)")
-        kind = np.zeros(p, np.int64)
+        B = np.empty((n, p), np.uint8)
+        nbins = np.zeros(p, np.int64)
+        exact = np.zeros(p, np.bool_)
+        hv = np.full((p, MAX_CODES), np.inf, dtype=np.float32)
         loc = np.zeros(p, np.int64)
-        hist_cols, sorted_cols = [], []
-        uniques = []
+        sorted_cols = []
         for f in range(p):
-            u, inv = np.unique(X32[:, f], return_inverse=True)
-            if len(u) <= MAX_CODES:
-                loc[f] = len(hist_cols)
-                hist_cols.append(inv.reshape(-1).astype(np.uint8))
-                uniques.append(u)
-            else:
-                kind[f] = 1
+            u, inv, counts = np.unique(X32[:, f], return_inverse=True, return_counts=True)
+            inv = inv.reshape(-1)
+            if len(u) <= MAX_CODES:  # one bin per distinct value
+                exact[f] = True
+                nbins[f] = len(u)
+                hv[f, : len(u)] = u
+                B[:, f] = inv
+            else:  # coarse bins, refined from the sorted order when needed
+                cuts = _coarse_edges(u, counts, MAX_CODES - 1, FEATURE_THRESHOLD)
+                bin_of_u = np.searchsorted(cuts, np.arange(len(u)), side="left")
+                B[:, f] = bin_of_u[inv]
+                nbins[f] = len(cuts) + 1
                 loc[f] = len(sorted_cols)
                 sorted_cols.append(f)
-        ph = len(hist_cols)
-        Bh = np.ascontiguousarray(np.column_stack(hist_cols)) if ph else np.zeros((n, 0), np.uint8)
-        hnb = np.array([len(u) for u in uniques], dtype=np.int64)
-        hoff = np.concatenate(([0], np.cumsum(hnb))).astype(np.int64)
-        hvals = np.full((max(ph, 1), MAX_CODES), np.inf, dtype=np.float32)
-        for h, u in enumerate(uniques):
-            hvals[h, : len(u)] = u
+        off = np.concatenate(([0], np.cumsum(nbins))).astype(np.int64)
         ps = len(sorted_cols)
-        So0 = np.empty((ps, n), np.int32)
-        Sv0 = np.empty((ps, n), np.float32)
+        So = np.empty((max(ps, 1), n if ps else 0), np.int32)
+        Sv = np.empty((max(ps, 1), n if ps else 0), np.float32)
+        bstart = np.zeros((max(ps, 1), MAX_CODES + 1), np.int64)
         for k, f in enumerate(sorted_cols):
             order = np.argsort(X32[:, f], kind="stable")
-            So0[k] = order
-            Sv0[k] = X32[order, f]
-        return ExactData(X32, kind, loc, Bh, hoff, hnb, hvals, Sv0, So0)
+            So[k] = order
+            Sv[k] = X32[order, f]
+            counts = np.bincount(B[:, f], minlength=nbins[f])
+            bstart[k, 1 : nbins[f] + 1] = np.cumsum(counts)
+        return ExactData(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart)
 
     def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
         """Grow one tree on ``target``: scikit-learn's tree for the same ``random_state`` draw."""
@@ -737,34 +881,31 @@ class ExactEngine:
         target = np.ascontiguousarray(target, dtype=np.float64)
         n, p = Xp.shape
         max_depth = int(max_depth)
-        ps, ph = Xp.So0.shape[0], Xp.Bh.shape[1]
         depth_cap = min(max_depth, max(n, 1))
         max_nodes = max(min(2 ** (depth_cap + 1) - 1, 2 * n - 1), 1)
-        n_buf = (min(depth_cap, n // (SMALL_NODE + 1)) + 3) if ph else 0
-        shape = (n, ps, n_buf, int(Xp.hoff[-1]))
+        # histograms in use at once: the node being split, one scratch, and the pending nodes
+        # with a histogram on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
+        n_buf = min(depth_cap, n // (SMALL_NODE + 1)) + 3
+        total_bins = int(Xp.off[-1])
+        shape = (n, n_buf, total_bins)
         if self._work is None or self._work[0] != shape:
-            self._work = (shape, np.empty(n, np.int32), np.empty((ps, n), np.float32), np.empty((ps, n), np.int32),
-                          np.empty(n, np.float32), np.empty(n, np.int32), np.empty(n, np.int32),
-                          np.empty(n, np.uint8), np.empty((n_buf, 2 * int(Xp.hoff[-1]))))
-        _, rows, sv, so, tmp_v, tmp_o, tmp_r, mark, H = self._work
+            self._work = (shape, np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32),
+                          np.empty(n), np.empty((n_buf, 3 * total_bins)), np.empty(n, np.float32), np.empty(n),
+                          np.empty(n))
+        _, rows, tmp_r, nid, gpos, H, cv, cg, cw = self._work
         if sample_weight is None:
-            w, n_act, root_prepared = None, n, True
+            w, n_act = None, n
             rows[:] = np.arange(n, dtype=np.int32)
+            nid[:] = 0
         else:
             w = _check_weight(sample_weight, n)
             active = w > 0
             n_act = int(active.sum())
             rows[:n_act] = np.flatnonzero(active)
-            root_prepared = n_act == n
-            if not root_prepared:  # sorted orders of the positive-weight rows only
-                for k in range(ps):
-                    keep = active[Xp.So0[k]]
-                    so[k, :n_act] = Xp.So0[k][keep]
-                    sv[k, :n_act] = Xp.Sv0[k][keep]
+            nid[:] = np.where(active, 0, -1)
         feature, threshold, left, right, leaf_of_node, gain, leaf_ids, n_leaves = _grow(
-            Xp.X32, Xp.kind, Xp.loc, Xp.Bh, Xp.hoff, Xp.hnb, Xp.hvals, Xp.Sv0, Xp.So0, target, w, rows, n_act,
-            root_prepared, depth_cap, max_nodes, seed, _EPSILON, FEATURE_THRESHOLD, SMALL_NODE,
-            sv, so, tmp_v, tmp_o, tmp_r, mark, H,
+            Xp.X32, Xp.B, Xp.off, Xp.nbins, Xp.exact, Xp.hv, Xp.loc, Xp.So, Xp.Sv, Xp.bstart, target, w, rows, n_act,
+            depth_cap, max_nodes, seed, _EPSILON, FEATURE_THRESHOLD, SMALL_NODE, tmp_r, nid, gpos, H, cv, cg, cw,
         )
         tree = ExactTree(feature, threshold, left, right, leaf_of_node, n_leaves, gain)
         if n_act < n:
