@@ -585,6 +585,7 @@ def test_prefetch_with_description_files(tmp_path, cache, data_mirror, capsys):
     assert {p.name for p in _files_in(cache / "spam")} == {"spambase.data", "spambase.names"}
 
 
+@pytest.mark.slow
 def test_cli_runs_as_module(tmp_path):
     env = {**os.environ, "PROXBOOST_DATA_HOME": str(tmp_path), "PROXBOOST_OFFLINE": "1"}
     env.pop("PROXBOOST_DATA_MIRROR", None)

@@ -192,8 +192,8 @@ def fetch(dataset: str, file: dict, *, mirror=None, data_home=None, download=Non
         raise ChecksumError(
             f"{'; '.join(corrupt)} (sha256 {got}, expected {expected}); no verified copy was found ({tried}), so the "
             f"file was not used: replace it with a copy from {url}")
-    mirror_note = (f"the mirror {root / dataset}" if root is not None
-                   else f"no mirror (set ${ENV_MIRROR} to a folder holding {dataset}/{name})")
+    searched = (f"the cache {dest.parent} and the mirror {root / dataset}" if root is not None else
+                f"the cache {dest.parent} (no mirror: set ${ENV_MIRROR} to a folder holding {dataset}/{name})")
     raise DatasetUnavailableError(
-        f"dataset {dataset!r} needs {name}: not in the cache {dest.parent}, {mirror_note}; {tried}; "
+        f"dataset {dataset!r} needs {name}, not found: searched {searched}; {tried}; "
         f"get it from {url} and put it in {dest.parent}/")
