@@ -8,9 +8,11 @@ dataset whose file is a plain table is an edit of that file only.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 TASKS = ("regression", "classification")
 REGISTRY: dict[str, dict] = json.loads((Path(__file__).with_name("registry.json")).read_text("utf-8"))
@@ -64,6 +66,10 @@ class DatasetInfo:
     params: dict = field(default_factory=dict, hash=False)
     feature_names: tuple[str, ...] = ()
     alias: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict (for provenance records and result identity)."""
+        return dataclasses.asdict(self)
 
 
 def _info(name: str, entry: dict) -> DatasetInfo:
