@@ -20,7 +20,6 @@
 # its jobs are gone: this script stops it (as Ctrl-C would) and resubmits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REPO=$PWD
 PY=${PY:-.venv/bin/python}
 KEEP=${KEEP:-0}
 CTLD_PORT=${SLURMCTLD_PORT:-6817}
