@@ -223,3 +223,14 @@ def test_cli_reads_stored_rows(real, tmp_path):
     assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["regression_loss.pdf", "regression_loss.png"]
     with pytest.raises(SystemExit):
         figures.main(["--only", "nope"])
+
+
+def test_intro_draws_the_predictions_of_the_drawn_run(curves):
+    intro = curves[curves["experiment"] == "intro"].assign(identity_hash=lambda d: "h-" + d["algo"])
+    x = np.linspace(0, 1, 50)
+    preds = pd.concat([pd.DataFrame({"x": x, "prediction": v, "algo": a, "identity_hash": h})
+                       for a, h, v in (("gradient", "h-gradient", 1.0), ("gradient", "other", 5.0),
+                                       ("prox", "h-prox", 2.0), ("prox", "other", 5.0))])
+    fig = figures.fig_intro(intro, preds, pd.DataFrame(columns=["x", "y", "part"]))
+    drawn = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label().startswith("f_T")]
+    assert sorted(float(ln.get_ydata()[0]) for ln in drawn) == [1.0, 2.0]

@@ -221,7 +221,7 @@ def _plot_series(ax, run, band, col, x="iteration", **kw):
     if band is not None and x == "iteration":
         which = "train" if col == "train_loss" else "test"
         ax.fill_between(band["iteration"], band[f"{which}_lo"], band[f"{which}_hi"], color=kw.get("color", "grey"),
-                        alpha=0.15, lw=0, label="_band")
+                        alpha=0.12, lw=0, label="_band")
 
 
 def _floor_of(run) -> float | None:
@@ -282,10 +282,14 @@ def fig_intro(curves, predictions, data) -> Figure:
         xs = np.linspace(0, 1, 2000)
         axp.plot(xs, np.sin(2 * np.pi * xs) + np.sin(32 * np.pi * xs), color="0.3", lw=0.6, ls=":",
                  label="sin(2πx) + sin(32πx)", zorder=2)
+        run, band, _ = _series(curves, algo=algo, **({"step": 1.0} if algo == "prox" else {}))
         pred = predictions[predictions["algo"] == algo] if predictions is not None and not predictions.empty else None
         if pred is not None and not pred.empty:
-            if "seed" in pred:
+            if run is not None and "identity_hash" in pred and "identity_hash" in run:
+                pred = pred[pred["identity_hash"] == run["identity_hash"].iloc[0]]   # the drawn run's f_T
+            elif "seed" in pred:
                 pred = pred[pred["seed"].astype(int) == int(pred["seed"].astype(int).min())]
+        if pred is not None and not pred.empty:
             pred = pred.sort_values("x")
             axp.plot(pred["x"], pred["prediction"], color=st["color"], lw=1.6, label=f"f_T, {st['label']}", zorder=3)
         else:
@@ -296,7 +300,6 @@ def fig_intro(curves, predictions, data) -> Figure:
         lo, hi = axp.get_ylim()
         axp.set_ylim(lo, hi + 0.22 * (hi - lo))          # room for the legend above the data
         axp.legend(loc="upper center", ncol=3, fontsize=7, framealpha=0.9)
-        run, band, _ = _series(curves, algo=algo, **({"step": 1.0} if algo == "prox" else {}))
         if run is None:
             missing.append(f"{algo} curves")
             continue
