@@ -71,7 +71,7 @@ def _inner_n_jobs(cfg):
 
 @hydra.main(version_base=None, config_path="conf", config_name="config")
 def main(cfg: DictConfig):
-    from proxboost.datasets import DatasetUnavailableError
+    from proxboost.datasets import ChecksumError, DatasetShapeError, DatasetUnavailableError
     from proxboost.pipeline import run_experiment
     from proxboost.protocol import ProtocolError
 
@@ -102,7 +102,7 @@ def main(cfg: DictConfig):
             skip_task_mismatch=cfg.skip_task_mismatch,
             skip_unavailable=cfg.skip_unavailable,
         )
-    except (ProtocolError, DatasetUnavailableError) as exc:
+    except (ProtocolError, DatasetUnavailableError, ChecksumError, DatasetShapeError) as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
     if df is None or df.empty:

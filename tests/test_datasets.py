@@ -594,6 +594,21 @@ def test_cli_runs_as_module(tmp_path):
     assert "whitewine" in result.stdout and "MISSING" in result.stdout
 
 
+@pytest.mark.slow
+def test_run_py_reports_a_corrupt_data_file_in_one_line(tmp_path, data_mirror):
+    (tmp_path / "data" / "engel").mkdir(parents=True)
+    (tmp_path / "data" / "engel" / "engel.csv").write_bytes((data_mirror / "engel" / "engel.csv").read_bytes()[:3000])
+    env = {**os.environ, "PROXBOOST_DATA_HOME": str(tmp_path / "data"), "PROXBOOST_OFFLINE": "1"}
+    env.pop("PROXBOOST_DATA_MIRROR", None)
+    out = subprocess.run([sys.executable, str(REPO / "run.py"), "dataset=engel", "loss=lad", "algo=gradient",
+                          "grid=smoke", "protocol.n_splits=1", f"results_dir={tmp_path / 'res'}",
+                          f"hydra.run.dir={tmp_path / 'run'}"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=300)
+    lines = [line for line in (out.stdout + out.stderr).splitlines() if "engel.csv" in line]
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert len(lines) == 1 and "engel.csv in the cache" in lines[0] and "failed its checksum" in lines[0]
+
+
 def test_hydra_dataset_configs():
     from omegaconf import OmegaConf
 
