@@ -198,6 +198,43 @@ def test_residual_target_is_the_carried_residual(reg_data):
     np.testing.assert_allclose(est.train_prediction_, f, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("algo", ["residual_gradient", "residual_prox"])
+def test_authors_tie_rule_on_residual_targets(algo, reg_data):
+    """tie_rule="authors" on the residual variants: each leaf takes the end of its interval of
+    minimisers picked by the sign of the tree's fitted value g of the residual target (lo for
+    g > 0, hi for g < 0, 0 for g = 0); replayed by hand with scikit-learn trees."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y, _, _ = reg_data
+    est = BoostingRegressor(loss="lad", algo=algo, n_estimators=3, learning_rate=0.5, step=1.0,
+                            random_state=0, tie_rule="authors", engine="sklearn").fit(X, y)
+    rng = np.random.RandomState(0)
+    X32 = X.astype(np.float32)
+    f = np.full(len(y), est.init_)
+    delta = np.zeros(len(y))
+    signs = set()
+    for t in range(3):
+        u = y - f
+        r = np.sign(u) if algo == "residual_gradient" else u / np.maximum(1.0, np.abs(u))
+        target = r + delta
+        tree = DecisionTreeRegressor(max_depth=3, random_state=rng).fit(X32, target)
+        g = tree.predict(X32)
+        leaves = tree.apply(X32)
+        c = np.zeros(len(y))
+        for leaf in np.unique(leaves):
+            m = leaves == leaf
+            v = np.sort(u[m])
+            k = len(v)
+            lo, hi = (v[k // 2], v[k // 2]) if k % 2 else (v[k // 2 - 1], v[k // 2])
+            gl = g[m][0]
+            signs.add(np.sign(gl))
+            c[m] = 0.0 if gl == 0 else (lo if gl > 0 else hi)
+        f = f + 0.5 * c
+        delta = target - g
+    assert {-1.0, 1.0} <= signs  # both ends were exercised
+    np.testing.assert_allclose(est.train_prediction_, f, rtol=1e-12, atol=1e-12)
+
+
 # ---------------------------------------------------------------------------------------------
 # Overflow policy
 # ---------------------------------------------------------------------------------------------
@@ -272,13 +309,14 @@ def test_hinge_has_no_predict_proba(clf_data):
 # Early stopping, n_iter_, n_leaves_
 # ---------------------------------------------------------------------------------------------
 def test_early_stopping_matches_sklearn_gradient_boosting(reg_data):
-    """ls + gradient grows scikit-learn's trees: with the same validation split, patience and tol
-    both stop at the same iteration, with the same training curve."""
+    """ls + gradient grows scikit-learn's trees: with the same validation split and patience, and
+    tol on the same scale, both stop at the same iteration, with the same training curve.
+    scikit-learn's squared-error loss is (y - f)^2, ours (y - f)^2 / 2: its tol is twice ours."""
     X, y, _, _ = reg_data
     kw = dict(n_estimators=500, learning_rate=0.3, max_depth=3, random_state=0, n_iter_no_change=4,
-              validation_fraction=0.25, tol=1e-3)
-    sk = GradientBoostingRegressor(loss="squared_error", **kw).fit(X, y)
-    ours = BoostingRegressor(loss="ls", algo="gradient", **kw).fit(X, y)
+              validation_fraction=0.25)
+    sk = GradientBoostingRegressor(loss="squared_error", tol=2e-3, **kw).fit(X, y)
+    ours = BoostingRegressor(loss="ls", algo="gradient", tol=1e-3, engine="sklearn", **kw).fit(X, y)
     assert sk.n_estimators_ < 500
     assert ours.n_iter_ == sk.n_estimators_ == len(ours.estimators_) == len(ours.n_leaves_)
     np.testing.assert_allclose(2 * ours.train_loss_[1:], sk.train_score_, rtol=1e-8)

@@ -177,25 +177,55 @@ def test_authors_rule_needs_leaf_values():
         make_loss("lad").line_search(np.ones(3), np.zeros(3), np.zeros(3, int), 1, None, "lowest")
 
 
+def _sorted_pick(b, wl, target, rule, g):
+    """The rules by sorting: smallest value v with cumulative weight >= target, the next larger
+    value when the cumulative weight at v equals the target (to 1e-9 W)."""
+    order = np.argsort(b, kind="stable")
+    b, cum = b[order], np.cumsum(wl[order])
+    tol = 1e-9 * cum[-1]
+    if target <= tol:
+        lo, hi = -np.inf, b[0]
+    else:
+        k = np.searchsorted(cum, target - tol)
+        lo = b[k]
+        last = np.searchsorted(b, lo, side="right") - 1  # the last copy of v
+        hi = lo if abs(cum[last] - target) > tol else (b[last + 1] if last + 1 < len(b) else np.inf)
+    if rule == "authors":
+        return 0.0 if g == 0 else ((lo if np.isfinite(lo) else hi) if g > 0 else (hi if np.isfinite(hi) else lo))
+    if lo <= 0 <= hi:
+        return 0.0
+    return 0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else (lo if np.isfinite(lo) else hi)
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("rule", ["midpoint", "authors"])
+@pytest.mark.parametrize("integer", [False, True], ids=["continuous", "integer"])
 @pytest.mark.parametrize("name,tau", [("lad", 0.5), ("pinball", 0.3), ("hinge", 0.5)])
-def test_large_weighted_leaves_against_sorting(name, tau):
-    """Leaves of up to 200,000 rows (the sample-select and quickselect paths), random real
-    weights with zeros: the weighted kernel equals a sort-and-cumsum implementation."""
-    rng = np.random.default_rng(_seed("large", name))
-    n = 400_000
-    ids = rng.integers(0, 3, size=n)
+def test_large_weighted_leaves_against_sorting(name, tau, integer, rule):
+    """Leaves of 2 to 200,000 rows (the sample-select and quickselect paths), weights with zeros
+    (continuous, or integers on integer data: many exact ties): the weighted kernel equals a
+    sort-and-cumsum implementation."""
+    rng = np.random.default_rng(_seed("large", name, integer))
+    n, n_leaves = 400_000, 6
+    ids = rng.integers(1, n_leaves, size=n)
     ids[rng.random(n) < 0.5] = 0  # one big leaf
+    ids[ids == n_leaves - 1] = 1
+    ids[:3] = n_leaves - 1  # and a tiny one
     y = rng.choice([-1.0, 1.0], size=n) if name == "hinge" else rng.normal(size=n)
     z = rng.normal(size=n)
     w = rng.exponential(size=n) * (rng.random(n) < 0.9)
+    if integer:
+        y = y if name == "hinge" else rng.integers(-50, 50, size=n).astype(float)
+        z = rng.integers(-20, 20, size=n).astype(float)
+        w = rng.integers(0, 4, size=n).astype(float)
+    g = rng.choice([-1.0, 1.0], size=n_leaves)
     loss = make_loss(name, tau=tau) if name == "pinball" else make_loss(name)
-    c = loss.line_search(y, z, ids, 3, w, "authors", np.array([1.0, -1.0, 1.0]))
-    for leaf, g in zip(range(3), (1.0, -1.0, 1.0)):
+    c = loss.line_search(y, z, ids, n_leaves, w, rule, g)
+    for leaf in range(n_leaves):
         m = (ids == leaf) & (w > 0)
+        if not m.any():
+            assert c[leaf] == 0.0
+            continue
         b, wl = y[m] - z[m], w[m]
-        order = np.argsort(b, kind="stable")
-        b, cum = b[order], np.cumsum(wl[order])
-        target = (np.sum(wl[y[m] > 0]) if name == "hinge" else tau * cum[-1])
-        k = np.searchsorted(cum, target)  # continuous weights: no exact tie
-        assert c[leaf] == b[k]
+        target = np.sum(wl[y[m] > 0]) if name == "hinge" else tau * np.sum(wl)
+        assert c[leaf] == _sorted_pick(b, wl, target, rule, g[leaf]), (leaf, m.sum())

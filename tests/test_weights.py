@@ -221,3 +221,21 @@ def test_sample_weight_is_not_modified():
     w0 = w.copy()
     _estimator("hinge", "prox", "exact").fit(X, y, sample_weight=w)
     np.testing.assert_array_equal(w, w0)
+
+
+@pytest.mark.skipif("hist" not in ENGINES, reason="needs the histogram engine")
+@pytest.mark.parametrize("loss", ["ls", "lad"])
+def test_hist_weighted_bins_are_repeated_rows_bins(loss):
+    """700 distinct values, 255 bins: the bin edges come from weighted counts, which are the
+    repeated rows' counts, so the binned fits coincide too."""
+    rng = np.random.default_rng(_seed("hist-bins", loss))
+    n = 700
+    X = rng.normal(size=(n, 1))
+    y = np.round(8 * (X[:, 0] + rng.standard_t(3, size=n))) / 8
+    w = rng.integers(0, 4, size=n).astype(float)
+    rep = np.repeat(np.arange(n), w.astype(int))
+    a = _estimator(loss, "prox", "hist").fit(X, y, sample_weight=w)
+    b = _estimator(loss, "prox", "hist").fit(X[rep], y[rep])
+    assert a.engine_.prepare(X).max() == 254  # really binned
+    np.testing.assert_allclose(a.train_loss_, b.train_loss_, rtol=RTOL)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=RTOL, atol=RTOL * np.abs(b.predict(X)).max())

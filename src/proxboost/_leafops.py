@@ -334,6 +334,69 @@ def _weighted_select(a, b, lo, hi, target, tol):
 
 
 @njit(cache=True, nogil=True)
+def _weighted_pair(a, b, lo, hi, target, tol, total, scratch, scratch_w):
+    """Interval of minimisers [v, v'] of a weighted leaf a[lo:hi] (weights b[lo:hi], sum
+    ``total``): v the smallest value with S(v) >= target - tol; v' the next value above v when
+    S(v) = target (to tol), else v.
+
+    Up to 1024 values: weighted quickselect in place. Larger ranges: weighted sample select, as
+    ``_order_pair``: two pivots are chosen by weighted selection in a strided sample of m^(3/4)
+    values (the sample's target +- 2 / sqrt(sample size) of its weight), one pass adds up the
+    weight below the lower pivot, copies the values between the pivots and keeps the smallest
+    value above the upper one, and the answer is selected among the copies. When the bracket
+    misses the target (unlikely), quickselect on the whole range.
+    """
+    m = hi - lo
+    if m > 1024:
+        s = np.int64(np.exp(np.log(m) * 0.75))
+        stride = m // s
+        sample = np.empty(s)
+        sample_w = np.empty(s)
+        ws = 0.0
+        for i in range(s):
+            sample[i] = a[lo + i * stride]
+            sample_w[i] = b[lo + i * stride]
+            ws += sample_w[i]
+        ts = target * ws / total
+        margin = 2.0 * ws / np.sqrt(s)  # ~3 standard deviations for moderately spread weights
+        p1, _ = _weighted_select(sample, sample_w, 0, s, ts - margin, 0.0)
+        p2, _ = _weighted_select(sample, sample_w, 0, s, ts + margin, 0.0)
+        w_lt = 0.0
+        n_mid = 0
+        min_gt = np.inf
+        for j in range(lo, hi):  # branch-free but for the rare new minimum above p2
+            v = a[j]
+            wj = b[j]
+            w_lt += wj if v < p1 else 0.0
+            scratch[n_mid] = v
+            scratch_w[n_mid] = wj
+            n_mid += 1 if (v >= p1 and v <= p2) else 0
+            if v > p2 and v < min_gt:
+                min_gt = v
+        w_mid = 0.0
+        for j in range(n_mid):
+            w_mid += scratch_w[j]
+        rest = target - w_lt
+        if n_mid > 0 and rest > tol and rest < w_mid - tol:
+            v, cum = _weighted_select(scratch, scratch_w, 0, n_mid, rest, tol)
+            if abs(cum - rest) > tol:
+                return v, v
+            nxt = min_gt
+            for j in range(n_mid):
+                if scratch[j] > v and scratch[j] < nxt:
+                    nxt = scratch[j]
+            return v, nxt
+    v, cum = _weighted_select(a, b, lo, hi, target, tol)
+    if abs(cum - target) > tol:
+        return v, v
+    nxt = np.inf  # S(v) = target: every point up to the next value minimises
+    for j in range(lo, hi):
+        if a[j] > v and a[j] < nxt:
+            nxt = a[j]
+    return v, nxt
+
+
+@njit(cache=True, nogil=True)
 def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g):
     """Weighted ``_leaf_points``: rows of weight 0 are dropped (they are no breakpoints).
 
@@ -347,31 +410,38 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
     counts = np.zeros(n_leaves, np.int64)
     total = np.zeros(n_leaves)
     target = np.zeros(n_leaves)
+    # branch-free passes (weights of 0 are frequent and unpredictable): a row of weight 0 adds
+    # 0 to the sums and is written to a dump slot past the grouped rows
     for i in range(n):
         wi = weights[i]
-        if wi > 0.0:
-            leaf = leaf_ids[i]
-            counts[leaf] += 1
-            total[leaf] += wi
-            if hinge:
-                target[leaf] += wi if signs[i] > 0 else 0.0
+        leaf = leaf_ids[i]
+        counts[leaf] += 1 if wi > 0.0 else 0
+        total[leaf] += wi
+        if hinge:
+            target[leaf] += wi if signs[i] > 0 else 0.0
     starts = np.empty(n_leaves, np.int64)
     acc = 0
     for k in range(n_leaves):
         starts[k] = acc
         acc += counts[k]
     fill = starts.copy()
-    grouped = np.empty(acc)
-    grouped_w = np.empty(acc)
+    grouped = np.empty(acc + 1)
+    grouped_w = np.empty(acc + 1)
     for i in range(n):
         wi = weights[i]
-        if wi > 0.0:
-            leaf = leaf_ids[i]
-            k = fill[leaf]
-            fill[leaf] = k + 1
-            grouped[k] = values[i]
-            grouped_w[k] = wi
+        leaf = leaf_ids[i]
+        k = fill[leaf]
+        keep = wi > 0.0
+        dst = k if keep else acc
+        fill[leaf] = k + 1 if keep else k
+        grouped[dst] = values[i]
+        grouped_w[dst] = wi
 
+    big = 0
+    for k in range(n_leaves):
+        big = max(big, counts[k])
+    scratch = np.empty(big)
+    scratch_w = np.empty(big)
     out = np.zeros(n_leaves)
     for leaf in range(n_leaves):
         m = counts[leaf]
@@ -387,13 +457,7 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
                 if grouped[j] < hi:
                     hi = grouped[j]
         else:
-            lo, s = _weighted_select(grouped, grouped_w, start, start + m, t, tol)
-            hi = lo
-            if abs(s - t) <= tol:  # S(v) = t: every point up to the next value minimises
-                hi = np.inf
-                for j in range(start, start + m):
-                    if grouped[j] > lo and grouped[j] < hi:
-                        hi = grouped[j]
+            lo, hi = _weighted_pair(grouped, grouped_w, start, start + m, t, tol, total[leaf], scratch, scratch_w)
         out[leaf] = _tie_point(lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0)
     return out
 

@@ -240,7 +240,7 @@ class _BaseBoosting(BaseEstimator):
         algo, loss, nu, lam = ALGOS[self.algo], self._make_loss(), float(self.learning_rate), float(self.step)
         rng = check_random_state(self.random_state)
         engine = make_engine(self.engine)
-        weighted = {} if w is None else {"sample_weight": w}  # engines without weights: unweighted calls
+        weighted = {} if w is None else {"sample_weight": w}  # no weights: the engines' unweighted paths
         T = int(self.n_estimators)
         alphas = nesterov_alphas(T) if algo.accelerated else np.zeros(T)
         t0 = time.perf_counter()
