@@ -25,6 +25,7 @@ import numpy as np
 
 from .boosting import ALGOS as _BOOSTING_ALGOS
 from .boosting import PROXIMAL_ALGOS
+from .naming import DEFAULT_TIE_RULE  # the rule of estimators that do not take ``tie_rule``
 
 __all__ = [
     "ALGOS",
@@ -46,9 +47,6 @@ _BASELINES = {"xgboost": "XGBoostMethod", "random_forest": "RandomForestMethod",
 BASELINE_ALGOS = tuple(_BASELINES)
 ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS
 
-#: The leaf line-search tie rule of estimators that do not take ``tie_rule`` (it is the rule
-#: they implement; see docs/method.md).
-DEFAULT_TIE_RULE = "midpoint"
 
 #: Estimator parameters that never change the numbers (left out of identities).
 _NOT_NUMERICAL = frozenset({"n_jobs", "verbose"})
