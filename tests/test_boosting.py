@@ -422,6 +422,8 @@ def test_verbose_schedule(reg_data, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["Iter", "Train", "Loss", "Eval", "Loss", "Remaining", "Time"]
     assert [int(line.split()[0]) for line in lines[1:]] == list(range(1, 11)) + [20]
+    BoostingRegressor(n_estimators=3, verbose=True).fit(X, y)
+    assert len(capsys.readouterr().out.splitlines()) == 4  # True is verbose=1
     est = BoostingRegressor(n_estimators=12, verbose=2).fit(X, y)
     rows = capsys.readouterr().out.splitlines()[1:]
     assert len(rows) == 12

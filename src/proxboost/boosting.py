@@ -124,7 +124,8 @@ class _BaseBoosting(BaseEstimator):
                          "None (no early stopping) or an integer >= 1", integer=True)
         _check_range("validation_fraction", self.validation_fraction, 0.0, 1.0, True, True, "a float in (0, 1)")
         _check_range("tol", self.tol, 0.0, np.inf, False, True, "a finite float >= 0")
-        _check_range("verbose", self.verbose, 0, np.inf, False, True, "an integer >= 0", integer=True)
+        if not isinstance(self.verbose, bool):  # True / False are accepted, as in scikit-learn
+            _check_range("verbose", self.verbose, 0, np.inf, False, True, "an integer >= 0 or a bool", integer=True)
 
     def _param(self, name, default):
         return getattr(self, name, default)
@@ -367,7 +368,7 @@ class _VerboseReporter:
     """
 
     def __init__(self, verbose, n_estimators, with_eval, with_validation):
-        self.verbose, self.n_estimators = int(verbose), n_estimators
+        self.verbose, self.n_estimators = int(verbose), n_estimators  # True counts as 1
         if not self.verbose:
             return
         header = ["Iter", "Train Loss"] + ["Eval Loss"] * with_eval + ["Val Loss"] * with_validation
