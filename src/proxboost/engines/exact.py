@@ -80,19 +80,23 @@ def _rand_int(low, high, state):
 # Histograms: per bin, the weighted target sum, the weight and the sum of positive w * g
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _build_hist(H, B, off, target, gpos, w, rows, start, end):
-    """H = histogram of rows[start:end]: (sum of w g, sum of w, sum of max(w g, 0)) per bin.
+def _build_hist(H, B, off, fe, fc, target, gpos, w, rows, start, end):
+    """H = histogram of rows[start:end]: (sum of w g, sum of w, sum of max(w g, 0)) per bin; the
+    last only for the coarse features ``fc`` (the exact-coded ``fe`` do not bound anything).
 
     ``B``: the rows' bin codes (uint8, row-major), feature f's bins at offset ``off[f]``.
     """
-    p = B.shape[1]
     H[:] = 0.0
     for j in range(start, end):
         r = rows[j]
         c = 1.0 if w is None else w[r]
         g = c * target[r]
         gp = gpos[r]
-        for f in range(p):
+        for f in fe:
+            i = 3 * (off[f] + B[r, f])
+            H[i] += g
+            H[i + 1] += c
+        for f in fc:
             i = 3 * (off[f] + B[r, f])
             H[i] += g
             H[i + 1] += c
@@ -239,7 +243,7 @@ def _scan_binned(H, o, nb, exact, hv, X32, B, f, So, Sv, bstart, nid, label, tar
             wl += wb
             prev = b
         return found, best, a, bb, lo_bin, hi_bin
-    if first == last:  # one coarse bin: its sorted node values decide
+    if first == last:
         k = _collect(X32, B, f, first, Sv[bstart[first]:bstart[first + 1]], So[bstart[first]:bstart[first + 1]],
                      nid, label, target, w, rows, start, end, cv, cg, cw)
         if cv[k - 1] <= cv[0] + thr:
@@ -267,8 +271,16 @@ def _scan_binned(H, o, nb, exact, hv, X32, B, f, So, Sv, bstart, nid, label, tar
             neg = H[i] - pos
             w_lo = wl + wmin
             w_hi = wl + wb - wmin
-            bound = max(max(_proxy(sl + neg, w_lo, s_node, w_node), _proxy(sl + pos, w_lo, s_node, w_node)),
-                        max(_proxy(sl + neg, w_hi, s_node, w_node), _proxy(sl + pos, w_hi, s_node, w_node)))
+            # a cheap looser bound first (each term at its own worst corner), then the corners
+            lo_l = sl + neg
+            hi_l = sl + pos
+            lo_r = s_node - hi_l
+            hi_r = s_node - lo_l
+            loose = max(lo_l * lo_l, hi_l * hi_l) / w_lo + max(lo_r * lo_r, hi_r * hi_r) / (w_node - w_hi)
+            bound = loose
+            if loose * (1.0 + 1e-9) > best:
+                bound = max(max(_proxy(lo_l, w_lo, s_node, w_node), _proxy(hi_l, w_lo, s_node, w_node)),
+                            max(_proxy(lo_l, w_hi, s_node, w_node), _proxy(hi_l, w_hi, s_node, w_node)))
             margin = 1e-9 * (abs(bound) + (abs(best) if best > -np.inf else 0.0))
             if bound + margin > best:
                 k = _collect(X32, B, f, b, Sv[bstart[b]:bstart[b + 1]], So[bstart[b]:bstart[b + 1]], nid,
@@ -376,8 +388,7 @@ def _split_node(features, constant, n_known, state, H, buf, off, nbins, exact, h
         if buf >= 0:
             k = loc[f]
             res, prox, a, b, lo_bin, hi_bin = _scan_binned(
-                H[buf], off[f], nbins[f], exact[f], hv[f], X32, B, f, So[k], Sv[k], bstart[k], nid, label,
-                target, w, rows, start, end, s_node, w_node, wmin, thr, best, cv, cg, cw)
+                H[buf], off[f], nbins[f], exact[f], hv[f], X32, B, f, So[k], Sv[k], bstart[k], nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, best, cv, cg, cw)
         else:
             res, prox, a, b = _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best,
                                           keys, vals, wts)
@@ -452,9 +463,16 @@ def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n
           eps, thr, small, tmp_r, nid, gpos, H, cv, cg, cw):
     """Grow one tree depth-first (scikit-learn's node order); see the module docstring.
 
-    ``rows[:n_act]``: the rows taking part (``nid`` 0 on them, -1 elsewhere).
+    ``rows[:n_act]``: the rows taking part (``nid`` 0 on them, -1 elsewhere); with unit weights
+    (``w`` None) every row, set here.
     """
     n, p = X32.shape
+    fe = np.flatnonzero(exact)
+    fc = np.flatnonzero(~exact)
+    if w is None:
+        for r in range(n):
+            rows[r] = r
+            nid[r] = 0
     wmin = np.inf
     for j in range(n_act):
         r = rows[j]
@@ -513,7 +531,7 @@ def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n
         if n_act > small:
             n_free -= 1
             mode0 = free[n_free]
-            _build_hist(H[mode0], B, off, target, gpos, w, rows, 0, n_act)
+            _build_hist(H[mode0], B, off, fe, fc, target, gpos, w, rows, 0, n_act)
     st_parent[0] = -1
     st_isleft[0] = False
     st_label[0] = 0
@@ -652,15 +670,15 @@ def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n
             n_free -= 1
             nb = free[n_free]
             if small_left:
-                _build_hist(H[nb], B, off, target, gpos, w, rows, start, mid)
+                _build_hist(H[nb], B, off, fe, fc, target, gpos, w, rows, start, mid)
             else:
-                _build_hist(H[nb], B, off, target, gpos, w, rows, mid, end)
+                _build_hist(H[nb], B, off, fe, fc, target, gpos, w, rows, mid, end)
             if w is None:
                 _subtract(H[buf], H[nb])
             elif small_left:
-                _build_hist(H[buf], B, off, target, gpos, w, rows, mid, end)
+                _build_hist(H[buf], B, off, fe, fc, target, gpos, w, rows, mid, end)
             else:
-                _build_hist(H[buf], B, off, target, gpos, w, rows, start, mid)
+                _build_hist(H[buf], B, off, fe, fc, target, gpos, w, rows, start, mid)
             lb = nb if small_left else buf
             rb = buf if small_left else nb
             if need_l:
@@ -773,15 +791,21 @@ class ExactTree:
     """
 
     def __init__(self, feature, threshold, left, right, leaf_of_node, n_leaves, gain):
-        internal = left >= 0
         self.feature = feature
         self.threshold = threshold
         self.left = left
         self.right = right
         self.leaf_of_node = leaf_of_node
         self.n_leaves = int(n_leaves)
-        self.split_feature = feature[internal].astype(np.intp)
-        self.split_gain = gain[internal]
+        self.gain = gain
+
+    @property
+    def split_feature(self):
+        return self.feature[self.left >= 0].astype(np.intp)
+
+    @property
+    def split_gain(self):
+        return self.gain[self.left >= 0]
 
     @property
     def node_count(self):
@@ -877,7 +901,9 @@ class ExactEngine:
         """Grow one tree on ``target``: scikit-learn's tree for the same ``random_state`` draw."""
         if not isinstance(Xp, ExactData):
             raise TypeError("ExactEngine.grow needs prepared training rows: call prepare(X, fit=True)")
-        seed = int(check_random_state(random_state).randint(0, RAND_R_MAX))
+        if not isinstance(random_state, np.random.RandomState):
+            random_state = check_random_state(random_state)
+        seed = int(random_state.randint(0, RAND_R_MAX))  # scikit-learn's splitter seed
         target = np.ascontiguousarray(target, dtype=np.float64)
         n, p = Xp.shape
         max_depth = int(max_depth)
@@ -894,9 +920,7 @@ class ExactEngine:
                           np.empty(n))
         _, rows, tmp_r, nid, gpos, H, cv, cg, cw = self._work
         if sample_weight is None:
-            w, n_act = None, n
-            rows[:] = np.arange(n, dtype=np.int32)
-            nid[:] = 0
+            w, n_act = None, n  # rows and node labels are set by the compiled builder
         else:
             w = _check_weight(sample_weight, n)
             active = w > 0
