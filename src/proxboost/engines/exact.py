@@ -119,6 +119,18 @@ def _proxy(sl, wl, s_node, w_node):
 
 
 @njit(cache=True, nogil=True)
+def _may_beat(sl, wl, s_node, w_node, best):
+    """Division-free pre-test: False only when proxy(sl, wl) is certainly below best.
+
+    proxy > best  <=>  sl^2 W_R + sr^2 W_L > best W_L W_R; the relative margin covers the
+    rounding of both sides, so a candidate passing the exact test always passes this one.
+    """
+    wr = w_node - wl
+    sr = s_node - sl
+    return sl * sl * wr + sr * sr * wl >= best * (wl * wr) * (1.0 - 1e-9)
+
+
+@njit(cache=True, nogil=True)
 def _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best):
     """Candidates between consecutive sorted node values cv[:k] (w g in cg, w in cw), the sums
     of the rows left of cv[0] being (sl, wl). Returns (found, best, a, b, sl, wl) with the
@@ -131,7 +143,7 @@ def _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best):
         wl += cw[j]
         v = cv[j]
         vn = cv[j + 1]
-        if vn > v + thr:
+        if vn > v + thr and _may_beat(sl, wl, s_node, w_node, best):
             proxy = _proxy(sl, wl, s_node, w_node)
             if proxy > best:
                 best = proxy
@@ -232,7 +244,7 @@ def _scan_binned(H, o, nb, exact, hv, X32, B, f, So, Sv, bstart, nid, label, tar
             wb = H[3 * (o + b) + 1]
             if wb <= 0.0:
                 continue
-            if prev >= 0 and hv[b] > hv[prev] + thr:
+            if prev >= 0 and hv[b] > hv[prev] + thr and _may_beat(sl, wl, s_node, w_node, best):
                 proxy = _proxy(sl, wl, s_node, w_node)
                 if proxy > best:
                     best = proxy
@@ -253,13 +265,12 @@ def _scan_binned(H, o, nb, exact, hv, X32, B, f, So, Sv, bstart, nid, label, tar
     sl = 0.0
     wl = 0.0
     prev = -1
-    margin = 1e-9 * (abs(best) if best > -np.inf else 0.0)
     for b in range(first, last + 1):
         i = 3 * (o + b)
         wb = H[i + 1]
         if wb <= 0.0:
             continue
-        if prev >= 0:
+        if prev >= 0 and _may_beat(sl, wl, s_node, w_node, best):
             proxy = _proxy(sl, wl, s_node, w_node)
             if proxy > best:
                 best = proxy
@@ -276,13 +287,16 @@ def _scan_binned(H, o, nb, exact, hv, X32, B, f, So, Sv, bstart, nid, label, tar
             hi_l = sl + pos
             lo_r = s_node - hi_l
             hi_r = s_node - lo_l
-            loose = max(lo_l * lo_l, hi_l * hi_l) / w_lo + max(lo_r * lo_r, hi_r * hi_r) / (w_node - w_hi)
-            bound = loose
-            if loose * (1.0 + 1e-9) > best:
+            # loose > best without division: A W_hi' + B W_lo > best W_lo W_hi' (W_hi' = W - w_hi)
+            aa = max(lo_l * lo_l, hi_l * hi_l)
+            cc = max(lo_r * lo_r, hi_r * hi_r)
+            w_rr = w_node - w_hi
+            refine = aa * w_rr + cc * w_lo >= best * (w_lo * w_rr) * (1.0 - 1e-9)
+            if refine:  # the corners
                 bound = max(max(_proxy(lo_l, w_lo, s_node, w_node), _proxy(hi_l, w_lo, s_node, w_node)),
                             max(_proxy(lo_l, w_hi, s_node, w_node), _proxy(hi_l, w_hi, s_node, w_node)))
-            margin = 1e-9 * (abs(bound) + (abs(best) if best > -np.inf else 0.0))
-            if bound + margin > best:
+                refine = bound + 1e-9 * (abs(bound) + abs(best)) > best
+            if refine:
                 k = _collect(X32, B, f, b, Sv[bstart[b]:bstart[b + 1]], So[bstart[b]:bstart[b + 1]], nid,
                              label, target, w, rows, start, end, cv, cg, cw)
                 res, best, va, vb, _, _ = _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best)
