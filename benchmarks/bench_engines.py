@@ -4,12 +4,13 @@ Setting (``synthetic``): ``algo="prox"``, loss ``lad``, depth 3, nu = 0.05, lamb
 package's ``regression`` model (continuous features) at 10^4 x 20 and 10^5 x 20. Methods are
 interleaved within each round; the table gives the median over rounds of the per-iteration time
 
-    (wall time of a fit with T iterations - wall time of a fit with 1 iteration) / (T - 1),
+    (CPU time of a fit with T iterations - CPU time of a fit with 1 iteration) / (T - 1),
 
-so one-off preparation (float32 cast, codes and sorted orders, binning) is excluded and the
+(CPU time of the process, ``time.process_time``: everything runs on one thread, and it is far
+less sensitive than wall time to other jobs on a shared machine), so one-off preparation (float32 cast, codes and sorted orders, binning) is excluded and the
 per-iteration loss recording included. ``sklearn`` runs fewer iterations (it is slow).
 LightGBM: native ``l1`` objective, 255 bins, num_leaves = 2^depth, max_depth = depth,
-min_data_in_leaf = 1, one thread; per-iteration time from a callback (Dataset construction
+min_data_in_leaf = 1, one thread; per-iteration CPU time from a callback (Dataset construction
 excluded).
 
 ``real``: each of the eight obtainable real datasets (``$PROXBOOST_DATA_MIRROR``), on the
@@ -43,16 +44,16 @@ def _load():
     return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def _fit_wall(Est, loss, X, y, engine, T, depth):
-    t0 = time.perf_counter()
+def _fit_cpu(Est, loss, X, y, engine, T, depth):
+    t0 = time.process_time()
     Est(loss=loss, algo="prox", n_estimators=T, learning_rate=NU, step=STEP, max_depth=depth, engine=engine,
         random_state=0).fit(X, y)
-    return time.perf_counter() - t0
+    return time.process_time() - t0
 
 
 def per_iteration(Est, loss, X, y, engine, T, depth=DEPTH):
     """Seconds per iteration, one-off preparation excluded (see the module docstring)."""
-    return (_fit_wall(Est, loss, X, y, engine, T, depth) - _fit_wall(Est, loss, X, y, engine, 1, depth)) / (T - 1)
+    return (_fit_cpu(Est, loss, X, y, engine, T, depth) - _fit_cpu(Est, loss, X, y, engine, 1, depth)) / (T - 1)
 
 
 def per_iteration_lightgbm(X, y, T, depth=DEPTH):
@@ -64,7 +65,7 @@ def per_iteration_lightgbm(X, y, T, depth=DEPTH):
     data = lgb.Dataset(X, y, params=params, free_raw_data=False)
     data.construct()
     stamps = []
-    lgb.train(params, data, num_boost_round=T, callbacks=[lambda env: stamps.append(time.perf_counter())])
+    lgb.train(params, data, num_boost_round=T, callbacks=[lambda env: stamps.append(time.process_time())])
     return (stamps[-1] - stamps[0]) / (T - 1)
 
 

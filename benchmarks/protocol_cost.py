@@ -5,7 +5,8 @@ every boosting algorithm with T_max = 1000 on the training half and its validati
 3 algorithms x 15 points (depth x nu) and 3 proximal ones x 90 points (x lambda), i.e. 105 fits
 per depth, then 6 refits. This script measures, per (dataset, depth, engine), fits of
 ``algo="prox"`` (loss ``lad`` for regression, ``hinge`` for classification, nu = 0.1) on the
-dataset's training-half size with a quarter as eval set, with T and 1 iterations:
+dataset's training-half size with a quarter as eval set, with T and 1 iterations (CPU time of
+the process, single-threaded fits: robust to other jobs on a shared machine):
 
     per iteration = (t(T) - t(1)) / (T - 1),   one fit = t(1) - per iteration + T_max x per iteration
 
@@ -46,23 +47,23 @@ def _data(name):
     return X, y, info.task, "random data of its shape"
 
 
-def _fit_wall(X, y, task, depth, engine, T):
+def _fit_cpu(X, y, task, depth, engine, T):
     n = len(y) // 2
     Est, loss = (BoostingClassifier, "hinge") if task == "classification" else (BoostingRegressor, "lad")
     est = Est(loss=loss, algo="prox", n_estimators=T, learning_rate=0.1, max_depth=depth, engine=engine, random_state=0)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     est.fit(X[:n], y[:n], eval_set=(X[n : n + n // 2], y[n : n + n // 2]))
-    return time.perf_counter() - t0
+    return time.process_time() - t0
 
 
 def fit_seconds(X, y, task, depth, engine, sample_seconds):
     """Seconds of one T_max fit, extrapolated from a sampled fit (see the module docstring)."""
-    t1 = _fit_wall(X, y, task, depth, engine, 1)
-    t5 = _fit_wall(X, y, task, depth, engine, 5)
+    t1 = _fit_cpu(X, y, task, depth, engine, 1)
+    t5 = _fit_cpu(X, y, task, depth, engine, 5)
     per_iter = max(t5 - t1, 1e-9) / 4
     T = int(min(T_MAX, max(5, sample_seconds / per_iter)))
     if T > 5:
-        per_iter = max(_fit_wall(X, y, task, depth, engine, T) - t1, 1e-9) / (T - 1)
+        per_iter = max(_fit_cpu(X, y, task, depth, engine, T) - t1, 1e-9) / (T - 1)
     return max(t1 - per_iter, 0.0) + T_MAX * per_iter, T
 
 
