@@ -53,7 +53,8 @@ def data_mirror() -> Path:
 @pytest.fixture(scope="session")
 def synthetic_data():
     """``synthetic_data(name, n, d, seed) -> (X, y)``: the paper's ``regression`` or
-    ``classification`` model (classification needs d >= 18), drawn by the package's generator."""
+    ``classification`` model drawn by the package's generator (n, d None: the model's sizes;
+    classification needs d >= 18)."""
     from proxboost.datasets import load_dataset
 
     def draw(name: str, n: int, d: int, seed: int = 0):

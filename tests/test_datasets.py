@@ -9,6 +9,7 @@ skipped with a reason where it is unset.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
 import logging
@@ -533,7 +534,7 @@ def test_read_only_cache_reads_mirror_in_place(tmp_path, cache, monkeypatch, sma
     mirror = tmp_path / "mirror"
 
     def read_only(path, suffix=".tmp"):
-        raise PermissionError(f"{path}: read-only")
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
 
     monkeypatch.setattr(_files, "atomic_path", read_only)
     with pytest.raises(DatasetShapeError):

@@ -23,6 +23,7 @@ checks n and d.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -111,7 +112,9 @@ def _copy_from_mirror(source: Path, dest: Path) -> tuple[Path, bool]:
         with atomic_path(dest, suffix=".part") as tmp:
             shutil.copyfile(source, tmp)
         return dest, True
-    except PermissionError:
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
         log.warning("cache folder %s is not writable; reading %s in place", dest.parent, source)
         return source, False
 
@@ -174,7 +177,8 @@ def fetch(dataset: str, file: dict, *, mirror=None, data_home=None, download=Non
         if ok:
             path, stored = _copy_from_mirror(source, dest)
             if corrupt:
-                log.warning("%s; copied a verified one from the mirror (%s)", corrupt[0], source)
+                done = "copied a verified one from the mirror" if stored else "read the mirror's verified copy"
+                log.warning("%s; %s (%s)", corrupt[0], done, source)
             return Resolved(path, "mirror", actual, expected is not None, stored)
         corrupt.append(f"{name} in the mirror ({source}) failed its checksum")
         got = actual
