@@ -28,11 +28,15 @@ figures: $(STAMP)
 	$(PY) -m proxboost.report --results results
 	$(PY) -m proxboost.figures --results results --out figures
 
-# Recompute every stored result, resumably (finished runs are skipped): the synthetic
-# experiments, then the real-world sweeps (scripts/real_world.sh), then SUMMARY.md.
+# Recompute every stored result into results/, resumably (finished runs are skipped): the named
+# experiments of conf/experiment/ (synthetic curves one fit at a time, then the real-world
+# sweeps), then claims.csv and SUMMARY.md. Add e.g. hydra/launcher=joblib to the -m lines by hand.
 results: $(STAMP)
-	$(PY) experiments/run_all.py --results results
-	bash experiments/real_world.sh
+	$(PY) run.py +experiment=intro
+	$(PY) run.py +experiment=convergence
+	$(PY) run.py +experiment=proximal_step
+	$(PY) run.py -m +experiment=paper
+	$(PY) run.py -m +experiment=reduced
 	$(PY) -m proxboost.report --results results
 
 datasets: $(STAMP)

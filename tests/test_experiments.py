@@ -1,6 +1,6 @@
-"""The synthetic experiments (SPEC §5.1–5.3): settings, stored curves with provenance, resumability."""
+"""The synthetic experiments: their Hydra configs, stored curves with identity and provenance,
+resumability."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -10,21 +10,24 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proxboost.curves import RunSpec, curve_path, load_curves, load_intro, read_curve, run_experiment, run_one
+from proxboost.curves import (RunSpec, curve_path, load_curves, load_intro, read_curve, run_experiment, run_one,
+                              specs_from_config)
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPERIMENTS = ROOT / "experiments"
 
 
-def _module(name):
-    spec = importlib.util.spec_from_file_location(f"exp_{name}", EXPERIMENTS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def _specs(experiment, *overrides):
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base=None):
+        cfg = compose(config_name="config", overrides=[f"+experiment={experiment}", *overrides])
+    assert cfg.results_dir == "results"  # named experiments write the committed reproduction
+    return specs_from_config(OmegaConf.to_container(cfg.synthetic, resolve=True), engine=cfg.engine.name)
 
 
-def test_convergence_settings_match_spec():
-    specs = _module("convergence").make_specs(quick=False)
+def test_convergence_settings():
+    specs = _specs("convergence")
     assert len(specs) == 4 * 2 * 4 == len({curve_path("r", s) for s in specs})
     assert {(s.dataset, s.loss) for s in specs} == {("regression", "ls"), ("regression", "lad"),
                                                     ("classification", "exponential"), ("classification", "hinge")}
@@ -33,10 +36,17 @@ def test_convergence_settings_match_spec():
     assert all(s.n_estimators == 1000 and s.learning_rate == 0.05 and s.seed == 0 and s.beta == 1.0 for s in specs)
     assert {s.step for s in specs if s.algo.endswith("prox")} == {1.0}
     assert {s.step for s in specs if s.algo.endswith("gradient")} == {None}
+    assert {s.tie_rule for s in specs} == {"midpoint"}
 
 
-def test_proximal_step_settings_match_spec():
-    specs = _module("proximal_step").make_specs(quick=False)
+def test_seeds_and_tie_rules_multiply_the_runs_without_collisions():
+    specs = _specs("convergence", "synthetic.seed=[0,1,2,3,4]", "synthetic.tie_rule=[midpoint,authors]")
+    assert len(specs) == 32 * 5 * 2
+    assert len({(s.name, s.dataset, s.loss, s.algo) for s in specs}) == len(specs)
+
+
+def test_proximal_step_settings():
+    specs = _specs("proximal_step")
     assert len(specs) == 2 * (3 + 3 * 5) == len({curve_path("r", s) for s in specs})
     assert {s.loss for s in specs} == {"lad", "hinge"}
     assert {s.step for s in specs if s.algo.endswith("prox")} == {0.01, 0.1, 1.0, 10.0, 100.0}
@@ -45,39 +55,40 @@ def test_proximal_step_settings_match_spec():
                                        "accelerated_gradient", "accelerated_prox"}
 
 
-def test_intro_settings_match_spec():
-    specs = _module("intro").make_specs(quick=False)
+def test_intro_settings():
+    specs = _specs("intro")
     assert [(s.dataset, s.loss, s.algo, s.max_depth, s.n_estimators, s.learning_rate, s.step) for s in specs] == [
         ("sines", "lad", "gradient", 2, 500, 0.05, None), ("sines", "lad", "prox", 2, 500, 0.05, 1.0)]
     assert all(s.grid_predictions > 0 for s in specs)
 
 
 @pytest.mark.slow
-def test_intro_quick_writes_curves_with_provenance_and_rerun_skips(tmp_path):
-    cmd = [sys.executable, str(EXPERIMENTS / "intro.py"), "--quick", "--results", str(tmp_path), "--no-progress"]
+def test_intro_through_run_py_writes_curves_with_identity_and_rerun_skips(tmp_path):
+    cmd = [sys.executable, str(ROOT / "run.py"), "+experiment=intro", "synthetic.n_estimators=5",
+           f"results_dir={tmp_path / 'res'}", f"hydra.run.dir={tmp_path / 'run'}", "progress=false"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
-    files = sorted((tmp_path / "synthetic-quick" / "intro").rglob("*.csv"))
+    files = sorted((tmp_path / "res" / "synthetic" / "intro").rglob("*.csv"))
     curves = [f for f in files if not f.name.endswith(".predictions.csv") and not f.name.startswith("data")]
     assert len(curves) == 2
     raw = pd.read_csv(curves[0])
-    assert list(raw.columns[:4]) == ["iteration", "seconds", "train_loss", "test_loss"]
-    assert raw["iteration"].tolist() == list(range(6))          # quick: T = 5
+    assert list(raw.columns[:5]) == ["iteration", "seconds", "train_loss", "test_loss", "n_leaves"]
+    assert raw["iteration"].tolist() == list(range(6))          # T = 5
     for col in ("commit", "numpy_version", "scikit_learn_version", "created", "dataset", "algo", "max_depth",
-                "learning_rate", "n_estimators", "seed", "engine"):
+                "learning_rate", "n_estimators", "seed", "engine", "tie_rule", "identity", "identity_hash"):
         assert col in raw.columns and pd.notna(raw[col].iloc[0]), col
     assert np.all(np.diff(raw["seconds"]) >= 0) and np.all(np.isfinite(raw["train_loss"]))
+    assert np.all(raw["n_leaves"].iloc[1:] >= 1) and np.all(raw["n_leaves"].iloc[1:] <= 4)  # depth 2
     full = read_curve(curves[0])
     assert full["commit"].notna().all() and (full["loss"] == "lad").all()
-    c, p, d = load_intro(tmp_path, quick=True)
+    c, p, d = load_intro(tmp_path / "res")
     assert set(c["algo"]) == {"gradient", "prox"} and set(p["algo"]) == {"gradient", "prox"}
     assert len(d) == 1000 and set(d["part"]) == {"train", "test"} and (d["part"] == "train").sum() == 500
-    assert load_curves(tmp_path).empty                          # quick runs never mix with full ones
     mtimes = [f.stat().st_mtime_ns for f in files]
-    again = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert again.returncode == 0, again.stderr
-    assert "2 already stored, 0 to do" in again.stdout
+    assert "2 already stored, 0 to do" in again.stdout + again.stderr
     assert [f.stat().st_mtime_ns for f in files] == mtimes
 
 
@@ -93,14 +104,6 @@ def test_run_one_resumes_after_interruption(tmp_path):
     assert not list(tmp_path.rglob("*.tmp"))
     assert run_one(specs[1], tmp_path) is None                    # stored: skipped
 
-
-@pytest.mark.slow
-@pytest.mark.parametrize("bad", ["--only=nope"])
-def test_run_all_rejects_unknown_experiment(bad):
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    out = subprocess.run([sys.executable, str(EXPERIMENTS / "run_all.py"), bad], capture_output=True, text=True,
-                         env=env, cwd=ROOT, timeout=60)
-    assert out.returncode != 0 and "valid: intro, convergence, proximal_step" in out.stderr
 
 
 def test_curve_identity_keeps_seeds_tie_rules_and_settings_apart(tmp_path):

@@ -59,7 +59,7 @@ def test_config_groups_and_values():
     cfg = _compose()
     assert cfg.dataset.name == "synthetic" and cfg.grid.name == "default" and cfg.engine.name == "exact"
     assert cfg.tie_rule == "midpoint"
-    assert cfg.protocol.n_splits == 20 and cfg.protocol.seed == 0 and cfg.results_dir == "results"
+    assert cfg.protocol.n_splits == 20 and cfg.protocol.seed == 0
     assert dict(cfg.protocol.fractions) == {"train": 0.5, "validation": 0.25, "test": 0.25}
     assert "mirror" in cfg.data
     assert cfg.protocol.max_estimators == cfg.grid.max_estimators  # the default grid sets its T_max
@@ -69,9 +69,16 @@ def test_config_groups_and_values():
     assert paper["max_depth"] == [1, 3, 5] and paper["learning_rate"] == [0.05, 0.1, 0.3, 0.5, 1.0]
     assert paper["step"] == [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0]
     assert paper["max_features"] == [1 / 3, "sqrt", 1.0]
-    for f in (REPO / "conf" / "loss").glob("*.yaml"):  # each loss config says its task
+    from hydra.utils import instantiate
+
+    for f in (REPO / "conf" / "loss").glob("*.yaml"):  # each loss config builds its loss (task: the loss's own)
         lc = _compose([f"loss={f.stem}"]).loss
-        assert lc.name == f.stem and lc.task == make_loss(f.stem).task
+        assert lc.name == f.stem and "task" not in lc
+        assert type(instantiate(lc)) is type(make_loss(f.stem))
+    assert instantiate(_compose(["loss=pinball", "loss.tau=0.3"]).loss).tau == 0.3
+    assert _compose().results_dir == "runs"                     # ad-hoc runs: untracked folder
+    for name in ("paper", "reduced", "engine_comparison", "intro", "convergence", "proximal_step"):
+        assert _compose([f"+experiment={name}"]).results_dir == "results"
     assert _compose(["loss=pinball"]).loss.tau == 0.9 and _compose(["loss=exponential"]).loss.beta == 1.0
     assert sorted(f.stem for f in (REPO / "conf" / "algo").glob("*.yaml")) == sorted(ALGOS)
     assert _compose(["algo=random_forest"]).algo.n_estimators == 500
@@ -276,21 +283,80 @@ def test_submitit_local_real_dataset_xgboost(tmp_path, data_mirror):
 
 # -- bad input ------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "overrides, messages",
+    "overrides, message",
     [
+        (["n_jobs=abc"], "n_jobs must be an integer >= 1, -1 or null (every core), got 'abc'"),
+        (["progress=maybe"], "progress must be true or false, got 'maybe'"),
+        (["tie_rule=lowest"], "tie_rule must be one of midpoint, authors, got 'lowest'"),
+        (["loss=pinball", "loss.tau=2"], "loss 'pinball': tau=2 is out of range"),
         (["dataset=engel", "loss=hinge"],
-         ["loss 'hinge' is a classification loss but dataset 'engel' is a regression dataset"]),
-        (["protocol.fractions.train=0.6"], ["fractions (train, validation, test) must sum to 1"]),
-        (["protocol.n_splits=0"], ["protocol.n_splits must be an integer >= 1, got 0"]),
-        (["loss=foo"], ["Could not find 'loss/foo'", "Available options in 'loss'", "hinge", "pinball"]),
-        (["algo=foo"], ["Could not find 'algo/foo'", "Available options in 'algo'", "random_forest", "xgboost"]),
+         "loss 'hinge' is a classification loss but dataset 'engel' is a regression dataset"),
+        (["protocol.fractions.train=0.6"], "fractions (train, validation, test) must sum to 1"),
+        (["protocol.n_splits=0"], "protocol.n_splits must be an integer >= 1, got 0"),
+        (["dataset.params.n_features=2"], "dataset 'synthetic': n_features must be an integer >= 4"),
+        (["grid.max_depth=[0]"], "grid value max_depth=0 is invalid"),
+        (["algo=xgboost", "algo.tree_method=gpu"], "algo 'xgboost'"),
     ],
 )
+def test_user_errors_are_one_line_before_any_fit(tmp_path, overrides, message):
+    from proxboost.cli import check_writable, run_arguments
+    from proxboost.pipeline import plan_run
+
+    small = [] if any(o.startswith("dataset=") for o in overrides) else ["dataset.params.n_samples=60"]
+    cfg = _compose([*overrides, f"results_dir={tmp_path / 'res'}", *small])
+    with pytest.raises(ValueError) as exc:
+        plan_run(**run_arguments(cfg, REPO / "conf"))
+        raise AssertionError("accepted")
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(ValueError, match="results_dir .* is not writable .*: choose another with results_dir="):
+        check_writable(blocker / "res")
+    assert not (tmp_path / "res").exists()
+
+
 @pytest.mark.slow
-def test_bad_input_fails_before_any_fit(tmp_path, overrides, messages):
-    out = _run(tmp_path, *overrides, *_dirs(tmp_path), timeout=60)
+def test_a_sweep_is_checked_whole_before_any_fit(tmp_path):
+    # every problem of every job, one line each, exit code 2, no traceback, nothing fitted
+    out = _run(tmp_path, "-m", "dataset=regression,classification", "loss=lad,hinge", "algo=gradient", "grid=smoke",
+               "protocol.fractions.train=0.5,0.6", *_dirs(tmp_path), timeout=120)
     text = out.stdout + out.stderr
-    assert out.returncode != 0
-    for m in messages:
-        assert m in text
-    assert "fit/s" not in text and "s/fit" not in text and not (tmp_path / "res").exists()
+    assert out.returncode == 2, text
+    assert "fractions (train, validation, test) must sum to 1" in text
+    assert "2 job(s) of this sweep pair a loss with a dataset of another task" in text  # (others: fractions)
+    assert "add skip_task_mismatch=true to skip them" in text
+    assert "Traceback" not in text and "Launching" not in text and not (tmp_path / "res").exists()
+    single = _run(tmp_path, "n_jobs=abc", *_dirs(tmp_path), timeout=60)
+    assert single.returncode == 2 and "Traceback" not in single.stdout + single.stderr
+    assert "n_jobs must be an integer >= 1, -1 or null (every core), got 'abc'" in single.stdout + single.stderr
+    unknown = _run(tmp_path, "loss=foo", *_dirs(tmp_path), timeout=60)  # Hydra's own message
+    assert unknown.returncode != 0 and "Could not find 'loss/foo'" in unknown.stdout + unknown.stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_at_once_and_the_rerun_finishes(tmp_path):
+    args = ["dataset.params.n_samples=200", "dataset.params.n_features=5", "loss=lad", "algo=prox", "grid=smoke",
+            "protocol.n_splits=4", "protocol.max_estimators=100", "n_jobs=2", "progress=false", *_dirs(tmp_path)]
+    proc = subprocess.Popen(_cmd(*args), cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    res = tmp_path / "res"
+    deadline = time.monotonic() + 120
+    while not list(res.rglob("split-*.csv")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)            # Ctrl-C in a terminal: the whole process group
+    text, _ = proc.communicate(timeout=30)
+    latency = time.monotonic() - t0
+    stored = len(list(res.rglob("split-*.csv")))
+    assert proc.returncode == 130 and latency <= 10, (latency, text)
+    assert f"interrupted: {stored} rows stored; rerun the same command to finish" in text
+    assert "Traceback" not in text and "leaked" not in text and "UserWarning" not in text, text
+    deadline = time.monotonic() + 10               # workers and loky's resource tracker exit with it
+    while (left := subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"processes left behind: {[Path(f'/proc/{p}/cmdline').read_text()[:120] for p in left]}"
+    again = _run(tmp_path, *args)
+    assert again.returncode == 0, again.stdout + again.stderr
+    df = results.load(res)
+    assert sorted(df["split"]) == [0, 1, 2, 3]

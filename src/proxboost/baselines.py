@@ -144,6 +144,9 @@ class XGBoostMethod:
     def __init__(self, loss, n_threads=1, tree_method="hist"):
         if loss.name not in XGB_OBJECTIVES:
             raise ProtocolError(f"no XGBoost objective for loss {loss.name!r}; known: {list(XGB_OBJECTIVES)}")
+        if tree_method not in ("hist", "approx", "exact"):
+            raise ProtocolError(f"xgboost setting tree_method={tree_method!r} is invalid: must be hist, approx or exact "
+                                "(conf/algo/xgboost.yaml)")
         self.loss = loss
         self.n_threads = int(n_threads)
         self.tree_method = tree_method

@@ -17,7 +17,8 @@ algorithms, which do not use λ); ``<hash>`` is the short hash of the run's **id
 (:mod:`proxboost.results`): data generator, its parameters and seed, loss and parameters,
 algorithm, engine, tie rule and every estimator option, T, the library versions of the
 engine and ``NUMERICS_VERSION``. A curve is reused only when its stored identity is the
-one asked for. ``--quick`` runs go to ``<results>/synthetic-quick/``.
+one asked for. The runs of an experiment come from its Hydra config
+(``python run.py +experiment=convergence``; :func:`specs_from_config`).
 
 A curve file is a CSV with the columns ``iteration, seconds, train_loss, test_loss,
 n_leaves`` (one row per t) followed by the run's settings (:data:`SETTING_COLUMNS`),
@@ -61,6 +62,7 @@ __all__ = [
     "read_curve",
     "run_experiment",
     "run_one",
+    "specs_from_config",
     "synthetic_split",
 ]
 
@@ -71,6 +73,9 @@ SETTING_COLUMNS = (
     "n_train", "n_test", "n_features", "split", "fit_seconds", "identity_hash", "identity",
 )
 SPLIT_RULE = "50/50: permutation by numpy default_rng(seed), first half train"
+
+#: Curves stored by this process (the command line reports it when interrupted).
+CURVES_STORED = 0
 FLOAT_FORMAT = "%.10g"
 
 
@@ -124,8 +129,8 @@ class RunSpec:
         return f"{self.experiment}: {self.dataset}/{self.loss}/{self.algo} depth={self.max_depth}{lam}"
 
 
-def experiment_dir(results_dir, experiment, quick=False) -> Path:
-    return Path(results_dir) / ("synthetic-quick" if quick else "synthetic") / experiment
+def experiment_dir(results_dir, experiment) -> Path:
+    return Path(results_dir) / "synthetic" / experiment
 
 
 def _loss(spec: RunSpec):
@@ -155,15 +160,15 @@ def curve_identity(spec: RunSpec) -> str:
     return results.canonical_json(identity)
 
 
-def curve_path(results_dir, spec: RunSpec, quick=False) -> Path:
+def curve_path(results_dir, spec: RunSpec) -> Path:
     short = results.identity_hash(curve_identity(spec))[: results.HASH_LENGTH]
-    folder = experiment_dir(results_dir, spec.experiment, quick) / spec.dataset / spec.loss / spec.algo
+    folder = experiment_dir(results_dir, spec.experiment) / spec.dataset / spec.loss / spec.algo
     return folder / f"{spec.name}_{short}.csv"
 
 
-def is_stored(results_dir, spec: RunSpec, quick=False) -> bool:
+def is_stored(results_dir, spec: RunSpec) -> bool:
     """Whether the run's curve is stored with the same identity."""
-    path = curve_path(results_dir, spec, quick)
+    path = curve_path(results_dir, spec)
     if not path.exists():
         return False
     first = pd.read_csv(path, nrows=1, usecols=lambda c: c == "identity", dtype=str)
@@ -174,8 +179,8 @@ def _predictions_path(curve_file: Path) -> Path:
     return curve_file.with_name(curve_file.name[: -len(".csv")] + ".predictions.csv")
 
 
-def _data_path(results_dir, spec: RunSpec, quick=False) -> Path:
-    return experiment_dir(results_dir, spec.experiment, quick) / spec.dataset / f"data-seed-{spec.seed}.csv"
+def _data_path(results_dir, spec: RunSpec) -> Path:
+    return experiment_dir(results_dir, spec.experiment) / spec.dataset / f"data-seed-{spec.seed}.csv"
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -191,10 +196,10 @@ def _load(spec: RunSpec):
     return _DATA_CACHE[key]
 
 
-def run_one(spec: RunSpec, results_dir="results", quick=False) -> Path | None:
+def run_one(spec: RunSpec, results_dir="results") -> Path | None:
     """Fit one run and store its curve (and predictions); ``None`` if already stored."""
-    path = curve_path(results_dir, spec, quick)
-    if is_stored(results_dir, spec, quick):
+    path = curve_path(results_dir, spec)
+    if is_stored(results_dir, spec):
         return None
     identity = curve_identity(spec)
     X, y, info = _load(spec)
@@ -233,7 +238,7 @@ def run_one(spec: RunSpec, results_dir="results", quick=False) -> Path | None:
     if spec.grid_predictions:
         if X.shape[1] != 1:
             raise ValueError("grid predictions need one-dimensional data")
-        data_file = _data_path(results_dir, spec, quick)
+        data_file = _data_path(results_dir, spec)
         if not data_file.exists():
             part = np.empty(len(y), dtype=object)
             part[tr], part[te] = "train", "test"
@@ -246,6 +251,8 @@ def run_one(spec: RunSpec, results_dir="results", quick=False) -> Path | None:
                                                          "engine", "tie_rule", "identity_hash", "commit")})
         atomic_write_csv(pred, _predictions_path(path), float_format=FLOAT_FORMAT)
     atomic_write_csv(curve, path, float_format=FLOAT_FORMAT)  # last: marks the run as finished
+    global CURVES_STORED
+    CURVES_STORED += 1
     return path
 
 
@@ -256,12 +263,12 @@ def _write_first_row(df: pd.DataFrame, values: dict):
         df[key] = col
 
 
-def run_experiment(experiment: str, specs, results_dir="results", quick=False, progress=True, log=print):
+def run_experiment(experiment: str, specs, results_dir="results", progress=True, log=print):
     """Run ``specs`` one at a time (skipping stored runs) with a tqdm bar; return seconds spent."""
     specs = list(specs)
-    todo = [s for s in specs if not is_stored(results_dir, s, quick)]
+    todo = [s for s in specs if not is_stored(results_dir, s)]
     log(f"[{experiment}] {len(specs)} runs, {len(specs) - len(todo)} already stored, {len(todo)} to do "
-        f"-> {experiment_dir(results_dir, experiment, quick)}")
+        f"-> {experiment_dir(results_dir, experiment)}")
     t0 = time.perf_counter()
     # the bar advances by iterations x (a rough cost of one iteration) so that its time-left
     # estimate accounts for deep trees costing more than shallow ones
@@ -276,7 +283,7 @@ def run_experiment(experiment: str, specs, results_dir="results", quick=False, p
         for spec, w in zip(todo, weights):
             if bar is not None:
                 bar.set_postfix_str(spec.label())
-            run_one(spec, results_dir, quick)
+            run_one(spec, results_dir)
             if bar is not None:
                 bar.update(w)
     finally:
@@ -296,13 +303,13 @@ def read_curve(path) -> pd.DataFrame:
     return df
 
 
-def load_curves(results_dir="results", experiment=None, quick=False) -> pd.DataFrame:
+def load_curves(results_dir="results", experiment=None) -> pd.DataFrame:
     """Every curve stored under ``<results_dir>/synthetic[/<experiment>]`` as one tidy DataFrame.
 
     One row per (run, iteration); settings and provenance columns on every row. Empty (with the
     curve and setting columns) when nothing is stored.
     """
-    root = Path(results_dir) / ("synthetic-quick" if quick else "synthetic")
+    root = Path(results_dir) / "synthetic"
     if experiment is not None:
         root = root / experiment
     files = sorted(p for p in root.rglob("*.csv")
@@ -320,10 +327,10 @@ def load_curves(results_dir="results", experiment=None, quick=False) -> pd.DataF
     return df
 
 
-def load_intro(results_dir="results", quick=False):
+def load_intro(results_dir="results"):
     """``(curves, predictions, data)`` of the introduction example (empty frames if missing)."""
-    root = experiment_dir(results_dir, "intro", quick)
-    curves = load_curves(results_dir, "intro", quick)
+    root = experiment_dir(results_dir, "intro")
+    curves = load_curves(results_dir, "intro")
     preds = [read_curve(p) for p in sorted(root.rglob("*.predictions.csv"))] if root.is_dir() else []
     predictions = pd.concat(preds, ignore_index=True) if preds else pd.DataFrame(columns=["x", "prediction", "algo"])
     data_files = sorted(root.rglob("data*.csv")) if root.is_dir() else []
@@ -331,27 +338,41 @@ def load_intro(results_dir="results", quick=False):
     return curves, predictions, data
 
 
-# -- command line ------------------------------------------------------------------------------------
-def experiment_cli(experiment: str, make_specs, argv=None, description=None) -> float:
-    """Command line shared by the scripts of ``experiments/``.
+# -- configuration ---------------------------------------------------------------------------------
+def specs_from_config(config: dict, engine="exact") -> list[RunSpec]:
+    """The runs of a ``synthetic`` config node (``conf/experiment/{intro,convergence,
+    proximal_step}.yaml``): every combination of its lists, in the order problems, depth,
+    algorithm, λ, seed, tie rule.
 
-    ``make_specs(quick: bool) -> list[RunSpec]``. Options: ``--results DIR`` (default
-    ``results``), ``--quick`` (tiny T, stored under ``<results>/synthetic-quick/``), ``--list``
-    (print the runs and whether they are stored), ``--no-progress``.
+    Keys: ``experiment``; ``problems`` (``dataset/loss`` strings); ``algo``, ``max_depth``,
+    ``step``, ``seed``, ``tie_rule`` (lists); ``learning_rate``, ``n_estimators``, ``tau``,
+    ``beta``, ``newton_steps``, ``grid_predictions`` (numbers); ``dataset_params`` (dict).
+    A gradient algorithm runs once whatever ``step`` holds (it does not use λ).
     """
-    import argparse
+    from .boosting import ALGOS as BOOSTING
 
-    parser = argparse.ArgumentParser(prog=f"experiments/{experiment}.py", description=description)
-    parser.add_argument("--results", default="results", help="results directory (default: results)")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny T for tests; curves go to <results>/synthetic-quick/")
-    parser.add_argument("--list", action="store_true", help="list the runs and exit")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
-    specs = make_specs(args.quick)
-    if args.list:
-        for s in specs:
-            stored = is_stored(args.results, s, args.quick)
-            print(f"{'stored ' if stored else 'to do  '} {curve_path(args.results, s, args.quick)}")
-        return 0.0
-    return run_experiment(experiment, specs, args.results, args.quick, progress=not args.no_progress)
+    def as_list(key):
+        value = config[key]
+        return list(value) if isinstance(value, (list, tuple)) else [value]
+
+    unknown = [a for a in as_list("algo") if a not in BOOSTING]
+    if unknown:
+        raise ValueError(f"synthetic.algo {unknown[0]!r} is not a boosting algorithm; valid: {', '.join(BOOSTING)}")
+    specs = []
+    for problem in as_list("problems"):
+        dataset, _, loss = str(problem).partition("/")
+        for depth in as_list("max_depth"):
+            for algo in as_list("algo"):
+                steps = [None] if algo in GRADIENT_ALGOS else [float(s) for s in as_list("step")]
+                for step in steps:
+                    for seed in as_list("seed"):
+                        for tie_rule in as_list("tie_rule"):
+                            specs.append(RunSpec(
+                                config["experiment"], dataset, loss, algo, max_depth=int(depth),
+                                learning_rate=float(config["learning_rate"]), n_estimators=int(config["n_estimators"]),
+                                step=step, seed=int(seed), engine=engine, tie_rule=str(tie_rule),
+                                tau=float(config.get("tau", 0.5)), beta=float(config.get("beta", 1.0)),
+                                newton_steps=int(config.get("newton_steps", 1)),
+                                grid_predictions=int(config.get("grid_predictions", 0)),
+                                dataset_params=dict(config.get("dataset_params") or {})))
+    return specs

@@ -26,7 +26,9 @@ import json
 import logging
 import math
 import os
+import signal
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +68,9 @@ log = logging.getLogger(__name__)
 
 #: Tie rules of the leaf line searches (docs/method.md).
 TIE_RULES = ("midpoint", "authors")
+
+#: Rows stored by this process (the command line reports it when interrupted).
+ROWS_STORED = 0
 
 
 def resolve_n_jobs(n_jobs, n_tasks=None) -> int:
@@ -114,7 +119,11 @@ def run_identity(*, dataset, loss, method, grid, n_splits, max_estimators, fract
 
 
 # -- scheduling -------------------------------------------------------------------------------------
-def _task(key, fn, *args):
+def _task(key, in_worker, fn, *args):
+    if in_worker:
+        # Ctrl-C reaches every process of the terminal's group: the parent handles it (one
+        # line, then it kills the workers); a worker must not print its own traceback
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     t0 = time.perf_counter()
     return key, fn(*args), time.perf_counter() - t0
 
@@ -144,6 +153,7 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
     log.info("%s: %d fits + %d refits on %d worker(s); OMP_NUM_THREADS=%s", desc or method.name,
              len(splits) * G, len(splits), n_workers, os.environ.get("OMP_NUM_THREADS", "unset"))
     per_wave = max(1, math.ceil(2 * n_workers / G))
+    in_worker = n_workers > 1
     waves = [splits[i:i + per_wave] for i in range(0, len(splits), per_wave)]
     parts = {}    # split -> (train, valid, test indices) while the split is open
     curves = {}   # split -> [(values, n_estimators) or None] * G
@@ -154,14 +164,14 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
         tr, va, te = parts[k] = split_indices(len(y), k, seed, fractions)
         curves[k], seconds[k] = [None] * G, 0.0
         for g, params in enumerate(grid_points):
-            yield delayed(_task)(("fit", k, g), method.validation_curve, params, (X[tr], y[tr]), (X[va], y[va]),
+            yield delayed(_task)(("fit", k, g), in_worker, method.validation_curve, params, (X[tr], y[tr]), (X[va], y[va]),
                                  int(max_estimators), split_random_state(k, seed))
 
     def refit_task(k):
         tr, va, te = parts[k]
         trval = np.concatenate([tr, va])
         g, T, _ = chosen[k]
-        return delayed(_task)(("refit", k), method.refit_predict, grid_points[g], T, (X[trval], y[trval]), X[te],
+        return delayed(_task)(("refit", k), in_worker, method.refit_predict, grid_points[g], T, (X[trval], y[trval]), X[te],
                               split_random_state(k, seed))
 
     def handle(key, result, elapsed):
@@ -187,13 +197,17 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
 
     bar = _progress_bar(n_tasks, desc, progress)
     try:
-        with Parallel(n_jobs=n_workers, return_as="generator_unordered") as parallel:
-            for wave in [*waves, []]:
-                tasks = [refit_task(k) for k in sorted(chosen)]
-                tasks += [t for k in wave for t in fit_tasks(k)]
-                for key, result, elapsed in parallel(tasks):
-                    bar.update(1)
-                    handle(key, result, elapsed)
+        with warnings.catch_warnings():
+            # an interrupted run abandons its running fits on purpose: joblib's note about
+            # discarded tasks would only add noise to the one-line interruption message
+            warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")
+            with Parallel(n_jobs=n_workers, return_as="generator_unordered") as parallel:
+                for wave in [*waves, []]:
+                    tasks = [refit_task(k) for k in sorted(chosen)]
+                    tasks += [t for k in wave for t in fit_tasks(k)]
+                    for key, result, elapsed in parallel(tasks):
+                        bar.update(1)
+                        handle(key, result, elapsed)
     finally:
         bar.close()
     rows.sort(key=lambda r: r["split"])
@@ -255,19 +269,24 @@ def plan_run(*, dataset="synthetic", loss="ls", algo="prox", grid=None, grid_nam
              skip_task_mismatch=False, skip_unavailable=False):
     """Check a run's inputs, load its data and compute its identity — no fit.
 
-    Raises :class:`~proxboost.protocol.ProtocolError` (or the data's errors) with the reason;
-    returns ``None`` for a run skipped by ``skip_task_mismatch`` / ``skip_unavailable``.
+    ``loss`` is a loss object or its name (then built with ``loss_params``). Raises
+    :class:`~proxboost.protocol.ProtocolError` (or the data's errors) with the reason; returns
+    ``None`` for a run skipped by ``skip_task_mismatch`` / ``skip_unavailable``.
     """
-    from .losses import make_loss
+    from .losses import Loss, make_loss
 
     fractions = validate_protocol(n_splits, fractions, max_estimators, seed)
     if algo not in ALGOS:
         raise ProtocolError(f"unknown algo '{algo}'; valid choices: {', '.join(ALGOS)}")
-    loss_kw = {k: v for k, v in dict(loss_params or {}).items() if k in ("tau", "beta", "newton_steps")}
-    try:
-        loss_obj = make_loss(loss, **loss_kw)
-    except ValueError as exc:
-        raise ProtocolError(str(exc)) from exc
+    if isinstance(loss, Loss):
+        loss_obj = loss
+    else:
+        loss_kw = {k: v for k, v in dict(loss_params or {}).items() if k in ("tau", "beta", "newton_steps")}
+        try:
+            loss_obj = make_loss(loss, **loss_kw)
+        except ValueError as exc:
+            raise ProtocolError(str(exc)) from exc
+    loss = loss_obj.name
     if tie_rule not in TIE_RULES:
         raise ProtocolError(f"tie_rule '{tie_rule}' is not a tie rule; valid choices: {', '.join(TIE_RULES)}")
     if algo in BOOSTING_ALGOS:
@@ -304,6 +323,8 @@ def plan_run(*, dataset="synthetic", loss="ls", algo="prox", grid=None, grid_nam
             log.warning("skipped: dataset '%s' is unavailable: %s", dataset, exc)
             return None
         raise
+    except (TypeError, ValueError) as exc:  # the dataset's own parameter checks
+        raise ProtocolError(f"dataset '{dataset}': {exc}") from None
     split_sizes(len(y), fractions)  # fail before any fit if the data cannot be split
     identity = results.canonical_json(run_identity(
         dataset=dataset_identity(info, seed), loss=loss_obj, method=method, grid=grid or {},
@@ -345,7 +366,9 @@ def execute(run: Run, n_jobs=None, progress=True):
         results_dir = run.location[0]
 
         def store(row):
+            global ROWS_STORED
             path = results.write_row(results_dir, {**row, **results.provenance()})
+            ROWS_STORED += 1
             log.info("%s split %d: %s, T=%d, %s -> %s", run.label, row["split"], _metrics_text(row),
                      row["n_estimators"], row["params"], path)
 

@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_FRACTIONS",
     "GRID_AXES",
     "ProtocolError",
+    "TaskMismatchError",
     "canonical_grid",
     "check_task",
     "expand_grid",
@@ -59,6 +60,10 @@ DEFAULT_FRACTIONS = (0.5, 0.25, 0.25)
 
 class ProtocolError(ValueError):
     """Invalid input of the protocol, raised before any fit."""
+
+
+class TaskMismatchError(ProtocolError):
+    """A loss of one task (regression, classification) asked of a dataset of the other."""
 
 
 # -- validation -------------------------------------------------------------------------------------
@@ -87,7 +92,7 @@ def validate_protocol(n_splits, fractions, max_estimators, seed=0):
 def check_task(loss_name, loss_task, dataset_name, dataset_task):
     """Raise if the loss does not fit the dataset's task."""
     if loss_task != dataset_task:
-        raise ProtocolError(
+        raise TaskMismatchError(
             f"loss '{loss_name}' is a {loss_task} loss but dataset '{dataset_name}' is a {dataset_task} dataset"
         )
 

@@ -1,0 +1,312 @@
+"""The command line of ``run.py``: a Hydra config → the pipeline, checks of a whole sweep before any
+fit, user errors as one line (exit code 2), Ctrl-C as one line (exit code 130), a sweep's table.
+
+One run is either a real-world protocol run (``dataset``, ``loss``, ``algo``, ``grid``, ...: see
+:func:`proxboost.pipeline.run_experiment`) or, when the config has a ``synthetic`` node (the
+``+experiment=intro|convergence|proximal_step`` configs), the synthetic curves of
+:mod:`proxboost.curves`.
+
+Before any fit of a multirun, :class:`Preflight` (a Hydra callback, ``hydra.callbacks`` in
+``conf/config.yaml``) composes the configuration of every job of the sweep and checks it as the
+job itself would (values and their types, the results folder is writable, every data file is
+obtainable, the loss fits the dataset's task): one line per problem and exit code 2, nothing
+fitted. A sweep that pairs losses with datasets of another task is refused unless
+``skip_task_mismatch=true`` (then those jobs are skipped, one line each). At the end of the
+sweep it prints one table of the sweep's rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+log = logging.getLogger("proxboost.run")
+
+__all__ = ["Preflight", "UserError", "check_values", "main", "run_arguments", "sweep_table"]
+
+
+class UserError(ValueError):
+    """A mistake in the command: reported in one line, exit code 2, no traceback."""
+
+
+_LOSS_KEYS = ("tau", "beta", "newton_steps")
+_GRID_KEYS = ("max_depth", "learning_rate", "step", "max_features")
+
+
+def _config_dir(hydra_cfg=None) -> Path | None:
+    """The folder of the primary config (``conf/``), from Hydra's runtime information."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if hydra_cfg is None:
+        if not HydraConfig.initialized():
+            return None
+        hydra_cfg = HydraConfig.get()
+    for source in hydra_cfg.runtime.config_sources:
+        if source.provider == "main" and source.schema == "file":
+            return Path(source.path)
+    return None
+
+
+def _label(cfg, group, keys, conf_dir):
+    """The choice's name, plus the changed values when ``keys`` of the group differ from its file
+    (e.g. ``pinball-tau0.5``): rows of a modified choice never sit under its name."""
+    name = cfg[group].name
+    path = None if conf_dir is None else conf_dir / group / f"{name}.yaml"
+    if path is None or not path.is_file():
+        return name
+    default = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+    given = OmegaConf.to_container(cfg[group], resolve=True)
+    changed = {k: given.get(k) for k in keys if k in given and given.get(k) != default.get(k)}
+    if not changed:
+        return name
+    if group == "grid":
+        from .results import identity_hash
+
+        return f"{name}-custom{identity_hash(changed)[:6]}"
+    return name + "".join(f"-{k}{v}" for k, v in sorted(changed.items()))
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_values(cfg) -> None:
+    """Types of the top-level run settings (the pipeline checks the protocol, grid and data)."""
+    from .pipeline import TIE_RULES
+
+    if cfg.n_jobs is not None and not (_is_int(cfg.n_jobs) and cfg.n_jobs != 0 and cfg.n_jobs >= -1):
+        raise UserError(f"n_jobs must be an integer >= 1, -1 or null (every core), got {cfg.n_jobs!r}")
+    for key in ("progress", "skip_task_mismatch", "skip_unavailable"):
+        if not isinstance(cfg[key], bool):
+            raise UserError(f"{key} must be true or false, got {cfg[key]!r}")
+    if not isinstance(cfg.results_dir, str) or not cfg.results_dir:
+        raise UserError(f"results_dir must be a folder name, got {cfg.results_dir!r}")
+    if cfg.tie_rule not in TIE_RULES:
+        raise UserError(f"tie_rule must be one of {', '.join(TIE_RULES)}, got {cfg.tie_rule!r}")
+
+
+def check_writable(folder) -> None:
+    """Refuse a results folder that cannot be written, before any fit."""
+    path = Path(folder)
+    created = [p for p in (path, *path.parents) if not p.exists()]
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        raise UserError(f"results_dir {str(path)!r} is not writable ({exc.strerror}): "
+                        f"choose another with results_dir=<folder>") from None
+    finally:  # leave no folder behind: the run creates it when it stores its first row
+        for p in created:
+            if p.is_dir():
+                p.rmdir()
+
+
+def _results_dir(cfg) -> str:
+    from hydra.utils import to_absolute_path
+
+    return to_absolute_path(cfg.results_dir)
+
+
+def run_arguments(cfg, conf_dir=None) -> dict:
+    """The arguments of :func:`proxboost.pipeline.plan_run` for a composed config (``conf_dir``:
+    the config folder, default Hydra's primary config source)."""
+    from hydra.utils import instantiate
+
+    check_values(cfg)
+    config = {key: OmegaConf.to_container(cfg[key], resolve=True) for key in ("dataset", "algo", "grid")}
+    conf_dir = conf_dir or _config_dir()
+    try:
+        loss = instantiate(cfg.loss)
+    except Exception as exc:  # instantiate wraps the loss's own ValueError
+        cause = exc.__cause__ or exc
+        raise UserError(f"loss '{cfg.loss.name}': {cause}") from None
+    fr = cfg.protocol.fractions
+    return dict(
+        dataset=cfg.dataset.name,
+        dataset_params=config["dataset"].get("params") or {},
+        loss=loss,
+        loss_label=_label(cfg, "loss", _LOSS_KEYS, conf_dir),
+        algo=cfg.algo.name,
+        algo_options={k: v for k, v in config["algo"].items() if k != "name"},
+        grid=config["grid"],
+        grid_name=_label(cfg, "grid", _GRID_KEYS, conf_dir),
+        engine=cfg.engine.name,
+        tie_rule=cfg.tie_rule,
+        n_splits=cfg.protocol.n_splits,
+        max_estimators=cfg.protocol.max_estimators,
+        fractions=(fr.train, fr.validation, fr.test),
+        seed=cfg.protocol.seed,
+        results_dir=_results_dir(cfg),
+        mirror=cfg.data.mirror,
+        skip_task_mismatch=cfg.skip_task_mismatch,
+        skip_unavailable=cfg.skip_unavailable,
+    )
+
+
+def _user_errors():
+    from .datasets import ChecksumError, DatasetShapeError, DatasetUnavailableError
+    from .protocol import ProtocolError
+
+    return (UserError, ProtocolError, DatasetUnavailableError, ChecksumError, DatasetShapeError)
+
+
+def _inner_n_jobs(cfg):
+    """Workers for the fits of one run: ``n_jobs`` if set; else 1 per job when a parallel
+    launcher (joblib) runs the sweep's jobs side by side, ``cpus_per_task`` under submitit, and
+    every core otherwise (``None``)."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if cfg.n_jobs is not None:
+        return int(cfg.n_jobs)
+    hc = HydraConfig.get()
+    if hc.mode != RunMode.MULTIRUN:
+        return None
+    target = str(hc.launcher.get("_target_", ""))
+    if "joblib" in target:
+        return 1
+    if "submitit" in target:
+        return int(hc.launcher.get("cpus_per_task") or 1)
+    return None
+
+
+def _stop_workers():
+    """Kill the process pool's workers now (running fits are abandoned, their rows recomputed
+    by the next run)."""
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=False, kill_workers=True)
+
+
+def main(cfg: DictConfig):
+    """One job of ``run.py``; returns the mean test loss (Hydra sweepers may read it)."""
+    from . import curves, pipeline
+
+    stored_before = pipeline.ROWS_STORED + curves.CURVES_STORED
+    try:
+        if "synthetic" in cfg:
+            check_values(cfg)
+            check_writable(_results_dir(cfg))
+            specs = curves.specs_from_config(OmegaConf.to_container(cfg.synthetic, resolve=True), engine=cfg.engine.name)
+            curves.run_experiment(cfg.synthetic.experiment, specs, _results_dir(cfg), progress=cfg.progress,
+                                  log=log.info)
+            return None
+        args = run_arguments(cfg)
+        check_writable(args["results_dir"])
+        run = pipeline.plan_run(**args)
+        if run is None:
+            return None
+        df = pipeline.execute(run, n_jobs=_inner_n_jobs(cfg), progress=cfg.progress)
+    except _user_errors() as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        n = pipeline.ROWS_STORED + curves.CURVES_STORED - stored_before
+        print(f"interrupted: {n} rows stored; rerun the same command to finish", file=sys.stderr, flush=True)
+        _stop_workers()
+        raise SystemExit(130) from None
+    if df is None or df.empty:
+        return None
+    return float(df["test_loss"].mean())
+
+
+# -- a whole sweep -----------------------------------------------------------------------------------
+def _sweep_jobs(config) -> list[list[str]]:
+    """The override lists of every job of a basic-sweeper multirun."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    params = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
+    parsed = OverridesParser.create().parse_overrides(params + list(config.hydra.overrides.task))
+    return BasicSweeper.split_arguments(parsed, None)[0]
+
+
+class Preflight(Callback):
+    """Checks every job of a multirun before any fit; prints the sweep's table at its end."""
+
+    def __init__(self):
+        self.locations = []
+
+    def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        from hydra.core.global_hydra import GlobalHydra
+        from hydra.types import RunMode
+
+        from .pipeline import plan_run
+        from .protocol import TaskMismatchError
+
+        jobs = _sweep_jobs(config)
+        conf_dir = _config_dir(config.hydra)
+        loader = GlobalHydra.instance().config_loader()
+        problems, mismatched, skipped = [], [], 0
+        for overrides in jobs:
+            run = None
+            cfg = loader.load_configuration(config.hydra.job.config_name, overrides, RunMode.RUN)
+            if "synthetic" in cfg:
+                try:
+                    check_values(cfg)
+                    check_writable(_results_dir(cfg))
+                except UserError as exc:
+                    problems.append(str(exc))
+                continue
+            try:
+                args = run_arguments(cfg, conf_dir)
+                check_writable(args["results_dir"])
+                run = plan_run(**{**args, "skip_task_mismatch": False})
+            except TaskMismatchError as exc:
+                mismatched.append(str(exc))
+                continue
+            except _user_errors() as exc:
+                problems.append(str(exc))
+                continue
+            if run is None:  # skip_unavailable
+                skipped += 1
+            else:
+                self.locations.append(run.location)
+        if mismatched and not config.skip_task_mismatch:
+            problems.append(f"{len(mismatched)} job(s) of this sweep pair a loss with a dataset of another task "
+                            f"(e.g. {mismatched[0]}); add skip_task_mismatch=true to skip them")
+        if problems:
+            for line in dict.fromkeys(problems):  # each problem once, in order
+                log.error("%s", line)
+            raise SystemExit(2)
+        for line in mismatched:
+            log.warning("skipped: %s", line)
+        log.info("checked the %d jobs of this sweep before any fit: %d to run, %d skipped",
+                 len(jobs), len(jobs) - len(mismatched) - skipped, len(mismatched) + skipped)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
+        if self.locations:
+            for line in sweep_table(self.locations):
+                log.info("%s", line)
+
+
+def sweep_table(locations) -> list[str]:
+    """Lines of a table of the rows stored at ``locations`` (dataset, loss, method, engine,
+    mean ± std test loss and error, rows, folder)."""
+    from . import results
+
+    lines = ["sweep rows: dataset | loss | method | engine | test loss mean ± std | test error mean ± std | "
+             "rows | folder"]
+    for location in locations:
+        where = results.run_dir(*location)
+        df = results.load(where)
+        _, _, dataset, loss, algo, engine, _ = location
+
+        def cell(col):
+            v = df[col].astype(float) if len(df) else df[col]
+            if not len(df) or v.isna().all():
+                return "—"
+            std = v.std(ddof=1) if v.notna().sum() > 1 else 0.0
+            return f"{v.mean():.4g} ± {std:.2g}" if not math.isnan(std) else f"{v.mean():.4g}"
+
+        lines.append(f"{dataset} | {loss} | {algo} | {engine} | {cell('test_loss')} | {cell('test_error')} | "
+                     f"{len(df)} | {where}")
+    return lines
