@@ -82,3 +82,14 @@ def test_intro_grid_table_per_setting(curve_frame):
     lines = intro_grid_table(pd.concat(frames))
     rows = [line for line in lines if line.startswith("| 0.")]
     assert len(rows) == 2 and all(" | 2 | " in r and r.endswith("| 2/0/0 | 2/0/0 | 2/0/0 |") for r in rows)
+
+
+def test_synthetic_table_shows_seed_0_under_the_default_rule(curve_frame):
+    from proxboost.report import synthetic_tables
+
+    frames = [curve_frame("convergence", "lad", "prox", 3, np.linspace(1, 0.5, 11), step=1.0, seed=s, tie_rule=r)
+              for s in range(3) for r in ("midpoint", "authors")]
+    lines = synthetic_tables(pd.concat(frames))
+    rows = [line for line in lines if line.startswith("| x |")]
+    assert len(rows) == 1 and "| 0 | midpoint |" in rows[0]
+    assert any("6 runs stored" in line for line in lines)
