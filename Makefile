@@ -10,10 +10,10 @@ export PROXBOOST_DATA_MIRROR ?= $(if $(wildcard ../shared/datasets/manifest.json
 
 env: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 test: $(STAMP)

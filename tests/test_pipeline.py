@@ -188,52 +188,41 @@ def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path, data_mirror):
 
 # -- one run, end to end --------------------------------------------------------------------------
 @pytest.mark.slow
-def test_whole_chain_smoke_run_and_rerun(tmp_path):
-    args = ["loss=hinge", "algo=residual_prox", "grid=smoke", "protocol.n_splits=2",
-            "protocol.max_estimators=20", *_dirs(tmp_path)]
+def test_whole_chain_and_reuse_only_of_the_same_computation(tmp_path):
+    args = ["loss=pinball", "algo=residual_prox", "grid=smoke", "protocol.n_splits=2", "protocol.max_estimators=20",
+            "dataset.params.n_samples=300", "n_jobs=1", *_dirs(tmp_path)]
     out = _run(tmp_path, *args)
     assert out.returncode == 0, out.stdout + out.stderr
     df = results.load(tmp_path / "res")
     assert list(df["split"]) == [0, 1]
-    assert set(df["protocol"]) == {"smoke/2splits/T20"} and set(df["dataset"]) == {"synthetic"}
-    assert set(df["loss"]) == {"hinge"} and set(df["algo"]) == {"residual_prox"} and set(df["engine"]) == {"exact"}
+    assert set(df["protocol"]) == {"smoke/2splits/T20"} and df["dataset"].str.startswith("synthetic-").all()
+    assert set(df["loss"]) == {"pinball"} and set(df["algo"]) == {"residual_prox"} and set(df["engine"]) == {"exact"}
     assert df["n_estimators"].between(0, 20).all() and set(df["max_depth"]) == {2}
-    assert set(df["learning_rate"]) <= {0.1, 0.5} and set(df["step"]) == {1.0}
-    assert df["test_loss"].gt(0).all() and df["test_error"].between(0, 1).all()
-    assert df["val_loss"].gt(0).all() and (df["n_train"] == 750).all() and (df["n_test"] == 375).all()
+    assert set(df["learning_rate"]) <= {0.1, 0.5} and set(df["step"]) == {1.0} and set(df["tau"]) == {0.9}
+    assert df["test_loss"].gt(0).all() and df["test_error"].isna().all()
+    assert df["val_loss"].gt(0).all() and (df["n_train"] == 150).all() and (df["n_test"] == 75).all()
     identity = json.loads(df.loc[0, "identity"])
-    assert identity["loss"] == {"name": "hinge"} and identity["protocol"]["max_estimators"] == 20
+    assert identity["loss"] == {"name": "pinball", "tau": 0.9} and identity["protocol"]["max_estimators"] == 20
     assert identity["method"]["options"]["tie_rule"] == "midpoint" and identity["dataset"]["seed"] == 0
     assert df.loc[0, "commit"] and df.loc[0, "xgboost_version"]
     log = (tmp_path / "run" / "run.log").read_text()
-    assert "over 2 splits" in log and "test loss" in log  # summary line, in the Hydra run dir
+    assert "over 2 splits; rows in" in log and "test loss" in log  # the last line says where the rows are
     assert "fit/s" in out.stderr or "s/fit" in out.stderr  # the progress bar
-
     files = sorted((tmp_path / "res").rglob("split-*.csv"))
     stamps = [f.stat().st_mtime_ns for f in files]
-    again = _run(tmp_path, *args)
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert "2/2 splits stored, 0 to run" in again.stdout + again.stderr
+
+    # a sweep holding the same run, a changed grid and a changed τ: only the same run is reused
+    sweep = _run(tmp_path, "-m", *args, "grid.learning_rate=[0.1,0.5],[0.2]", "loss.tau=0.9,0.5", "progress=false")
+    text = sweep.stdout + sweep.stderr
+    assert sweep.returncode == 0, text
+    assert text.count("2/2 splits stored, 0 to run") == 1 and text.count("0/2 splits stored, 2 to run") == 3
     assert [f.stat().st_mtime_ns for f in files] == stamps  # nothing recomputed
-
-
-@pytest.mark.slow
-def test_rows_are_reused_only_for_the_same_computation(tmp_path):
-    common = ["loss=pinball", "algo=gradient", "grid=smoke", "protocol.n_splits=1", "protocol.max_estimators=5",
-              "dataset.params.n_samples=80", "dataset.params.n_features=5", "n_jobs=1", "progress=false",
-              *_dirs(tmp_path)]
-    # one sweep over a changed grid and a changed τ: four computations, four folders
-    sweep = _run(tmp_path, "-m", *common, "grid.learning_rate=[0.1,0.5],[0.2]", "loss.tau=0.9,0.5")
-    assert sweep.returncode == 0, sweep.stdout + sweep.stderr
-    assert (sweep.stdout + sweep.stderr).count("0/1 splits stored, 1 to run") == 4
-    again = _run(tmp_path, *common)                                      # the defaults again: reused
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert "1/1 splits stored, 0 to run" in again.stdout + again.stderr
+    assert "sweep rows: dataset | loss | method" in text and text.count("| residual_prox | exact |") == 4
     df = results.load(tmp_path / "res")
-    assert len(df) == 4 and df["identity_hash"].nunique() == 4
-    assert sorted(df["loss"]) == ["pinball", "pinball", "pinball-tau0.5", "pinball-tau0.5"]
+    assert len(df) == 8 and df["identity_hash"].nunique() == 4
+    assert sorted(set(df["loss"])) == ["pinball", "pinball-tau0.5"]  # a changed loss has its own folder
     grids = df["protocol"].str.split("/").str[0]
-    assert (grids == "smoke").sum() == 2 and grids.str.startswith("smoke-custom").sum() == 2
+    assert (grids == "smoke").sum() == 4 and grids.str.startswith("smoke-custom").sum() == 4
     assert set(df["tau"]) == {0.9, 0.5}
 
 
@@ -360,3 +349,39 @@ def test_ctrl_c_stops_at_once_and_the_rerun_finishes(tmp_path):
     assert again.returncode == 0, again.stdout + again.stderr
     df = results.load(res)
     assert sorted(df["split"]) == [0, 1, 2, 3]
+
+
+def _first_job(command):
+    """The overrides of a README `python run.py ...` line; a sweep list gives its first value,
+    placeholders such as partition=<p> are dropped."""
+    import shlex
+
+    overrides = []
+    for a in shlex.split(command)[2:]:
+        if a in ("-m", "--cfg", "job") or "<" in a or ">" in a:
+            continue
+        key, _, value = a.partition("=")
+        if "," in value and not value.startswith("["):
+            value = value.split(",")[0]
+        overrides.append(f"{key}={value}")
+    return overrides
+
+
+def test_readme_run_py_commands_compose():
+    """Every `python run.py ...` line of the README composes."""
+    import re
+
+    from hydra import compose, initialize_config_dir
+
+    text = (REPO / "README.md").read_text()
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        lines = block.replace("\\\n", " ").splitlines()
+        commands += [line.split("#")[0] for line in lines if line.strip().startswith("python run.py")]
+    assert len(commands) >= 10
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+        for command in commands:
+            overrides = _first_job(command)
+            cfg = compose(config_name="config", overrides=overrides,
+                          return_hydra_config=any(o.startswith("hydra") for o in overrides))
+            assert cfg.loss.name and cfg.results_dir, command
