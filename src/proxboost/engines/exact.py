@@ -82,25 +82,59 @@ def _rand_int(low, high, state):
 @njit(cache=True, nogil=True)
 def _build_hist(H, B, off, fe, fc, target, gpos, w, rows, start, end):
     """H = histogram of rows[start:end]: (sum of w g, sum of w, sum of max(w g, 0)) per bin; the
-    last only for the coarse features ``fc`` (the exact-coded ``fe`` do not bound anything).
+    last is used by the coarse features ``fc`` only (and skipped when there are none).
 
     ``B``: the rows' bin codes (uint8, row-major), feature f's bins at offset ``off[f]``.
     """
     H[:] = 0.0
+    p = B.shape[1]
+    coarse = fc.shape[0] > 0
     for j in range(start, end):
         r = rows[j]
         c = 1.0 if w is None else w[r]
         g = c * target[r]
+        if coarse:  # every feature's third slot (unused by exact-coded ones): no indirection
+            gp = gpos[r]
+            for f in range(p):
+                i = 3 * (off[f] + B[r, f])
+                H[i] += g
+                H[i + 1] += c
+                H[i + 2] += gp
+        else:
+            for f in range(p):
+                i = 3 * (off[f] + B[r, f])
+                H[i] += g
+                H[i + 1] += c
+
+
+@njit(cache=True, nogil=True)
+def _build_root_hist(H, B, off, fe, fc, target, gpos, counts):
+    """Unit weights, all rows: H = histogram of the root, its counts (the same for every tree of
+    a fit) copied from ``counts``; only the sums are accumulated."""
+    H[:] = counts
+    n, p = B.shape
+    if fc.shape[0] == 0:
+        for r in range(n):
+            g = target[r]
+            for f in range(p):
+                H[3 * (off[f] + B[r, f])] += g
+        return
+    for r in range(n):  # every feature's third slot (unused by exact-coded ones): no indirection
+        g = target[r]
         gp = gpos[r]
-        for f in fe:
+        for f in range(p):
             i = 3 * (off[f] + B[r, f])
             H[i] += g
-            H[i + 1] += c
-        for f in fc:
-            i = 3 * (off[f] + B[r, f])
-            H[i] += g
-            H[i + 1] += c
             H[i + 2] += gp
+
+
+@njit(cache=True, nogil=True)
+def _root_counts(B, off, total_bins):
+    counts = np.zeros(3 * total_bins)
+    for r in range(B.shape[0]):
+        for f in range(B.shape[1]):
+            counts[3 * (off[f] + B[r, f]) + 1] += 1.0
+    return counts
 
 
 @njit(cache=True, nogil=True)
@@ -437,7 +471,7 @@ def _split_node(features, constant, n_known, state, H, buf, off, nbins, exact, h
 
 
 @njit(cache=True, nogil=True)
-def _partition_rows(X32, f, thr, target, w, rows, tmp, nid, label_l, label_r, start, end):
+def _partition_rows(X32, f, thr, target, w, rows, tmp, nid, label_l, label_r, start, end, coarse):
     """Stable partition of rows[start:end] by X[r, f] <= thr; node labels, left weight / sums.
 
     Branch-free (both destinations written, cursors advanced by the side): the sides of
@@ -461,7 +495,8 @@ def _partition_rows(X32, f, thr, target, w, rows, tmp, nid, label_l, label_r, st
         tmp[ir] = r
         il += m
         ir += 1 - m
-        nid[r] = label_l if m else label_r
+        if coarse:
+            nid[r] = label_l if m else label_r
     for j in range(ir):
         rows[il + j] = tmp[j]
     return il, wl, sl, ql
@@ -474,7 +509,7 @@ def _impurity(q, s, wsum):
 
 @njit(cache=True, nogil=True)
 def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n_act, max_depth, max_nodes, seed,
-          eps, thr, small, tmp_r, nid, gpos, H, cv, cg, cw):
+          eps, thr, small, tmp_r, nid, gpos, H, cv, cg, cw, root_counts):
     """Grow one tree depth-first (scikit-learn's node order); see the module docstring.
 
     ``rows[:n_act]``: the rows taking part (``nid`` 0 on them, -1 elsewhere); with unit weights
@@ -483,16 +518,26 @@ def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n
     n, p = X32.shape
     fe = np.flatnonzero(exact)
     fc = np.flatnonzero(~exact)
-    if w is None:
-        for r in range(n):
-            rows[r] = r
-            nid[r] = 0
+    coarse = fc.shape[0] > 0  # node labels and positive parts serve the coarse features only
+    # one pass over the rows: row list, labels, positive parts, smallest weight, root sums
     wmin = np.inf
+    w0 = 0.0
+    s0 = 0.0
+    q0 = 0.0
     for j in range(n_act):
+        if w is None:
+            rows[j] = j
+            if coarse:
+                nid[j] = 0
         r = rows[j]
         c = 1.0 if w is None else w[r]
-        g = c * target[r]
-        gpos[r] = g if g > 0.0 else 0.0
+        g = target[r]
+        wg = c * g
+        w0 += c
+        s0 += wg
+        q0 += wg * g
+        if coarse:
+            gpos[r] = wg if wg > 0.0 else 0.0
         if c < wmin:
             wmin = c
     feature = np.full(max_nodes, -1, np.int32)
@@ -528,16 +573,6 @@ def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n
     st_s = np.empty(cap)
     st_q = np.empty(cap)
 
-    w0 = 0.0
-    s0 = 0.0
-    q0 = 0.0
-    for j in range(n_act):
-        r = rows[j]
-        c = 1.0 if w is None else w[r]
-        g = target[r]
-        w0 += c
-        s0 += c * g
-        q0 += c * g * g
     imp0 = _impurity(q0, s0, w0)
     mode0 = _LEAF
     if max_depth > 0 and n_act >= 2 and imp0 > eps:
@@ -545,7 +580,10 @@ def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n
         if n_act > small:
             n_free -= 1
             mode0 = free[n_free]
-            _build_hist(H[mode0], B, off, fe, fc, target, gpos, w, rows, 0, n_act)
+            if w is None:
+                _build_root_hist(H[mode0], B, off, fe, fc, target, gpos, root_counts)
+            else:
+                _build_hist(H[mode0], B, off, fe, fc, target, gpos, w, rows, 0, n_act)
     st_parent[0] = -1
     st_isleft[0] = False
     st_label[0] = 0
@@ -606,22 +644,23 @@ def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n
             if thr_v == b:
                 thr_v = a
             last_level = depth + 1 >= max_depth
-            if last_level:  # children are leaves: left weight / sums only, no partition
+            if last_level:  # children are leaves: label the rows (left / right), no partition
                 for j in range(start, end):
                     r = rows[j]
-                    if X32[r, best_f] <= thr_v:
-                        c = 1.0 if w is None else w[r]
-                        g = target[r]
-                        wl += c
-                        sl += c * g
-                        ql += c * g * g
-                        mid += 1
+                    m = X32[r, best_f] <= thr_v
+                    c = 1.0 if w is None else w[r]
+                    g = target[r]
+                    wg = (c * g) if m else 0.0
+                    wl += c if m else 0.0
+                    sl += wg
+                    ql += wg * g
+                    leaf_ids[r] = n_leaves if m else n_leaves + 1
             else:
                 label_l = n_labels
                 label_r = n_labels + 1
                 n_labels += 2
                 mid, wl, sl, ql = _partition_rows(X32, best_f, thr_v, target, w, rows, tmp_r, nid, label_l, label_r,
-                                                  start, end)
+                                                  start, end, coarse)
             wr = wn - wl
             imp_l = _impurity(ql, sl, wl)
             imp_r = _impurity(qn - ql, sn - sl, wr)  # scikit-learn's children_impurity
@@ -650,9 +689,6 @@ def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n
             leaf_of_node[n_nodes] = n_leaves
             leaf_of_node[n_nodes + 1] = n_leaves + 1
             n_nodes += 2
-            for j in range(start, end):
-                r = rows[j]
-                leaf_ids[r] = n_leaves if X32[r, best_f] <= thr_v else n_leaves + 1
             n_leaves += 2
             continue
 
@@ -773,6 +809,7 @@ class ExactData:
         self.So = So
         self.Sv = Sv
         self.bstart = bstart
+        self.root_counts = _root_counts(B, off, int(off[-1]))  # the root's bin counts, unit weights
 
     @property
     def shape(self):
@@ -944,6 +981,7 @@ class ExactEngine:
         feature, threshold, left, right, leaf_of_node, gain, leaf_ids, n_leaves = _grow(
             Xp.X32, Xp.B, Xp.off, Xp.nbins, Xp.exact, Xp.hv, Xp.loc, Xp.So, Xp.Sv, Xp.bstart, target, w, rows, n_act,
             depth_cap, max_nodes, seed, _EPSILON, FEATURE_THRESHOLD, SMALL_NODE, tmp_r, nid, gpos, H, cv, cg, cw,
+            Xp.root_counts,
         )
         tree = ExactTree(feature, threshold, left, right, leaf_of_node, n_leaves, gain)
         if n_act < n:
