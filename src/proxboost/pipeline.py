@@ -21,6 +21,7 @@ k), so the rows are identical for any number of workers.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import logging
@@ -231,6 +232,15 @@ def _dataset_task(dataset):
     return task
 
 
+@functools.lru_cache(maxsize=8)
+def _load_dataset(name, seed, mirror, params):
+    """:func:`proxboost.datasets.load_dataset`, once per process for the same arguments: the
+    checks of a sweep and its jobs (basic launcher: the same process) load each dataset once."""
+    from .datasets import load_dataset
+
+    return load_dataset(name, random_state=seed, mirror=mirror, **dict(params))
+
+
 def _short_hash(params) -> str:
     return results.identity_hash(params)[:8]
 
@@ -314,10 +324,10 @@ def plan_run(*, dataset="synthetic", loss="ls", algo="prox", grid=None, grid_nam
         raise
     grid_points = expand_grid(grid or {}, method.grid_axes)
 
-    from .datasets import DatasetUnavailableError, load_dataset
+    from .datasets import DatasetUnavailableError
 
     try:
-        X, y, info = load_dataset(dataset, random_state=seed, mirror=mirror, **dataset_params)
+        X, y, info = _load_dataset(dataset, seed, mirror, tuple(sorted(dataset_params.items())))
     except DatasetUnavailableError as exc:
         if skip_unavailable:
             log.warning("skipped: dataset '%s' is unavailable: %s", dataset, exc)
