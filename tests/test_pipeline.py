@@ -171,6 +171,14 @@ def test_identity_versions_and_numerics_version(monkeypatch):
     assert _identity()["numerics_version"] == results.NUMERICS_VERSION
 
 
+def test_every_engine_names_the_library_that_grows_its_trees():
+    from proxboost.engines import ENGINES
+    from proxboost.methods import engine_libraries
+
+    for engine in ENGINES:
+        assert engine_libraries(engine), f"engine {engine!r}: add its library to methods._ENGINE_MODULE_LIBRARIES"
+
+
 def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path, data_mirror):
     import hashlib
 
