@@ -34,6 +34,4 @@ def main(cfg: DictConfig):
 
 
 if __name__ == "__main__":
-    from proxboost.cli import interruptible
-
-    interruptible(main)
+    main()

@@ -135,8 +135,9 @@ SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
-# scancel: SIGTERM, then SIGKILL after KillWait seconds (submitit's job ignores SIGTERM)
-KillWait=5
+# scancel: SIGTERM, then SIGKILL KillWait seconds later; submitit's job ignores SIGTERM, so a
+# cancelled job goes on storing rows until the SIGKILL (a few seconds here)
+KillWait=2
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$NCPU RealMemory=$MEM_MB State=UNKNOWN
 PartitionName=check Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -153,24 +154,25 @@ say "sacct says: $(sacct 2>&1 | head -1)"
 
 # -- the sweeps ----------------------------------------------------------------------------------
 # Small and self-contained: synthetic regression data (no data file), the smoke grid (2 grid
-# points), 1 CPU and 1 GB per job. Sweep 2's jobs are longer (4 splits of 1 to 3 s each), so
+# points), 1 CPU and 1 GB per job. Sweep 2's jobs are longer (6 splits of a few seconds each), so
 # that the cancel hits jobs that have stored some of their rows and not others.
 SMALL=(dataset=synthetic dataset.params.n_features=5 grid=smoke progress=false
        hydra/launcher=slurm hydra.launcher.partition=check hydra.launcher.cpus_per_task=1
        hydra.launcher.mem_gb=1 hydra.launcher.timeout_min=20)
 SWEEP1=(loss=ls,lad algo=gradient,prox protocol.n_splits=2
         dataset.params.n_samples=300 protocol.max_estimators=50)
-SWEEP2=(loss=ls,lad algo=residual_gradient,residual_prox protocol.n_splits=4
-        dataset.params.n_samples=2000 protocol.max_estimators=600)
+SWEEP2=(loss=ls,lad algo=residual_gradient,residual_prox protocol.n_splits=6
+        dataset.params.n_samples=5000 protocol.max_estimators=1000)
 
 # check.py <results_dir> <losses> <algos> <n_splits> <mode>: the rows stored under results_dir,
 # read through proxboost.results.load. mode=complete: every (loss, algo, split) exactly once;
 # mode=partial: each at most once, some but not all stored; mode=wait: wait until that holds
-# with at least 2 rows (at most 15 min). Prints "<stored>/<expected>" and writes each row's creation time and fit
+# and a job has stored some of its rows but not all (it is running), or until half the rows
+# are stored (at most 15 min). Prints "<stored>/<expected>" and writes each row's creation time and fit
 # time to <results_dir>.created.json (compared before and after a resubmission).
 CHECK=$WORK/check.py
 cat >"$CHECK" <<'EOF'
-import itertools, json, math, sys, time
+import collections, itertools, json, math, sys, time
 from pathlib import Path
 from proxboost.results import load
 
@@ -181,10 +183,13 @@ deadline = time.monotonic() + 900
 while True:
     rows = load(root) if Path(root).is_dir() else None
     keys = [] if rows is None else list(zip(rows["loss"], rows["algo"], rows["split"].astype(int)))
-    if mode != "wait" or 2 <= len(set(keys)) < len(expected):
+    n = len(set(keys))
+    stored = collections.Counter((l, a) for l, a, _ in set(keys))
+    running = any(0 < count < int(n_splits) for count in stored.values())
+    if mode != "wait" or (n < len(expected) and (running or 2 * n >= len(expected))):
         break
-    if len(set(keys)) >= len(expected) or time.monotonic() > deadline:
-        sys.exit(f"no partial state caught: {len(set(keys))}/{len(expected)} rows stored")
+    if n >= len(expected) or time.monotonic() > deadline:
+        sys.exit(f"no partial state caught: {n}/{len(expected)} rows stored")
     time.sleep(0.5)
 problems = []
 unexpected = set(keys) - expected
@@ -207,8 +212,11 @@ created = {} if rows is None else {
     "/".join(map(str, key)): f"{c} {s!r}"
     for key, c, s in zip(keys, rows["created"], rows["fit_seconds"])}
 Path(root + ".created.json").write_text(json.dumps(created, sort_keys=True))
+per_job = [stored[job] for job in sorted({(l, a) for l, a, _ in expected})]
 print(f"{len(set(keys))}/{len(expected)} rows, each exactly once"
-      + (f"; {len(leftovers)} temporary files left by killed writers" if leftovers else ""))
+      + (f" (rows per job, of {n_splits}: {per_job})" if mode != "complete" else "")
+      + (f"; {len(leftovers)} temporary files left by killed writers"
+         if leftovers and mode != "wait" else ""))
 EOF
 check() { "$PY" "$CHECK" "$@"; }
 # loss and algo lists of a sweep's arguments, for check.py
@@ -231,11 +239,11 @@ result=$(check "$R1" "$(arg loss "${SWEEP1[@]}")" "$(arg algo "${SWEEP1[@]}")" "
   || die "sweep 1: $result"
 say "sweep 1 stored $result"
 
-# 2. A second sweep (4 jobs x 4 splits), cancelled halfway.
+# 2. A second sweep (4 jobs x 6 splits), cancelled halfway.
 export SUBMITIT_LOG_LEVEL=ERROR
 R2=$WORK/results-sweep2
 L2=$(arg loss "${SWEEP2[@]}"); A2=$(arg algo "${SWEEP2[@]}"); S2=$(arg protocol.n_splits "${SWEEP2[@]}")
-say "sweep 2: ${SWEEP2[*]} (4 jobs x 4 splits), in the background"
+say "sweep 2: ${SWEEP2[*]} (4 jobs x 6 splits), in the background"
 t=$SECONDS
 sweep sweep2 "$R2" "${SWEEP2[@]}" >"$WORK/log/sweep2-cancelled.out" 2>&1 &
 SUBMITTER_PID=$!
