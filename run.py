@@ -34,4 +34,6 @@ def main(cfg: DictConfig):
 
 
 if __name__ == "__main__":
-    main()
+    from proxboost.cli import interruptible
+
+    interruptible(main)

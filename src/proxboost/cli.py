@@ -181,9 +181,42 @@ def _inner_n_jobs(cfg):
 def _stop_workers():
     """Kill the process pool's workers now (running fits are abandoned, their rows recomputed
     by the next run)."""
-    from joblib.externals.loky import get_reusable_executor
+    from joblib.externals.loky import reusable_executor
 
-    get_reusable_executor().shutdown(wait=False, kill_workers=True)
+    # the pool this process started, if any (get_reusable_executor() would start one to stop it)
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=False, kill_workers=True)
+
+
+def _in_launcher_worker() -> bool:
+    """Whether this job runs in a worker process of a parallel launcher (joblib)."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    hc = HydraConfig.get()
+    return hc.mode == RunMode.MULTIRUN and "joblib" in str(hc.launcher.get("_target_", ""))
+
+
+#: The sweep in progress in this process: row folders and start time (for the Ctrl-C report of
+#: a sweep whose jobs run in other processes).
+_SWEEP = {"locations": [], "start": None}
+
+
+def interruptible(app):
+    """Run ``app`` (the Hydra entry point); Ctrl-C anywhere in a sweep → one line, exit 130."""
+    import time
+
+    _SWEEP["start"] = time.time()
+    try:
+        app()
+    except KeyboardInterrupt:
+        from . import results
+
+        n = sum(1 for loc in _SWEEP["locations"] for p in results.run_dir(*loc).glob("split-*.csv")
+                if p.stat().st_mtime >= _SWEEP["start"])
+        print(f"interrupted: {n} rows stored; rerun the same command to finish", file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
 
 
 def main(cfg: DictConfig):
@@ -209,9 +242,10 @@ def main(cfg: DictConfig):
         log.error("%s", exc)
         raise SystemExit(2) from None
     except KeyboardInterrupt:
-        n = pipeline.ROWS_STORED + curves.CURVES_STORED - stored_before
-        print(f"interrupted: {n} rows stored; rerun the same command to finish", file=sys.stderr, flush=True)
         _stop_workers()
+        if not _in_launcher_worker():  # else the sweep's own process reports, once
+            n = pipeline.ROWS_STORED + curves.CURVES_STORED - stored_before
+            print(f"interrupted: {n} rows stored; rerun the same command to finish", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
     if df is None or df.empty:
         return None
@@ -270,6 +304,7 @@ class Preflight(Callback):
                 skipped += 1
             else:
                 self.locations.append(run.location)
+                _SWEEP["locations"].append(run.location)
         if mismatched and not config.skip_task_mismatch:
             problems.append(f"{len(mismatched)} job(s) of this sweep pair a loss with a dataset of another task "
                             f"(e.g. {mismatched[0]}); add skip_task_mismatch=true to skip them")
