@@ -93,3 +93,33 @@ def curve_frame():
             df["n_leaves"] = np.asarray(n_leaves, float)
         return df
     return make
+
+
+@pytest.fixture
+def classification_rows():
+    """Stored rows of one classification dataset as the full protocol writes them.
+
+    ``classification_rows(dataset="spam", n_splits=20, seed=0)``: the six boosting methods and
+    XGBoost under ``exponential`` and ``hinge`` (loss and error); random forests, LightGBM and
+    HistGradientBoosting once per split, under ``exponential``, error only (test loss NaN). Values
+    are random draws, different per loss, so a shared row paired with the wrong loss shows.
+    """
+    import numpy as np
+    import pandas as pd
+
+    boosting = ("gradient", "prox", "residual_gradient", "residual_prox", "accelerated_gradient",
+                "accelerated_prox", "xgboost")
+    once = ("random_forest", "lightgbm", "sklearn_hgb")
+
+    def make(dataset="spam", n_splits=20, seed=0, protocol="paper/20splits/T1000"):
+        rng = np.random.default_rng(seed)
+        rows = []
+        for loss in ("exponential", "hinge"):
+            for algo in boosting + (once if loss == "exponential" else ()):
+                for k in range(n_splits):
+                    rows.append(dict(protocol=protocol, dataset=dataset, loss=loss, algo=algo, split=k,
+                                     engine="exact" if algo in boosting[:6] else "none", task="classification",
+                                     test_loss=rng.uniform(0.2, 0.6) if algo in boosting else np.nan,
+                                     test_error=rng.uniform(0.04, 0.08), fit_seconds=1.0 + k, refit_seconds=0.5))
+        return pd.DataFrame(rows)
+    return make

@@ -14,6 +14,7 @@ from proxboost.analysis import (
     loss_differences,
     nadeau_bengio_p,
     paired_deltas,
+    paired_values,
     protocol_units,
     rows_per_dataset,
     variant_differences,
@@ -174,3 +175,43 @@ def test_variant_differences_pair_two_engines_by_split():
                      engine="exact", test_loss=1.0, fit_seconds=1.0))             # no twin: not paired
     m = variant_differences(pd.DataFrame(rows), "engine", "exact", "hist")
     assert len(m) == 4 and m["delta"].tolist() == [1.0, 1.0, 1.0, 0.0]
+
+
+# -- loss-independent methods ------------------------------------------------------------------------
+ONCE = ("random_forest", "lightgbm", "sklearn_hgb")
+
+
+def test_loss_independent_rows_are_shown_under_every_classification_loss(classification_rows):
+    raw = classification_rows()
+    (unit,) = protocol_units(raw)
+    rows = unit.rows
+    assert not rows.duplicated(["dataset", "loss", "algo", "split"]).any()
+    # every stored row exactly once among the rows run with their loss; the copies are the hinge ones
+    run = rows[rows["loss"] == rows["run_loss"]]
+    assert len(run) == len(raw)
+    copies = rows[rows["loss"] != rows["run_loss"]]
+    assert set(copies["algo"]) == set(ONCE) and set(copies["loss"]) == {"hinge"} and len(copies) == 3 * 20
+    assert copies["test_loss"].isna().all()
+    for algo in ONCE:
+        exp = raw[(raw["algo"] == algo)].set_index("split")["test_error"]
+        # hinge: the same fit's error, paired with the hinge run of gradient boosting on the same split
+        a, b = paired_values(rows, "spam", "hinge", algo, "gradient", "test_error")
+        g = raw[(raw["algo"] == "gradient") & (raw["loss"] == "hinge")].set_index("split")["test_error"]
+        assert np.array_equal(a, exp.sort_index().to_numpy()) and np.array_equal(b, g.sort_index().to_numpy())
+        d = paired_deltas(rows, "spam", "hinge", "test_error")
+        assert np.allclose(d[d["algo"] == algo].sort_values("split")["delta"], (exp - g).sort_index())
+    # a difference between two losses never pairs a fit with itself
+    assert not set(loss_differences(rows, "spam")["algo"]) & set(ONCE)
+    a, _ = paired_values(rows, "spam", "hinge", "random_forest", "random_forest", "test_error", loss_b="exponential")
+    assert a.size == 0
+
+
+def test_rows_run_per_loss_are_not_shared():
+    # an older layout: random forests run under both losses; a regression forest under ls only
+    rf = _rows("spam", "exponential", {"gradient": np.ones(4), "random_forest": np.ones(4)})
+    rf = pd.concat([rf, rf.assign(loss="hinge")], ignore_index=True).assign(test_error=0.1)
+    reg = _rows("engel", "ls", {"gradient": np.ones(4), "random_forest": np.ones(4)})
+    reg = pd.concat([reg, _rows("engel", "lad", {"gradient": np.ones(4)})], ignore_index=True)
+    for raw in (rf, reg):
+        (unit,) = protocol_units(raw)
+        assert len(unit.rows) == len(raw) and (unit.rows["loss"] == unit.rows["run_loss"]).all()

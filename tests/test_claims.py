@@ -390,3 +390,13 @@ def test_noise_read_from_the_run_identity(curve_frame):
     df["identity"] = '{"dataset": {"name": "sines", "params": {"noise_std": 0.1, "n_samples": 1000}}, "seed": 0}'
     assert set(with_noise_column(df)["noise_std"]) == {0.1}
     assert with_noise_column(df.drop(columns="identity"))["noise_std"].isna().all()
+
+
+def test_classification_statements_use_the_loss_independent_rows_under_both_losses(classification_rows):
+    units = protocol_units(classification_rows())
+    cells = {r["scope"]: r for r in judge_real("6f", units)[1:]}
+    # the error podium is judged under hinge too: random forests' single fit stands in for both losses
+    for loss in ("exponential", "hinge"):
+        assert cells[f"loss={loss};dataset=spam;metric=error"]["n_support"] == 20
+    six_i = [r["scope"] for r in judge_real("6i", units)[1:]]
+    assert six_i and not any("RF" in s for s in six_i)            # no hinge − exponential for one fit

@@ -234,3 +234,27 @@ def test_intro_draws_the_predictions_of_the_drawn_run(curves):
     fig = figures.fig_intro(intro, preds, pd.DataFrame(columns=["x", "y", "part"]))
     drawn = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_label().startswith("f_T")]
     assert sorted(float(ln.get_ydata()[0]) for ln in drawn) == [1.0, 2.0]
+
+
+def test_hinge_error_panels_show_the_loss_independent_methods(classification_rows):
+    from proxboost.analysis import rows_per_dataset
+
+    raw = classification_rows()
+    rows, _ = rows_per_dataset(raw)
+    once = ["lightgbm", "sklearn_hgb", "random_forest"]
+    exp = dict(figures.panel_groups(rows, "spam", "exponential", "test_error", "delta"))
+    hinge = dict(figures.panel_groups(rows, "spam", "hinge", "test_error", "delta"))
+    assert set(once) <= set(hinge) and set(once) <= set(exp)
+    for algo in once:   # one fit per split, paired with each loss's own gradient run
+        err = raw[raw["algo"] == algo].sort_values("split")["test_error"].to_numpy()
+        for loss, groups in (("exponential", exp), ("hinge", hinge)):
+            g = raw[(raw["algo"] == "gradient") & (raw["loss"] == loss)].sort_values("split")["test_error"].to_numpy()
+            assert np.allclose(np.sort(groups[algo]), np.sort(err - g)) and len(groups[algo]) == 20
+    assert not set(once) & set(dict(figures.panel_groups(rows, "spam", None, "test_error", "hinge_minus_exp")))
+    assert not set(once) & set(dict(figures.panel_groups(rows, "spam", "hinge", "test_loss", "delta")))
+    fig = figures.fig_classification_error(raw)
+    spam = [ax for ax in fig.axes if ax.get_title().startswith("spam")]
+    assert len(spam) == 3 and fig.axes[3].get_ylabel() == "Δ test error (hinge)"   # rows: exponential, hinge, difference
+    ticks = [t.get_text() for t in spam[1].get_xticklabels()]
+    assert {"RF*", "LGBM*", "HGB*"} <= set(ticks) and "XGB" in ticks
+    assert "loss-independent" in fig._suptitle.get_text()

@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from proxboost.claims import CLAIMS_COLUMNS, STATEMENTS, judge
 from proxboost.report import build_summary, intro_grid_table, main, variant_table
@@ -93,3 +94,81 @@ def test_synthetic_table_shows_seed_0_under_the_default_rule(curve_frame):
     rows = [line for line in lines if line.startswith("| x |")]
     assert len(rows) == 1 and "| 0 | midpoint |" in rows[0]
     assert any("6 runs stored" in line for line in lines)
+
+
+def test_hinge_tables_show_the_loss_independent_methods_once_per_split(classification_rows):
+    from proxboost.report import real_world_tables
+
+    raw = classification_rows()
+    lines = real_world_tables(raw)
+    start = lines.index("### spam")
+    tables = {}
+    for loss in ("exponential", "hinge"):
+        i = lines.index(f"**{loss}**", start)
+        j = lines.index("", i + 2)
+        tables[loss] = {r.split(" | ")[0].lstrip("| "): [c.strip() for c in r.strip("|").split("|")]
+                        for r in lines[i + 4:j]}
+    for loss, table in tables.items():
+        g = raw[(raw["algo"] == "gradient") & (raw["loss"] == loss)].sort_values("split")["test_error"].to_numpy()
+        for algo in ("random_forest", "lightgbm", "sklearn_hgb"):
+            cells = table[f"{algo} (loss-independent)"]
+            err = raw[raw["algo"] == algo].sort_values("split")["test_error"].to_numpy()
+            assert cells[1] == "20" and cells[2] == "not reported"
+            mean, std = (float(v) for v in cells[6].split(" ± "))
+            assert mean == pytest.approx(err.mean(), rel=1e-3) and std == pytest.approx(err.std(ddof=1), rel=1e-3)
+            assert float(cells[7]) == pytest.approx(np.median(err - g), rel=1e-3)   # paired with this loss's gradient
+    assert any("run with `exponential`" in line for line in lines)
+
+
+def test_baselines_table_against_an_independent_computation():
+    from scipy import stats
+
+    from proxboost.report import baselines_table
+
+    rng = np.random.default_rng(0)
+    base = rng.uniform(1, 2, 20)
+    frames = []
+    for loss in ("lad", "pinball"):
+        values = {"gradient": base, "prox": base - 0.1 * rng.uniform(0.5, 1.5, 20), "residual_prox": base + 0.05,
+                  "lightgbm": base, "sklearn_hgb": base + rng.normal(0, 0.1, 20)}
+        frames.append(_rows("engel", loss, values).assign(n_grid=lambda d: np.where(
+            d["algo"].isin(["lightgbm", "sklearn_hgb"]), 15, 90)))
+    real = pd.concat(frames, ignore_index=True)
+    lines = baselines_table(real)
+    rows = [line for line in lines if line.startswith("| lad | engel") or line.startswith("| pinball | engel")]
+    assert len(rows) == 2
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[2] == "paper/20splits/T1000, exact trees, 20 splits"
+    lad = real[real["loss"] == "lad"]
+
+    def col(algo):
+        return lad[lad["algo"] == algo].sort_values("split")["test_loss"].to_numpy()
+
+    d = col("prox") - col("lightgbm")
+    p = stats.wilcoxon(d).pvalue
+    assert cells[3] == f"{np.median(d):.3g} ({np.median(d) / np.median(col('lightgbm')):+.1%}) · 20/0/0 · p {p:.2g}"
+    assert cells[5].startswith("0.05 (") and " · 0/0/20 · " in cells[5]          # RP − LGBM: always worse
+    assert any("90 grid points against 15" in line for line in lines)
+    assert baselines_table(_rows("engel", "lad", {"gradient": base}))[0].startswith("_No stored LightGBM")
+
+
+def test_cpu_table_counts_every_stored_row_once(classification_rows, tmp_path, capsys):
+    from proxboost.report import cpu_table
+
+    raw = classification_rows(n_splits=4)
+    lines = cpu_table(raw)
+    header = [c.strip() for c in next(line for line in lines if line.startswith("| dataset")).strip("|").split("|")]
+    spam = dict(zip(header, [c.strip() for c in next(line for line in lines if line.startswith("| spam"))
+                             .strip("|").split("|")]))
+    # fit_seconds = 1 + split: 10 s per method and loss; random forests only ran once per split
+    assert spam["rows"] == str(len(raw)) and spam["random_forest"] == "< 0.01"
+    assert float(spam["total"]) == pytest.approx(10 * (7 * 2 + 3) / 3600, abs=0.005)
+    assert spam["total"] == f"{10 * (7 * 2 + 3) / 3600:.2f}"
+    for _, r in raw.iterrows():
+        write_row(tmp_path, {**r.to_dict(), "identity": {}})
+    main(["--results", str(tmp_path), "--cpu-table"])
+    out = capsys.readouterr().out
+    assert out.startswith("**paper/20splits/T1000** (68 rows)") and "| spam | 68 |" in out
+    main(["--results", str(tmp_path), "--baselines-table"])
+    assert capsys.readouterr().out.startswith("_No stored LightGBM")
+    assert not (tmp_path / "SUMMARY.md").exists()                                 # tables are printed only

@@ -10,6 +10,12 @@ overlap, so the Wilcoxon p-values are optimistic).
 A *protocol unit* is a set of rows that may enter one verdict: one protocol (grid, splits,
 T_max), one tree engine and one tie rule, plus the baselines (``engine = none``) of the same
 protocol. Rows of two units are never combined (:func:`protocol_units`).
+
+Methods that do not depend on the classification loss (:data:`~proxboost.naming.LOSS_INDEPENDENT`)
+are fitted once per dataset and split; inside a unit their rows are shown under every
+classification loss of the dataset (:func:`share_loss_independent`). The column ``run_loss``
+names the loss a row was run with, so a shared row is used for pairing within a loss but never
+counted twice (a difference between two losses skips it).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .naming import DEFAULT_TIE_RULE, ENGINE_PREFERENCE, REFERENCE, tie_rule_of
+from .naming import CLASSIFICATION_LOSSES, DEFAULT_TIE_RULE, ENGINE_PREFERENCE, LOSS_INDEPENDENT, REFERENCE, tie_rule_of
 
 __all__ = [
     "ALPHA",
@@ -38,6 +44,8 @@ __all__ = [
     "paired_values",
     "protocol_units",
     "rows_per_dataset",
+    "share_loss_independent",
+    "shared_methods",
     "variant_differences",
     "wilcoxon_p",
 ]
@@ -81,14 +89,62 @@ def _normalise(real: pd.DataFrame) -> pd.DataFrame:
     df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
     for c in ("protocol", "dataset", "loss", "algo"):
         df[c] = df[c].astype(str)
+    df["run_loss"] = df["run_loss"].astype(str) if "run_loss" in df else df["loss"]
     return df
+
+
+def share_loss_independent(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` plus, for each loss-independent method, its rows repeated under the other
+    classification losses of their dataset (one protocol unit's rows).
+
+    A copy keeps ``run_loss`` (the loss it was run with) and the split, sets ``loss`` to the loss
+    it is shown under and its loss values to NaN (the classifier's loss under another loss was
+    never measured); its misclassification rate is that of the single fit. A method already
+    stored under a loss for a split is not copied there (rows run once per loss stay as they are).
+    """
+    df = rows.copy()
+    if "run_loss" not in df:
+        df["run_loss"] = df["loss"]
+    real = df[df["loss"] == df["run_loss"]]
+    source = real[real["algo"].isin(LOSS_INDEPENDENT) & real["loss"].isin(CLASSIFICATION_LOSSES)]
+    if source.empty:
+        return df
+    copies = []
+    for ds, g in source.groupby("dataset", sort=True):
+        mine = real[(real["dataset"] == ds) & real["loss"].isin(CLASSIFICATION_LOSSES)]
+        present = set(mine["loss"])
+        have = set(zip(mine["algo"], mine["loss"], mine["split"]))
+        # one source row per (method, split): the first loss in the paper's order
+        order = {name: i for i, name in enumerate(CLASSIFICATION_LOSSES)}
+        g = g.assign(_o=g["loss"].map(order)).sort_values(["algo", "split", "_o"]).drop_duplicates(["algo", "split"])
+        for loss in sorted(present, key=order.get):
+            c = g[[(a, loss, k) not in have for a, k in zip(g["algo"], g["split"])]].drop(columns="_o").copy()
+            if c.empty:
+                continue
+            c["loss"] = loss
+            for col in ("test_loss", "val_loss"):
+                if col in c:
+                    c[col] = math.nan
+            copies.append(c)
+    if not copies:
+        return df
+    return pd.concat([df] + copies, ignore_index=True)
+
+
+def shared_methods(rows: pd.DataFrame, dataset) -> list[str]:
+    """Methods whose rows of ``dataset`` are shown under a loss they were not run with."""
+    if "run_loss" not in rows:
+        return []
+    g = rows[(rows["dataset"] == dataset) & (rows["loss"] != rows["run_loss"])]
+    return sorted(set(g["algo"]))
 
 
 def protocol_units(real: pd.DataFrame) -> list[ProtocolUnit]:
     """Split stored rows into :class:`ProtocolUnit` s (sorted by preference).
 
     The baselines (``engine = none``) are shared by every engine and tie rule of their protocol;
-    a protocol with baselines only gives one unit. Duplicated keys keep the last row.
+    a protocol with baselines only gives one unit. Duplicated keys keep the last row. Rows of
+    loss-independent methods are shared between classification losses (:func:`share_loss_independent`).
     """
     if real is None or real.empty:
         return []
@@ -102,6 +158,7 @@ def protocol_units(real: pd.DataFrame) -> list[ProtocolUnit]:
             part = boost[(boost["engine"] == engine) & (boost["tie_rule"] == tie)]
             rows = pd.concat([part, base], ignore_index=True)
             rows = rows.drop_duplicates(subset=["dataset", "loss", "algo", "split"], keep="last")
+            rows = share_loss_independent(rows)
             units.append(ProtocolUnit(str(proto), engine, tie, rows.reset_index(drop=True)))
     return sorted(units, key=ProtocolUnit.sort_key)
 
@@ -112,9 +169,13 @@ def protocol_units(real: pd.DataFrame) -> list[ProtocolUnit]:
 def paired_values(rows, dataset, loss, algo_a, algo_b, metric="test_loss", loss_b=None):
     """Aligned arrays (a, b) of ``metric`` over the splits where both methods have a value.
 
-    ``loss_b`` (default ``loss``) pairs the same method under two losses (hinge − exponential).
+    ``loss_b`` (default ``loss``) pairs the same method under two losses (hinge − exponential);
+    rows shown under a loss they were not run with are then left out (they would pair a fit with
+    itself).
     """
     g = rows[rows["dataset"] == dataset]
+    if loss_b is not None and loss_b != loss and "run_loss" in g:
+        g = g[g["loss"] == g["run_loss"]]
     a = g[(g["loss"] == loss) & (g["algo"] == algo_a)][["split", metric]].dropna()
     b = g[(g["loss"] == (loss_b or loss)) & (g["algo"] == algo_b)][["split", metric]].dropna()
     m = a.merge(b, on="split", suffixes=("_a", "_b")).sort_values("split")
@@ -139,8 +200,13 @@ def paired_deltas(rows: pd.DataFrame, dataset, loss, metric="test_loss", referen
 
 
 def loss_differences(rows, dataset, metric="test_error", loss_a="hinge", loss_b="exponential") -> pd.DataFrame:
-    """Per method and split: ``metric`` under ``loss_a`` − under ``loss_b``; columns ``algo, split, delta``."""
+    """Per method and split: ``metric`` under ``loss_a`` − under ``loss_b``; columns ``algo, split, delta``.
+
+    Only rows run with their loss count: a loss-independent method (one fit shown under both
+    losses) has no such difference."""
     g = rows[rows["dataset"] == dataset]
+    if "run_loss" in g:
+        g = g[g["loss"] == g["run_loss"]]
     a = g[g["loss"] == loss_a][["algo", "split", metric]].dropna()
     b = g[g["loss"] == loss_b][["algo", "split", metric]].dropna()
     m = a.merge(b, on=["algo", "split"], suffixes=("_a", "_b"))

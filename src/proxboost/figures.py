@@ -41,7 +41,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
 from ._io import atomic_path
-from .analysis import loss_differences, paired_deltas, rows_per_dataset
+from .analysis import loss_differences, paired_deltas, rows_per_dataset, shared_methods
 from .claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, floor_start, stated_curves
 from .naming import (
     CLASSIFICATION_DATASETS,
@@ -66,6 +66,7 @@ __all__ = [
     "fig_regression_loss",
     "main",
     "make_all",
+    "panel_groups",
     "save",
 ]
 
@@ -462,8 +463,9 @@ def _protocol_caption(info, datasets):
     return "protocol (grid/splits/T_max, trees): " + "; ".join(f"{p} ({', '.join(d)})" for p, d in by.items())
 
 
-def _strip_box(ax, groups, reference_line=0.0):
-    """Box plot + jittered points of each (algo, values) in ``groups``, coloured per method."""
+def _strip_box(ax, groups, marked=(), reference_line=0.0):
+    """Box plot + jittered points of each (algo, values) in ``groups``, coloured per method; the
+    tick labels of the methods in ``marked`` get a star."""
     rng = np.random.default_rng(0)
     positions = np.arange(len(groups))
     data = [np.asarray(v, float) for _, v in groups]
@@ -478,7 +480,7 @@ def _strip_box(ax, groups, reference_line=0.0):
                    lw=0, alpha=0.85, zorder=3, label=f"_points {algo}")
     ax.axhline(reference_line, color="0.25", lw=0.8, ls="--", zorder=0)
     ax.set_xticks(positions)
-    ax.set_xticklabels([style(a)["short"] for a, _ in groups], rotation=0)
+    ax.set_xticklabels([style(a)["short"] + ("*" if a in marked else "") for a, _ in groups], rotation=0)
     ax.set_xlim(-0.7, len(groups) - 0.3)
     _maybe_symlog(ax, np.concatenate(data) if data else np.array([]))
 
@@ -493,6 +495,18 @@ def _maybe_symlog(ax, values):
     if bulk > 0 and v.max() > 30 * bulk:
         ax.set_yscale("symlog", linthresh=float(bulk), linscale=1.0)
         ax.text(0.99, 0.01, "symlog scale", transform=ax.transAxes, ha="right", va="bottom", fontsize=6, color="0.4")
+
+
+def panel_groups(rows, ds, loss, metric, mode) -> list[tuple[str, np.ndarray]]:
+    """The (method, Δ per split) groups of one panel, in display order: the paper's methods that
+    report ``metric`` and the extra baselines when stored. Loss-independent methods appear under
+    every loss (paired with that loss's gradient run), never in a hinge − exponential panel."""
+    if mode == "hinge_minus_exp":
+        d = loss_differences(rows, ds, metric, "hinge", "exponential")
+    else:
+        d = paired_deltas(rows, ds, loss, metric)
+    shown = _expected(loss, metric, mode) + list(EXTRA_BASELINES)
+    return [(a, d[d["algo"] == a]["delta"].to_numpy()) for a in METHOD_ORDER if a in shown and (d["algo"] == a).any()]
 
 
 def _expected(loss, metric, mode):
@@ -512,7 +526,7 @@ def _delta_figure(real, datasets, panel_rows, title, figsize_per=(2.9, 2.6)) -> 
     ncol = len(datasets)
     fig = Figure(figsize=(figsize_per[0] * ncol, figsize_per[1] * len(panel_rows) + 1.2))
     axes = fig.subplots(len(panel_rows), ncol, squeeze=False)
-    used = set()
+    used, any_shared = set(), False
     for r, (label, loss, metric, mode) in enumerate(panel_rows):
         for c, ds in enumerate(datasets):
             ax = axes[r, c]
@@ -522,21 +536,17 @@ def _delta_figure(real, datasets, panel_rows, title, figsize_per=(2.9, 2.6)) -> 
                 _empty(ax, f"{ds}\nno stored rows")
                 ax.set_title(ds)
                 continue
-            if mode == "hinge_minus_exp":
-                d = loss_differences(rows, ds, metric, "hinge", "exponential")
-            else:
-                d = paired_deltas(rows, ds, loss, metric)
             expected = _expected(loss, metric, mode)
-            shown = expected + list(EXTRA_BASELINES)
-            groups = [(a, d[d["algo"] == a]["delta"].to_numpy()) for a in METHOD_ORDER
-                      if a in shown and (d["algo"] == a).any()]
+            groups = panel_groups(rows, ds, loss, metric, mode)
+            shared = set(shared_methods(rows, ds)) if mode != "hinge_minus_exp" else set()
+            any_shared |= bool(shared & {a for a, _ in groups})
             meta = info[ds]
             ax.set_title(f"{ds}\n{meta['protocol']}, {meta['n_splits']} splits", fontsize=8)
             if not groups:
                 _empty(ax, f"no paired rows for {loss if mode != 'hinge_minus_exp' else 'hinge & exponential'}")
                 continue
             used.update(a for a, _ in groups)
-            _strip_box(ax, groups)
+            _strip_box(ax, groups, shared)
             ax.grid(True, axis="y", alpha=0.25)
             miss = [style(a)["short"] for a in expected if a not in {g for g, _ in groups}]
             if miss:
@@ -549,7 +559,8 @@ def _delta_figure(real, datasets, panel_rows, title, figsize_per=(2.9, 2.6)) -> 
                    bbox_to_anchor=(0.5, -0.01))
     width = int(fig.get_figwidth() * 13)
     caption = (f"{_protocol_caption(info, datasets)}; box = quartiles over splits (whiskers 1.5 IQR), "
-               "points = splits, dashed line = 0")
+               "points = splits, dashed line = 0"
+               + ("; * = loss-independent: one fit per split, the same rows under every loss" if any_shared else ""))
     fig.suptitle(textwrap.fill(title, width) + "\n" + textwrap.fill(caption, width), fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
@@ -579,7 +590,7 @@ def fig_classification_error(real) -> Figure:
     return _delta_figure(real, CLASSIFICATION_DATASETS, rows,
                          "Classification: misclassification rate; Δ = error − that of gradient boosting (same loss, "
                          "same split); bottom: error with hinge − error with exponential (same method, same split; "
-                         "random forests do not depend on the loss)", figsize_per=(3.6, 2.8))
+                         "random forests, LightGBM and HGB do not depend on the loss)", figsize_per=(3.6, 2.8))
 
 
 # =====================================================================================
