@@ -52,6 +52,13 @@ at ``(a + b) / 2``; here the split keeps the bin edge (between the bins of ``a``
 nearest to the midpoint of the two bins' representative values (the value itself for a
 distinct-value bin, the midpoint of the training range of the bin otherwise).
 
+**Weights and gains.** ``grow(..., sample_weight=w)`` grows on the rows of positive weight
+(weighted sums in the histograms; no histogram subtraction, whose rounding could make an empty
+bin look non-empty) and places the rows of weight 0 with the grown tree; ``prepare(X, fit=True,
+sample_weight=w)`` learns the edges from the positive-weight rows (quantiles of weighted
+counts). Each tree reports ``split_feature`` and ``split_gain`` per internal node (the weighted
+impurity decrease over the root's weight; see ``docs/engines.md``).
+
 Trees grow depth-first with an explicit stack (no leaf limit, so the tree equals the
 depth-wise one); leaves are numbered left to right, ``0 .. n_leaves - 1``. Histogram memory is
 ``O(min(D, n / 33) * total_bins)``, row buffers ``O(n)``; no O(n^2) or O(n * 256 * p) array.
