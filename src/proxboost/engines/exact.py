@@ -243,7 +243,7 @@ def _collect(X32, B, f, code, seg_v, seg_o, nid, label, target, w, rows, start, 
 
 
 @njit(cache=True, nogil=True)
-def _scan_binned(H, o, nb, exact, hv, X32, B, f, So, Sv, bstart, nid, label, target, w, rows, start, end,
+def _scan_binned(H, o, nb, exact, hv, multi, X32, B, f, So, Sv, bstart, nid, label, target, w, rows, start, end,
                  s_node, w_node, wmin, thr, best, cv, cg, cw):
     """Candidates of one feature on a node with histogram H (bins o .. o + nb - 1).
 
@@ -290,6 +290,8 @@ def _scan_binned(H, o, nb, exact, hv, X32, B, f, So, Sv, bstart, nid, label, tar
             prev = b
         return found, best, a, bb, lo_bin, hi_bin
     if first == last:
+        if not multi[first]:  # one coarse bin holding one distinct value: constant
+            return -1, best, a, bb, lo_bin, hi_bin
         k = _collect(X32, B, f, first, Sv[bstart[first]:bstart[first + 1]], So[bstart[first]:bstart[first + 1]],
                      nid, label, target, w, rows, start, end, cv, cg, cw)
         if cv[k - 1] <= cv[0] + thr:
@@ -311,7 +313,7 @@ def _scan_binned(H, o, nb, exact, hv, X32, B, f, So, Sv, bstart, nid, label, tar
                 found = 1
                 lo_bin = prev
                 hi_bin = b
-        if wb >= 2.0 * wmin:  # room for a candidate inside the bin: bound it
+        if multi[b] and wb >= 2.0 * wmin:  # room for a candidate inside the bin: bound it
             pos = H[i + 2]
             neg = H[i] - pos
             w_lo = wl + wmin
@@ -401,7 +403,7 @@ def _bin_edge_values(f, lo_bin, hi_bin, So, Sv, bstart, nid, label, X32, B, rows
 # The tree builder
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _split_node(features, constant, n_known, state, H, buf, off, nbins, exact, hv, X32, B, So, Sv, bstart,
+def _split_node(features, constant, n_known, state, H, buf, off, nbins, exact, hv, multi, X32, B, So, Sv, bstart,
                 loc, nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, keys, vals, wts,
                 cv, cg, cw):
     """scikit-learn's ``node_split_best`` on one node: (feature, a, b, n_total_constants).
@@ -436,7 +438,7 @@ def _split_node(features, constant, n_known, state, H, buf, off, nbins, exact, h
         if buf >= 0:
             k = loc[f]
             res, prox, a, b, lo_bin, hi_bin = _scan_binned(
-                H[buf], off[f], nbins[f], exact[f], hv[f], X32, B, f, So[k], Sv[k], bstart[k], nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, best, cv, cg, cw)
+                H[buf], off[f], nbins[f], exact[f], hv[f], multi[f], X32, B, f, So[k], Sv[k], bstart[k], nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, best, cv, cg, cw)
         else:
             res, prox, a, b = _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best,
                                           keys, vals, wts)
@@ -508,7 +510,7 @@ def _impurity(q, s, wsum):
 
 
 @njit(cache=True, nogil=True)
-def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n_act, max_depth, max_nodes, seed,
+def _grow(X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, rows, n_act, max_depth, max_nodes, seed,
           eps, thr, small, tmp_r, nid, gpos, H, cv, cg, cw, root_counts):
     """Grow one tree depth-first (scikit-learn's node order); see the module docstring.
 
@@ -637,7 +639,7 @@ def _grow(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart, target, w, rows, n
         label_r = 0
         if buf != _LEAF:
             best_f, a, b, n_const = _split_node(features, constant, st_nconst[top], state, H, buf, off, nbins, exact,
-                                                hv, X32, B, So, Sv, bstart, loc, nid, label, target, w, rows, start,
+                                                hv, multi, X32, B, So, Sv, bstart, loc, nid, label, target, w, rows, start,
                                                 end, sn, wn, wmin, thr, keys, vals, wts, cv, cg, cw)
         if best_f >= 0:
             thr_v = a / 2.0 + b / 2.0
@@ -798,13 +800,14 @@ class ExactData:
     """Prepared training rows (see the module docstring): float32 X, per-feature bin codes and
     offsets, the distinct values of exact-coded features, and the sorted orders of the others."""
 
-    def __init__(self, X32, B, off, nbins, exact, hv, loc, So, Sv, bstart):
+    def __init__(self, X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart):
         self.X32 = X32
         self.B = B
         self.off = off
         self.nbins = nbins
         self.exact = exact
         self.hv = hv
+        self.multi = multi
         self.loc = loc
         self.So = So
         self.Sv = Sv
@@ -918,6 +921,7 @@ class ExactEngine:
         nbins = np.zeros(p, np.int64)
         exact = np.zeros(p, np.bool_)
         hv = np.full((p, MAX_CODES), np.inf, dtype=np.float32)
+        multi = np.zeros((p, MAX_CODES), np.bool_)  # coarse bin holding two or more distinct values
         loc = np.zeros(p, np.int64)
         sorted_cols = []
         for f in range(p):
@@ -933,6 +937,7 @@ class ExactEngine:
                 bin_of_u = np.searchsorted(cuts, np.arange(len(u)), side="left")
                 B[:, f] = bin_of_u[inv]
                 nbins[f] = len(cuts) + 1
+                multi[f, : nbins[f]] = np.bincount(bin_of_u, minlength=nbins[f]) >= 2
                 loc[f] = len(sorted_cols)
                 sorted_cols.append(f)
         off = np.concatenate(([0], np.cumsum(nbins))).astype(np.int64)
@@ -946,7 +951,7 @@ class ExactEngine:
             Sv[k] = X32[order, f]
             counts = np.bincount(B[:, f], minlength=nbins[f])
             bstart[k, 1 : nbins[f] + 1] = np.cumsum(counts)
-        return ExactData(X32, B, off, nbins, exact, hv, loc, So, Sv, bstart)
+        return ExactData(X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart)
 
     def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
         """Grow one tree on ``target``: scikit-learn's tree for the same ``random_state`` draw."""
@@ -979,7 +984,7 @@ class ExactEngine:
             rows[:n_act] = np.flatnonzero(active)
             nid[:] = np.where(active, 0, -1)
         feature, threshold, left, right, leaf_of_node, gain, leaf_ids, n_leaves = _grow(
-            Xp.X32, Xp.B, Xp.off, Xp.nbins, Xp.exact, Xp.hv, Xp.loc, Xp.So, Xp.Sv, Xp.bstart, target, w, rows, n_act,
+            Xp.X32, Xp.B, Xp.off, Xp.nbins, Xp.exact, Xp.hv, Xp.multi, Xp.loc, Xp.So, Xp.Sv, Xp.bstart, target, w, rows, n_act,
             depth_cap, max_nodes, seed, _EPSILON, FEATURE_THRESHOLD, SMALL_NODE, tmp_r, nid, gpos, H, cv, cg, cw,
             Xp.root_counts,
         )
