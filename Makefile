@@ -33,10 +33,13 @@ figures: $(STAMP)
 # sweeps), then claims.csv and SUMMARY.md. Add e.g. hydra/launcher=joblib to the -m lines by hand.
 results: $(STAMP)
 	$(PY) run.py +experiment=intro
+	$(PY) run.py -m +experiment=intro_sensitivity
 	$(PY) run.py +experiment=convergence
+	$(PY) run.py +experiment=convergence_authors
 	$(PY) run.py +experiment=proximal_step
 	$(PY) run.py -m +experiment=paper
-	$(PY) run.py -m +experiment=reduced
+	$(PY) run.py -m +experiment=paper_classification
+	$(PY) run.py -m +experiment=paper_forests
 	$(PY) -m proxboost.report --results results
 
 datasets: $(STAMP)

@@ -26,40 +26,65 @@ def _specs(experiment, *overrides):
     return specs_from_config(OmegaConf.to_container(cfg.synthetic, resolve=True), engine=cfg.engine.name)
 
 
+SEEDS = {0, 1, 2, 3, 4}
+
+
 def test_convergence_settings():
     specs = _specs("convergence")
-    assert len(specs) == 4 * 2 * 4 == len({curve_path("r", s) for s in specs})
-    assert {(s.dataset, s.loss) for s in specs} == {("regression", "ls"), ("regression", "lad"),
-                                                    ("classification", "exponential"), ("classification", "hinge")}
+    assert len(specs) == 6 * 2 * 4 * 5 == len({curve_path("r", s) for s in specs})
+    assert {(s.dataset, s.loss) for s in specs} == {
+        ("regression", "ls"), ("regression", "lad"), ("regression", "pinball"),
+        ("classification", "exponential"), ("classification", "logistic"), ("classification", "hinge")}
     assert {s.max_depth for s in specs} == {3, 15}
     assert {s.algo for s in specs} == {"gradient", "prox", "residual_gradient", "residual_prox"}
-    assert all(s.n_estimators == 1000 and s.learning_rate == 0.05 and s.seed == 0 and s.beta == 1.0 for s in specs)
+    assert all(s.n_estimators == 1000 and s.learning_rate == 0.05 and s.beta == 1.0 for s in specs)
+    assert {s.tau for s in specs if s.loss == "pinball"} == {0.9}
+    assert {s.seed for s in specs} == SEEDS
     assert {s.step for s in specs if s.algo.endswith("prox")} == {1.0}
     assert {s.step for s in specs if s.algo.endswith("gradient")} == {None}
     assert {s.tie_rule for s in specs} == {"midpoint"}
 
 
+def test_convergence_authors_repeats_the_losses_with_ties_under_the_other_rule():
+    default, authors = _specs("convergence"), _specs("convergence_authors")
+    assert {s.tie_rule for s in authors} == {"authors"}
+    assert {s.loss for s in authors} == {"lad", "hinge", "pinball"}
+    # the same runs as the default experiment's, but for the rule: no collision with them
+    key = lambda s: (s.dataset, s.loss, s.algo, s.max_depth, s.step, s.seed, s.tau)  # noqa: E731
+    assert {key(s) for s in authors} == {key(s) for s in default if s.loss in ("lad", "hinge", "pinball")}
+    assert not {curve_path("r", s) for s in authors} & {curve_path("r", s) for s in default}
+
+
 def test_seeds_and_tie_rules_multiply_the_runs_without_collisions():
     specs = _specs("convergence", "synthetic.seed=[0,1,2,3,4]", "synthetic.tie_rule=[midpoint,authors]")
-    assert len(specs) == 32 * 5 * 2
+    assert len(specs) == 48 * 5 * 2
     assert len({(s.name, s.dataset, s.loss, s.algo) for s in specs}) == len(specs)
 
 
 def test_proximal_step_settings():
     specs = _specs("proximal_step")
-    assert len(specs) == 2 * (3 + 3 * 5) == len({curve_path("r", s) for s in specs})
+    assert len(specs) == 2 * (3 + 3 * 5) * 5 * 2 == len({curve_path("r", s) for s in specs})
     assert {s.loss for s in specs} == {"lad", "hinge"}
     assert {s.step for s in specs if s.algo.endswith("prox")} == {0.01, 0.1, 1.0, 10.0, 100.0}
     assert all(s.max_depth == 3 and s.n_estimators == 1000 and s.learning_rate == 0.05 for s in specs)
     assert {s.algo for s in specs} == {"gradient", "prox", "residual_gradient", "residual_prox",
                                        "accelerated_gradient", "accelerated_prox"}
+    assert {s.seed for s in specs} == SEEDS and {s.tie_rule for s in specs} == {"midpoint", "authors"}
 
 
 def test_intro_settings():
-    specs = _specs("intro")
+    specs = _specs("intro", "synthetic.seed=[0]", "synthetic.tie_rule=[midpoint]")
     assert [(s.dataset, s.loss, s.algo, s.max_depth, s.n_estimators, s.learning_rate, s.step) for s in specs] == [
         ("sines", "lad", "gradient", 2, 500, 0.05, None), ("sines", "lad", "prox", 2, 500, 0.05, 1.0)]
     assert all(s.grid_predictions > 0 for s in specs)
+    assert len(_specs("intro")) == 2 * 5 * 2
+
+
+def test_intro_sensitivity_contains_the_stated_intro_runs():
+    stated = {curve_path("r", s) for s in _specs("intro")}
+    cell = _specs("intro_sensitivity")  # the experiment's own values: nu = 0.05, sigma = 0.15
+    assert {s.step for s in cell if s.algo == "prox"} == {1.0, 100.0}
+    assert stated <= {curve_path("r", s) for s in cell}
 
 
 @pytest.mark.slow
