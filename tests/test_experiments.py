@@ -90,7 +90,7 @@ def test_intro_sensitivity_contains_the_stated_intro_runs():
 @pytest.mark.slow
 def test_intro_through_run_py_writes_curves_with_identity_and_rerun_skips(tmp_path):
     cmd = [sys.executable, str(ROOT / "run.py"), "+experiment=intro", "synthetic.n_estimators=5",
-           f"results_dir={tmp_path / 'res'}", f"hydra.run.dir={tmp_path / 'run'}", "progress=false"]
+           "synthetic.seed=[0]", "synthetic.tie_rule=[midpoint]", f"results_dir={tmp_path / 'res'}", f"hydra.run.dir={tmp_path / 'run'}", "progress=false"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr
