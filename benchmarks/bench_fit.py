@@ -1,6 +1,6 @@
 """Fit time of proxboost's exact engine against scikit-learn, measured in one interleaved run.
 
-Setting (issue 2, point 5): SPEC §4.1 regression model, depth 3, nu = 0.05, loss ``lad``;
+Setting: the synthetic regression model of docs/protocol.md, depth 3, nu = 0.05, loss ``lad``;
 a small case (400 training rows, d = 100, T = 1000) and a large one (100,000 rows, d = 20,
 T = 50 iterations: the tree is then ~99 % of the time, so 50 are representative).
 

@@ -1,7 +1,7 @@
-"""Per-iteration cost of the tree engines against LightGBM (issue 6), and numba start-up costs.
+"""Per-iteration cost of the tree engines against LightGBM, and numba start-up costs.
 
-Setting: ``algo="prox"``, loss ``lad``, depth 3, nu = 0.05, lambda = 1 (per-sample step, SPEC §2.1),
-SPEC §4.1's regression model (X ~ N(0, Sigma), Sigma_ij = 2^-|i-j|) at several sizes.
+Setting: ``algo="prox"``, loss ``lad``, depth 3, nu = 0.05, lambda = 1 (per-sample step, docs/method.md),
+The synthetic regression model of docs/protocol.md (X ~ N(0, Sigma), Sigma_ij = 2^-|i-j|) at several sizes.
 
 Methods, interleaved within each repetition (median of ``--repeats`` fits):
 
@@ -27,7 +27,7 @@ and the first small fit + predict + compiled line searches (which compile or loa
 Also (``--sections``): ``linesearch``, the share of an iteration spent in the ``lad`` line search
 at 10^5 x 20 with the hist engine (lexsort version of :mod:`proxboost.losses` vs
 :mod:`proxboost._leafops`); ``kernels``, the two line-search kernels alone (numpy vs compiled)
-at 10^5 rows; ``compare`` (not run by default, a few minutes), the engines on SPEC §5.1's
+at 10^5 rows; ``compare`` (not run by default, a few minutes), the engines on the
 convergence setting (depth 3, T = 1000, nu = 0.05, lambda = 1, 50/50 split of one seed-0
 draw): final train / test loss of every (loss, algo), exact vs hist.
 
@@ -247,7 +247,7 @@ def spec_classification(n, d, seed=0):
 
 
 def compare_engines(T=1000, depth=3):
-    """SPEC §5.1 setting: final train / test loss and fit seconds, exact vs hist."""
+    """The convergence setting (docs/protocol.md): final train / test loss and fit seconds, exact vs hist."""
     from proxboost import BoostingClassifier
     from proxboost.boosting import ALGOS
 
@@ -341,7 +341,7 @@ def main():
         for name, n_leaves, slow, fast in kernel_speedups():
             print(f"| {name} | {n_leaves} | {slow:.2f} | {fast:.2f} | {slow / fast:.1f}x |")
     if "compare" in sections:
-        print("\nEngines on SPEC §5.1 (depth 3, T = 1000, nu = 0.05, lambda = 1, 50/50 split):", flush=True)
+        print("\nEngines on the convergence setting (depth 3, T = 1000, nu = 0.05, lambda = 1, 50/50 split):", flush=True)
         res = compare_engines()
         print("\n| loss | algo | train exact | train hist | test exact | test hist | fit s exact | fit s hist |")
         print("|---|---|---|---|---|---|---|---|")
