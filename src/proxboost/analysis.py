@@ -347,10 +347,10 @@ class Comparison:
         return "confirmed" if self.median < 0 else "contradicted"
 
     def text(self, p=None) -> str:
-        s = (f"median Δ {_fmt(self.median)}, W/T/L {self.wins}/{self.ties}/{self.losses}, p {_fmt_p(self.p)}")
+        s = (f"median Δ {format_number(self.median)}, W/T/L {self.wins}/{self.ties}/{self.losses}, p {format_p(self.p)}")
         if p is not None:
-            s += f", Holm p {_fmt_p(p)}"
-        return s + f", NB p {_fmt_p(self.p_nb)}"
+            s += f", Holm p {format_p(p)}"
+        return s + f", NB p {format_p(self.p_nb)}"
 
 
 def compare(a, b, test_train_ratio=1.0 / 3.0) -> Comparison:
@@ -375,17 +375,21 @@ def compare(a, b, test_train_ratio=1.0 / 3.0) -> Comparison:
                       hl, lo, hi, scale)
 
 
-def _fmt(x) -> str:
+def format_number(x, digits=4) -> str:
+    """A number for the tables: ``digits`` significant digits, scientific outside [1e-3, 1e4);
+    "—" for a missing value (None, NaN), "∞" / "−∞" for an infinite one."""
     if x is None or not np.isfinite(x):
         return "—" if x is None or np.isnan(x) else ("∞" if x > 0 else "−∞")
+    x = float(x)
     if x == 0:
         return "0"
     if abs(x) >= 1e4 or abs(x) < 1e-3:
-        return f"{x:.3e}"
-    return f"{x:.4g}"
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{digits}g}"
 
 
-def _fmt_p(p) -> str:
+def format_p(p) -> str:
+    """A p-value for the tables (two significant digits; "—" when missing)."""
     return "—" if p is None or not np.isfinite(p) else f"{p:.2g}"
 
 

@@ -509,17 +509,22 @@ def _s1a(R):
     return out
 
 
-def _s1b(R, losses=("ls", "exponential")):
+def _mixed_up_cells(R, losses, a, b, label):
+    """"Curves mixed up" per (loss, depth) for runs a and b, each an (algo, step) pair."""
     out = {}
     for loss in losses:
         for d in CONVERGENCE_DEPTHS:
-            g, p = R.get(loss, "gradient", d), R.get(loss, "prox", d, 1.0)
-            if g is None or p is None:
-                out[scope(loss=loss, depth=d)] = _missing(f"{loss} G/P")
+            ca, cb = R.get(loss, a[0], d, a[1]), R.get(loss, b[0], d, b[1])
+            if ca is None or cb is None:
+                out[scope(loss=loss, depth=d)] = _missing(f"{loss} {label}")
                 continue
-            v, gap = mixed_up(p, g)
-            out[scope(loss=loss, depth=d)] = Cell(v, f"max gap {gap:.3g} decade before t = {min(g.end, p.end)}")
+            v, gap = mixed_up(ca, cb)
+            out[scope(loss=loss, depth=d)] = Cell(v, f"max gap {gap:.3g} decade before t = {min(ca.end, cb.end)}")
     return out
+
+
+def _s1b(R, losses=("ls", "exponential")):
+    return _mixed_up_cells(R, losses, ("prox", 1.0), ("gradient", None), "G/P")
 
 
 def _s1c(R):
@@ -585,16 +590,7 @@ def _s2d(R, losses=("lad", "hinge")):
 
 
 def _s2e(R, losses=("lad", "hinge")):
-    out = {}
-    for loss in losses:
-        for d in CONVERGENCE_DEPTHS:
-            a, b = R.get(loss, "residual_prox", d, 1.0), R.get(loss, "prox", d, 1.0)
-            if a is None or b is None:
-                out[scope(loss=loss, depth=d)] = _missing(f"{loss} RP/P")
-                continue
-            v, gap = mixed_up(a, b)
-            out[scope(loss=loss, depth=d)] = Cell(v, f"max gap {gap:.3g} decade before t = {min(a.end, b.end)}")
-    return out
+    return _mixed_up_cells(R, losses, ("residual_prox", 1.0), ("prox", 1.0), "RP/P")
 
 
 def _s2b(R):

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ._io import atomic_path
-from .analysis import compare, paired_values, rows_per_dataset, shared_methods, variant_differences
+from .analysis import compare, format_number, format_p, paired_values, rows_per_dataset, shared_methods, variant_differences
 from .claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, intro_grid, judge, write_claims
 from .naming import (
     CLASSIFICATION_DATASETS,
@@ -56,21 +56,6 @@ MISSING = {"advertisements": ": no copy of the UCI file `ad.data` was available 
                              "rows (no network access; no checksum of the file is known, docs/protocol.md). Its "
                              "loader is tested on a generated file; `make datasets` then `make results` add its rows "
                              "where the file can be downloaded"}
-
-
-def _num(x, digits=4) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "—"
-    x = float(x)
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e4 or abs(x) < 1e-3:
-        return f"{x:.{digits - 1}e}"
-    return f"{x:.{digits}g}"
-
-
-def _p(p) -> str:
-    return "—" if p is None or not math.isfinite(p) else f"{p:.2g}"
 
 
 def _cell(text) -> str:
@@ -127,7 +112,7 @@ def _metric_cells(rows, ga, ds, loss, algo, metric):
     v = ga[metric].astype(float).dropna()
     if v.empty:
         return ["not reported", "—", "—", "—"]
-    cells = [f"{_num(v.mean())} ± {_num(v.std(ddof=1) if len(v) > 1 else math.nan)}"]
+    cells = [f"{format_number(v.mean())} ± {format_number(v.std(ddof=1) if len(v) > 1 else math.nan)}"]
     if algo == REFERENCE:
         return cells + ["(reference)", "", ""]
     g = rows[(rows["dataset"] == ds) & (rows["loss"] == loss)]
@@ -135,7 +120,7 @@ def _metric_cells(rows, ga, ds, loss, algo, metric):
     b = g[g["algo"] == REFERENCE][["split", metric]].dropna()
     m = a.merge(b, on="split", suffixes=("_a", "_b"))
     c = compare(m[f"{metric}_a"], m[f"{metric}_b"])
-    return cells + [_num(c.median), f"{c.wins}/{c.ties}/{c.losses}", _p(c.p)]
+    return cells + [format_number(c.median), f"{c.wins}/{c.ties}/{c.losses}", format_p(c.p)]
 
 
 def real_world_tables(real: pd.DataFrame) -> list[str]:
@@ -222,7 +207,7 @@ def baselines_table(real: pd.DataFrame) -> list[str]:
                     cells.append("—")
                     continue
                 share = f" ({c.median / c.scale:+.1%})" if c.scale else ""
-                cells.append(f"{_num(c.median, 3)}{share} · {c.wins}/{c.ties}/{c.losses} · p {_p(c.p)}")
+                cells.append(f"{format_number(c.median, 3)}{share} · {c.wins}/{c.ties}/{c.losses} · p {format_p(c.p)}")
             lines.append(f"| {loss} | {ds} | {_cell(info[ds]['protocol'])}, {info[ds]['n_splits']} splits | "
                          + " | ".join(cells) + " |")
     judged = rows[rows["loss"].isin(losses)]
@@ -308,10 +293,10 @@ def variant_table(real: pd.DataFrame, column: str, title: str, what: str) -> lis
         for (proto, ds, loss, algo), g in m.groupby(["protocol", "dataset", "loss", "algo"], sort=True):
             c = compare(g["value_a"], g["value_b"])
             rel = float(np.mean(np.abs(g["delta"]) / g["value_b"].abs()))
-            fs = (f"{_num(g['fit_seconds_a'].median(), 3)} / {_num(g['fit_seconds_b'].median(), 3)}"
+            fs = (f"{format_number(g['fit_seconds_a'].median(), 3)} / {format_number(g['fit_seconds_b'].median(), 3)}"
                   if "fit_seconds_a" in g else "—")
-            lines.append(f"| {proto} | {ds} | {loss} | {algo} | {c.n} | {_num(c.median)} | {_num(rel)} | "
-                         f"{c.wins}/{c.ties}/{c.losses} | {_p(c.p)} | {fs} |")
+            lines.append(f"| {proto} | {ds} | {loss} | {algo} | {c.n} | {format_number(c.median)} | {format_number(rel)} | "
+                         f"{c.wins}/{c.ties}/{c.losses} | {format_p(c.p)} | {fs} |")
         lines.append("")
     if not lines:
         return []
@@ -337,8 +322,8 @@ def intro_grid_table(curves: pd.DataFrame) -> list[str]:
     for key, g in grid.groupby(keys, dropna=False, sort=True):
         nu, lam, sigma, rule = key
         lines.append(f"| {nu:g} | {lam:g} | {'—' if pd.isna(sigma) else f'{sigma:g}'} | {rule} | {len(g)} | "
-                     f"{_num(g['G_half'].median())} | {_num(g['G_end'].median())} | {_num(g['P_half'].median())} | "
-                     f"{_num(g['P_end'].median())} | {counts(g['7a'])} | {counts(g['7b'])} | {counts(g['7c'])} |")
+                     f"{format_number(g['G_half'].median())} | {format_number(g['G_end'].median())} | {format_number(g['P_half'].median())} | "
+                     f"{format_number(g['P_end'].median())} | {counts(g['7a'])} | {counts(g['7b'])} | {counts(g['7c'])} |")
     return lines + [""]
 
 
@@ -374,8 +359,8 @@ def synthetic_tables(curves: pd.DataFrame) -> list[str]:
             last = run.iloc[-1]
             lam = "—" if k[5] < 0 else f"{k[5]:g}"
             lines.append(f"| {k[1]} | {k[2]} | {k[3]} | {int(k[4])} | {lam} | {k[6]:g} | {k[7]} | {int(k[8])} | "
-                         f"{k[9]} | {_num(last['train_loss'])} | {_num(run['test_loss'].iloc[imin])} "
-                         f"({int(run['iteration'].iloc[imin])}) | {_num(last['test_loss'])} | {last['seconds']:.2f} |")
+                         f"{k[9]} | {format_number(last['train_loss'])} | {format_number(run['test_loss'].iloc[imin])} "
+                         f"({int(run['iteration'].iloc[imin])}) | {format_number(last['test_loss'])} | {last['seconds']:.2f} |")
         lines.append("")
     return lines
 
