@@ -40,6 +40,7 @@ results: $(STAMP)
 	$(PY) run.py -m +experiment=paper
 	$(PY) run.py -m +experiment=paper_classification
 	$(PY) run.py -m +experiment=paper_forests
+	$(PY) run.py -m +experiment=tie_rules
 	$(PY) -m proxboost.report --results results
 
 datasets: $(STAMP)

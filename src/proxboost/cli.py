@@ -22,6 +22,7 @@ import math
 import os
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 from hydra.experimental.callback import Callback
@@ -312,8 +313,8 @@ class Preflight(Callback):
             for line in dict.fromkeys(problems):  # each problem once, in order
                 log.error("%s", line)
             raise SystemExit(2)
-        for line in mismatched:
-            log.warning("skipped: %s", line)
+        for line, count in Counter(mismatched).items():  # one line per distinct pair, with its job count
+            log.warning("skipped %d job%s: %s", count, "s" * (count > 1), line)
         log.info("checked the %d jobs of this sweep before any fit: %d to run, %d skipped",
                  len(jobs), len(jobs) - len(mismatched) - skipped, len(mismatched) + skipped)
 
