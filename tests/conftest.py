@@ -10,6 +10,11 @@
 - ``synthetic_data`` draws the paper's synthetic models through the package's own generators,
   so that no test re-implements them as a data source (the generator tests in
   ``test_datasets.py`` check them against independent formulas).
+- ``toy_data`` draws a small four-feature problem (not the paper's models) for the method and
+  protocol tests that only need some signal and speed.
+- ``compare_trees`` walks two regression trees grown on the same rows and target node by node
+  and fails unless every difference is a genuine tie (both splits' gains recomputed exactly in
+  rational arithmetic): the engine equality tests and the comparisons with scikit-learn use it.
 - ``curve_frame`` builds a hand-made synthetic curve in the stored layout (claims, report and
   figure tests).
 """
@@ -17,11 +22,14 @@
 from __future__ import annotations
 
 import os
+from collections import namedtuple
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 MIRROR_ENV = "PROXBOOST_DATA_MIRROR"
+TIE_RTOL = 1e-12  # two different splits tie when their exact gains agree to this, relative
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -62,6 +70,130 @@ def synthetic_data():
         return X, y
 
     return draw
+
+
+@pytest.fixture(scope="session")
+def toy_data():
+    """``toy_data(task, n=120, seed=0) -> (X, y)``: X ~ N(0, I_4), s = X¹ + (X²)²/2 + 0.3 Z;
+    y = s (regression) or +1 where s > 0.4 else -1 (classification)."""
+    import numpy as np
+
+    def draw(task, n=120, seed=0):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(n, 4))
+        s = X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=n)
+        return X, (np.where(s > 0.4, 1.0, -1.0) if task == "classification" else s)
+
+    return draw
+
+
+# ---------------------------------------------------------------------------------------------
+# Tree-by-tree comparison up to genuine ties
+# ---------------------------------------------------------------------------------------------
+TreeMatch = namedtuple("TreeMatch", "nodes ties proxy_ties split_ties")
+TreeMatch.__doc__ = """What :func:`compare_trees` found.
+
+nodes: node pairs compared; ties: nodes decided by a tie (two different splits of equal exact
+gain, or a split against a leaf at the impurity floor); proxy_ties: of those, ties only to the
+rounding of the proxy; split_ties: ``(node_a, node_b, children)`` for every tie between two
+different splits, ``children`` "same" when both splits send the same training rows left,
+"crossed" when the rows one sends left the other sends right (one partition of the node reached
+through two features: equal gains by construction), "other" for two different partitions.
+"""
+
+
+def _structure(tree):
+    """(feature, threshold, left child, right child) of a scikit-learn ``tree_`` or an exact tree
+    (a leaf has a negative left child in both)."""
+    if hasattr(tree, "children_left"):
+        return tree.feature, tree.threshold, tree.children_left, tree.children_right
+    return tree.feature, tree.threshold, tree.left, tree.right
+
+
+def _exact_gain(y, go_left):
+    """(gain, proxy) in rational arithmetic (unit weights): proxy = S_L^2 / W_L + S_R^2 / W_R is
+    the quantity scikit-learn compares, gain = proxy - S^2 / W."""
+    yl = [Fraction(v) for v in y[go_left]]
+    yr = [Fraction(v) for v in y[~go_left]]
+    sl, sr = sum(yl, Fraction(0)), sum(yr, Fraction(0))
+    nl, nr = len(yl), len(yr)
+    if nl == 0 or nr == 0:
+        return Fraction(0), Fraction(0)
+    proxy = sl * sl / nl + sr * sr / nr
+    return proxy - (sl + sr) ** 2 / (nl + nr), proxy
+
+
+def _exact_impurity(y):
+    v = [Fraction(x) for x in y]
+    m = sum(v, Fraction(0)) / len(v)
+    return float(sum(((x - m) ** 2 for x in v), Fraction(0)) / len(v))
+
+
+def _compare_trees(X32, y, a, b, names=("scikit-learn", "exact")):
+    """Walk trees ``a`` and ``b`` (scikit-learn ``tree_``s or exact trees) from the root on the
+    training rows ``X32`` (float32) with target ``y``; returns a :class:`TreeMatch`. Raises
+    AssertionError on a genuine difference.
+
+    Two different splits are a tie when their exact gains agree to 1e-12 relative, or, for
+    ``proxy_ties``, to 1e-12 relative to the exact proxy: scikit-learn compares proxies, whose
+    float64 rounding (~1e-16 of the proxy) can exceed a tiny gain (deep nodes, nearly pure). Below
+    a tie of one partition reached through two features the walk goes on (the children grow on
+    the same rows); below a tie of two partitions it stops (the subtrees grow on other rows). A
+    leaf against a split is allowed only where the node's exact impurity is within the rounding
+    error of scikit-learn's q/W - (S/W)^2 (the impurity floor).
+    """
+    import numpy as np
+
+    floor_tol = 16 * np.finfo(np.float64).eps  # rounding error of an impurity, relative to mean^2
+    fa, ta, la, ra = _structure(a)
+    fb, tb, lb, rb = _structure(b)
+    nodes = ties = proxy_ties = 0
+    split_ties = []
+    stack = [(0, 0, np.arange(len(y)))]
+    while stack:
+        i, j, rows = stack.pop()
+        nodes += 1
+        leaf_a, leaf_b = la[i] < 0, lb[j] < 0
+        if leaf_a and leaf_b:
+            continue
+        if leaf_a != leaf_b:
+            assert _exact_impurity(y[rows]) <= floor_tol * max(1.0, float(np.mean(y[rows])) ** 2), (
+                f"leaf / split mismatch on a node of {len(rows)} rows")
+            ties += 1
+            continue
+        left_a = X32[rows, fa[i]] <= ta[i]
+        if fa[i] == fb[j] and ta[i] == tb[j]:
+            stack.append((la[i], lb[j], rows[left_a]))
+            stack.append((ra[i], rb[j], rows[~left_a]))
+            continue
+        left_b = X32[rows, fb[j]] <= tb[j]
+        if np.array_equal(left_a, left_b):
+            children = "same"
+            stack.append((la[i], lb[j], rows[left_a]))
+            stack.append((ra[i], rb[j], rows[~left_a]))
+        elif np.array_equal(left_a, ~left_b):
+            children = "crossed"
+            stack.append((la[i], rb[j], rows[left_a]))
+            stack.append((ra[i], lb[j], rows[~left_a]))
+        else:
+            children = "other"
+            (g_a, p_a), (g_b, p_b) = _exact_gain(y[rows], left_a), _exact_gain(y[rows], left_b)
+            if abs(g_a - g_b) > TIE_RTOL * max(abs(g_a), abs(g_b)):
+                proxy_ties += 1
+            assert abs(g_a - g_b) <= TIE_RTOL * max(abs(p_a), abs(p_b)), (
+                f"different splits, gains {float(g_a)!r} ({names[0]}, feature {fa[i]}) and {float(g_b)!r} "
+                f"({names[1]}, feature {fb[j]}) on a node of {len(rows)} rows"
+            )
+        ties += 1
+        split_ties.append((int(i), int(j), children))
+    return TreeMatch(nodes, ties, proxy_ties, split_ties)
+
+
+@pytest.fixture(scope="session")
+def compare_trees():
+    """``compare_trees(X32, y, a, b, names=("scikit-learn", "exact")) -> TreeMatch``: two trees
+    grown on the same rows and target, equal up to genuine ties (see :func:`_compare_trees`)."""
+    return _compare_trees
 
 
 @pytest.fixture

@@ -25,13 +25,6 @@ T_MAX = 25
 PARAMS = {"max_depth": 2, "learning_rate": 0.3}
 
 
-def _data(task, n=120, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    s = X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=n)
-    return X, (np.where(s > 0.4, 1.0, -1.0) if task == "classification" else s)
-
-
 def _loss(name):
     return make_loss(name, tau=0.9) if name == "pinball" else make_loss(name)
 
@@ -91,9 +84,9 @@ def _criterion(loss, y, z):
 # -- curves ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
 @pytest.mark.parametrize("loss_name", ["ls", "lad", "pinball", "hinge"])
-def test_curve_is_the_library_staged_prediction_scored(algo, loss_name):
+def test_curve_is_the_library_staged_prediction_scored(algo, loss_name, toy_data):
     loss = _loss(loss_name)
-    X, y = _data(loss.task)
+    X, y = toy_data(loss.task)
     Xtr, ytr, Xva, yva = X[:80], y[:80], X[80:], y[80:]
     method = make_method(algo, loss)
     values, Ts = method.validation_curve(PARAMS, (Xtr, ytr), (Xva, yva), T_MAX, 0)
@@ -112,10 +105,10 @@ def test_curve_is_the_library_staged_prediction_scored(algo, loss_name):
     assert method.reports_loss() == (loss.task == "regression")
 
 
-def test_lightgbm_curve_stays_flat_once_no_tree_can_grow():
+def test_lightgbm_curve_stays_flat_once_no_tree_can_grow(toy_data):
     # constant features: no split is ever possible, LightGBM keeps its initial score only
     loss = _loss("lad")
-    _, y = _data("regression")
+    _, y = toy_data("regression")
     X = np.ones((120, 2))
     method = make_method("lightgbm", loss)
     values, _ = method.validation_curve(PARAMS, (X[:80], y[:80]), (X[80:], y[80:]), T_MAX, 0)
@@ -128,10 +121,10 @@ def test_lightgbm_curve_stays_flat_once_no_tree_can_grow():
 # -- selection and refit on train ∪ validation -------------------------------------------------------
 @pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
 @pytest.mark.parametrize("loss_name", ["lad", "hinge"])
-def test_row_refits_the_selected_point_on_train_and_validation(algo, loss_name):
+def test_row_refits_the_selected_point_on_train_and_validation(algo, loss_name, toy_data):
     loss = _loss(loss_name)
     clf = loss.task == "classification"
-    X, y = _data(loss.task, n=160)
+    X, y = toy_data(loss.task, n=160)
     grid = [{"max_depth": 1, "learning_rate": 0.5}, {"max_depth": 3, "learning_rate": 0.1}]
     (row,) = run_protocol(X, y, make_method(algo, loss), grid, n_splits=1, max_estimators=T_MAX, progress=False)
     tr, va, te = split_indices(len(y), 0)
@@ -171,9 +164,9 @@ def test_row_refits_the_selected_point_on_train_and_validation(algo, loss_name):
 
 
 @pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
-def test_refit_at_zero_is_the_initial_prediction(algo):
+def test_refit_at_zero_is_the_initial_prediction(algo, toy_data):
     loss = _loss("pinball")
-    X, y = _data("regression")
+    X, y = toy_data("regression")
     z = make_method(algo, loss).refit_predict(PARAMS, 0, (X[:90], y[:90]), X[90:], 0)
     assert np.ptp(z) == 0
     assert z[0] == pytest.approx(_initial(loss, y[:90], float32=algo == "lightgbm"), rel=1e-6)

@@ -2,15 +2,15 @@
 
 Oracle: scikit-learn itself. Each boosting iteration's target comes from an ``engine="sklearn"``
 run; the exact engine grows its tree on the same target with a copy of the same random state
-(so it draws the same splitter seed). Trees are walked node by node: the same split, or a
-genuine tie — both chosen splits' gains recomputed exactly (rational arithmetic) agree to
-1e-12 relative. The number of tie-decided nodes is reported (``pytest -s``).
+(so it draws the same splitter seed). Trees are walked node by node (the ``compare_trees``
+fixture of conftest.py): the same split, or a genuine tie — both chosen splits' gains recomputed
+exactly (rational arithmetic) agree to 1e-12 relative. The number of tie-decided nodes is
+reported (``pytest -s``).
 """
 
 import copy
 import os
 import pickle
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -20,86 +20,18 @@ from proxboost import BoostingClassifier, BoostingRegressor, boosting
 from proxboost.engines import ExactEngine, SklearnEngine, make_engine
 from proxboost.engines.exact import FEATURE_THRESHOLD, MAX_CODES
 
-TIE_RTOL = 1e-12
-FLOOR_TOL = 16 * np.finfo(np.float64).eps  # rounding error of an impurity, relative to mean^2
 FULL = pytest.mark.skipif(not os.environ.get("PROXBOOST_FULL_EQUALITY"),
                           reason="exhaustive equality grid: set PROXBOOST_FULL_EQUALITY=1")
 
 
 # ---------------------------------------------------------------------------------------------
-# Tree-by-tree comparison
+# Boosting runs compared tree by tree (conftest's compare_trees)
 # ---------------------------------------------------------------------------------------------
-def _exact_gain(y, go_left):
-    """(gain, proxy) in rational arithmetic (unit weights): proxy = S_L^2 / W_L + S_R^2 / W_R is
-    the quantity scikit-learn compares, gain = proxy - S^2 / W."""
-    yl = [Fraction(v) for v in y[go_left]]
-    yr = [Fraction(v) for v in y[~go_left]]
-    sl, sr = sum(yl, Fraction(0)), sum(yr, Fraction(0))
-    nl, nr = len(yl), len(yr)
-    if nl == 0 or nr == 0:
-        return Fraction(0), Fraction(0)
-    proxy = sl * sl / nl + sr * sr / nr
-    return proxy - (sl + sr) ** 2 / (nl + nr), proxy
-
-
-def _exact_impurity(y):
-    v = [Fraction(x) for x in y]
-    m = sum(v, Fraction(0)) / len(v)
-    return float(sum(((x - m) ** 2 for x in v), Fraction(0)) / len(v))
-
-
-def compare_trees(X32, y, sk, ex):
-    """Walk scikit-learn's ``tree_`` and an exact tree from the root on the training rows.
-
-    Returns (n_nodes_compared, n_tie_decided, n_decided_at_proxy_rounding). Raises
-    AssertionError on a genuine difference. A tie-decided node's subtrees are not compared
-    further (they grow on other rows).
-
-    Two different splits are a tie when their exact gains agree to 1e-12 relative, or, for the
-    last count, to 1e-12 relative to the exact proxy: scikit-learn compares proxies, whose
-    float64 rounding (~1e-16 of the proxy) can exceed a tiny gain (deep nodes, nearly pure).
-    """
-    proxy_ties = 0
-    ties = 0
-    compared = 0
-    stack = [(0, 0, np.arange(len(y)))]
-    while stack:
-        i, j, rows = stack.pop()
-        compared += 1
-        leaf_s = sk.children_left[i] == -1
-        leaf_e = ex.left[j] < 0
-        if leaf_s and leaf_e:
-            continue
-        if leaf_s != leaf_e:
-            # the impurity floor (impurity <= float64 eps) decides: only allowed when the node's
-            # exact impurity is within the rounding error of scikit-learn's q/W - (S/W)^2
-            assert _exact_impurity(y[rows]) <= FLOOR_TOL * max(1.0, float(np.mean(y[rows])) ** 2), (
-                f"leaf / split mismatch on a node of {len(rows)} rows")
-            ties += 1
-            continue
-        fs, ts = sk.feature[i], sk.threshold[i]
-        fe, te = ex.feature[j], ex.threshold[j]
-        left_s = X32[rows, fs] <= ts
-        if fs == fe and ts == te:
-            stack.append((sk.children_left[i], ex.left[j], rows[left_s]))
-            stack.append((sk.children_right[i], ex.right[j], rows[~left_s]))
-            continue
-        left_e = X32[rows, fe] <= te
-        (g_s, p_s), (g_e, p_e) = _exact_gain(y[rows], left_s), _exact_gain(y[rows], left_e)
-        if abs(g_s - g_e) > TIE_RTOL * max(abs(g_s), abs(g_e)):
-            proxy_ties += 1
-        assert abs(g_s - g_e) <= TIE_RTOL * max(abs(p_s), abs(p_e)), (
-            f"different splits, gains {float(g_s)!r} (scikit-learn, feature {fs}) and {float(g_e)!r} "
-            f"(exact, feature {fe}) on a node of {len(rows)} rows"
-        )
-        ties += 1
-    return compared, ties, proxy_ties
-
-
 class _Twin(SklearnEngine):
     """scikit-learn's engine that also grows the exact engine's tree on every target and compares."""
 
-    def __init__(self):
+    def __init__(self, compare_trees):
+        self.compare_trees = compare_trees
         self.exact = ExactEngine()
         self.nodes = 0
         self.ties = 0
@@ -116,16 +48,16 @@ class _Twin(SklearnEngine):
         twin_state = copy.deepcopy(random_state)
         ids, tree = super().grow(Xp, target, max_depth, random_state)
         _, ex = self.exact.grow(self._Xe, target, max_depth, twin_state)
-        nodes, ties, proxy_ties = compare_trees(self._X32, np.asarray(target), tree.tree_, ex)
-        self.nodes += nodes
-        self.ties += ties
-        self.proxy_ties += proxy_ties
+        match = self.compare_trees(self._X32, np.asarray(target), tree.tree_, ex)
+        self.nodes += match.nodes
+        self.ties += match.ties
+        self.proxy_ties += match.proxy_ties
         self.trees += 1
         return ids, tree
 
 
-def _run_twin(monkeypatch, Est, X, y, loss, algo, depth, n_estimators, seed=0):
-    twin = _Twin()
+def _run_twin(monkeypatch, compare_trees, Est, X, y, loss, algo, depth, n_estimators, seed=0):
+    twin = _Twin(compare_trees)
     monkeypatch.setattr(boosting, "make_engine", lambda name: twin)
     Est(loss=loss, algo=algo, max_depth=depth, n_estimators=n_estimators, learning_rate=0.1,
         random_state=seed, engine="sklearn").fit(X, y)
@@ -140,9 +72,10 @@ CASES = [("regression", BoostingRegressor, "ls", "gradient"), ("classification",
 
 @pytest.mark.parametrize("depth", [1, 3, 5, 15])
 @pytest.mark.parametrize("task, Est, loss, algo", CASES)
-def test_same_trees_as_sklearn_on_synthetic_data(monkeypatch, synthetic_data, task, Est, loss, algo, depth):
+def test_same_trees_as_sklearn_on_synthetic_data(monkeypatch, synthetic_data, compare_trees, task, Est, loss, algo,
+                                                 depth):
     X, y = synthetic_data(task, 300, 20)
-    twin = _run_twin(monkeypatch, Est, X, y, loss, algo, depth, 8)
+    twin = _run_twin(monkeypatch, compare_trees, Est, X, y, loss, algo, depth, 8)
     print(f"\n{task} {loss}/{algo} depth {depth}: {twin.trees} trees, {twin.nodes} nodes, {twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
     assert twin.trees == 8
 
@@ -151,10 +84,10 @@ def test_same_trees_as_sklearn_on_synthetic_data(monkeypatch, synthetic_data, ta
 @FULL
 @pytest.mark.parametrize("depth", [1, 3, 5, 15])
 @pytest.mark.parametrize("task, Est, loss, algo", CASES)
-def test_same_trees_as_sklearn_on_synthetic_data_full_size(monkeypatch, synthetic_data, task, Est, loss, algo,
-                                                          depth):
+def test_same_trees_as_sklearn_on_synthetic_data_full_size(monkeypatch, synthetic_data, compare_trees, task, Est,
+                                                          loss, algo, depth):
     X, y = synthetic_data(task, None, None)
-    twin = _run_twin(monkeypatch, Est, X, y, loss, algo, depth, 30)
+    twin = _run_twin(monkeypatch, compare_trees, Est, X, y, loss, algo, depth, 30)
     print(f"\n{task} (full) {loss}/{algo} depth {depth}: {twin.trees} trees, {twin.nodes} nodes, "
           f"{twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
 
@@ -175,19 +108,19 @@ def _real(name, mirror):
     return X, y, tr, np.concatenate([tr, va]), task
 
 
-def _real_case(monkeypatch, mirror, name, part, depth, n_estimators):
+def _real_case(monkeypatch, compare_trees, mirror, name, part, depth, n_estimators):
     X, y, tr, refit, task = _real(name, mirror)
     rows = tr if part == "train" else np.sort(refit)
     Est, loss, algo = (BoostingRegressor, "ls", "gradient") if task == "regression" else (
         BoostingClassifier, "exponential", "prox")
-    twin = _run_twin(monkeypatch, Est, X[rows], y[rows], loss, algo, depth, n_estimators)
+    twin = _run_twin(monkeypatch, compare_trees, Est, X[rows], y[rows], loss, algo, depth, n_estimators)
     print(f"\n{name} ({part}, {len(rows)} x {X.shape[1]}) {loss}/{algo} depth {depth}: {twin.trees} trees, "
           f"{twin.nodes} nodes, {twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
 
 
 @pytest.mark.parametrize("name", ["crabs", "sniffer"])
-def test_same_trees_on_real_data_subset(monkeypatch, data_mirror, name):
-    _real_case(monkeypatch, data_mirror, name, "train", 5, 5)
+def test_same_trees_on_real_data_subset(monkeypatch, compare_trees, data_mirror, name):
+    _real_case(monkeypatch, compare_trees, data_mirror, name, "train", 5, 5)
 
 
 @pytest.mark.slow
@@ -195,8 +128,8 @@ def test_same_trees_on_real_data_subset(monkeypatch, data_mirror, name):
 @pytest.mark.parametrize("depth", [1, 3, 5, 15])
 @pytest.mark.parametrize("part", ["train", "refit"])
 @pytest.mark.parametrize("name", REAL)
-def test_same_trees_on_real_data(monkeypatch, data_mirror, name, part, depth):
-    _real_case(monkeypatch, data_mirror, name, part, depth, 10)
+def test_same_trees_on_real_data(monkeypatch, compare_trees, data_mirror, name, part, depth):
+    _real_case(monkeypatch, compare_trees, data_mirror, name, part, depth, 10)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,14 +143,14 @@ def _grow_both(X, y, depth, seed, sample_weight=None):
     return e, tree, reg
 
 
-def test_same_thresholds_and_predictions_on_new_rows():
+def test_same_thresholds_and_predictions_on_new_rows(compare_trees):
     rng = np.random.RandomState(0)
     X = np.column_stack([rng.randn(400), rng.randint(0, 9, 400) * 0.25, np.round(rng.randn(400), 1)])
     y = np.sin(3 * X[:, 0]) + X[:, 1] + 0.1 * rng.randn(400)
     for depth in (1, 3, 5, 15):
         e, tree, reg = _grow_both(X, y, depth, 0)
-        _, ties, _ = compare_trees(X.astype(np.float32), y, reg.tree_, tree)
-        if ties:  # genuine ties (checked above) decide some deep node: other trees on new rows
+        if compare_trees(X.astype(np.float32), y, reg.tree_, tree).ties:
+            # genuine ties (checked by compare_trees) decide some deep node: other trees on new rows
             assert depth == 15
             continue
         internal = reg.tree_.children_left >= 0
@@ -249,7 +182,7 @@ def test_ties_follow_the_seed():
     assert len(features) >= 2  # different seeds, different trees
 
 
-def test_feature_threshold_merges_close_values():
+def test_feature_threshold_merges_close_values(compare_trees):
     """Values closer than 1e-7 (float32) give no candidate between them; a node spread over such
     values only is constant. scikit-learn is the oracle."""
     ulp = np.spacing(np.float32(0.5))  # 5.96e-8 < FEATURE_THRESHOLD
@@ -267,7 +200,7 @@ def test_feature_threshold_merges_close_values():
 
 
 @pytest.mark.parametrize("target", ["continuous", "signs", "three values"])
-def test_feature_threshold_on_many_valued_features(target):
+def test_feature_threshold_on_many_valued_features(target, compare_trees):
     """More than 256 distinct values (coarse bins refined exactly), including chains of values
     closer than 1e-7 and features whose values are all within such chains."""
     rng = np.random.RandomState(5)
@@ -300,7 +233,7 @@ def test_weighted_trees_equal_sklearn_weighted_trees():
                                    reg.tree_.compute_feature_importances(normalize=False), rtol=1e-9, atol=1e-15)
 
 
-def test_many_distinct_values_use_sorted_orders():
+def test_many_distinct_values_use_sorted_orders(compare_trees):
     """Features with more distinct values than the histogram codes hold (256) are split exactly
     from sorted orders, not binned."""
     rng = np.random.RandomState(4)
@@ -311,8 +244,7 @@ def test_many_distinct_values_use_sorted_orders():
     np.testing.assert_array_equal(Xp.exact, [False, True, False])
     for depth in (3, 8):
         _, tree, reg = _grow_both(X, y, depth, 0)
-        _, ties, _ = compare_trees(X.astype(np.float32), y, reg.tree_, tree)
-        assert ties == 0 or depth == 8
+        assert compare_trees(X.astype(np.float32), y, reg.tree_, tree).ties == 0 or depth == 8
 
 
 # ---------------------------------------------------------------------------------------------

@@ -170,20 +170,13 @@ def test_refit_with_T0_is_constant_f0(loss_name):
     assert z.shape == (7,) and np.all(z == loss.init(y))
 
 
-def _tiny(task, n=120, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 4))
-    s = X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=n)
-    return X, (np.where(s > 0.4, 1.0, -1.0) if task == "classification" else s)
-
-
 @pytest.mark.slow
-def test_run_protocol_selection_refit_and_workers():
+def test_run_protocol_selection_refit_and_workers(toy_data):
     """Rows follow the protocol (selection on the curves, refit at the selected T) and are
     identical with 1 and 2 workers."""
     from proxboost import BoostingClassifier
 
-    X, y = _tiny("classification")
+    X, y = toy_data("classification")
     loss = make_loss("hinge")
     method = make_method("prox", loss)
     grid = expand_grid({"max_depth": [1, 2], "learning_rate": [0.3], "step": [1.0]}, method.grid_axes)
@@ -215,11 +208,11 @@ def test_run_protocol_selection_refit_and_workers():
 
 # -- baselines ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("loss_name", ["ls", "lad", "pinball", "logistic", "hinge", "exponential"])
-def test_xgboost_curve_is_our_loss_on_its_margin(loss_name):
+def test_xgboost_curve_is_our_loss_on_its_margin(loss_name, toy_data):
     import xgboost as xgb
 
     loss = make_loss(loss_name, tau=0.9)
-    X, y = _tiny(loss.task)
+    X, y = toy_data(loss.task)
     method = make_method("xgboost", loss)
     params = {"max_depth": 2, "learning_rate": 0.3}
     Xtr, ytr, Xva, yva = X[:80], y[:80], X[80:], y[80:]
@@ -239,9 +232,9 @@ def test_xgboost_curve_is_our_loss_on_its_margin(loss_name):
         assert z0[0] == pytest.approx(loss.init(ytr), rel=1e-6)
 
 
-def test_random_forest_reports_ls_loss_and_error_only():
-    Xr, yr = _tiny("regression")
-    Xc, yc = _tiny("classification")
+def test_random_forest_reports_ls_loss_and_error_only(toy_data):
+    Xr, yr = toy_data("regression")
+    Xc, yc = toy_data("classification")
     grid = [{"max_features": "sqrt"}, {"max_features": 1.0}]
     kw = dict(n_splits=2, max_estimators=10, progress=False)
     rows = run_protocol(Xr, yr, make_method("random_forest", make_loss("ls"), options={"n_estimators": 20}), grid, **kw)
