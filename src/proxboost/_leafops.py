@@ -67,6 +67,19 @@ def _sift(a, lo, root, m):
     a[lo + root] = v
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _median_of_three(a, lo, hi):
+    """Median of the first, middle and last values of a[lo:hi]: the quickselect pivot."""
+    x, y, z = a[lo], a[lo + (hi - lo) // 2], a[hi - 1]
+    if x > y:
+        x, y = y, x
+    if y > z:
+        y = z
+        if x > y:
+            y = x
+    return y
+
+
 @njit(cache=True, nogil=True)
 def _select(a, lo, hi, k):
     """Rearrange a[lo:hi] so that a[k] is its (k - lo + 1)-th smallest value; return a[k].
@@ -84,15 +97,7 @@ def _select(a, lo, hi, k):
             _heapsort(a, lo, hi)
             return a[k]
         budget -= 1
-        mid = lo + (hi - lo) // 2
-        x, y, z = a[lo], a[mid], a[hi - 1]
-        if x > y:
-            x, y = y, x
-        if y > z:
-            y = z
-            if x > y:
-                y = x
-        pivot = y
+        pivot = _median_of_three(a, lo, hi)
         # [lo, lt) < pivot, [lt, i) == pivot, (gt, hi) > pivot
         lt = lo
         i = lo
@@ -284,15 +289,7 @@ def _weighted_select(a, b, lo, hi, target, tol):
     while hi - lo > 1:
         if budget > 0:
             budget -= 1
-            mid = lo + (hi - lo) // 2
-            x, y, z = a[lo], a[mid], a[hi - 1]
-            if x > y:
-                x, y = y, x
-            if y > z:
-                y = z
-                if x > y:
-                    y = x
-            pivot = y
+            pivot = _median_of_three(a, lo, hi)
         else:  # xorshift64: a pivot the input order cannot anticipate
             state ^= state << np.uint64(13)
             state ^= state >> np.uint64(7)

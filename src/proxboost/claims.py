@@ -694,46 +694,46 @@ def _step_curves(R, loss, algo):
     return {s: R.get(loss, algo, 3, s) for s in STEP_GRID}
 
 
-def _s3a(R):
-    out = {}
+def _over_steps(R, out):
+    """(scope, curves over STEP_GRID) of each proximal method on lad and hinge; a method missing
+    a λ gets its missing cell in ``out`` instead."""
     for loss in _PS:
         for algo in ("prox", "residual_prox", "accelerated_prox"):
             cur = _step_curves(R, loss, algo)
             sc = scope(loss=loss, methods=short(algo))
             if any(c is None for c in cur.values()):
                 out[sc] = _missing(f"{loss} {short(algo)} at some λ")
+            else:
+                yield sc, list(cur.values())
+
+
+def _s3a(R):
+    out = {}
+    for sc, cs in _over_steps(R, out):
+        levels = _levels(cs[0].c0, [c.floor_level for c in cs], min(c.train.min() for c in cs))
+        lam = np.log10(STEP_GRID)
+        rhos = []
+        for L in levels:
+            t = np.array([_first_reach(c.train, np.arange(c.T + 1), L) for c in cs])
+            if not np.isfinite(t).any():
                 continue
-            cs = list(cur.values())
-            levels = _levels(cs[0].c0, [c.floor_level for c in cs], min(c.train.min() for c in cs))
-            lam = np.log10(STEP_GRID)
-            rhos = []
-            for L in levels:
-                t = np.array([_first_reach(c.train, np.arange(c.T + 1), L) for c in cs])
-                if not np.isfinite(t).any():
-                    continue
-                rhos.append(_spearman(lam, np.where(np.isfinite(t), t, 1e12)))
-            if len(rhos) < 2:
-                out[sc] = Cell(INCONCLUSIVE, f"{len(rhos)} level(s) above the floors")
-                continue
-            rhos = np.array(rhos)
-            v = CONFIRMED if np.all(rhos <= -0.9) else CONTRADICTED if np.sum(rhos >= 0) > len(rhos) / 2 else INCONCLUSIVE
-            out[sc] = Cell(v, f"Spearman ρ(λ, t(L)) over {len(rhos)} levels: " + ", ".join(f"{r:.2f}" for r in rhos))
+            rhos.append(_spearman(lam, np.where(np.isfinite(t), t, 1e12)))
+        if len(rhos) < 2:
+            out[sc] = Cell(INCONCLUSIVE, f"{len(rhos)} level(s) above the floors")
+            continue
+        rhos = np.array(rhos)
+        v = CONFIRMED if np.all(rhos <= -0.9) else CONTRADICTED if np.sum(rhos >= 0) > len(rhos) / 2 else INCONCLUSIVE
+        out[sc] = Cell(v, f"Spearman ρ(λ, t(L)) over {len(rhos)} levels: " + ", ".join(f"{r:.2f}" for r in rhos))
     return out
 
 
 def _s3b(R):
     out = {}
-    for loss in _PS:
-        for algo in ("prox", "residual_prox", "accelerated_prox"):
-            cur = _step_curves(R, loss, algo)
-            sc = scope(loss=loss, methods=short(algo))
-            if any(c is None for c in cur.values()):
-                out[sc] = _missing(f"{loss} {short(algo)} at some λ")
-                continue
-            ts = np.array([float(np.argmax(c.test <= 1.01 * c.test.min())) for c in cur.values()])
-            rho = _spearman(np.log10(STEP_GRID), ts)
-            v = CONFIRMED if rho <= -0.9 else CONTRADICTED if rho >= 0 else INCONCLUSIVE
-            out[sc] = Cell(v, f"t* (test within 1 % of its minimum) per λ {', '.join(_g(t) for t in ts)}; ρ {rho:.2f}")
+    for sc, cs in _over_steps(R, out):
+        ts = np.array([float(np.argmax(c.test <= 1.01 * c.test.min())) for c in cs])
+        rho = _spearman(np.log10(STEP_GRID), ts)
+        v = CONFIRMED if rho <= -0.9 else CONTRADICTED if rho >= 0 else INCONCLUSIVE
+        out[sc] = Cell(v, f"t* (test within 1 % of its minimum) per λ {', '.join(_g(t) for t in ts)}; ρ {rho:.2f}")
     return out
 
 
