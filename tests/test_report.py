@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from proxboost.claims import CLAIMS_COLUMNS, STATEMENTS, judge
-from proxboost.report import build_summary, intro_grid_table, main, variant_table
+from proxboost.report import build_summary, intro_grid_table, main, variant_table, verdict_agreement
 from proxboost.results import write_row
 
 
@@ -69,6 +69,27 @@ def test_variant_table_engines_and_tie_rules():
                                      engine="exact")
     lines = variant_table(tied, "tie_rule", "Tie rules", "why")
     assert any(line.startswith("**authors − midpoint**") for line in lines)
+
+
+def test_verdict_agreement_pairs_cells_that_differ_only_in_the_rule():
+    base, authors, hist = ("paper/20splits/T1000, exact trees", "paper/20splits/T1000, exact trees, tie rule authors",
+                           "paper/20splits/T1000, hist trees")
+    claims = pd.DataFrame([
+        ("6c", "all", "confirmed", base), ("6c", "all", "contradicted", authors),          # "all": not paired
+        ("6c", "loss=lad;dataset=crabs", "confirmed", base), ("6c", "loss=lad;dataset=crabs", "confirmed", authors),
+        ("6c", "loss=pinball;dataset=crabs", "confirmed", base),
+        ("6c", "loss=pinball;dataset=crabs", "inconclusive", authors),
+        ("6d", "loss=lad;dataset=engel", "contradicted", authors),                      # one rule only
+        ("6d", "loss=lad;dataset=engel", "confirmed", hist),                            # other engine, other rule
+        ("1a", "loss=lad", "confirmed", "synthetic convergence, exact trees, seeds 0–4 (5)"),
+    ], columns=["id", "scope", "verdict", "protocol"])
+    lines = verdict_agreement(claims, "tie_rule")
+    assert lines[0].startswith("Verdicts of the cells judged under both **authors** and **midpoint**: 1 of 2 the same")
+    assert "| 6c | loss=pinball;dataset=crabs | paper/20splits/T1000 | inconclusive | confirmed |" in lines
+    assert sum(line.startswith("| 6") for line in lines) == 1
+    assert verdict_agreement(claims, "engine") == []                                   # no cell under both engines
+    same = claims[claims["scope"] != "loss=pinball;dataset=crabs"]
+    assert verdict_agreement(same, "tie_rule")[0].endswith("1 of 1 the same.")
 
 
 def test_intro_grid_table_per_setting(curve_frame):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -303,6 +304,39 @@ def variant_table(real: pd.DataFrame, column: str, title: str, what: str) -> lis
     return [f"## {title}", "", what, ""] + lines
 
 
+_UNIT_LABEL = re.compile(r"^(?P<protocol>[^,]+), (?P<engine>\S+) trees(?:, tie rule (?P<tie_rule>\S+))?$")
+
+
+def verdict_agreement(claims: pd.DataFrame, column: str) -> list[str]:
+    """The real-world cells judged under two values of ``column`` (``engine`` or ``tie_rule``),
+    everything else equal: how many keep their verdict, and a table of those that change.
+
+    Cells are matched on (statement id, scope) within one protocol; the value is read from the
+    unit label of each row (``<protocol>, <engine> trees[, tie rule <rule>]``).
+    """
+    if claims is None or claims.empty:
+        return []
+    parsed = claims["protocol"].astype(str).str.extract(_UNIT_LABEL)
+    df = pd.concat([claims[["id", "scope", "verdict"]], parsed], axis=1).dropna(subset=["protocol"])
+    df = df[df["scope"] != "all"]  # "all" rows are judged on one unit only
+    df["tie_rule"] = df["tie_rule"].fillna(DEFAULT_TIE_RULE)
+    others = [c for c in ("protocol", "engine", "tie_rule") if c != column]
+    lines = []
+    for a, b in itertools.combinations(sorted(df[column].unique()), 2):
+        m = df[df[column] == a].merge(df[df[column] == b], on=["id", "scope", *others], suffixes=("_a", "_b"))
+        if m.empty:
+            continue
+        changed = m[m["verdict_a"] != m["verdict_b"]].sort_values(["id", "scope"])
+        lines += [f"Verdicts of the cells judged under both **{a}** and **{b}**: {len(m) - len(changed)} of {len(m)} "
+                  f"the same" + (", these differ:" if len(changed) else "."), ""]
+        if len(changed):
+            lines += [f"| id | scope | protocol | {a} | {b} |", "|---|---|---|---|---|"]
+            lines += [f"| {r.id} | {r.scope} | {r.protocol} | {r.verdict_a} | {r.verdict_b} |"
+                      for r in changed.itertuples()]
+            lines.append("")
+    return lines
+
+
 def intro_grid_table(curves: pd.DataFrame) -> list[str]:
     grid = intro_grid(curves)
     if grid.empty:
@@ -402,14 +436,16 @@ def build_summary(curves: pd.DataFrame, real: pd.DataFrame, claims: pd.DataFrame
           "every grid fit of a split and its refit, each single-threaded; CPU time when the machine was not "
           "oversubscribed), every stored row once.", ""]
     L += cpu_table(real)
-    L += variant_table(real, "engine", "Tree engines compared on the protocol",
-                       "The same runs grown with two tree engines (docs/engines.md): Δ = test loss under the first − "
-                       "under the second, on the same split; fit seconds = grid fits + refit of one split, on a "
-                       "possibly shared machine.")
-    L += variant_table(real, "tie_rule", "Tie rules compared on the protocol",
-                       "The same runs under two leaf tie rules (docs/method.md, tie rule): Δ = test loss under the "
-                       "first − under the second, on the same split. A real-world verdict depends on the rule when "
-                       "these differences are of the size of the differences between methods.")
+    engines = variant_table(real, "engine", "Tree engines compared on the protocol",
+                             "The same runs grown with two tree engines (docs/engines.md): Δ = test loss under the first − "
+                             "under the second, on the same split; fit seconds = grid fits + refit of one split, on a "
+                             "possibly shared machine.")
+    L += engines + (verdict_agreement(claims, "engine") if engines else [])
+    rules = variant_table(real, "tie_rule", "Tie rules compared on the protocol",
+                           "The same runs under two leaf tie rules (docs/method.md, tie rule): Δ = test loss under the "
+                           "first − under the second, on the same split. A real-world verdict depends on the rule when "
+                           "these differences are of the size of the differences between methods.")
+    L += rules + (verdict_agreement(claims, "tie_rule") if rules else [])
     L += intro_grid_table(curves)
     L += ["## Synthetic runs", "",
           "One row per stored run: final training loss, minimal test loss (and where), final test loss and the "
