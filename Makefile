@@ -3,8 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-# Tests and CI read the local mirror of the datasets when it exists (no network here).
-export PROXBOOST_DATA_MIRROR ?= $(if $(wildcard ../shared/datasets/manifest.json),$(abspath ../shared/datasets),)
+# Real-data tests read the data files from $PROXBOOST_DATA_MIRROR (a folder of the raw files,
+# see README, "Data files") and are skipped with a reason when it is unset.
 
 .PHONY: test test-fast figures results datasets bench env clean slurm-check
 
