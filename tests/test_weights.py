@@ -208,12 +208,21 @@ def test_most_fits_have_no_tie(monkeypatch):
     assert full >= 30
 
 
-def test_unit_weights_change_nothing():
-    X, y, _ = _fit_data("lad", 1)
-    a = _estimator("lad", "prox", "exact").fit(X, y)
-    b = _estimator("lad", "prox", "exact").fit(X, y, sample_weight=np.ones(len(y)))
-    np.testing.assert_array_equal(a.train_loss_, b.train_loss_)
-    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+@pytest.mark.parametrize("loss, algo", [("lad", "prox"), ("pinball", "accelerated_gradient"),
+                                        ("logistic", "residual_prox"), ("hinge", "gradient")])
+def test_unit_weights_change_nothing(loss, algo, engine, monkeypatch):
+    """Unit weights (training and eval) give the unweighted fit bit for bit: they are routed to
+    the unweighted code paths (the trees get no weights)."""
+    X, y, _ = _fit_data(loss, _seed("unit", loss))
+    X_eval, y_eval, _ = _fit_data(loss, _seed("unit-eval", loss), n=30)
+    a = _estimator(loss, algo, engine).fit(X, y, eval_set=(X_eval, y_eval))
+    b, log = _fit_logged(_estimator(loss, algo, engine), monkeypatch, X, y, sample_weight=np.ones(len(y)),
+                         eval_set=(X_eval, y_eval, np.ones(len(y_eval))))
+    assert all(sw is None for _, sw in log)
+    for attr in ("train_loss_", "eval_loss_", "train_prediction_"):
+        np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+    np.testing.assert_array_equal(_raw(a, X_eval), _raw(b, X_eval))
 
 
 def test_sample_weight_is_not_modified():

@@ -139,7 +139,11 @@ class _BaseBoosting(BaseEstimator):
         )
 
     def _check_weights(self, sample_weight, y, name="sample_weight"):
-        """Validated float64 copy of the weights of the rows of y (None stays None)."""
+        """Validated float64 copy of the weights of the rows of y (None stays None).
+
+        Unit weights are returned as None: they take the unweighted code paths (faster, and the
+        numbers are those of the fit without weights, bit for bit).
+        """
         if sample_weight is None:
             return None
         w = np.array(sample_weight, dtype=float)  # a copy: the caller's array is never modified
@@ -151,7 +155,7 @@ class _BaseBoosting(BaseEstimator):
             raise ValueError(f"{name} has negative values (min {w.min()!r}); weights must be >= 0")
         if not np.any(w > 0):
             raise ValueError(f"{name} is all zero; at least one row needs a positive weight")
-        return w
+        return None if np.all(w == 1.0) else w
 
     def _check_classes_weighted(self, y, w, what):
         """Classifier: both classes need rows of positive weight (the loss has no minimiser else)."""

@@ -26,7 +26,7 @@ criterion="squared_error", max_depth=D)`` with ``min_samples_split=2, min_sample
   ``S_L^2 / m_L + S_R^2 / m_R`` (the weighted variance reduction up to constants). As in
   scikit-learn, the best candidate is taken even when its gain is zero;
 * histograms hold, per (feature, bin), the target sum and the row count (one flat float64
-  array, the two values side by side; features at offsets, so that a binary feature costs 2
+  array, the values side by side; features at offsets, so that a binary feature costs 2
   bins, not 256). The root's histogram is built from all rows (its counts are cached per
   prepared array: the same for every tree of a fit); afterwards only the smaller child of a
   split is built from its rows, and the larger child's histogram is the parent's minus the
@@ -53,10 +53,13 @@ nearest to the midpoint of the two bins' representative values (the value itself
 distinct-value bin, the midpoint of the training range of the bin otherwise).
 
 **Weights and gains.** ``grow(..., sample_weight=w)`` grows on the rows of positive weight
-(weighted sums in the histograms; no histogram subtraction, whose rounding could make an empty
-bin look non-empty) and places the rows of weight 0 with the grown tree; ``prepare(X, fit=True,
-sample_weight=w)`` learns the edges from the positive-weight rows (quantiles of weighted
-counts). Each tree reports ``split_feature`` and ``split_gain`` per internal node (the weighted
+and places the rows of weight 0 with the grown tree. Its histograms hold three values per bin:
+the sum of weight x target, the weight and the row count; the row count says which bins are
+empty (histogram subtraction applies as without weights, and its rounding can leave a tiny
+weight in an empty bin). The root's weights and counts are cached per prepared array and
+weight array, like the unweighted root counts. ``prepare(X, fit=True, sample_weight=w)``
+learns the edges from the positive-weight rows (quantiles of weighted counts), from the same
+sort of each column as the unweighted binning. Each tree reports ``split_feature`` and ``split_gain`` per internal node (the weighted
 impurity decrease over the root's weight; see ``docs/engines.md``).
 
 Trees grow depth-first with an explicit stack (no leaf limit, so the tree equals the
@@ -65,7 +68,7 @@ depth-wise one); leaves are numbered left to right, ``0 .. n_leaves - 1``. Histo
 Everything is compiled with ``numba.njit(cache=True)``, single-threaded.
 
 An engine instance keeps per-fit scratch (workspace arrays, the root counts of the last
-prepared array, found by identity through a weak reference): a prepared array must not be
+prepared array and weight array, found by identity through weak references): neither may be
 modified in place between ``grow`` calls, and one instance must not grow two trees at once
 from two threads. Neither is pickled.
 """
@@ -90,15 +93,33 @@ def _midpoints(a, b):
 
 
 def _fit_feature(col, max_bins, weight=None):
-    """Edges, bin codes and representative values of one training column (weighted counts)."""
+    """Edges, bin codes and representative values of one training column (weighted counts).
+
+    With ``weight``, the distinct values and counts come from the same sort of the whole column
+    as without (no second sort of the positive-weight rows): the counts are the weights' sums
+    per distinct value, and the values whose rows all have weight 0 are dropped before the edges
+    are placed, so they make no edge and no representative value.
+    """
     uniq, inverse, counts = np.unique(col, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
+    if weight is None:
+        edges, bin_of_uniq, rep = _edges(uniq, counts, len(col), max_bins)
+        return edges, (inverse if bin_of_uniq is None else bin_of_uniq[inverse]), rep
+    counts = np.bincount(inverse, weights=weight, minlength=len(uniq))
+    seen = counts > 0
+    edges, _, rep = _edges(uniq[seen], counts[seen], None, max_bins)
+    return edges, np.searchsorted(edges, uniq, side="left")[inverse], rep
+
+
+def _edges(uniq, counts, n, max_bins):
+    """Edges, bin of each distinct value (None: one bin each) and representative value per bin.
+
+    ``uniq``: sorted distinct values, ``counts``: their (weighted) counts, ``n``: their total
+    (None: summed here).
+    """
     if len(uniq) <= max_bins:
-        edges = _midpoints(uniq[:-1], uniq[1:])
-        return edges, inverse, uniq.copy()
-    if weight is not None:
-        counts = np.bincount(inverse, weights=weight, minlength=len(uniq))
-    n = counts.sum() if weight is not None else len(col)
+        return _midpoints(uniq[:-1], uniq[1:]), None, uniq.copy()
+    n = counts.sum() if n is None else n
     cum = np.cumsum(counts)
     heavy = np.flatnonzero(counts >= n / max_bins)  # values worth a bin of their own
     n_quantile = max_bins - 2 * len(heavy)
@@ -115,14 +136,17 @@ def _fit_feature(col, max_bins, weight=None):
     hi = np.full(n_bins, -np.inf)
     np.minimum.at(lo, bin_of_uniq, uniq)
     np.maximum.at(hi, bin_of_uniq, uniq)
-    return edges, bin_of_uniq[inverse], lo / 2.0 + hi / 2.0
+    return edges, bin_of_uniq, lo / 2.0 + hi / 2.0
 
 
 # ---------------------------------------------------------------------------------------------
 # Compiled kernels
 # ---------------------------------------------------------------------------------------------
-# A histogram is a flat float64 array: entry 2 * (offsets[f] + b) holds the target sum of bin b of
-# feature f, the next entry its row count (same cache line).
+# A histogram is a flat float64 array of S slots per (feature, bin), features at offsets (bin b of
+# feature f at k = offsets[f] + b): slot S * k holds the bin's target sum (weighted: of
+# weight * target), slot S * k + 1 its weight, slot S * k + S - 1 its row count. Unweighted, S = 2
+# (the weight is the row count); weighted, S = 3: the exact row count says which bins are empty
+# after a histogram subtraction, whose rounding can leave a small nonzero weight in an empty bin.
 @njit(cache=True, nogil=True)
 def _build_hist(H, bins, offsets, target, w, rows, start, end):
     """Add rows[start:end] to histogram H (four rows at a time: independent updates).
@@ -130,6 +154,7 @@ def _build_hist(H, bins, offsets, target, w, rows, start, end):
     ``w``: row weights, or None for unit weights (then the weight code is compiled away).
     """
     p = bins.shape[1]
+    S = 2 if w is None else 3
     j = start
     while j + 3 < end:
         r0 = rows[j]
@@ -152,10 +177,10 @@ def _build_hist(H, bins, offsets, target, w, rows, start, end):
         g3 = target[r3] * c3
         for f in range(p):
             o = offsets[f]
-            i0 = 2 * (o + bins[r0, f])
-            i1 = 2 * (o + bins[r1, f])
-            i2 = 2 * (o + bins[r2, f])
-            i3 = 2 * (o + bins[r3, f])
+            i0 = S * (o + bins[r0, f])
+            i1 = S * (o + bins[r1, f])
+            i2 = S * (o + bins[r2, f])
+            i3 = S * (o + bins[r3, f])
             H[i0] += g0
             H[i0 + 1] += c0
             H[i1] += g1
@@ -164,66 +189,93 @@ def _build_hist(H, bins, offsets, target, w, rows, start, end):
             H[i2 + 1] += c2
             H[i3] += g3
             H[i3 + 1] += c3
+            if w is not None:
+                H[i0 + 2] += 1.0
+                H[i1 + 2] += 1.0
+                H[i2 + 2] += 1.0
+                H[i3 + 2] += 1.0
         j += 4
     while j < end:
         r = rows[j]
         c = 1.0 if w is None else w[r]
         g = target[r] * c
         for f in range(p):
-            i = 2 * (offsets[f] + bins[r, f])
+            i = S * (offsets[f] + bins[r, f])
             H[i] += g
             H[i + 1] += c
+            if w is not None:
+                H[i + 2] += 1.0
         j += 1
 
 
 @njit(cache=True, nogil=True)
-def _build_root_sums(H, bins, offsets, target, counts):
-    """Root histogram of all rows when the counts are known (the same for every tree of a fit)."""
-    n, p = bins.shape
-    for k in range(counts.shape[0]):
-        H[2 * k] = 0.0
-        H[2 * k + 1] = counts[k]
-    for r in range(n):
-        g = target[r]
+def _root_stats(bins, offsets, w, rows, n_act):
+    """The root histogram of rows[:n_act] without its target sums: weights and row counts per bin.
+
+    The same for every tree grown on the same prepared rows and weights (computed once per fit).
+    Weights are added in row order, as ``_build_hist`` would.
+    """
+    p = bins.shape[1]
+    S = 2 if w is None else 3
+    stats = np.zeros(S * offsets[p])
+    for j in range(n_act):
+        r = rows[j]
+        c = 1.0 if w is None else w[r]
         for f in range(p):
-            H[2 * (offsets[f] + bins[r, f])] += g
+            i = S * (offsets[f] + bins[r, f])
+            stats[i + 1] += c
+            if w is not None:
+                stats[i + 2] += 1.0
+    return stats
 
 
 @njit(cache=True, nogil=True)
-def _count_bins(bins, offsets):
-    n, p = bins.shape
-    counts = np.zeros(offsets[p])
-    for r in range(n):
-        for f in range(p):
-            counts[offsets[f] + bins[r, f]] += 1.0
-    return counts
+def _build_root_sums(H, bins, offsets, target, w, rows, n_act, stats):
+    """Root histogram of rows[:n_act] from its known weights and counts (``_root_stats``): only
+    the target sums are accumulated (in row order, as ``_build_hist``)."""
+    p = bins.shape[1]
+    S = 2 if w is None else 3
+    for k in range(stats.shape[0]):
+        H[k] = stats[k]
+    if w is None:  # all rows, in order (rows[j] == j)
+        for r in range(n_act):
+            g = target[r]
+            for f in range(p):
+                H[2 * (offsets[f] + bins[r, f])] += g
+    else:
+        for j in range(n_act):
+            r = rows[j]
+            g = target[r] * w[r]
+            for f in range(p):
+                H[3 * (offsets[f] + bins[r, f])] += g
 
 
 @njit(cache=True, nogil=True)
-def _zero_ranges(H, offsets, lo, hi):
+def _zero_ranges(H, offsets, lo, hi, S):
     for f in range(offsets.shape[0] - 1):
         o = offsets[f]
-        for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
+        for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
             H[i] = 0.0
 
 
 @njit(cache=True, nogil=True)
-def _subtract_ranges(H, Hs, offsets, lo, hi):
+def _subtract_ranges(H, Hs, offsets, lo, hi, S):
     """H -= Hs on the given bin ranges (histogram subtraction)."""
     for f in range(offsets.shape[0] - 1):
         o = offsets[f]
-        for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
+        for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
             H[i] -= Hs[i]
 
 
 @njit(cache=True, nogil=True)
-def _best_split(H, offsets, lo, hi, m, nonempty):
-    """Best (feature, last left bin, proxy) of a node with histogram H and weight m (row count).
+def _best_split(H, offsets, lo, hi, m, nonempty, S):
+    """Best (feature, last left bin, proxy) of a node with histogram H (S slots per bin) and
+    weight m.
 
     Per feature, a branch-free pass lists the non-empty bins of the range (``nonempty``, a
-    scratch of 256), then only those are scanned: candidate splits sit between consecutive
-    non-empty bins. Also shrinks lo/hi to the node's non-empty bin range. Returns (-1, -1, -inf)
-    when every feature is constant on the node.
+    scratch of 256; a bin is empty when its row count is 0), then only those are scanned:
+    candidate splits sit between consecutive non-empty bins. Also shrinks lo/hi to the node's
+    non-empty bin range. Returns (-1, -1, -inf) when every feature is constant on the node.
     """
     n_features = offsets.shape[0] - 1
     best_proxy = -np.inf
@@ -232,13 +284,13 @@ def _best_split(H, offsets, lo, hi, m, nonempty):
     total = 0.0
     o = offsets[0]
     for b in range(lo[0], hi[0] + 1):  # node sum from the histogram itself (consistent sums)
-        total += H[2 * (o + b)]
+        total += H[S * (o + b)]
     for f in range(n_features):
         o = offsets[f]
         k = 0
         for b in range(lo[f], hi[f] + 1):
             nonempty[k] = b
-            k += H[2 * (o + b) + 1] != 0.0
+            k += H[S * (o + b) + S - 1] != 0.0
         if k == 0:
             continue
         lo[f] = nonempty[0]
@@ -247,8 +299,8 @@ def _best_split(H, offsets, lo, hi, m, nonempty):
         n_left = 0.0
         for j in range(k - 1):
             b = nonempty[j]
-            s_left += H[2 * (o + b)]
-            n_left += H[2 * (o + b) + 1]
+            s_left += H[S * (o + b)]
+            n_left += H[S * (o + b) + 1]
             s_right = total - s_left
             proxy = s_left * s_left / n_left + s_right * s_right / (m - n_left)
             if proxy > best_proxy:
@@ -368,14 +420,16 @@ def _child_mode(depth, max_depth, m, wsum, s, q, eps, small):
 
 @njit(cache=True, nogil=True)
 def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, max_nodes, eps, small,
-               root_counts, rows, tmp, hist):
-    """Grow one tree (see the module docstring). Workspace: rows, tmp (n,), hist (buffers, 2 * total bins).
+               root_stats, rows, tmp, hist):
+    """Grow one tree (see the module docstring). Workspace: rows, tmp (n,), hist (buffers,
+    S * total bins; S = 2 unweighted, 3 weighted).
 
     ``rows[:n_act]``: the rows taking part (all rows, or those of positive weight), ``w``: their
     weights or None (unit weights). Rows not taking part keep leaf id -1.
-    ``root_counts``: the root's bin counts when known (empty array otherwise).
+    ``root_stats``: the root's weights and row counts per bin (``_root_stats``).
     """
     n, p = bins.shape
+    S = 2 if w is None else 3
     feature = np.full(max_nodes, -1, np.int32)
     threshold = np.zeros(max_nodes, np.int32)
     left = np.full(max_nodes, -1, np.int32)
@@ -421,11 +475,7 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
         for f in range(p):
             rlo[mode0, f] = 0
             rhi[mode0, f] = n_bins[f] - 1
-        if root_counts.shape[0] > 0:
-            _build_root_sums(hist[mode0], bins, offsets, target, root_counts)
-        else:
-            _zero_ranges(hist[mode0], offsets, rlo[mode0], rhi[mode0])
-            _build_hist(hist[mode0], bins, offsets, target, w, rows, 0, n_act)
+        _build_root_sums(hist[mode0], bins, offsets, target, w, rows, n_act, root_stats)
     st_id[0] = 0
     st_start[0] = 0
     st_end[0] = n_act
@@ -452,11 +502,11 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
         nxt = -1
         proxy = -np.inf
         if buf >= 0:
-            best_f, best_b, proxy = _best_split(hist[buf], offsets, rlo[buf], rhi[buf], wnode, nonempty)
+            best_f, best_b, proxy = _best_split(hist[buf], offsets, rlo[buf], rhi[buf], wnode, nonempty, S)
             if best_f >= 0:
                 o = offsets[best_f]
                 nxt = best_b + 1
-                while hist[buf, 2 * (o + nxt) + 1] == 0.0:
+                while hist[buf, S * (o + nxt) + S - 1] == 0.0:
                     nxt += 1
         elif buf == _SMALL:
             best_f, best_b, nxt, proxy = _best_split_small(bins, target, w, rows, start, end, snode, wnode,
@@ -531,16 +581,9 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
                 for f in range(p):
                     rlo[nb, f] = rlo[buf, f]
                     rhi[nb, f] = rhi[buf, f]
-                _zero_ranges(hist[nb], offsets, rlo[nb], rhi[nb])
+                _zero_ranges(hist[nb], offsets, rlo[nb], rhi[nb], S)
                 _build_hist(hist[nb], bins, offsets, target, w, rows, s_start, s_end)
-                if w is None:
-                    _subtract_ranges(hist[buf], hist[nb], offsets, rlo[buf], rhi[buf])
-                else:  # weighted: no subtraction, whose rounding could leave empty bins non-empty
-                    _zero_ranges(hist[buf], offsets, rlo[buf], rhi[buf])
-                    if small_is_left:
-                        _build_hist(hist[buf], bins, offsets, target, w, rows, mid_pos, end)
-                    else:
-                        _build_hist(hist[buf], bins, offsets, target, w, rows, start, mid_pos)
+                _subtract_ranges(hist[buf], hist[nb], offsets, rlo[buf], rhi[buf], S)
                 large_buf = buf
                 if need_small:
                     small_buf = nb
@@ -549,7 +592,7 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
                     n_free += 1
             elif need_small:
                 # only the smaller child needs a histogram: build it in the parent's buffer
-                _zero_ranges(hist[buf], offsets, rlo[buf], rhi[buf])
+                _zero_ranges(hist[buf], offsets, rlo[buf], rhi[buf], S)
                 _build_hist(hist[buf], bins, offsets, target, w, rows, s_start, s_end)
                 small_buf = buf
             else:
@@ -591,18 +634,30 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
 
 
 @njit(cache=True, nogil=True)
+def _leaf_of(bins, i, feature, threshold, left, right, leaf_of_node):
+    node = 0
+    while left[node] >= 0:
+        if bins[i, feature[node]] <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return leaf_of_node[node]
+
+
+@njit(cache=True, nogil=True)
 def _apply_tree(bins, feature, threshold, left, right, leaf_of_node):
     n = bins.shape[0]
     out = np.empty(n, np.intp)
     for i in range(n):
-        node = 0
-        while left[node] >= 0:
-            if bins[i, feature[node]] <= threshold[node]:
-                node = left[node]
-            else:
-                node = right[node]
-        out[i] = leaf_of_node[node]
+        out[i] = _leaf_of(bins, i, feature, threshold, left, right, leaf_of_node)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _label_rows(bins, rows, feature, threshold, left, right, leaf_of_node, out):
+    """out[r] = leaf of row r, for r in rows (the rows of weight 0, after growth)."""
+    for r in rows:
+        out[r] = _leaf_of(bins, r, feature, threshold, left, right, leaf_of_node)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -673,15 +728,17 @@ class HistEngine:
         self._reset_cache()
 
     def _reset_cache(self):
-        # per-fit scratch, rebuilt on demand and never pickled: the prepared training bins
-        # (weak reference), their root bin counts, and the grower's workspace arrays
+        # per-fit scratch, rebuilt on demand and never pickled: the prepared training bins and
+        # the weights of the last grow (weak references), the rows of positive weight and of
+        # weight 0, the root's weights and counts per bin, and the grower's workspace arrays
         self._bins_ref = None
-        self._root_counts = None
+        self._weight_ref = None
+        self._rows = None
         self._work = None
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        for key in ("_bins_ref", "_root_counts", "_work"):
+        for key in ("_bins_ref", "_weight_ref", "_rows", "_work"):
             state[key] = None
         return state
 
@@ -708,12 +765,7 @@ class HistEngine:
             w = None if sample_weight is None else _check_weight(sample_weight, n)
             edges, reps = [], []
             for j in range(p):
-                if w is None:
-                    e, codes, rep = _fit_feature(X[:, j], self.max_bins)
-                else:
-                    pos = w > 0
-                    e, _, rep = _fit_feature(X[pos, j], self.max_bins, w[pos])
-                    codes = np.searchsorted(e, X[:, j], side="left")
+                e, codes, rep = _fit_feature(X[:, j], self.max_bins, w)
                 edges.append(e)
                 reps.append(rep)
                 out[:, j] = codes
@@ -750,39 +802,53 @@ class HistEngine:
             raise ValueError(f"Xp has {Xp.shape[1]} features, the bin edges were learned on {len(self.edges_)}")
         target = np.ascontiguousarray(target, dtype=np.float64)
         n = Xp.shape[0]
+        if target.shape != (n,):
+            raise ValueError(f"target has shape {target.shape}, expected ({n},)")
         max_depth = int(max_depth)
         max_nodes = max(min(2 ** (max_depth + 1) - 1, 2 * n - 1), 1)
         stack_depth = min(max_depth, max(n, 1))
         # histogram buffers in use at once: the node being split, one scratch, and the pending
         # histogram nodes on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
         n_buf = min(stack_depth, n // (SMALL_NODE + 1)) + 3
-        # the root's bin counts are the same for every tree grown on the same prepared rows
-        if self._bins_ref is None or self._bins_ref() is not Xp:
-            self._bins_ref = weakref.ref(Xp)
-            self._root_counts = _count_bins(Xp, self.offsets_)
-        total_bins = int(self.offsets_[-1])
-        shape = (n, n_buf, total_bins)
+        w, active, idle, root_stats = self._rows_and_root_stats(Xp, sample_weight)
+        n_act = len(active)
+        shape = (n, n_buf, len(root_stats))
         if self._work is None or self._work[0] != shape:
-            self._work = (shape, np.empty(n, np.int32), np.empty(n, np.int32), np.empty((n_buf, 2 * total_bins)))
+            self._work = (shape, np.empty(n, np.int32), np.empty(n, np.int32), np.empty((n_buf, len(root_stats))))
         _, rows, tmp, hist = self._work
-        if sample_weight is None:
-            w, root_counts, n_act = None, self._root_counts, n
-            rows[:] = np.arange(n, dtype=np.int32)
-        else:
-            w = _check_weight(sample_weight, n)
-            active = np.flatnonzero(w > 0)
-            n_act = len(active)
-            rows[:n_act] = active
-            root_counts = self._root_counts[:0]  # weighted: the root histogram is built from rows
+        rows[:n_act] = active
         feature, thr, left, right, leaf_of_node, gain, leaf_ids, n_leaves = _grow_tree(
             Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d, target, w, n_act,
-            stack_depth, max_nodes, _EPSILON, SMALL_NODE, root_counts, rows, tmp, hist,
+            stack_depth, max_nodes, _EPSILON, SMALL_NODE, root_stats, rows, tmp, hist,
         )
+        if len(idle):
+            _label_rows(Xp, idle, feature, thr, left, right, leaf_of_node, leaf_ids)
         internal = left >= 0
         threshold = np.full(len(left), np.nan)
         threshold[internal] = self._edges2d[feature[internal], thr[internal]]
-        tree = HistTree(feature, thr, left, right, leaf_of_node, n_leaves, threshold, gain)
-        if n_act < n:
-            idle = np.flatnonzero(leaf_ids < 0)
-            leaf_ids[idle] = tree.apply(np.ascontiguousarray(Xp[idle]))
-        return leaf_ids, tree
+        return leaf_ids, HistTree(feature, thr, left, right, leaf_of_node, n_leaves, threshold, gain)
+
+    def _rows_and_root_stats(self, Xp, sample_weight):
+        """(weights or None, rows of positive weight, rows of weight 0, root weights and counts).
+
+        Computed once per prepared array and weight array (found by identity: neither may be
+        modified in place between ``grow`` calls), the same for every tree of a fit.
+        """
+        hit = self._rows is not None and self._bins_ref() is Xp and (
+            self._rows[0] is None if sample_weight is None
+            else self._weight_ref is not None and self._weight_ref() is sample_weight)
+        if hit:
+            return self._rows
+        n = Xp.shape[0]
+        if sample_weight is None:
+            active = np.arange(n, dtype=np.int32)
+            self._rows = (None, active, active[:0], _root_stats(Xp, self.offsets_, None, active, n))
+        else:
+            w = _check_weight(sample_weight, n)
+            positive = w > 0
+            active = np.flatnonzero(positive).astype(np.int32)
+            idle = np.flatnonzero(~positive).astype(np.int32)
+            self._rows = (w, active, idle, _root_stats(Xp, self.offsets_, w, active, len(active)))
+        self._bins_ref = weakref.ref(Xp)
+        self._weight_ref = weakref.ref(sample_weight) if isinstance(sample_weight, np.ndarray) else None
+        return self._rows
