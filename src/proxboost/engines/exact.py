@@ -10,11 +10,12 @@ max_depth=D)`` grows (see ``docs/engines.md``), without scikit-learn's per-node 
   more than ``FEATURE_THRESHOLD`` (so the threshold never merges values of two bins), and keeps
   its rows in sorted order (int32 rows, float32 values, computed once).
 * **Nodes** own contiguous segments of a row array (stable partitions); every row carries its
-  node's label. A node's histogram holds per bin the sum of ``w g``, of ``w`` and of the
-  positive parts of ``w g``; the larger child's is the parent's minus the smaller child's
-  (unit weights: exact counts; with weights both children are built). Nodes of at most
-  ``SMALL_NODE`` rows sort their values instead. The last level labels rows without
-  partitioning.
+  node's label. A node's histogram holds per bin the sum of ``w g`` and of ``w``, and for the
+  coarse features also the sum of the positive parts of ``w g``; the larger child's is the
+  parent's minus the smaller child's (unit weights: exact counts; with weights both children
+  are built). Histograms are zeroed, built, subtracted and scanned only over each feature's
+  range of bins non-empty in the parent. Nodes of at most ``SMALL_NODE`` rows sort their
+  values instead. The last level labels rows without partitioning.
 * **Candidates** as scikit-learn's ``BestSplitter``: between two consecutive node values
   ``a < b`` with ``b > a + FEATURE_THRESHOLD`` (1e-7, in float32 arithmetic); a feature whose
   node values satisfy ``max <= min + FEATURE_THRESHOLD`` is constant in the node and, as in
@@ -59,11 +60,16 @@ _EPSILON = np.finfo(np.float64).eps
 _LEAF = -1
 _SMALL = -2
 
+# Kernels that allocate nothing are compiled without reference counting: numba otherwise
+# increments and decrements the count of every array argument at each call (two atomic
+# operations per array), which took a quarter of the tree time in the per-feature scans.
+_kernel = njit(cache=True, nogil=True, _nrt=False)
+
 
 # ---------------------------------------------------------------------------------------------
 # scikit-learn's random feature order
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@_kernel
 def _rand_int(low, high, state):
     """scikit-learn's ``rand_int``: low + our_rand_r(state) % (high - low) (xorshift32)."""
     s = state[0]
@@ -77,82 +83,148 @@ def _rand_int(low, high, state):
 
 
 # ---------------------------------------------------------------------------------------------
-# Histograms: per bin, the weighted target sum, the weight and the sum of positive w * g
+# Histograms: per bin the weighted target sum and the weight (side by side, feature f's bins
+# from 2 * off[f]); after them, for the coarse features only, the sum of the positive w g per
+# bin (coarse feature f's bins from poff[f]). Each buffer carries per feature a bin range
+# (lo, hi) outside which its node has no rows: zeroing, building, subtracting and scanning stay
+# inside it (children's ranges are within their parent's).
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _build_hist(H, B, off, fe, fc, target, gpos, w, rows, start, end):
-    """H = histogram of rows[start:end]: (sum of w g, sum of w, sum of max(w g, 0)) per bin; the
-    last is used by the coarse features ``fc`` only (and skipped when there are none).
+@_kernel
+def _zero_ranges(H, u, off, poff, lo, hi):
+    for f in range(off.shape[0] - 1):
+        o = off[f]
+        for i in range(2 * (o + lo[u, f]), 2 * (o + hi[u, f] + 1)):
+            H[u, i] = 0.0
+        if poff[f] >= 0:
+            for i in range(poff[f] + lo[u, f], poff[f] + hi[u, f] + 1):
+                H[u, i] = 0.0
 
-    ``B``: the rows' bin codes (uint8, row-major), feature f's bins at offset ``off[f]``.
+
+@_kernel
+def _subtract_ranges(H, u, v, off, poff, lo, hi):
+    """H[u] -= H[v] on the ranges of u (histogram subtraction)."""
+    for f in range(off.shape[0] - 1):
+        o = off[f]
+        for i in range(2 * (o + lo[u, f]), 2 * (o + hi[u, f] + 1)):
+            H[u, i] -= H[v, i]
+        if poff[f] >= 0:
+            for i in range(poff[f] + lo[u, f], poff[f] + hi[u, f] + 1):
+                H[u, i] -= H[v, i]
+
+
+@_kernel
+def _build_hist(H, u, B, off, fc, poff, target, gpos, w, rows, start, end):
+    """Add rows[start:end] to H[u] (zeroed on the node's ranges), four rows at a time
+    (independent updates; each bin still receives its rows in row order).
+
+    ``B``: the rows' bin codes (uint8, row-major). ``fc``: the coarse features (their positive
+    parts ``gpos`` go to ``poff``).
     """
-    H[:] = 0.0
     p = B.shape[1]
-    coarse = fc.shape[0] > 0
-    for j in range(start, end):
+    nc = fc.shape[0]
+    j = start
+    while j + 3 < end:
+        r0 = rows[j]
+        r1 = rows[j + 1]
+        r2 = rows[j + 2]
+        r3 = rows[j + 3]
+        if w is None:
+            c0 = 1.0
+            c1 = 1.0
+            c2 = 1.0
+            c3 = 1.0
+        else:
+            c0 = w[r0]
+            c1 = w[r1]
+            c2 = w[r2]
+            c3 = w[r3]
+        g0 = c0 * target[r0]
+        g1 = c1 * target[r1]
+        g2 = c2 * target[r2]
+        g3 = c3 * target[r3]
+        for f in range(p):
+            o = off[f]
+            i0 = 2 * (o + B[r0, f])
+            i1 = 2 * (o + B[r1, f])
+            i2 = 2 * (o + B[r2, f])
+            i3 = 2 * (o + B[r3, f])
+            H[u, i0] += g0
+            H[u, i0 + 1] += c0
+            H[u, i1] += g1
+            H[u, i1 + 1] += c1
+            H[u, i2] += g2
+            H[u, i2 + 1] += c2
+            H[u, i3] += g3
+            H[u, i3 + 1] += c3
+        if nc > 0:
+            p0 = gpos[r0]
+            p1 = gpos[r1]
+            p2 = gpos[r2]
+            p3 = gpos[r3]
+            for k in range(nc):
+                f = fc[k]
+                o = poff[f]
+                H[u, o + B[r0, f]] += p0
+                H[u, o + B[r1, f]] += p1
+                H[u, o + B[r2, f]] += p2
+                H[u, o + B[r3, f]] += p3
+        j += 4
+    while j < end:
         r = rows[j]
         c = 1.0 if w is None else w[r]
         g = c * target[r]
-        if coarse:  # every feature's third slot (unused by exact-coded ones): no indirection
-            gp = gpos[r]
-            for f in range(p):
-                i = 3 * (off[f] + B[r, f])
-                H[i] += g
-                H[i + 1] += c
-                H[i + 2] += gp
-        else:
-            for f in range(p):
-                i = 3 * (off[f] + B[r, f])
-                H[i] += g
-                H[i + 1] += c
-
-
-@njit(cache=True, nogil=True)
-def _build_root_hist(H, B, off, fe, fc, target, gpos, counts):
-    """Unit weights, all rows: H = histogram of the root, its counts (the same for every tree of
-    a fit) copied from ``counts``; only the sums are accumulated."""
-    H[:] = counts
-    n, p = B.shape
-    if fc.shape[0] == 0:
-        for r in range(n):
-            g = target[r]
-            for f in range(p):
-                H[3 * (off[f] + B[r, f])] += g
-        return
-    for r in range(n):  # every feature's third slot (unused by exact-coded ones): no indirection
-        g = target[r]
-        gp = gpos[r]
         for f in range(p):
-            i = 3 * (off[f] + B[r, f])
-            H[i] += g
-            H[i + 2] += gp
+            i = 2 * (off[f] + B[r, f])
+            H[u, i] += g
+            H[u, i + 1] += c
+        if nc > 0:
+            gp = gpos[r]
+            for k in range(nc):
+                f = fc[k]
+                H[u, poff[f] + B[r, f]] += gp
+        j += 1
+
+
+@_kernel
+def _build_root_hist(H, u, B, off, fc, poff, target, gpos, counts):
+    """Unit weights, all rows: H[u] = histogram of the root, its counts (the same for every tree
+    of a fit) copied from ``counts`` (sums zero); only the sums are accumulated."""
+    for i in range(counts.shape[0]):
+        H[u, i] = counts[i]
+    for i in range(counts.shape[0], H.shape[1]):
+        H[u, i] = 0.0
+    n, p = B.shape
+    nc = fc.shape[0]
+    for r in range(n):
+        g = target[r]
+        for f in range(p):
+            H[u, 2 * (off[f] + B[r, f])] += g
+        if nc > 0:
+            gp = gpos[r]
+            for k in range(nc):
+                f = fc[k]
+                H[u, poff[f] + B[r, f]] += gp
 
 
 @njit(cache=True, nogil=True)
 def _root_counts(B, off, total_bins):
-    counts = np.zeros(3 * total_bins)
+    counts = np.zeros(2 * total_bins)
     for r in range(B.shape[0]):
         for f in range(B.shape[1]):
-            counts[3 * (off[f] + B[r, f]) + 1] += 1.0
+            counts[2 * (off[f] + B[r, f]) + 1] += 1.0
     return counts
-
-
-@njit(cache=True, nogil=True)
-def _subtract(H, Hs):
-    for i in range(H.shape[0]):
-        H[i] -= Hs[i]
 
 
 # ---------------------------------------------------------------------------------------------
 # Candidate scans of one feature on one node
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@_kernel
 def _proxy(sl, wl, s_node, w_node):
     sr = s_node - sl
     return sl * sl / wl + sr * sr / (w_node - wl)
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def _may_beat(sl, wl, s_node, w_node, best):
     """Division-free pre-test: False only when proxy(sl, wl) is certainly below best.
 
@@ -164,7 +236,7 @@ def _may_beat(sl, wl, s_node, w_node, best):
     return sl * sl * wr + sr * sr * wl >= best * (wl * wr) * (1.0 - 1e-9)
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best):
     """Candidates between consecutive sorted node values cv[:k] (w g in cg, w in cw), the sums
     of the rows left of cv[0] being (sl, wl). Returns (found, best, a, b, sl, wl) with the
@@ -189,7 +261,7 @@ def _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best):
     return found, best, a, b, sl, wl
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def _sort_values(cv, cg, cw, k):
     """Sort cv[:k] ascending, carrying cg, cw (shell sort: few values, no allocation)."""
     gap = 1
@@ -212,20 +284,21 @@ def _sort_values(cv, cg, cw, k):
         gap //= 3
 
 
-@njit(cache=True, nogil=True)
-def _collect(X32, B, f, code, seg_v, seg_o, nid, label, target, w, rows, start, end, cv, cg, cw):
+@_kernel
+def _collect(X32, B, f, code, Sv, So, s, seg_lo, seg_hi, nid, label, target, w, rows, start, end, cv, cg, cw):
     """The node's rows in coarse bin ``code`` of feature f, sorted by value into cv, cg, cw.
 
-    From the bin's global sorted segment (membership by node label) when it is not much longer
-    than the node, else from the node's rows (then sorted). Returns their number.
+    From the bin's global sorted segment (So[s, seg_lo:seg_hi], membership by node label) when
+    it is not much longer than the node, else from the node's rows (then sorted). Returns their
+    number. (Arrays are indexed, never sliced: a slice costs two atomic reference counts.)
     """
     k = 0
-    if seg_o.shape[0] <= 4 * (end - start):
-        for j in range(seg_o.shape[0]):
-            r = seg_o[j]
+    if seg_hi - seg_lo <= 4 * (end - start):
+        for j in range(seg_lo, seg_hi):
+            r = So[s, j]
             if nid[r] == label:
                 c = 1.0 if w is None else w[r]
-                cv[k] = seg_v[j]
+                cv[k] = Sv[s, j]
                 cg[k] = c * target[r]
                 cw[k] = c
                 k += 1
@@ -242,13 +315,16 @@ def _collect(X32, B, f, code, seg_v, seg_o, nid, label, target, w, rows, start, 
     return k
 
 
-@njit(cache=True, nogil=True)
-def _scan_binned(H, o, nb, exact, hv, multi, X32, B, f, So, Sv, bstart, nid, label, target, w, rows, start, end,
-                 s_node, w_node, wmin, thr, best, cv, cg, cw):
-    """Candidates of one feature on a node with histogram H (bins o .. o + nb - 1).
+@_kernel
+def _scan_binned(H, u, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, s, nid, label, target, w, rows, start,
+                 end, s_node, w_node, wmin, best, cv, cg, cw, nonempty):
+    """Candidates of feature f on a node with histogram H[u] (sums and weights of bin b at
+    2 * (o + b), positive parts of a coarse feature at po + b), inside the bin range
+    lo[u, f] .. hi[u, f], which is narrowed to the node's non-empty bins. A coarse feature's
+    sorted order is row s of So, Sv, bstart.
 
-    ``exact``: one bin per distinct value (values hv): candidates between consecutive non-empty
-    bins. Otherwise coarse bins whose edges lie at gaps wider than FEATURE_THRESHOLD: the
+    Exact-coded features (``po`` -1): one bin per distinct value (values hv), candidates between
+    consecutive non-empty bins. Otherwise coarse bins whose edges lie at gaps wider than FEATURE_THRESHOLD: the
     candidates between non-empty bins come from the histogram; those inside a bin are
     evaluated exactly (its node rows sorted) only when a bound on their proxy beats the best so
     far (the proxy is convex in each of S_L and W_L: its maximum over the bin's box of possible
@@ -256,44 +332,44 @@ def _scan_binned(H, o, nb, exact, hv, multi, X32, B, f, So, Sv, bstart, nid, lab
     constant feature; a boundary candidate returns bins (lo_bin, hi_bin) to be resolved into
     values, an inner one its values (a, b) and lo_bin = -1.
     """
-    first = -1
-    last = -1
-    for b in range(nb):
-        if H[3 * (o + b) + 1] > 0.0:
-            if first < 0:
-                first = b
-            last = b
+    thr = FEATURE_THRESHOLD
+    m = 0
+    for b in range(lo[u, f], hi[u, f] + 1):  # branch-free list of the non-empty bins
+        nonempty[m] = b
+        m += H[u, 2 * (o + b) + 1] > 0.0
+    first = nonempty[0]
+    last = nonempty[m - 1]
+    lo[u, f] = first
+    hi[u, f] = last
     found = 0
     a = 0.0
     bb = 0.0
     lo_bin = -1
     hi_bin = -1
-    if exact:
-        if hv[last] <= hv[first] + thr:
+    if po < 0:
+        if hv[f, last] <= hv[f, first] + thr:
             return -1, best, a, bb, lo_bin, hi_bin
         sl = 0.0
         wl = 0.0
         prev = -1
-        for b in range(first, last + 1):
-            wb = H[3 * (o + b) + 1]
-            if wb <= 0.0:
-                continue
-            if prev >= 0 and hv[b] > hv[prev] + thr and _may_beat(sl, wl, s_node, w_node, best):
+        for j in range(m):
+            b = nonempty[j]
+            if prev >= 0 and hv[f, b] > hv[f, prev] + thr and _may_beat(sl, wl, s_node, w_node, best):
                 proxy = _proxy(sl, wl, s_node, w_node)
                 if proxy > best:
                     best = proxy
                     found = 1
-                    a = hv[prev]
-                    bb = hv[b]
-            sl += H[3 * (o + b)]
-            wl += wb
+                    a = hv[f, prev]
+                    bb = hv[f, b]
+            sl += H[u, 2 * (o + b)]
+            wl += H[u, 2 * (o + b) + 1]
             prev = b
         return found, best, a, bb, lo_bin, hi_bin
     if first == last:
-        if not multi[first]:  # one coarse bin holding one distinct value: constant
+        if not multi[f, first]:  # one coarse bin holding one distinct value: constant
             return -1, best, a, bb, lo_bin, hi_bin
-        k = _collect(X32, B, f, first, Sv[bstart[first]:bstart[first + 1]], So[bstart[first]:bstart[first + 1]],
-                     nid, label, target, w, rows, start, end, cv, cg, cw)
+        k = _collect(X32, B, f, first, Sv, So, s, bstart[s, first], bstart[s, first + 1], nid, label, target, w,
+                     rows, start, end, cv, cg, cw)
         if cv[k - 1] <= cv[0] + thr:
             return -1, best, a, bb, lo_bin, hi_bin
         found, best, a, bb, _, _ = _scan_values(cv, cg, cw, k, 0.0, 0.0, s_node, w_node, thr, best)
@@ -301,11 +377,10 @@ def _scan_binned(H, o, nb, exact, hv, multi, X32, B, f, So, Sv, bstart, nid, lab
     sl = 0.0
     wl = 0.0
     prev = -1
-    for b in range(first, last + 1):
-        i = 3 * (o + b)
-        wb = H[i + 1]
-        if wb <= 0.0:
-            continue
+    for j in range(m):
+        b = nonempty[j]
+        i = 2 * (o + b)
+        wb = H[u, i + 1]
         if prev >= 0 and _may_beat(sl, wl, s_node, w_node, best):
             proxy = _proxy(sl, wl, s_node, w_node)
             if proxy > best:
@@ -313,9 +388,9 @@ def _scan_binned(H, o, nb, exact, hv, multi, X32, B, f, So, Sv, bstart, nid, lab
                 found = 1
                 lo_bin = prev
                 hi_bin = b
-        if multi[b] and wb >= 2.0 * wmin:  # room for a candidate inside the bin: bound it
-            pos = H[i + 2]
-            neg = H[i] - pos
+        if multi[f, b] and wb >= 2.0 * wmin:  # room for a candidate inside the bin: bound it
+            pos = H[u, po + b]
+            neg = H[u, i] - pos
             w_lo = wl + wmin
             w_hi = wl + wb - wmin
             # a cheap looser bound first (each term at its own worst corner), then the corners
@@ -333,21 +408,21 @@ def _scan_binned(H, o, nb, exact, hv, multi, X32, B, f, So, Sv, bstart, nid, lab
                             max(_proxy(lo_l, w_hi, s_node, w_node), _proxy(hi_l, w_hi, s_node, w_node)))
                 refine = bound + 1e-9 * (abs(bound) + abs(best)) > best
             if refine:
-                k = _collect(X32, B, f, b, Sv[bstart[b]:bstart[b + 1]], So[bstart[b]:bstart[b + 1]], nid,
-                             label, target, w, rows, start, end, cv, cg, cw)
+                k = _collect(X32, B, f, b, Sv, So, s, bstart[s, b], bstart[s, b + 1], nid, label, target, w,
+                             rows, start, end, cv, cg, cw)
                 res, best, va, vb, _, _ = _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best)
                 if res > 0:
                     found = 1
                     a = va
                     bb = vb
                     lo_bin = -1
-        sl += H[i]
+        sl += H[u, i]
         wl += wb
         prev = b
     return found, best, a, bb, lo_bin, hi_bin
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best, keys, vals, wts):
     """Candidates of one feature on a small node: insertion sort of its float32 values."""
     m = end - start
@@ -371,21 +446,22 @@ def _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best, 
     return found, best, a, b
 
 
-@njit(cache=True, nogil=True)
-def _bin_edge_values(f, lo_bin, hi_bin, So, Sv, bstart, nid, label, X32, B, rows, start, end):
-    """(largest node value in coarse bin lo_bin, smallest in hi_bin) of feature f."""
+@_kernel
+def _bin_edge_values(f, lo_bin, hi_bin, So, Sv, bstart, s, nid, label, X32, B, rows, start, end):
+    """(largest node value in coarse bin lo_bin, smallest in hi_bin) of feature f (sorted order:
+    row s of So, Sv, bstart)."""
     a = -np.inf
     b = np.inf
-    seg_lo = bstart[lo_bin + 1] - bstart[lo_bin]
-    seg_hi = bstart[hi_bin + 1] - bstart[hi_bin]
+    seg_lo = bstart[s, lo_bin + 1] - bstart[s, lo_bin]
+    seg_hi = bstart[s, hi_bin + 1] - bstart[s, hi_bin]
     if seg_lo + seg_hi <= 4 * (end - start):
-        for j in range(bstart[lo_bin + 1] - 1, bstart[lo_bin] - 1, -1):
-            if nid[So[j]] == label:
-                a = Sv[j]
+        for j in range(bstart[s, lo_bin + 1] - 1, bstart[s, lo_bin] - 1, -1):
+            if nid[So[s, j]] == label:
+                a = Sv[s, j]
                 break
-        for j in range(bstart[hi_bin], bstart[hi_bin + 1]):
-            if nid[So[j]] == label:
-                b = Sv[j]
+        for j in range(bstart[s, hi_bin], bstart[s, hi_bin + 1]):
+            if nid[So[s, j]] == label:
+                b = Sv[s, j]
                 break
     else:
         for j in range(start, end):
@@ -402,10 +478,10 @@ def _bin_edge_values(f, lo_bin, hi_bin, So, Sv, bstart, nid, label, X32, B, rows
 # ---------------------------------------------------------------------------------------------
 # The tree builder
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _split_node(features, constant, n_known, state, H, buf, off, nbins, exact, hv, multi, X32, B, So, Sv, bstart,
-                loc, nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, keys, vals, wts,
-                cv, cg, cw):
+@_kernel
+def _split_node(features, constant, n_known, state, H, buf, rlo, rhi, off, poff, exact, hv, multi, X32, B, So, Sv,
+                bstart, loc, nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, keys, vals, wts,
+                cv, cg, cw, nonempty):
     """scikit-learn's ``node_split_best`` on one node: (feature, a, b, n_total_constants).
 
     feature -1: no candidate on any feature.
@@ -436,9 +512,9 @@ def _split_node(features, constant, n_known, state, H, buf, off, nbins, exact, h
         lo_bin = -1
         hi_bin = -1
         if buf >= 0:
-            k = loc[f]
             res, prox, a, b, lo_bin, hi_bin = _scan_binned(
-                H[buf], off[f], nbins[f], exact[f], hv[f], multi[f], X32, B, f, So[k], Sv[k], bstart[k], nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, best, cv, cg, cw)
+                H, buf, off[f], poff[f], rlo, rhi, hv, multi, X32, B, f, So, Sv, bstart, loc[f], nid, label, target, w,
+                rows, start, end, s_node, w_node, wmin, best, cv, cg, cw, nonempty)
         else:
             res, prox, a, b = _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best,
                                           keys, vals, wts)
@@ -467,14 +543,16 @@ def _split_node(features, constant, n_known, state, H, buf, off, nbins, exact, h
         constant[i] = features[i]
     if best_f >= 0 and best_lo >= 0:  # a candidate between two coarse bins: their edge values
         k = loc[best_f]
-        best_a, best_b = _bin_edge_values(best_f, best_lo, best_hi, So[k], Sv[k], bstart[k], nid, label, X32, B,
+        best_a, best_b = _bin_edge_values(best_f, best_lo, best_hi, So, Sv, bstart, k, nid, label, X32, B,
                                           rows, start, end)
     return best_f, best_a, best_b, n_total
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def _partition_rows(X32, f, thr, target, w, rows, tmp, nid, label_l, label_r, start, end, coarse):
-    """Stable partition of rows[start:end] by X[r, f] <= thr; node labels, left weight / sums.
+    """Stable partition of rows[start:end] by X[r, f] <= thr; node labels; each side's weight,
+    sum and square sum, accumulated over its rows in their order (scikit-learn's fresh
+    ``criterion.init`` sums of the children).
 
     Branch-free (both destinations written, cursors advanced by the side): the sides of
     consecutive rows are unpredictable.
@@ -484,15 +562,22 @@ def _partition_rows(X32, f, thr, target, w, rows, tmp, nid, label_l, label_r, st
     wl = 0.0
     sl = 0.0
     ql = 0.0
+    wr = 0.0
+    sr = 0.0
+    qr = 0.0
     for j in range(start, end):
         r = rows[j]
         m = np.int64(X32[r, f] <= thr)
         c = 1.0 if w is None else w[r]
         g = target[r]
-        cg = (c * g) if m else 0.0
+        cgl = (c * g) if m else 0.0
+        cgr = 0.0 if m else (c * g)
         wl += c if m else 0.0
-        sl += cg
-        ql += cg * g
+        wr += 0.0 if m else c
+        sl += cgl
+        ql += cgl * g
+        sr += cgr
+        qr += cgr * g
         rows[il] = r
         tmp[ir] = r
         il += m
@@ -501,24 +586,23 @@ def _partition_rows(X32, f, thr, target, w, rows, tmp, nid, label_l, label_r, st
             nid[r] = label_l if m else label_r
     for j in range(ir):
         rows[il + j] = tmp[j]
-    return il, wl, sl, ql
+    return il, wl, sl, ql, wr, sr, qr
 
 
-@njit(cache=True, nogil=True)
+@_kernel
 def _impurity(q, s, wsum):
     return q / wsum - (s / wsum) ** 2.0
 
 
 @njit(cache=True, nogil=True)
-def _grow(X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, rows, n_act, max_depth, max_nodes, seed,
-          eps, thr, small, tmp_r, nid, gpos, H, cv, cg, cw, root_counts):
+def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, rows, n_act, max_depth,
+          max_nodes, seed, eps, thr, small, tmp_r, nid, gpos, H, cv, cg, cw, root_counts):
     """Grow one tree depth-first (scikit-learn's node order); see the module docstring.
 
     ``rows[:n_act]``: the rows taking part (``nid`` 0 on them, -1 elsewhere); with unit weights
     (``w`` None) every row, set here.
     """
     n, p = X32.shape
-    fe = np.flatnonzero(exact)
     fc = np.flatnonzero(~exact)
     coarse = fc.shape[0] > 0  # node labels and positive parts serve the coarse features only
     # one pass over the rows: row list, labels, positive parts, smallest weight, root sums
@@ -556,10 +640,13 @@ def _grow(X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, 
     keys = np.empty(small + 1, np.float32)
     vals = np.empty(small + 1)
     wts = np.empty(small + 1)
+    nonempty = np.empty(MAX_CODES, np.int64)
 
     n_buf = H.shape[0]
     free = np.arange(n_buf - 1, -1, -1).astype(np.int32)
     n_free = n_buf
+    rlo = np.zeros((n_buf, p), np.int64)  # per buffer and feature: its node's bin range
+    rhi = np.zeros((n_buf, p), np.int64)
 
     cap = 2 * max_depth + 4
     st_parent = np.empty(cap, np.int32)
@@ -582,10 +669,14 @@ def _grow(X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, 
         if n_act > small:
             n_free -= 1
             mode0 = free[n_free]
+            for f in range(p):
+                rlo[mode0, f] = 0
+                rhi[mode0, f] = nbins[f] - 1
             if w is None:
-                _build_root_hist(H[mode0], B, off, fe, fc, target, gpos, root_counts)
+                _build_root_hist(H, mode0, B, off, fc, poff, target, gpos, root_counts)
             else:
-                _build_hist(H[mode0], B, off, fe, fc, target, gpos, w, rows, 0, n_act)
+                _zero_ranges(H, mode0, off, poff, rlo, rhi)
+                _build_hist(H, mode0, B, off, fc, poff, target, gpos, w, rows, 0, n_act)
     st_parent[0] = -1
     st_isleft[0] = False
     st_label[0] = 0
@@ -633,14 +724,18 @@ def _grow(X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, 
         sl = 0.0
         ql = 0.0
         wr = 0.0
+        wr_f = 0.0
+        sr_f = 0.0
+        qr_f = 0.0
         imp_l = 0.0
         imp_r = 0.0
         label_l = 0
         label_r = 0
         if buf != _LEAF:
-            best_f, a, b, n_const = _split_node(features, constant, st_nconst[top], state, H, buf, off, nbins, exact,
-                                                hv, multi, X32, B, So, Sv, bstart, loc, nid, label, target, w, rows, start,
-                                                end, sn, wn, wmin, thr, keys, vals, wts, cv, cg, cw)
+            best_f, a, b, n_const = _split_node(features, constant, st_nconst[top], state, H, buf, rlo, rhi, off, poff,
+                                                exact, hv, multi, X32, B, So, Sv, bstart, loc, nid, label, target, w,
+                                                rows, start, end, sn, wn, wmin, thr, keys, vals, wts, cv, cg, cw,
+                                                nonempty)
         if best_f >= 0:
             thr_v = a / 2.0 + b / 2.0
             if thr_v == b:
@@ -661,8 +756,8 @@ def _grow(X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, 
                 label_l = n_labels
                 label_r = n_labels + 1
                 n_labels += 2
-                mid, wl, sl, ql = _partition_rows(X32, best_f, thr_v, target, w, rows, tmp_r, nid, label_l, label_r,
-                                                  start, end, coarse)
+                mid, wl, sl, ql, wr_f, sr_f, qr_f = _partition_rows(X32, best_f, thr_v, target, w, rows, tmp_r, nid,
+                                                                    label_l, label_r, start, end, coarse)
             wr = wn - wl
             imp_l = _impurity(ql, sl, wl)
             imp_r = _impurity(qn - ql, sn - sl, wr)  # scikit-learn's children_impurity
@@ -694,19 +789,9 @@ def _grow(X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, 
             n_leaves += 2
             continue
 
-        # children's sums, fresh over their rows (scikit-learn's criterion.init)
+        # the children's own sums are the partition's fresh ones (scikit-learn's criterion.init)
         nl = mid - start
         nr = end - mid
-        wr_f = 0.0
-        sr_f = 0.0
-        qr_f = 0.0
-        for j in range(mid, end):
-            r = rows[j]
-            c = 1.0 if w is None else w[r]
-            g = target[r]
-            wr_f += c
-            sr_f += c * g
-            qr_f += c * g * g
         mode_l = _LEAF
         mode_r = _LEAF
         if nl >= 2 and imp_l > eps:
@@ -721,16 +806,22 @@ def _grow(X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, 
             small_left = nl <= nr
             n_free -= 1
             nb = free[n_free]
+            for f in range(p):
+                rlo[nb, f] = rlo[buf, f]
+                rhi[nb, f] = rhi[buf, f]
+            _zero_ranges(H, nb, off, poff, rlo, rhi)
             if small_left:
-                _build_hist(H[nb], B, off, fe, fc, target, gpos, w, rows, start, mid)
+                _build_hist(H, nb, B, off, fc, poff, target, gpos, w, rows, start, mid)
             else:
-                _build_hist(H[nb], B, off, fe, fc, target, gpos, w, rows, mid, end)
+                _build_hist(H, nb, B, off, fc, poff, target, gpos, w, rows, mid, end)
             if w is None:
-                _subtract(H[buf], H[nb])
-            elif small_left:
-                _build_hist(H[buf], B, off, fe, fc, target, gpos, w, rows, mid, end)
-            else:
-                _build_hist(H[buf], B, off, fe, fc, target, gpos, w, rows, start, mid)
+                _subtract_ranges(H, buf, nb, off, poff, rlo, rhi)
+            else:  # weighted: no subtraction, whose rounding could leave empty bins non-empty
+                _zero_ranges(H, buf, off, poff, rlo, rhi)
+                if small_left:
+                    _build_hist(H, buf, B, off, fc, poff, target, gpos, w, rows, mid, end)
+                else:
+                    _build_hist(H, buf, B, off, fc, poff, target, gpos, w, rows, start, mid)
             lb = nb if small_left else buf
             rb = buf if small_left else nb
             if need_l:
@@ -798,12 +889,17 @@ def _apply_tree(X32, feature, threshold, left, right, leaf_of_node):
 # ---------------------------------------------------------------------------------------------
 class ExactData:
     """Prepared training rows (see the module docstring): float32 X, per-feature bin codes and
-    offsets, the distinct values of exact-coded features, and the sorted orders of the others."""
+    histogram offsets, the distinct values of exact-coded features, and the sorted orders of the
+    others."""
 
     def __init__(self, X32, B, off, nbins, exact, hv, multi, loc, So, Sv, bstart):
         self.X32 = X32
         self.B = B
         self.off = off
+        # positive parts of the coarse features' bins, after the sums and weights of all bins
+        coarse_bins = np.where(exact, 0, nbins)
+        self.poff = np.where(exact, -1, 2 * off[-1] + np.cumsum(coarse_bins) - coarse_bins).astype(np.int64)
+        self.hist_size = int(2 * off[-1] + coarse_bins.sum())
         self.nbins = nbins
         self.exact = exact
         self.hv = hv
@@ -968,11 +1064,10 @@ class ExactEngine:
         # histograms in use at once: the node being split, one scratch, and the pending nodes
         # with a histogram on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
         n_buf = min(depth_cap, n // (SMALL_NODE + 1)) + 3
-        total_bins = int(Xp.off[-1])
-        shape = (n, n_buf, total_bins)
+        shape = (n, n_buf, Xp.hist_size)
         if self._work is None or self._work[0] != shape:
             self._work = (shape, np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32),
-                          np.empty(n), np.empty((n_buf, 3 * total_bins)), np.empty(n, np.float32), np.empty(n),
+                          np.empty(n), np.empty((n_buf, Xp.hist_size)), np.empty(n, np.float32), np.empty(n),
                           np.empty(n))
         _, rows, tmp_r, nid, gpos, H, cv, cg, cw = self._work
         if sample_weight is None:
@@ -984,7 +1079,7 @@ class ExactEngine:
             rows[:n_act] = np.flatnonzero(active)
             nid[:] = np.where(active, 0, -1)
         feature, threshold, left, right, leaf_of_node, gain, leaf_ids, n_leaves = _grow(
-            Xp.X32, Xp.B, Xp.off, Xp.nbins, Xp.exact, Xp.hv, Xp.multi, Xp.loc, Xp.So, Xp.Sv, Xp.bstart, target, w, rows, n_act,
+            Xp.X32, Xp.B, Xp.off, Xp.poff, Xp.nbins, Xp.exact, Xp.hv, Xp.multi, Xp.loc, Xp.So, Xp.Sv, Xp.bstart, target, w, rows, n_act,
             depth_cap, max_nodes, seed, _EPSILON, FEATURE_THRESHOLD, SMALL_NODE, tmp_r, nid, gpos, H, cv, cg, cw,
             Xp.root_counts,
         )
