@@ -6,7 +6,9 @@ next to the working tree's ``proxboost``. Each round fits, in turn:
 
 * ``base``: the base revision, no weights;
 * ``new``: this revision, no weights;
-* ``new+w``: this revision with integer weights 0..3 (a quarter of the rows at weight 0).
+* ``new+w``: this revision with integer weights 0..3 (a quarter of the rows at weight 0), or
+  1..4 with ``--weights 1-4`` (every row in every tree fit: the cost of weighting itself, without
+  the rows that weight 0 removes).
 
 Fit time is the estimator's ``train_time_[-1]`` (the boosting iterations; loss recording is
 excluded). Per case, the script prints the median over rounds of each method's time, the median
@@ -15,7 +17,7 @@ base (median absolute deviation of the per-round ratios). Targets: new / base wi
 max(5 %, 2 x spread) of 1; new+w / base at most 1.2.
 
 Usage: ``python benchmarks/bench_weights.py --base ../base [--rounds 7] [--n 20000] [--T 40]
-[--engines hist,sklearn]``.
+[--engines hist,sklearn] [--weights 0-3|1-4]``.
 The machine may be shared: the load average is printed with the results.
 """
 
@@ -50,12 +52,12 @@ def import_base(base):
     return module
 
 
-def data(n, d, classification, seed=0):
+def data(n, d, classification, seed=0, lowest_weight=0):
     rng = np.random.RandomState(seed)
     X = rng.normal(size=(n, d))
     s = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 - X[:, 2] + rng.standard_t(3, size=n)
     y = np.where(s > np.median(s), 1, -1) if classification else s
-    w = rng.randint(0, 4, size=n).astype(float)
+    w = rng.randint(0, 4, size=n).astype(float) + lowest_weight
     return X, y, w
 
 
@@ -73,16 +75,17 @@ def main():
     parser.add_argument("--d", type=int, default=10)
     parser.add_argument("--T", type=int, default=40)
     parser.add_argument("--engines", default="hist,sklearn", help="comma-separated engines to run")
+    parser.add_argument("--weights", default="0-3", choices=["0-3", "1-4"], help="range of the integer weights")
     args = parser.parse_args()
     base = import_base(args.base)
     print(f"new: {os.path.dirname(proxboost.__file__)}  base: {os.path.dirname(base.__file__)}")
     print(f"n = {args.n}, d = {args.d}, T = {args.T}, depth 3, rounds = {args.rounds}, "
-          f"load average before: {os.getloadavg()[0]:.2f}")
+          f"weights {args.weights}, load average before: {os.getloadavg()[0]:.2f}")
     header = (f"{'case':34s} {'base s':>8s} {'new s':>8s} {'new+w s':>8s} {'new/base':>9s} {'spread':>7s} "
               f"{'w/base':>7s}  unweighted  weighted")
     print(header)
     for est_name, loss, algo, engine, base_engine in [c for c in CASES if c[3] in args.engines.split(",")]:
-        X, y, w = data(args.n, args.d, est_name == "BoostingClassifier")
+        X, y, w = data(args.n, args.d, est_name == "BoostingClassifier", lowest_weight=int(args.weights[0]))
         params = dict(loss=loss, algo=algo, n_estimators=args.T, max_depth=3, random_state=0)
         new_params, base_params = dict(params, engine=engine), dict(params, engine=base_engine)
         Base, New = getattr(base, est_name), getattr(proxboost, est_name)

@@ -153,9 +153,10 @@ def _assert_same_fit_or_tie(a, b, log_a, X, X_eval, w):
     first = next((t for t in range(T) if not np.array_equal(a.estimators_[t].apply(Xp)[w > 0],
                                                               b.estimators_[t].apply(Xp)[w > 0])), T)
     if first < T:  # two different partitions of the weighted rows: they must tie exactly
-        target, _ = log_a[first]
-        sse_a = _exact_sse(a.estimators_[first], Xp, target, w)
-        sse_b = _exact_sse(b.estimators_[first], Xp, target, w)
+        target, _ = log_a[first]  # of the positive-weight rows, the only ones the trees fit
+        keep = w > 0
+        sse_a = _exact_sse(a.estimators_[first], Xp[keep], target, w[keep])
+        sse_b = _exact_sse(b.estimators_[first], Xp[keep], target, w[keep])
         assert sse_a == sse_b, f"tree {first}: not a tie ({float(sse_a)} vs {float(sse_b)})"
     np.testing.assert_allclose(a.train_loss_[: first + 1], b.train_loss_[: first + 1], rtol=RTOL)
     np.testing.assert_allclose(a.eval_loss_[: first + 1], b.eval_loss_[: first + 1], rtol=RTOL)
@@ -180,7 +181,8 @@ def test_fit_integer_weights_are_repeated_rows(loss, algo, engine, monkeypatch):
     weighted, log = _fit_logged(_estimator(loss, algo, engine), monkeypatch, X, y, sample_weight=w,
                                 eval_set=(X_eval, y_eval, w_eval))
     repeated = _estimator(loss, algo, engine).fit(X[rep], y[rep], eval_set=(X_eval[eval_rep], y_eval[eval_rep]))
-    assert all(sw is w or np.array_equal(sw, w) for _, sw in log)  # the trees got the weights
+    # the trees got the weights, on the positive-weight rows only (rows of weight 0 are not fitted)
+    assert all(np.array_equal(sw, w[w > 0]) for _, sw in log)
     _assert_same_fit_or_tie(weighted, repeated, log, X, X_eval, w)
 
 
@@ -194,6 +196,18 @@ def test_fit_zero_weights_are_removed_rows(loss, algo, engine, monkeypatch):
                                 eval_set=(X_eval, y_eval))
     removed = _estimator(loss, algo, engine).fit(X[keep], y[keep], eval_set=(X_eval, y_eval))
     _assert_same_fit_or_tie(weighted, removed, log, X, X_eval, w)
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+@pytest.mark.parametrize("loss, algo", [("lad", "accelerated_prox"), ("logistic", "residual_gradient")])
+def test_training_predictions_of_zero_weight_rows(loss, algo, engine):
+    """The fit runs on the positive-weight rows; the others' training predictions, replayed tree
+    by tree, are the model's predictions on those rows (in the training rows' order)."""
+    X, y, w = _fit_data(loss, _seed("idle", loss, algo))
+    est = _estimator(loss, algo, engine).fit(X, y, sample_weight=w)
+    assert len(est.train_prediction_) == len(y) and np.any(w == 0)
+    raw = _raw(est, X)
+    np.testing.assert_allclose(est.train_prediction_, raw, rtol=RTOL, atol=RTOL * np.abs(raw).max())
 
 
 def test_most_fits_have_no_tie(monkeypatch):

@@ -249,10 +249,20 @@ class _BaseBoosting(BaseEstimator):
         T = int(self.n_estimators)
         alphas = nesterov_alphas(T) if algo.accelerated else np.zeros(T)
         t0 = time.perf_counter()
+        # rows of weight 0 take no part in any step of the fit (binning, trees, f_0, line
+        # searches, losses): the iterations run on the positive-weight rows only, and the
+        # predictions of the others are replayed with each tree, as every engine would place
+        # them (the same numbers, without the directions, line-search passes and updates of
+        # rows that cannot move the fit)
+        keep = None if w is None or np.all(w > 0) else w > 0
+        if keep is not None:
+            X_idle, X, y, w = X[~keep], X[keep], y[keep], w[keep]
+            weighted = {"sample_weight": w}
         Xp = engine.prepare(X, fit=True, **weighted)
         f0 = loss.init(y, w)
         F = np.full(len(y), f0)
         H, delta = F, np.zeros(len(y))
+        idle = None if keep is None else _Replay(engine.prepare(X_idle), f0)
         elapsed = time.perf_counter() - t0
         ev = None if eval_data[0] is None else _EvalTracker(engine.prepare(eval_data[0]), *eval_data[1:], f0, loss)
         val = None if val_data[0] is None else _EvalTracker(engine.prepare(val_data[0]), *val_data[1:], f0, loss)
@@ -273,6 +283,8 @@ class _BaseBoosting(BaseEstimator):
                 delta = target - fit[leaf_ids]
             H = F_next + alphas[t] * (F_next - F) if algo.accelerated else F_next
             F = F_next
+            if idle is not None:
+                idle.update(tree, c, alphas[t])
             elapsed += time.perf_counter() - t0
             trees.append(tree)
             leaf_values.append(c)
@@ -304,6 +316,10 @@ class _BaseBoosting(BaseEstimator):
         self.eval_loss_ = None if ev is None else np.asarray(ev.losses)
         self.validation_loss_ = None if val is None else np.asarray(val.losses)
         self.train_time_ = np.asarray(times)
+        if idle is not None:  # the training rows in their order, weight 0 included
+            F_all = np.empty(len(keep))
+            F_all[keep], F_all[~keep] = F, idle.F
+            F = F_all
         self.train_prediction_ = F
         self.n_capped_steps_ = getattr(loss, "n_capped_steps", 0)
 
@@ -349,18 +365,30 @@ class _BaseBoosting(BaseEstimator):
         return tags
 
 
-class _EvalTracker:
-    """Replays the recursion on an evaluation set to record its (weighted) loss at every iteration."""
+class _Replay:
+    """Replays the recursion F_t, H_t with each new tree on prepared rows outside the fit
+    (training rows of weight 0, evaluation rows): the fitted rows' operations, row by row."""
 
-    def __init__(self, Xp, y, w, f0, loss):
-        self.Xp, self.y, self.w, self.loss = Xp, y, w, loss
-        self.F = self.H = np.full(len(y), f0)
-        self.losses = [loss.value(y, self.F, w)]
+    def __init__(self, Xp, f0):
+        self.Xp = Xp
+        self.F = self.H = np.full(len(Xp), f0)
 
     def update(self, tree, c, alpha):
         F_next = self.H + c[tree.apply(self.Xp)]
         self.H = F_next + alpha * (F_next - self.F) if alpha else F_next
         self.F = F_next
+
+
+class _EvalTracker(_Replay):
+    """Replays the recursion on an evaluation set to record its (weighted) loss at every iteration."""
+
+    def __init__(self, Xp, y, w, f0, loss):
+        super().__init__(Xp, f0)
+        self.y, self.w, self.loss = y, w, loss
+        self.losses = [loss.value(y, self.F, w)]
+
+    def update(self, tree, c, alpha):
+        super().update(tree, c, alpha)
         self.losses.append(self.loss.value(self.y, self.F, self.w))
 
 

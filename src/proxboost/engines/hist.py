@@ -108,7 +108,11 @@ def _fit_feature(col, max_bins, weight=None):
     counts = np.bincount(inverse, weights=weight, minlength=len(uniq))
     seen = counts > 0
     edges, _, rep = _edges(uniq[seen], counts[seen], None, max_bins)
-    return edges, np.searchsorted(edges, uniq, side="left")[inverse], rep
+    # bin of each distinct value = number of edges below it (searchsorted(edges, uniq), counted
+    # from where each edge falls among the sorted values: O(#values), not O(#values log #edges))
+    first_above = np.searchsorted(uniq, edges, side="right")
+    bin_of_uniq = np.cumsum(np.bincount(first_above, minlength=len(uniq) + 1)[: len(uniq)])
+    return edges, bin_of_uniq[inverse], rep
 
 
 def _edges(uniq, counts, n, max_bins):
@@ -232,20 +236,24 @@ def _root_stats(bins, offsets, w, rows, n_act):
 @njit(cache=True, nogil=True)
 def _build_root_sums(H, bins, offsets, target, w, rows, n_act, stats):
     """Root histogram of rows[:n_act] from its known weights and counts (``_root_stats``): only
-    the target sums are accumulated (in row order, as ``_build_hist``)."""
-    p = bins.shape[1]
-    S = 2 if w is None else 3
+    the target sums are accumulated, in row order (as ``_build_hist``).
+
+    The loop runs over all rows in order, without the ``rows`` indirection: unweighted,
+    rows[:n_act] are all rows; weighted, a row of weight 0 adds an exact 0.0 to its bin's sum
+    (a select, whatever its target), which leaves every sum as the positive-weight rows make it.
+    """
+    n, p = bins.shape
     for k in range(stats.shape[0]):
         H[k] = stats[k]
-    if w is None:  # all rows, in order (rows[j] == j)
+    if w is None:
         for r in range(n_act):
             g = target[r]
             for f in range(p):
                 H[2 * (offsets[f] + bins[r, f])] += g
     else:
-        for j in range(n_act):
-            r = rows[j]
-            g = target[r] * w[r]
+        for r in range(n):
+            c = w[r]
+            g = target[r] * c if c > 0.0 else 0.0
             for f in range(p):
                 H[3 * (offsets[f] + bins[r, f])] += g
 

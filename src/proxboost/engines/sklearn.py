@@ -64,9 +64,12 @@ class SklearnEngine:
             reg.fit(Xp, target, check_input=False)
         else:
             sample_weight = np.asarray(sample_weight, dtype=np.float64)
-            pos = np.flatnonzero(sample_weight > 0)
-            reg.fit(np.ascontiguousarray(Xp[pos]), np.asarray(target)[pos],
-                    sample_weight=sample_weight[pos], check_input=False)
+            if np.all(sample_weight > 0):  # no row to drop: no copy
+                reg.fit(Xp, target, sample_weight=sample_weight, check_input=False)
+            else:
+                pos = np.flatnonzero(sample_weight > 0)
+                reg.fit(np.ascontiguousarray(Xp[pos]), np.asarray(target)[pos],
+                        sample_weight=sample_weight[pos], check_input=False)
         tree_ = reg.tree_
         is_leaf = tree_.children_left == -1
         node_to_leaf = np.full(tree_.node_count, -1, dtype=np.intp)
