@@ -17,6 +17,7 @@ sweep it prints one table of the sweep's rows.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -30,7 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 
 log = logging.getLogger("proxboost.run")
 
-__all__ = ["Preflight", "UserError", "check_values", "main", "run_arguments", "sweep_table"]
+__all__ = ["Preflight", "UserError", "check_jobs", "check_values", "main", "run_arguments", "sweep_table"]
 
 
 class UserError(ValueError):
@@ -152,6 +153,16 @@ def run_arguments(cfg, conf_dir=None) -> dict:
     )
 
 
+def _synthetic_specs(cfg):
+    """The runs of a synthetic experiment's config (:func:`proxboost.curves.specs_from_config`)."""
+    from .curves import specs_from_config
+
+    try:
+        return specs_from_config(OmegaConf.to_container(cfg.synthetic, resolve=True), engine=cfg.engine.name)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UserError(f"synthetic: {exc}") from None
+
+
 def _user_errors():
     from .datasets import ChecksumError, DatasetShapeError, DatasetUnavailableError
     from .protocol import ProtocolError
@@ -179,6 +190,72 @@ def _inner_n_jobs(cfg):
     return None
 
 
+# -- interrupts -------------------------------------------------------------------------------------
+# Ctrl-C (SIGINT to the terminal's process group) and SIGTERM (``kill``, ``scancel``, a closing
+# session) stop a run the same way: one line, exit code 130, running fits abandoned (their rows
+# are recomputed by the rerun), and every named semaphore and memory-mapping folder released,
+# so Python's resource tracker has nothing to warn about.
+#
+# - Basic launcher: the jobs run in this process and their fits in its process pool. The signal
+#   becomes a KeyboardInterrupt here; the job kills the pool's workers (their resources belong
+#   to this process, which releases them when it exits).
+# - joblib launcher: each job runs in a worker of the launcher's pool, with its own thread pool
+#   when ``n_jobs`` > 1; a killed worker would leave that pool's semaphores behind. So each job
+#   releases its own resources and ends its worker (:func:`_leave_worker`), and this process
+#   waits for the workers to end before letting joblib stop the pool (:func:`_end_launcher_jobs`).
+
+#: The sweep in progress in this process: row folders and start time (for the Ctrl-C report of
+#: a sweep whose jobs run in other processes), and whether a joblib launcher runs its jobs.
+_SWEEP = {"locations": [], "start": None, "joblib_launcher": False}
+
+#: Seconds this process waits for the launcher's workers to end before they are killed.
+_LAUNCHER_GRACE = 5.0
+
+#: Whether this process was interrupted (a launcher worker then starts no further job).
+_INTERRUPTED = False
+
+
+def _interrupt(signum, frame):
+    """SIGINT or SIGTERM → KeyboardInterrupt in the main thread. Later signals are ignored while
+    the run stops (a second Ctrl-C would cut the clean-up short and print a traceback)."""
+    import signal
+
+    global _INTERRUPTED
+    _INTERRUPTED = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if _SWEEP["joblib_launcher"]:
+        _end_launcher_jobs(forward=signum != signal.SIGINT)  # Ctrl-C reached the workers already
+    raise KeyboardInterrupt
+
+
+def _handle_interrupts():
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _interrupt)
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _end_launcher_jobs(forward: bool):
+    """Interrupt the joblib launcher's workers (``forward``: SIGINT them; a terminal's Ctrl-C
+    already did) and wait up to :data:`_LAUNCHER_GRACE` seconds for them to end."""
+    import multiprocessing
+    import signal
+    import time
+    from multiprocessing.connection import wait
+
+    workers = multiprocessing.active_children()
+    if forward:
+        for p in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGINT)
+    deadline = time.monotonic() + _LAUNCHER_GRACE
+    while (alive := [p for p in workers if p.is_alive()]) and time.monotonic() < deadline:
+        wait([p.sentinel for p in alive], timeout=deadline - time.monotonic())
+
+
 def _stop_workers():
     """Kill the process pool's workers now (running fits are abandoned, their rows recomputed
     by the next run)."""
@@ -191,24 +268,38 @@ def _stop_workers():
 
 
 def _in_launcher_worker() -> bool:
-    """Whether this job runs in a worker process of a parallel launcher (joblib)."""
+    """Whether this job runs in a worker process of the joblib launcher (not in the command's
+    own process, where joblib runs the jobs when ``hydra.launcher.n_jobs=1``)."""
+    import multiprocessing
+
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
     hc = HydraConfig.get()
-    return hc.mode == RunMode.MULTIRUN and "joblib" in str(hc.launcher.get("_target_", ""))
+    return (hc.mode == RunMode.MULTIRUN and "joblib" in str(hc.launcher.get("_target_", ""))
+            and multiprocessing.parent_process() is not None)
 
 
-#: The sweep in progress in this process: row folders and start time (for the Ctrl-C report of
-#: a sweep whose jobs run in other processes).
-_SWEEP = {"locations": [], "start": None}
+def _leave_worker(code: int):
+    """End this launcher worker now, releasing what it holds: its job's thread pool may still
+    run a fit, so the process does not wait for it; the exit handlers of :mod:`multiprocessing`
+    unlink the named semaphores it created, and the launcher sees the worker end."""
+    from multiprocessing import util
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    util._exit_function()
+    os._exit(code)
 
 
 def interruptible(app):
-    """Run ``app`` (the Hydra entry point); Ctrl-C anywhere in a sweep → one line, exit 130."""
+    """Run ``app`` (the Hydra entry point); Ctrl-C or SIGTERM anywhere in a sweep → one line,
+    exit 130."""
     import time
 
     _SWEEP["start"] = time.time()
+    _handle_interrupts()
     try:
         app()
     except KeyboardInterrupt:
@@ -224,12 +315,16 @@ def main(cfg: DictConfig):
     """One job of ``run.py``; returns the mean test loss (Hydra sweepers may read it)."""
     from . import curves, pipeline
 
-    stored_before = pipeline.ROWS_STORED + curves.CURVES_STORED
+    in_launcher_worker = _in_launcher_worker()
+    if in_launcher_worker:
+        _handle_interrupts()
+        if _INTERRUPTED:  # the sweep is stopping: start nothing
+            _leave_worker(130)
     try:
         if "synthetic" in cfg:
             check_values(cfg)
             check_writable(_results_dir(cfg))
-            specs = curves.specs_from_config(OmegaConf.to_container(cfg.synthetic, resolve=True), engine=cfg.engine.name)
+            specs = _synthetic_specs(cfg)
             curves.run_experiment(cfg.synthetic.experiment, specs, _results_dir(cfg), progress=cfg.progress,
                                   log=log.info)
             return None
@@ -244,9 +339,10 @@ def main(cfg: DictConfig):
         raise SystemExit(2) from None
     except KeyboardInterrupt:
         _stop_workers()
-        if not _in_launcher_worker():  # else the sweep's own process reports, once
-            n = pipeline.ROWS_STORED + curves.CURVES_STORED - stored_before
-            print(f"interrupted: {n} rows stored; rerun the same command to finish", file=sys.stderr, flush=True)
+        if in_launcher_worker:  # the sweep's own process reports, once
+            _leave_worker(130)
+        n = pipeline.ROWS_STORED + curves.CURVES_STORED  # by this command (a basic sweep: every job)
+        print(f"interrupted: {n} rows stored; rerun the same command to finish", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
     if df is None or df.empty:
         return None
@@ -264,6 +360,44 @@ def _sweep_jobs(config) -> list[list[str]]:
     return BasicSweeper.split_arguments(parsed, None)[0]
 
 
+def check_jobs(config, jobs):
+    """Check ``jobs`` (override lists, :func:`_sweep_jobs`) of the multirun whose configuration is
+    ``config`` as each job would check itself, without fitting. Returns the problems (lines),
+    the loss/dataset task mismatches (lines), the number of jobs skipped because their data are
+    unavailable (``skip_unavailable``) and the row folders of the others."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+
+    from .pipeline import plan_run
+    from .protocol import TaskMismatchError
+
+    conf_dir = _config_dir(config.hydra)
+    loader = GlobalHydra.instance().config_loader()
+    problems, mismatched, skipped, locations = [], [], 0, []
+    for overrides in jobs:
+        cfg = loader.load_configuration(config.hydra.job.config_name, overrides, RunMode.RUN)
+        try:
+            if "synthetic" in cfg:
+                check_values(cfg)
+                check_writable(_results_dir(cfg))
+                _synthetic_specs(cfg)
+                continue
+            args = run_arguments(cfg, conf_dir)
+            check_writable(args["results_dir"])
+            run = plan_run(**{**args, "skip_task_mismatch": False})
+        except TaskMismatchError as exc:
+            mismatched.append(str(exc))
+            continue
+        except _user_errors() as exc:
+            problems.append(str(exc))
+            continue
+        if run is None:  # skip_unavailable
+            skipped += 1
+        else:
+            locations.append(run.location)
+    return problems, mismatched, skipped, locations
+
+
 class Preflight(Callback):
     """Checks every job of a multirun before any fit; prints the sweep's table at its end."""
 
@@ -271,41 +405,9 @@ class Preflight(Callback):
         self.locations = []
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
-        from hydra.core.global_hydra import GlobalHydra
-        from hydra.types import RunMode
-
-        from .pipeline import plan_run
-        from .protocol import TaskMismatchError
-
+        _SWEEP["joblib_launcher"] = "joblib" in str(config.hydra.launcher.get("_target_", ""))
         jobs = _sweep_jobs(config)
-        conf_dir = _config_dir(config.hydra)
-        loader = GlobalHydra.instance().config_loader()
-        problems, mismatched, skipped = [], [], 0
-        for overrides in jobs:
-            run = None
-            cfg = loader.load_configuration(config.hydra.job.config_name, overrides, RunMode.RUN)
-            if "synthetic" in cfg:
-                try:
-                    check_values(cfg)
-                    check_writable(_results_dir(cfg))
-                except UserError as exc:
-                    problems.append(str(exc))
-                continue
-            try:
-                args = run_arguments(cfg, conf_dir)
-                check_writable(args["results_dir"])
-                run = plan_run(**{**args, "skip_task_mismatch": False})
-            except TaskMismatchError as exc:
-                mismatched.append(str(exc))
-                continue
-            except _user_errors() as exc:
-                problems.append(str(exc))
-                continue
-            if run is None:  # skip_unavailable
-                skipped += 1
-            else:
-                self.locations.append(run.location)
-                _SWEEP["locations"].append(run.location)
+        problems, mismatched, skipped, locations = check_jobs(config, jobs)
         if mismatched and not config.skip_task_mismatch:
             problems.append(f"{len(mismatched)} job(s) of this sweep pair a loss with a dataset of another task "
                             f"(e.g. {mismatched[0]}); add skip_task_mismatch=true to skip them")
@@ -315,6 +417,8 @@ class Preflight(Callback):
             raise SystemExit(2)
         for line, count in Counter(mismatched).items():  # one line per distinct pair, with its job count
             log.warning("skipped %d job%s: %s", count, "s" * (count > 1), line)
+        self.locations += locations
+        _SWEEP["locations"] += locations
         log.info("checked the %d jobs of this sweep before any fit: %d to run, %d skipped",
                  len(jobs), len(jobs) - len(mismatched) - skipped, len(mismatched) + skipped)
 

@@ -12,7 +12,8 @@
    it is known, so an interrupted run resumes where it stopped.
 
 Scheduling (:func:`run_protocol`): every (split, grid point) fit and every refit is a task
-of joblib's ``Parallel(return_as="generator_unordered")`` on ``n_jobs`` processes. Splits go in
+of joblib's ``Parallel(return_as="generator_unordered")`` on ``n_jobs`` processes (threads in a
+job of the joblib launcher, which runs nested work in threads). Splits go in
 waves big enough to give every worker at least two tasks; the refits of a wave are
 dispatched with the fits of the next one, so rows are stored while the run goes on. Every task
 is a pure function of its inputs (``random_state = seed * 10000 + k`` for every fit of split
@@ -120,10 +121,12 @@ def run_identity(*, dataset, loss, method, grid, n_splits, max_estimators, fract
 
 
 # -- scheduling -------------------------------------------------------------------------------------
-def _task(key, in_worker, fn, *args):
-    if in_worker:
-        # Ctrl-C reaches every process of the terminal's group: the parent handles it (one
-        # line, then it kills the workers); a worker must not print its own traceback
+def _task(key, parent_pid, fn, *args):
+    if os.getpid() != parent_pid:
+        # a worker process. Ctrl-C reaches every process of the terminal's group: the parent
+        # handles it (one line, then it kills the workers); a worker must not print its own
+        # traceback. (Inside a joblib-launcher job, joblib runs nested tasks in threads of the
+        # job's process: signals are the process's own business there.)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     t0 = time.perf_counter()
     return key, fn(*args), time.perf_counter() - t0
@@ -154,7 +157,7 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
     log.info("%s: %d fits + %d refits on %d worker(s); OMP_NUM_THREADS=%s", desc or method.name,
              len(splits) * G, len(splits), n_workers, os.environ.get("OMP_NUM_THREADS", "unset"))
     per_wave = max(1, math.ceil(2 * n_workers / G))
-    in_worker = n_workers > 1
+    parent_pid = os.getpid()
     waves = [splits[i:i + per_wave] for i in range(0, len(splits), per_wave)]
     parts = {}    # split -> (train, valid, test indices) while the split is open
     curves = {}   # split -> [(values, n_estimators) or None] * G
@@ -165,14 +168,14 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
         tr, va, te = parts[k] = split_indices(len(y), k, seed, fractions)
         curves[k], seconds[k] = [None] * G, 0.0
         for g, params in enumerate(grid_points):
-            yield delayed(_task)(("fit", k, g), in_worker, method.validation_curve, params, (X[tr], y[tr]), (X[va], y[va]),
+            yield delayed(_task)(("fit", k, g), parent_pid, method.validation_curve, params, (X[tr], y[tr]), (X[va], y[va]),
                                  int(max_estimators), split_random_state(k, seed))
 
     def refit_task(k):
         tr, va, te = parts[k]
         trval = np.concatenate([tr, va])
         g, T, _ = chosen[k]
-        return delayed(_task)(("refit", k), in_worker, method.refit_predict, grid_points[g], T, (X[trval], y[trval]), X[te],
+        return delayed(_task)(("refit", k), parent_pid, method.refit_predict, grid_points[g], T, (X[trval], y[trval]), X[te],
                               split_random_state(k, seed))
 
     def handle(key, result, elapsed):
@@ -200,15 +203,19 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
     try:
         with warnings.catch_warnings():
             # an interrupted run abandons its running fits on purpose: joblib's note about
-            # discarded tasks would only add noise to the one-line interruption message
-            warnings.filterwarnings("ignore", message=".*tasks have been successfully executed.*")
+            # discarded or cancelled tasks would only add noise to the one-line message
+            warnings.filterwarnings("ignore", message=".*adjusting the input task iterator.*")
             with Parallel(n_jobs=n_workers, return_as="generator_unordered") as parallel:
                 for wave in [*waves, []]:
                     tasks = [refit_task(k) for k in sorted(chosen)]
                     tasks += [t for k in wave for t in fit_tasks(k)]
-                    for key, result, elapsed in parallel(tasks):
-                        bar.update(1)
-                        handle(key, result, elapsed)
+                    outputs = parallel(tasks)
+                    try:
+                        for key, result, elapsed in outputs:
+                            bar.update(1)
+                            handle(key, result, elapsed)
+                    finally:  # now, under the filter above (not whenever it is collected)
+                        outputs.close()
     finally:
         bar.close()
     rows.sort(key=lambda r: r["split"])
@@ -216,8 +223,16 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
 
 
 def _progress_bar(total, desc, enabled):
+    import threading
+
+    from tqdm import std
     from tqdm.auto import tqdm
 
+    if not hasattr(std.tqdm, "_lock"):
+        # tqdm's default lock includes a multiprocessing semaphore; in a joblib-launcher worker
+        # it is a named one that the worker never releases when the interrupted sweep kills it
+        # (a "leaked semaphore" warning at exit). One bar per process needs only a thread lock.
+        std.tqdm.set_lock(threading.RLock())
     return tqdm(total=total, desc=desc, unit="fit", disable=not enabled, mininterval=1.0,
                 dynamic_ncols=True, smoothing=0.1)
 
