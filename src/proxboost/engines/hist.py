@@ -107,6 +107,9 @@ def _fit_feature(col, max_bins, weight=None):
         return edges, (inverse if bin_of_uniq is None else bin_of_uniq[inverse]), rep
     counts = np.bincount(inverse, weights=weight, minlength=len(uniq))
     seen = counts > 0
+    if seen.all():  # every value has positive weight: the unweighted steps on weighted counts
+        edges, bin_of_uniq, rep = _edges(uniq, counts, None, max_bins)
+        return edges, (inverse if bin_of_uniq is None else bin_of_uniq[inverse]), rep
     edges, _, rep = _edges(uniq[seen], counts[seen], None, max_bins)
     # bin of each distinct value = number of edges below it (searchsorted(edges, uniq), counted
     # from where each edge falls among the sorted values: O(#values), not O(#values log #edges))
