@@ -330,6 +330,37 @@ def test_a_sweep_is_checked_whole_before_any_fit(tmp_path):
     assert unknown.returncode != 0 and "Could not find 'loss/foo'" in unknown.stdout + unknown.stderr
 
 
+def test_the_interrupt_line_counts_the_rows_and_curves_stored_since_the_start(tmp_path, monkeypatch, capsys):
+    # the count of a sweep whose jobs run in other processes: files in the sweep's folders
+    from proxboost import cli
+
+    experiment = tmp_path / "synthetic" / "intro"
+    monkeypatch.setattr(cli, "_SWEEP", {"locations": [], "experiments": [experiment], "start": None,
+                                        "joblib_launcher": False})
+    old = experiment / "sines" / "lad" / "gradient" / "old_abc.csv"
+    old.parent.mkdir(parents=True)
+    old.write_text("stored before\n")
+    os.utime(old, (0, 0))
+
+    def app():
+        time.sleep(0.05)  # file times come from a coarser clock than time.time()
+        folder = experiment / "sines" / "lad" / "prox"
+        folder.mkdir(parents=True)
+        for name in ("run_abc.csv", "run_abc.predictions.csv", "../../data-seed-0.csv"):
+            (folder / name).write_text("x\n")
+        raise KeyboardInterrupt
+
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(SystemExit) as exc:
+            cli.interruptible(app)
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert exc.value.code == 130
+    assert capsys.readouterr().err == "interrupted: 1 rows stored; rerun the same command to finish\n"
+
+
 def _interrupt(tmp_path, args, sig, whole_group):
     """Start ``run.py args`` in its own session, send ``sig`` once its first row is stored (to
     the process group, as a terminal's Ctrl-C does, or to the main process only, as ``kill`` and

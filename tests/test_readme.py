@@ -180,7 +180,7 @@ def test_readme_run_py_commands_pass_the_sweep_checks(data_mirror, tmp_path, mon
             jobs = _sweep_jobs(config)
             jobs = [job for job in _covering_jobs(jobs) if tuple(job) not in seen]  # launchers share jobs
             seen.update(tuple(job) for job in jobs)
-            problems, mismatched, _, _ = check_jobs(config, jobs)
+            problems, mismatched, *_ = check_jobs(config, jobs)
             assert not problems, (command, problems)
             assert not mismatched or config.skip_task_mismatch, (command, mismatched)
     assert not list(tmp_path.iterdir()), "the checks wrote something"

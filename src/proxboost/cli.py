@@ -204,9 +204,10 @@ def _inner_n_jobs(cfg):
 #   releases its own resources and ends its worker (:func:`_leave_worker`), and this process
 #   waits for the workers to end before letting joblib stop the pool (:func:`_end_launcher_jobs`).
 
-#: The sweep in progress in this process: row folders and start time (for the Ctrl-C report of
-#: a sweep whose jobs run in other processes), and whether a joblib launcher runs its jobs.
-_SWEEP = {"locations": [], "start": None, "joblib_launcher": False}
+#: The sweep in progress in this process: row folders, synthetic experiment folders and start
+#: time (for the Ctrl-C report of a sweep whose jobs run in other processes), and whether a
+#: joblib launcher runs its jobs.
+_SWEEP = {"locations": [], "experiments": [], "start": None, "joblib_launcher": False}
 
 #: Seconds this process waits for the launcher's workers to end before they are killed.
 _LAUNCHER_GRACE = 5.0
@@ -305,8 +306,11 @@ def interruptible(app):
     except KeyboardInterrupt:
         from . import results
 
-        n = sum(1 for loc in _SWEEP["locations"] for p in results.run_dir(*loc).glob("split-*.csv")
-                if p.stat().st_mtime >= _SWEEP["start"])
+        rows = [p for loc in _SWEEP["locations"] for p in results.run_dir(*loc).glob("split-*.csv")]
+        # curves: <experiment folder>/<dataset>/<loss>/<algo>/<run>_<hash>.csv (proxboost.curves)
+        rows += [p for folder in _SWEEP["experiments"] for p in folder.glob("*/*/*/*.csv")
+                 if not p.name.endswith(".predictions.csv")]
+        n = sum(1 for p in rows if p.stat().st_mtime >= _SWEEP["start"])
         print(f"interrupted: {n} rows stored; rerun the same command to finish", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
 
@@ -364,16 +368,18 @@ def check_jobs(config, jobs):
     """Check ``jobs`` (override lists, :func:`_sweep_jobs`) of the multirun whose configuration is
     ``config`` as each job would check itself, without fitting. Returns the problems (lines),
     the loss/dataset task mismatches (lines), the number of jobs skipped because their data are
-    unavailable (``skip_unavailable``) and the row folders of the others."""
+    unavailable (``skip_unavailable``), the row folders of the other real-world jobs and the
+    folders of the synthetic experiments."""
     from hydra.core.global_hydra import GlobalHydra
     from hydra.types import RunMode
 
+    from .curves import experiment_dir
     from .pipeline import plan_run
     from .protocol import TaskMismatchError
 
     conf_dir = _config_dir(config.hydra)
     loader = GlobalHydra.instance().config_loader()
-    problems, mismatched, skipped, locations = [], [], 0, []
+    problems, mismatched, skipped, locations, experiments = [], [], 0, [], []
     for overrides in jobs:
         cfg = loader.load_configuration(config.hydra.job.config_name, overrides, RunMode.RUN)
         try:
@@ -381,6 +387,7 @@ def check_jobs(config, jobs):
                 check_values(cfg)
                 check_writable(_results_dir(cfg))
                 _synthetic_specs(cfg)
+                experiments.append(experiment_dir(_results_dir(cfg), cfg.synthetic.experiment))
                 continue
             args = run_arguments(cfg, conf_dir)
             check_writable(args["results_dir"])
@@ -395,7 +402,7 @@ def check_jobs(config, jobs):
             skipped += 1
         else:
             locations.append(run.location)
-    return problems, mismatched, skipped, locations
+    return problems, mismatched, skipped, locations, experiments
 
 
 class Preflight(Callback):
@@ -407,7 +414,7 @@ class Preflight(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         _SWEEP["joblib_launcher"] = "joblib" in str(config.hydra.launcher.get("_target_", ""))
         jobs = _sweep_jobs(config)
-        problems, mismatched, skipped, locations = check_jobs(config, jobs)
+        problems, mismatched, skipped, locations, experiments = check_jobs(config, jobs)
         if mismatched and not config.skip_task_mismatch:
             problems.append(f"{len(mismatched)} job(s) of this sweep pair a loss with a dataset of another task "
                             f"(e.g. {mismatched[0]}); add skip_task_mismatch=true to skip them")
@@ -419,6 +426,7 @@ class Preflight(Callback):
             log.warning("skipped %d job%s: %s", count, "s" * (count > 1), line)
         self.locations += locations
         _SWEEP["locations"] += locations
+        _SWEEP["experiments"] += dict.fromkeys(experiments)
         log.info("checked the %d jobs of this sweep before any fit: %d to run, %d skipped",
                  len(jobs), len(jobs) - len(mismatched) - skipped, len(mismatched) + skipped)
 
