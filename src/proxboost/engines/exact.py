@@ -329,8 +329,9 @@ def _scan_binned(H, u, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, s, n
     evaluated exactly (its node rows sorted) only when a bound on their proxy beats the best so
     far (the proxy is convex in each of S_L and W_L: its maximum over the bin's box of possible
     (S_L, W_L) is at a corner). Returns (found, best, a, b, lo_bin, hi_bin): found -1 =
-    constant feature; a boundary candidate returns bins (lo_bin, hi_bin) to be resolved into
-    values, an inner one its values (a, b) and lo_bin = -1.
+    constant feature; a candidate between two bins returns them (lo_bin, hi_bin; those of a
+    coarse feature are then resolved into values a, b), one inside a coarse bin its values
+    (a, b) and lo_bin = -1.
     """
     thr = FEATURE_THRESHOLD
     m = 0
@@ -361,6 +362,8 @@ def _scan_binned(H, u, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, s, n
                     found = 1
                     a = hv[f, prev]
                     bb = hv[f, b]
+                    lo_bin = prev
+                    hi_bin = b
             sl += H[u, 2 * (o + b)]
             wl += H[u, 2 * (o + b) + 1]
             prev = b
@@ -479,12 +482,14 @@ def _bin_edge_values(f, lo_bin, hi_bin, So, Sv, bstart, s, nid, label, X32, B, r
 # The tree builder
 # ---------------------------------------------------------------------------------------------
 @_kernel
-def _split_node(features, constant, n_known, state, H, buf, rlo, rhi, off, poff, exact, hv, multi, X32, B, So, Sv,
-                bstart, loc, nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, keys, vals, wts,
-                cv, cg, cw, nonempty):
-    """scikit-learn's ``node_split_best`` on one node: (feature, a, b, n_total_constants).
+def _split_node(features, constant, n_known, state, H, buf, rlo, rhi, off, poff, hv, multi, X32, B, So, Sv, bstart,
+                loc, nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, keys, vals, wts, cv, cg, cw,
+                nonempty):
+    """scikit-learn's ``node_split_best`` on one node: (feature, a, b, code, n_total_constants).
 
-    feature -1: no candidate on any feature.
+    feature -1: no candidate on any feature. ``code`` >= 0 when the split falls between two bins
+    of the feature: the rows going left are then those with codes at most ``code`` (the same
+    rows as ``x <= threshold``, read from the smaller uint8 codes); -1 otherwise.
     """
     p = features.shape[0]
     f_i = p
@@ -541,16 +546,17 @@ def _split_node(features, constant, n_known, state, H, buf, rlo, rhi, off, poff,
         features[i] = constant[i]
     for i in range(n_known, n_total):
         constant[i] = features[i]
-    if best_f >= 0 and best_lo >= 0:  # a candidate between two coarse bins: their edge values
+    if best_f >= 0 and best_lo >= 0 and poff[best_f] >= 0:  # between two coarse bins: their edge values
         k = loc[best_f]
         best_a, best_b = _bin_edge_values(best_f, best_lo, best_hi, So, Sv, bstart, k, nid, label, X32, B,
                                           rows, start, end)
-    return best_f, best_a, best_b, n_total
+    return best_f, best_a, best_b, best_lo, n_total
 
 
 @_kernel
-def _partition_rows(X32, f, thr, target, w, rows, tmp, nid, label_l, label_r, start, end, coarse):
-    """Stable partition of rows[start:end] by X[r, f] <= thr; node labels; each side's weight,
+def _partition_rows(X32, B, f, thr, code, target, w, rows, tmp, nid, label_l, label_r, start, end, coarse):
+    """Stable partition of rows[start:end] by X[r, f] <= thr (B[r, f] <= code when code >= 0,
+    the same rows); node labels; each side's weight,
     sum and square sum, accumulated over its rows in their order (scikit-learn's fresh
     ``criterion.init`` sums of the children).
 
@@ -567,7 +573,7 @@ def _partition_rows(X32, f, thr, target, w, rows, tmp, nid, label_l, label_r, st
     qr = 0.0
     for j in range(start, end):
         r = rows[j]
-        m = np.int64(X32[r, f] <= thr)
+        m = np.int64(B[r, f] <= code) if code >= 0 else np.int64(X32[r, f] <= thr)
         c = 1.0 if w is None else w[r]
         g = target[r]
         cgl = (c * g) if m else 0.0
@@ -716,6 +722,7 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
         best_f = -1
         a = 0.0
         b = 0.0
+        code = -1
         n_const = 0
         thr_v = 0.0
         last_level = False
@@ -732,10 +739,10 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
         label_l = 0
         label_r = 0
         if buf != _LEAF:
-            best_f, a, b, n_const = _split_node(features, constant, st_nconst[top], state, H, buf, rlo, rhi, off, poff,
-                                                exact, hv, multi, X32, B, So, Sv, bstart, loc, nid, label, target, w,
-                                                rows, start, end, sn, wn, wmin, thr, keys, vals, wts, cv, cg, cw,
-                                                nonempty)
+            best_f, a, b, code, n_const = _split_node(
+                features, constant, st_nconst[top], state, H, buf, rlo, rhi, off, poff, hv, multi, X32, B, So, Sv,
+                bstart, loc, nid, label, target, w, rows, start, end, sn, wn, wmin, thr, keys, vals, wts, cv, cg, cw,
+                nonempty)
         if best_f >= 0:
             thr_v = a / 2.0 + b / 2.0
             if thr_v == b:
@@ -744,7 +751,7 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
             if last_level:  # children are leaves: label the rows (left / right), no partition
                 for j in range(start, end):
                     r = rows[j]
-                    m = X32[r, best_f] <= thr_v
+                    m = (B[r, best_f] <= code) if code >= 0 else (X32[r, best_f] <= thr_v)
                     c = 1.0 if w is None else w[r]
                     g = target[r]
                     wg = (c * g) if m else 0.0
@@ -756,8 +763,8 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
                 label_l = n_labels
                 label_r = n_labels + 1
                 n_labels += 2
-                mid, wl, sl, ql, wr_f, sr_f, qr_f = _partition_rows(X32, best_f, thr_v, target, w, rows, tmp_r, nid,
-                                                                    label_l, label_r, start, end, coarse)
+                mid, wl, sl, ql, wr_f, sr_f, qr_f = _partition_rows(X32, B, best_f, thr_v, code, target, w, rows,
+                                                                    tmp_r, nid, label_l, label_r, start, end, coarse)
             wr = wn - wl
             imp_l = _impurity(ql, sl, wl)
             imp_r = _impurity(qn - ql, sn - sl, wr)  # scikit-learn's children_impurity
