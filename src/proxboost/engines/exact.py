@@ -90,31 +90,31 @@ def _rand_int(low, high, state):
 # inside it (children's ranges are within their parent's).
 # ---------------------------------------------------------------------------------------------
 @_kernel
-def _zero_ranges(H, u, off, poff, lo, hi):
+def _zero_ranges(H, off, poff, lo, hi):
     for f in range(off.shape[0] - 1):
         o = off[f]
-        for i in range(2 * (o + lo[u, f]), 2 * (o + hi[u, f] + 1)):
-            H[u, i] = 0.0
+        for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
+            H[i] = 0.0
         if poff[f] >= 0:
-            for i in range(poff[f] + lo[u, f], poff[f] + hi[u, f] + 1):
-                H[u, i] = 0.0
+            for i in range(poff[f] + lo[f], poff[f] + hi[f] + 1):
+                H[i] = 0.0
 
 
 @_kernel
-def _subtract_ranges(H, u, v, off, poff, lo, hi):
-    """H[u] -= H[v] on the ranges of u (histogram subtraction)."""
+def _subtract_ranges(H, Hs, off, poff, lo, hi):
+    """H -= Hs on the ranges (histogram subtraction)."""
     for f in range(off.shape[0] - 1):
         o = off[f]
-        for i in range(2 * (o + lo[u, f]), 2 * (o + hi[u, f] + 1)):
-            H[u, i] -= H[v, i]
+        for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
+            H[i] -= Hs[i]
         if poff[f] >= 0:
-            for i in range(poff[f] + lo[u, f], poff[f] + hi[u, f] + 1):
-                H[u, i] -= H[v, i]
+            for i in range(poff[f] + lo[f], poff[f] + hi[f] + 1):
+                H[i] -= Hs[i]
 
 
 @_kernel
-def _build_hist(H, u, B, off, fc, poff, target, gpos, w, rows, start, end):
-    """Add rows[start:end] to H[u] (zeroed on the node's ranges), four rows at a time
+def _build_hist(H, B, off, fc, poff, target, gpos, w, rows, start, end):
+    """Add rows[start:end] to H (zeroed on the node's ranges), four rows at a time
     (independent updates; each bin still receives its rows in row order).
 
     ``B``: the rows' bin codes (uint8, row-major). ``fc``: the coarse features (their positive
@@ -148,14 +148,14 @@ def _build_hist(H, u, B, off, fc, poff, target, gpos, w, rows, start, end):
             i1 = 2 * (o + B[r1, f])
             i2 = 2 * (o + B[r2, f])
             i3 = 2 * (o + B[r3, f])
-            H[u, i0] += g0
-            H[u, i0 + 1] += c0
-            H[u, i1] += g1
-            H[u, i1 + 1] += c1
-            H[u, i2] += g2
-            H[u, i2 + 1] += c2
-            H[u, i3] += g3
-            H[u, i3 + 1] += c3
+            H[i0] += g0
+            H[i0 + 1] += c0
+            H[i1] += g1
+            H[i1 + 1] += c1
+            H[i2] += g2
+            H[i2 + 1] += c2
+            H[i3] += g3
+            H[i3 + 1] += c3
         if nc > 0:
             p0 = gpos[r0]
             p1 = gpos[r1]
@@ -164,10 +164,10 @@ def _build_hist(H, u, B, off, fc, poff, target, gpos, w, rows, start, end):
             for k in range(nc):
                 f = fc[k]
                 o = poff[f]
-                H[u, o + B[r0, f]] += p0
-                H[u, o + B[r1, f]] += p1
-                H[u, o + B[r2, f]] += p2
-                H[u, o + B[r3, f]] += p3
+                H[o + B[r0, f]] += p0
+                H[o + B[r1, f]] += p1
+                H[o + B[r2, f]] += p2
+                H[o + B[r3, f]] += p3
         j += 4
     while j < end:
         r = rows[j]
@@ -175,35 +175,35 @@ def _build_hist(H, u, B, off, fc, poff, target, gpos, w, rows, start, end):
         g = c * target[r]
         for f in range(p):
             i = 2 * (off[f] + B[r, f])
-            H[u, i] += g
-            H[u, i + 1] += c
+            H[i] += g
+            H[i + 1] += c
         if nc > 0:
             gp = gpos[r]
             for k in range(nc):
                 f = fc[k]
-                H[u, poff[f] + B[r, f]] += gp
+                H[poff[f] + B[r, f]] += gp
         j += 1
 
 
 @_kernel
-def _build_root_hist(H, u, B, off, fc, poff, target, gpos, counts):
-    """Unit weights, all rows: H[u] = histogram of the root, its counts (the same for every tree
+def _build_root_hist(H, B, off, fc, poff, target, gpos, counts):
+    """Unit weights, all rows: H = histogram of the root, its counts (the same for every tree
     of a fit) copied from ``counts`` (sums zero); only the sums are accumulated."""
     for i in range(counts.shape[0]):
-        H[u, i] = counts[i]
-    for i in range(counts.shape[0], H.shape[1]):
-        H[u, i] = 0.0
+        H[i] = counts[i]
+    for i in range(counts.shape[0], H.shape[0]):
+        H[i] = 0.0
     n, p = B.shape
     nc = fc.shape[0]
     for r in range(n):
         g = target[r]
         for f in range(p):
-            H[u, 2 * (off[f] + B[r, f])] += g
+            H[2 * (off[f] + B[r, f])] += g
         if nc > 0:
             gp = gpos[r]
             for k in range(nc):
                 f = fc[k]
-                H[u, poff[f] + B[r, f]] += gp
+                H[poff[f] + B[r, f]] += gp
 
 
 @njit(cache=True, nogil=True)
@@ -237,16 +237,16 @@ def _may_beat(sl, wl, s_node, w_node, best):
 
 
 @_kernel
-def _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best):
-    """Candidates between consecutive sorted node values cv[:k] (w g in cg, w in cw), the sums
-    of the rows left of cv[0] being (sl, wl). Returns (found, best, a, b, sl, wl) with the
-    sums after cv[:k]."""
+def _scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best):
+    """Candidates between consecutive sorted node values cv[:k] (w g in cg, w in cw; unit
+    weights, cw unused, when ``w`` is None), the sums of the rows left of cv[0] being (sl, wl).
+    Returns (found, best, a, b, sl, wl) with the sums after cv[:k]."""
     found = 0
     a = 0.0
     b = 0.0
     for j in range(k - 1):
         sl += cg[j]
-        wl += cw[j]
+        wl += 1.0 if w is None else cw[j]
         v = cv[j]
         vn = cv[j + 1]
         if vn > v + thr and _may_beat(sl, wl, s_node, w_node, best):
@@ -257,7 +257,7 @@ def _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best):
                 a = v
                 b = vn
     sl += cg[k - 1]
-    wl += cw[k - 1]
+    wl += 1.0 if w is None else cw[k - 1]
     return found, best, a, b, sl, wl
 
 
@@ -375,7 +375,7 @@ def _scan_binned(H, u, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, s, n
                      rows, start, end, cv, cg, cw)
         if cv[k - 1] <= cv[0] + thr:
             return -1, best, a, bb, lo_bin, hi_bin
-        found, best, a, bb, _, _ = _scan_values(cv, cg, cw, k, 0.0, 0.0, s_node, w_node, thr, best)
+        found, best, a, bb, _, _ = _scan_values(cv, cg, cw, w, k, 0.0, 0.0, s_node, w_node, thr, best)
         return found, best, a, bb, lo_bin, hi_bin
     sl = 0.0
     wl = 0.0
@@ -413,7 +413,7 @@ def _scan_binned(H, u, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, s, n
             if refine:
                 k = _collect(X32, B, f, b, Sv, So, s, bstart[s, b], bstart[s, b + 1], nid, label, target, w,
                              rows, start, end, cv, cg, cw)
-                res, best, va, vb, _, _ = _scan_values(cv, cg, cw, k, sl, wl, s_node, w_node, thr, best)
+                res, best, va, vb, _, _ = _scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best)
                 if res > 0:
                     found = 1
                     a = va
@@ -438,14 +438,16 @@ def _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best, 
         while i >= 0 and keys[i] > key:
             keys[i + 1] = keys[i]
             vals[i + 1] = vals[i]
-            wts[i + 1] = wts[i]
+            if w is not None:
+                wts[i + 1] = wts[i]
             i -= 1
         keys[i + 1] = key
         vals[i + 1] = val
-        wts[i + 1] = c
+        if w is not None:
+            wts[i + 1] = c
     if keys[m - 1] <= keys[0] + thr:
         return -1, best, 0.0, 0.0
-    found, best, a, b, _, _ = _scan_values(keys, vals, wts, m, 0.0, 0.0, s_node, w_node, thr, best)
+    found, best, a, b, _, _ = _scan_values(keys, vals, wts, w, m, 0.0, 0.0, s_node, w_node, thr, best)
     return found, best, a, b
 
 
@@ -679,10 +681,10 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
                 rlo[mode0, f] = 0
                 rhi[mode0, f] = nbins[f] - 1
             if w is None:
-                _build_root_hist(H, mode0, B, off, fc, poff, target, gpos, root_counts)
+                _build_root_hist(H[mode0], B, off, fc, poff, target, gpos, root_counts)
             else:
-                _zero_ranges(H, mode0, off, poff, rlo, rhi)
-                _build_hist(H, mode0, B, off, fc, poff, target, gpos, w, rows, 0, n_act)
+                _zero_ranges(H[mode0], off, poff, rlo[mode0], rhi[mode0])
+                _build_hist(H[mode0], B, off, fc, poff, target, gpos, w, rows, 0, n_act)
     st_parent[0] = -1
     st_isleft[0] = False
     st_label[0] = 0
@@ -808,39 +810,44 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
         need_l = mode_l == _SMALL and nl > small
         need_r = mode_r == _SMALL and nr > small
         if need_l or need_r:
-            # histograms of the children that need one: the smaller from its rows, the larger by
-            # subtraction from the parent's (unit weights: exact counts) or from its rows
+            # histograms of the children that need one: the smaller from its rows, the larger as
+            # the parent's minus the smaller's, in the parent's buffer (unit weights: exact
+            # counts; weighted, from its rows); only the smaller: in the parent's buffer
             small_left = nl <= nr
-            n_free -= 1
-            nb = free[n_free]
-            for f in range(p):
-                rlo[nb, f] = rlo[buf, f]
-                rhi[nb, f] = rhi[buf, f]
-            _zero_ranges(H, nb, off, poff, rlo, rhi)
-            if small_left:
-                _build_hist(H, nb, B, off, fc, poff, target, gpos, w, rows, start, mid)
-            else:
-                _build_hist(H, nb, B, off, fc, poff, target, gpos, w, rows, mid, end)
-            if w is None:
-                _subtract_ranges(H, buf, nb, off, poff, rlo, rhi)
-            else:  # weighted: no subtraction, whose rounding could leave empty bins non-empty
-                _zero_ranges(H, buf, off, poff, rlo, rhi)
-                if small_left:
-                    _build_hist(H, buf, B, off, fc, poff, target, gpos, w, rows, mid, end)
+            need_small = need_l if small_left else need_r
+            need_large = need_r if small_left else need_l
+            s_start = start if small_left else mid
+            s_end = mid if small_left else end
+            small_buf = -1
+            if need_large:
+                n_free -= 1
+                nb = free[n_free]
+                for f in range(p):
+                    rlo[nb, f] = rlo[buf, f]
+                    rhi[nb, f] = rhi[buf, f]
+                if w is None or need_small:
+                    _zero_ranges(H[nb], off, poff, rlo[nb], rhi[nb])
+                    _build_hist(H[nb], B, off, fc, poff, target, gpos, w, rows, s_start, s_end)
+                if w is None:
+                    _subtract_ranges(H[buf], H[nb], off, poff, rlo[buf], rhi[buf])
+                else:  # weighted: no subtraction, whose rounding could leave empty bins non-empty
+                    _zero_ranges(H[buf], off, poff, rlo[buf], rhi[buf])
+                    _build_hist(H[buf], B, off, fc, poff, target, gpos, w, rows, mid if small_left else start,
+                                end if small_left else mid)
+                if need_small:
+                    small_buf = nb
                 else:
-                    _build_hist(H, buf, B, off, fc, poff, target, gpos, w, rows, start, mid)
-            lb = nb if small_left else buf
-            rb = buf if small_left else nb
+                    free[n_free] = nb
+                    n_free += 1
+            else:
+                _zero_ranges(H[buf], off, poff, rlo[buf], rhi[buf])
+                _build_hist(H[buf], B, off, fc, poff, target, gpos, w, rows, s_start, s_end)
+                small_buf = buf
+            large_buf = buf if need_large else -1
             if need_l:
-                mode_l = lb
-            else:
-                free[n_free] = lb
-                n_free += 1
+                mode_l = small_buf if small_left else large_buf
             if need_r:
-                mode_r = rb
-            else:
-                free[n_free] = rb
-                n_free += 1
+                mode_r = large_buf if small_left else small_buf
         elif buf >= 0:
             free[n_free] = buf
             n_free += 1
