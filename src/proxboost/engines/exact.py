@@ -237,10 +237,12 @@ def _may_beat(sl, wl, s_node, w_node, best):
 
 
 @_kernel
-def _scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best):
+def _scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best, tie_wins):
     """Candidates between consecutive sorted node values cv[:k] (w g in cg, w in cw; unit
     weights, cw unused, when ``w`` is None), the sums of the rows left of cv[0] being (sl, wl).
-    Returns (found, best, a, b, sl, wl) with the sums after cv[:k]."""
+    A candidate wins with a proxy above ``best``, or equal to it while ``tie_wins`` (the best
+    so far comes later in the scan order). Returns (found, best, a, b, sl, wl) with the sums
+    after cv[:k]."""
     found = 0
     a = 0.0
     b = 0.0
@@ -251,11 +253,12 @@ def _scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best):
         vn = cv[j + 1]
         if vn > v + thr and _may_beat(sl, wl, s_node, w_node, best):
             proxy = _proxy(sl, wl, s_node, w_node)
-            if proxy > best:
+            if proxy > best or (tie_wins and proxy == best):
                 best = proxy
                 found = 1
                 a = v
                 b = vn
+                tie_wins = False
     sl += cg[k - 1]
     wl += 1.0 if w is None else cw[k - 1]
     return found, best, a, b, sl, wl
@@ -285,20 +288,20 @@ def _sort_values(cv, cg, cw, k):
 
 
 @_kernel
-def _collect(X32, B, f, code, Sv, So, s, seg_lo, seg_hi, nid, label, target, w, rows, start, end, cv, cg, cw):
+def _collect(X32, B, f, code, Sv, So, seg_lo, seg_hi, nid, label, target, w, rows, start, end, cv, cg, cw):
     """The node's rows in coarse bin ``code`` of feature f, sorted by value into cv, cg, cw.
 
-    From the bin's global sorted segment (So[s, seg_lo:seg_hi], membership by node label) when
-    it is not much longer than the node, else from the node's rows (then sorted). Returns their
-    number. (Arrays are indexed, never sliced: a slice costs two atomic reference counts.)
+    From the bin's global sorted segment (So[seg_lo:seg_hi], membership by node label) when it
+    is not much longer than the node, else from the node's rows (then sorted). Returns their
+    number.
     """
     k = 0
     if seg_hi - seg_lo <= 4 * (end - start):
         for j in range(seg_lo, seg_hi):
-            r = So[s, j]
+            r = So[j]
             if nid[r] == label:
                 c = 1.0 if w is None else w[r]
-                cv[k] = Sv[s, j]
+                cv[k] = Sv[j]
                 cg[k] = c * target[r]
                 cw[k] = c
                 k += 1
@@ -316,12 +319,13 @@ def _collect(X32, B, f, code, Sv, So, s, seg_lo, seg_hi, nid, label, target, w, 
 
 
 @_kernel
-def _scan_binned(H, u, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, s, nid, label, target, w, rows, start,
-                 end, s_node, w_node, wmin, best, cv, cg, cw, nonempty):
-    """Candidates of feature f on a node with histogram H[u] (sums and weights of bin b at
+def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, label, target, w, rows, start, end,
+                 s_node, w_node, wmin, best, cv, cg, cw, nonempty, inner, inner_s, inner_w):
+    """Candidates of feature f on a node with histogram H (sums and weights of bin b at
     2 * (o + b), positive parts of a coarse feature at po + b), inside the bin range
-    lo[u, f] .. hi[u, f], which is narrowed to the node's non-empty bins. A coarse feature's
-    sorted order is row s of So, Sv, bstart.
+    lo[f] .. hi[f], which is narrowed to the node's non-empty bins. ``hv``, ``multi``: the
+    feature's distinct values (exact-coded) or multi-valued bins (coarse); ``So``, ``Sv``,
+    ``bstart``: a coarse feature's sorted order.
 
     Exact-coded features (``po`` -1): one bin per distinct value (values hv), candidates between
     consecutive non-empty bins. Otherwise coarse bins whose edges lie at gaps wider than FEATURE_THRESHOLD: the
@@ -335,93 +339,109 @@ def _scan_binned(H, u, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, s, n
     """
     thr = FEATURE_THRESHOLD
     m = 0
-    for b in range(lo[u, f], hi[u, f] + 1):  # branch-free list of the non-empty bins
+    for b in range(lo[f], hi[f] + 1):  # branch-free list of the non-empty bins
         nonempty[m] = b
-        m += H[u, 2 * (o + b) + 1] > 0.0
+        m += H[2 * (o + b) + 1] > 0.0
     first = nonempty[0]
     last = nonempty[m - 1]
-    lo[u, f] = first
-    hi[u, f] = last
+    lo[f] = first
+    hi[f] = last
     found = 0
     a = 0.0
     bb = 0.0
     lo_bin = -1
     hi_bin = -1
     if po < 0:
-        if hv[f, last] <= hv[f, first] + thr:
+        if hv[last] <= hv[first] + thr:
             return -1, best, a, bb, lo_bin, hi_bin
         sl = 0.0
         wl = 0.0
         prev = -1
         for j in range(m):
             b = nonempty[j]
-            if prev >= 0 and hv[f, b] > hv[f, prev] + thr and _may_beat(sl, wl, s_node, w_node, best):
+            if prev >= 0 and hv[b] > hv[prev] + thr and _may_beat(sl, wl, s_node, w_node, best):
                 proxy = _proxy(sl, wl, s_node, w_node)
                 if proxy > best:
                     best = proxy
                     found = 1
-                    a = hv[f, prev]
-                    bb = hv[f, b]
+                    a = hv[prev]
+                    bb = hv[b]
                     lo_bin = prev
                     hi_bin = b
-            sl += H[u, 2 * (o + b)]
-            wl += H[u, 2 * (o + b) + 1]
+            sl += H[2 * (o + b)]
+            wl += H[2 * (o + b) + 1]
             prev = b
         return found, best, a, bb, lo_bin, hi_bin
     if first == last:
-        if not multi[f, first]:  # one coarse bin holding one distinct value: constant
+        if not multi[first]:  # one coarse bin holding one distinct value: constant
             return -1, best, a, bb, lo_bin, hi_bin
-        k = _collect(X32, B, f, first, Sv, So, s, bstart[s, first], bstart[s, first + 1], nid, label, target, w,
+        k = _collect(X32, B, f, first, Sv, So, bstart[first], bstart[first + 1], nid, label, target, w,
                      rows, start, end, cv, cg, cw)
         if cv[k - 1] <= cv[0] + thr:
             return -1, best, a, bb, lo_bin, hi_bin
-        found, best, a, bb, _, _ = _scan_values(cv, cg, cw, w, k, 0.0, 0.0, s_node, w_node, thr, best)
+        found, best, a, bb, _, _ = _scan_values(cv, cg, cw, w, k, 0.0, 0.0, s_node, w_node, thr, best, False)
         return found, best, a, bb, lo_bin, hi_bin
+    # first the candidates between bins (from the histogram), listing the bins with room for a
+    # candidate inside (with their left sums); then those of the listed bins whose bound can
+    # still reach the best. The winner is the first (in value order) of the largest proxy, as in
+    # one ordered pass: an inner candidate before the best boundary candidate of this feature
+    # (bin j < j_best) also wins on an equal proxy.
     sl = 0.0
     wl = 0.0
-    prev = -1
+    j_best = -1
+    n_in = 0
     for j in range(m):
         b = nonempty[j]
-        i = 2 * (o + b)
-        wb = H[u, i + 1]
-        if prev >= 0 and _may_beat(sl, wl, s_node, w_node, best):
+        wb = H[2 * (o + b) + 1]
+        if j > 0 and _may_beat(sl, wl, s_node, w_node, best):
             proxy = _proxy(sl, wl, s_node, w_node)
             if proxy > best:
                 best = proxy
                 found = 1
-                lo_bin = prev
+                lo_bin = nonempty[j - 1]
                 hi_bin = b
-        if multi[f, b] and wb >= 2.0 * wmin:  # room for a candidate inside the bin: bound it
-            pos = H[u, po + b]
-            neg = H[u, i] - pos
-            w_lo = wl + wmin
-            w_hi = wl + wb - wmin
-            # a cheap looser bound first (each term at its own worst corner), then the corners
-            lo_l = sl + neg
-            hi_l = sl + pos
-            lo_r = s_node - hi_l
-            hi_r = s_node - lo_l
-            # loose > best without division: A W_hi' + B W_lo > best W_lo W_hi' (W_hi' = W - w_hi)
-            aa = max(lo_l * lo_l, hi_l * hi_l)
-            cc = max(lo_r * lo_r, hi_r * hi_r)
-            w_rr = w_node - w_hi
-            refine = aa * w_rr + cc * w_lo >= best * (w_lo * w_rr) * (1.0 - 1e-9)
-            if refine:  # the corners
-                bound = max(max(_proxy(lo_l, w_lo, s_node, w_node), _proxy(hi_l, w_lo, s_node, w_node)),
-                            max(_proxy(lo_l, w_hi, s_node, w_node), _proxy(hi_l, w_hi, s_node, w_node)))
-                refine = bound + 1e-9 * (abs(bound) + abs(best)) > best
-            if refine:
-                k = _collect(X32, B, f, b, Sv, So, s, bstart[s, b], bstart[s, b + 1], nid, label, target, w,
-                             rows, start, end, cv, cg, cw)
-                res, best, va, vb, _, _ = _scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best)
-                if res > 0:
-                    found = 1
-                    a = va
-                    bb = vb
-                    lo_bin = -1
-        sl += H[u, i]
+                j_best = j
+        inner[n_in] = j  # kept (branch-free) when the bin has two values and room on each side
+        inner_s[n_in] = sl
+        inner_w[n_in] = wl
+        n_in += np.int64(multi[b]) & np.int64(wb >= 2.0 * wmin)
+        sl += H[2 * (o + b)]
         wl += wb
-        prev = b
+    for t in range(n_in):
+        j = inner[t]
+        b = nonempty[j]
+        sl = inner_s[t]
+        wl = inner_w[t]
+        i = 2 * (o + b)
+        wb = H[i + 1]
+        pos = H[po + b]
+        neg = H[i] - pos
+        w_lo = wl + wmin
+        w_hi = wl + wb - wmin
+        # a cheap looser bound first (each term at its own worst corner), then the corners
+        lo_l = sl + neg
+        hi_l = sl + pos
+        lo_r = s_node - hi_l
+        hi_r = s_node - lo_l
+        # loose > best without division: A W_hi' + B W_lo > best W_lo W_hi' (W_hi' = W - w_hi)
+        aa = max(lo_l * lo_l, hi_l * hi_l)
+        cc = max(lo_r * lo_r, hi_r * hi_r)
+        w_rr = w_node - w_hi
+        refine = aa * w_rr + cc * w_lo >= best * (w_lo * w_rr) * (1.0 - 1e-9)
+        if refine:  # the corners
+            bound = max(max(_proxy(lo_l, w_lo, s_node, w_node), _proxy(hi_l, w_lo, s_node, w_node)),
+                        max(_proxy(lo_l, w_hi, s_node, w_node), _proxy(hi_l, w_hi, s_node, w_node)))
+            refine = bound + 1e-9 * (abs(bound) + abs(best)) > best
+        if refine:
+            k = _collect(X32, B, f, b, Sv, So, bstart[b], bstart[b + 1], nid, label, target, w, rows, start, end,
+                         cv, cg, cw)
+            res, best, va, vb, _, _ = _scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best, j < j_best)
+            if res > 0:
+                found = 1
+                a = va
+                bb = vb
+                lo_bin = -1
+                j_best = -1  # the later bins come after this candidate
     return found, best, a, bb, lo_bin, hi_bin
 
 
@@ -447,26 +467,26 @@ def _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best, 
             wts[i + 1] = c
     if keys[m - 1] <= keys[0] + thr:
         return -1, best, 0.0, 0.0
-    found, best, a, b, _, _ = _scan_values(keys, vals, wts, w, m, 0.0, 0.0, s_node, w_node, thr, best)
+    found, best, a, b, _, _ = _scan_values(keys, vals, wts, w, m, 0.0, 0.0, s_node, w_node, thr, best, False)
     return found, best, a, b
 
 
 @_kernel
-def _bin_edge_values(f, lo_bin, hi_bin, So, Sv, bstart, s, nid, label, X32, B, rows, start, end):
-    """(largest node value in coarse bin lo_bin, smallest in hi_bin) of feature f (sorted order:
-    row s of So, Sv, bstart)."""
+def _bin_edge_values(f, lo_bin, hi_bin, So, Sv, bstart, nid, label, X32, B, rows, start, end):
+    """(largest node value in coarse bin lo_bin, smallest in hi_bin) of feature f (sorted order
+    So, Sv, bstart)."""
     a = -np.inf
     b = np.inf
-    seg_lo = bstart[s, lo_bin + 1] - bstart[s, lo_bin]
-    seg_hi = bstart[s, hi_bin + 1] - bstart[s, hi_bin]
+    seg_lo = bstart[lo_bin + 1] - bstart[lo_bin]
+    seg_hi = bstart[hi_bin + 1] - bstart[hi_bin]
     if seg_lo + seg_hi <= 4 * (end - start):
-        for j in range(bstart[s, lo_bin + 1] - 1, bstart[s, lo_bin] - 1, -1):
-            if nid[So[s, j]] == label:
-                a = Sv[s, j]
+        for j in range(bstart[lo_bin + 1] - 1, bstart[lo_bin] - 1, -1):
+            if nid[So[j]] == label:
+                a = Sv[j]
                 break
-        for j in range(bstart[s, hi_bin], bstart[s, hi_bin + 1]):
-            if nid[So[s, j]] == label:
-                b = Sv[s, j]
+        for j in range(bstart[hi_bin], bstart[hi_bin + 1]):
+            if nid[So[j]] == label:
+                b = Sv[j]
                 break
     else:
         for j in range(start, end):
@@ -486,7 +506,7 @@ def _bin_edge_values(f, lo_bin, hi_bin, So, Sv, bstart, s, nid, label, X32, B, r
 @_kernel
 def _split_node(features, constant, n_known, state, H, buf, rlo, rhi, off, poff, hv, multi, X32, B, So, Sv, bstart,
                 loc, nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, keys, vals, wts, cv, cg, cw,
-                nonempty):
+                nonempty, inner, inner_s, inner_w):
     """scikit-learn's ``node_split_best`` on one node: (feature, a, b, code, n_total_constants).
 
     feature -1: no candidate on any feature. ``code`` >= 0 when the split falls between two bins
@@ -519,9 +539,11 @@ def _split_node(features, constant, n_known, state, H, buf, rlo, rhi, off, poff,
         lo_bin = -1
         hi_bin = -1
         if buf >= 0:
+            k = loc[f]  # (slices cost nothing here: no reference counting)
             res, prox, a, b, lo_bin, hi_bin = _scan_binned(
-                H, buf, off[f], poff[f], rlo, rhi, hv, multi, X32, B, f, So, Sv, bstart, loc[f], nid, label, target, w,
-                rows, start, end, s_node, w_node, wmin, best, cv, cg, cw, nonempty)
+                H[buf], off[f], poff[f], rlo[buf], rhi[buf], hv[f], multi[f], X32, B, f, So[k], Sv[k], bstart[k], nid,
+                label, target, w, rows, start, end, s_node, w_node, wmin, best, cv, cg, cw, nonempty, inner, inner_s,
+                inner_w)
         else:
             res, prox, a, b = _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best,
                                           keys, vals, wts)
@@ -550,7 +572,7 @@ def _split_node(features, constant, n_known, state, H, buf, rlo, rhi, off, poff,
         constant[i] = features[i]
     if best_f >= 0 and best_lo >= 0 and poff[best_f] >= 0:  # between two coarse bins: their edge values
         k = loc[best_f]
-        best_a, best_b = _bin_edge_values(best_f, best_lo, best_hi, So, Sv, bstart, k, nid, label, X32, B,
+        best_a, best_b = _bin_edge_values(best_f, best_lo, best_hi, So[k], Sv[k], bstart[k], nid, label, X32, B,
                                           rows, start, end)
     return best_f, best_a, best_b, best_lo, n_total
 
@@ -649,6 +671,9 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
     vals = np.empty(small + 1)
     wts = np.empty(small + 1)
     nonempty = np.empty(MAX_CODES, np.int64)
+    inner = np.empty(MAX_CODES, np.int64)  # coarse bins with room for a candidate inside, their left sums
+    inner_s = np.empty(MAX_CODES)
+    inner_w = np.empty(MAX_CODES)
 
     n_buf = H.shape[0]
     free = np.arange(n_buf - 1, -1, -1).astype(np.int32)
@@ -744,7 +769,7 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
             best_f, a, b, code, n_const = _split_node(
                 features, constant, st_nconst[top], state, H, buf, rlo, rhi, off, poff, hv, multi, X32, B, So, Sv,
                 bstart, loc, nid, label, target, w, rows, start, end, sn, wn, wmin, thr, keys, vals, wts, cv, cg, cw,
-                nonempty)
+                nonempty, inner, inner_s, inner_w)
         if best_f >= 0:
             thr_v = a / 2.0 + b / 2.0
             if thr_v == b:
