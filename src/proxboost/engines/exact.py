@@ -90,7 +90,12 @@ def _rand_int(low, high, state):
 # inside it (children's ranges are within their parent's).
 # ---------------------------------------------------------------------------------------------
 @_kernel
-def _zero_ranges(H, off, poff, lo, hi):
+def _zero_ranges(Hs, u, off, poff, rlo, rhi):
+    """Zero histogram u on its ranges. (Buffers are passed with their index and sliced here: no
+    reference counting, unlike slices taken by the caller.)"""
+    H = Hs[u]
+    lo = rlo[u]
+    hi = rhi[u]
     for f in range(off.shape[0] - 1):
         o = off[f]
         for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
@@ -101,8 +106,12 @@ def _zero_ranges(H, off, poff, lo, hi):
 
 
 @_kernel
-def _subtract_ranges(H, Hs, off, poff, lo, hi):
-    """H -= Hs on the ranges (histogram subtraction)."""
+def _subtract_ranges(Hb, u, v, off, poff, rlo, rhi):
+    """Histogram u -= histogram v on the ranges of u (histogram subtraction)."""
+    H = Hb[u]
+    Hs = Hb[v]
+    lo = rlo[u]
+    hi = rhi[u]
     for f in range(off.shape[0] - 1):
         o = off[f]
         for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
@@ -113,13 +122,14 @@ def _subtract_ranges(H, Hs, off, poff, lo, hi):
 
 
 @_kernel
-def _build_hist(H, B, off, fc, poff, target, gpos, w, rows, start, end):
+def _build_hist(Hb, u, B, off, fc, poff, target, gpos, w, rows, start, end):
     """Add rows[start:end] to H (zeroed on the node's ranges), four rows at a time
     (independent updates; each bin still receives its rows in row order).
 
     ``B``: the rows' bin codes (uint8, row-major). ``fc``: the coarse features (their positive
     parts ``gpos`` go to ``poff``).
     """
+    H = Hb[u]
     p = B.shape[1]
     nc = fc.shape[0]
     j = start
@@ -186,9 +196,10 @@ def _build_hist(H, B, off, fc, poff, target, gpos, w, rows, start, end):
 
 
 @_kernel
-def _build_root_hist(H, B, off, fc, poff, target, gpos, counts):
+def _build_root_hist(Hb, u, B, off, fc, poff, target, gpos, counts):
     """Unit weights, all rows: H = histogram of the root, its counts (the same for every tree
     of a fit) copied from ``counts`` (sums zero); only the sums are accumulated."""
+    H = Hb[u]
     for i in range(counts.shape[0]):
         H[i] = counts[i]
     for i in range(counts.shape[0], H.shape[0]):
@@ -706,10 +717,10 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
                 rlo[mode0, f] = 0
                 rhi[mode0, f] = nbins[f] - 1
             if w is None:
-                _build_root_hist(H[mode0], B, off, fc, poff, target, gpos, root_counts)
+                _build_root_hist(H, mode0, B, off, fc, poff, target, gpos, root_counts)
             else:
-                _zero_ranges(H[mode0], off, poff, rlo[mode0], rhi[mode0])
-                _build_hist(H[mode0], B, off, fc, poff, target, gpos, w, rows, 0, n_act)
+                _zero_ranges(H, mode0, off, poff, rlo, rhi)
+                _build_hist(H, mode0, B, off, fc, poff, target, gpos, w, rows, 0, n_act)
     st_parent[0] = -1
     st_isleft[0] = False
     st_label[0] = 0
@@ -851,13 +862,13 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
                     rlo[nb, f] = rlo[buf, f]
                     rhi[nb, f] = rhi[buf, f]
                 if w is None or need_small:
-                    _zero_ranges(H[nb], off, poff, rlo[nb], rhi[nb])
-                    _build_hist(H[nb], B, off, fc, poff, target, gpos, w, rows, s_start, s_end)
+                    _zero_ranges(H, nb, off, poff, rlo, rhi)
+                    _build_hist(H, nb, B, off, fc, poff, target, gpos, w, rows, s_start, s_end)
                 if w is None:
-                    _subtract_ranges(H[buf], H[nb], off, poff, rlo[buf], rhi[buf])
+                    _subtract_ranges(H, buf, nb, off, poff, rlo, rhi)
                 else:  # weighted: no subtraction, whose rounding could leave empty bins non-empty
-                    _zero_ranges(H[buf], off, poff, rlo[buf], rhi[buf])
-                    _build_hist(H[buf], B, off, fc, poff, target, gpos, w, rows, mid if small_left else start,
+                    _zero_ranges(H, buf, off, poff, rlo, rhi)
+                    _build_hist(H, buf, B, off, fc, poff, target, gpos, w, rows, mid if small_left else start,
                                 end if small_left else mid)
                 if need_small:
                     small_buf = nb
@@ -865,8 +876,8 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
                     free[n_free] = nb
                     n_free += 1
             else:
-                _zero_ranges(H[buf], off, poff, rlo[buf], rhi[buf])
-                _build_hist(H[buf], B, off, fc, poff, target, gpos, w, rows, s_start, s_end)
+                _zero_ranges(H, buf, off, poff, rlo, rhi)
+                _build_hist(H, buf, B, off, fc, poff, target, gpos, w, rows, s_start, s_end)
                 small_buf = buf
             large_buf = buf if need_large else -1
             if need_l:
