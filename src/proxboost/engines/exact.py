@@ -52,6 +52,8 @@ import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
 
+from ._nodes import child_buffers
+
 MAX_CODES = 256  # features with at most this many distinct values get one code per value (uint8)
 SMALL_NODE = 32  # nodes of at most this many rows sort their values instead of using histograms
 FEATURE_THRESHOLD = np.float32(1e-7)  # scikit-learn's tolerance between feature values
@@ -845,48 +847,32 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
             mode_r = _SMALL
         need_l = mode_l == _SMALL and nl > small
         need_r = mode_r == _SMALL and nr > small
-        if need_l or need_r:
-            # histograms of the children that need one: the smaller from its rows, the larger as
-            # the parent's minus the smaller's, in the parent's buffer (unit weights: exact
-            # counts; weighted, from its rows); only the smaller: in the parent's buffer
+        if buf >= 0:
+            # the smaller child's histogram from its rows, the larger's as the parent's minus the
+            # smaller's (unit weights: exact counts; weighted: from its rows, no subtraction,
+            # whose rounding could leave empty bins non-empty)
             small_left = nl <= nr
             need_small = need_l if small_left else need_r
-            need_large = need_r if small_left else need_l
-            s_start = start if small_left else mid
-            s_end = mid if small_left else end
-            small_buf = -1
-            if need_large:
-                n_free -= 1
-                nb = free[n_free]
-                for f in range(p):
-                    rlo[nb, f] = rlo[buf, f]
-                    rhi[nb, f] = rhi[buf, f]
+            into, subtract, buf_l, buf_r, n_free = child_buffers(buf, small_left, need_l, need_r, free, n_free)
+            if into >= 0:
+                if into != buf:
+                    for f in range(p):
+                        rlo[into, f] = rlo[buf, f]
+                        rhi[into, f] = rhi[buf, f]
                 if w is None or need_small:
-                    _zero_ranges(H, nb, off, poff, rlo, rhi)
-                    _build_hist(H, nb, B, off, fc, poff, target, gpos, w, rows, s_start, s_end)
-                if w is None:
-                    _subtract_ranges(H, buf, nb, off, poff, rlo, rhi)
-                else:  # weighted: no subtraction, whose rounding could leave empty bins non-empty
+                    _zero_ranges(H, into, off, poff, rlo, rhi)
+                    _build_hist(H, into, B, off, fc, poff, target, gpos, w, rows, start if small_left else mid,
+                                mid if small_left else end)
+                if subtract and w is None:
+                    _subtract_ranges(H, buf, into, off, poff, rlo, rhi)
+                elif subtract:
                     _zero_ranges(H, buf, off, poff, rlo, rhi)
                     _build_hist(H, buf, B, off, fc, poff, target, gpos, w, rows, mid if small_left else start,
                                 end if small_left else mid)
-                if need_small:
-                    small_buf = nb
-                else:
-                    free[n_free] = nb
-                    n_free += 1
-            else:
-                _zero_ranges(H, buf, off, poff, rlo, rhi)
-                _build_hist(H, buf, B, off, fc, poff, target, gpos, w, rows, s_start, s_end)
-                small_buf = buf
-            large_buf = buf if need_large else -1
             if need_l:
-                mode_l = small_buf if small_left else large_buf
+                mode_l = buf_l
             if need_r:
-                mode_r = large_buf if small_left else small_buf
-        elif buf >= 0:
-            free[n_free] = buf
-            n_free += 1
+                mode_r = buf_r
         # push right then left: the left subtree first (scikit-learn's order)
         st_parent[top] = node
         st_isleft[top] = False

@@ -78,6 +78,8 @@ import weakref
 import numpy as np
 from numba import njit
 
+from ._nodes import child_buffers
+
 MAX_BINS = 255
 SMALL_NODE = 32  # nodes of at most this many rows are split by sorting, not histograms
 _EPSILON = np.finfo(np.float64).eps
@@ -571,54 +573,23 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
         mode_r = _child_mode(depth + 1, max_depth, nr, wr, sr, qr, eps, small)
         if buf >= 0:
             small_is_left = nl <= nr
-            if small_is_left:
-                s_start = start
-                s_end = mid_pos
-                need_small = mode_l == 0
-                need_large = mode_r == 0
-            else:
-                s_start = mid_pos
-                s_end = end
-                need_small = mode_r == 0
-                need_large = mode_l == 0
-            small_buf = -1
-            large_buf = -1
-            if need_large:
-                # build the smaller child in a new buffer, subtract it from the parent's
-                if n_free == 0:
-                    raise RuntimeError("hist engine: histogram buffers exhausted (bug)")
-                n_free -= 1
-                nb = free[n_free]
-                for f in range(p):
-                    rlo[nb, f] = rlo[buf, f]
-                    rhi[nb, f] = rhi[buf, f]
-                _zero_ranges(hist[nb], offsets, rlo[nb], rhi[nb], S)
-                _build_hist(hist[nb], bins, offsets, target, w, rows, s_start, s_end)
-                _subtract_ranges(hist[buf], hist[nb], offsets, rlo[buf], rhi[buf], S)
-                large_buf = buf
-                if need_small:
-                    small_buf = nb
-                else:
-                    free[n_free] = nb
-                    n_free += 1
-            elif need_small:
-                # only the smaller child needs a histogram: build it in the parent's buffer
-                _zero_ranges(hist[buf], offsets, rlo[buf], rhi[buf], S)
-                _build_hist(hist[buf], bins, offsets, target, w, rows, s_start, s_end)
-                small_buf = buf
-            else:
-                free[n_free] = buf
-                n_free += 1
-            if small_is_left:
-                if need_small:
-                    mode_l = small_buf
-                if need_large:
-                    mode_r = large_buf
-            else:
-                if need_small:
-                    mode_r = small_buf
-                if need_large:
-                    mode_l = large_buf
+            s_start = start if small_is_left else mid_pos
+            s_end = mid_pos if small_is_left else end
+            into, subtract, buf_l, buf_r, n_free = child_buffers(buf, small_is_left, mode_l == 0, mode_r == 0, free,
+                                                                 n_free)
+            if into >= 0:
+                if into != buf:
+                    for f in range(p):
+                        rlo[into, f] = rlo[buf, f]
+                        rhi[into, f] = rhi[buf, f]
+                _zero_ranges(hist[into], offsets, rlo[into], rhi[into], S)
+                _build_hist(hist[into], bins, offsets, target, w, rows, s_start, s_end)
+                if subtract:
+                    _subtract_ranges(hist[buf], hist[into], offsets, rlo[buf], rhi[buf], S)
+            if mode_l == 0:
+                mode_l = buf_l
+            if mode_r == 0:
+                mode_r = buf_r
 
         # push right then left: left subtree first, leaves numbered left to right
         st_id[top] = rnode

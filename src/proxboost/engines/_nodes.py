@@ -1,0 +1,44 @@
+"""Node bookkeeping shared by the compiled tree engines (``exact``, ``hist``): which histogram
+buffers the children of a split node get."""
+
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def child_buffers(buf, small_left, need_l, need_r, free, n_free):
+    """Histogram buffers of the two children of a node whose histogram is in buffer ``buf``.
+
+    The smaller child's histogram is built from its rows; the larger child's, when it needs one,
+    is the parent's minus the smaller child's, left in the parent's buffer (histogram
+    subtraction). ``free[:n_free]`` is the stack of free buffers. Returns ``(into, subtract,
+    mode_l, mode_r, n_free)``: the buffer in which to build the smaller child's histogram (a new
+    one when the larger child needs a histogram, else ``buf``; -1 when neither child needs one,
+    ``buf`` then being freed), whether to subtract it from ``buf`` afterwards, and each child's
+    buffer (-1: none). A new buffer that only serves the subtraction is freed at once: nothing
+    takes a buffer before the caller has used it.
+    """
+    need_small = need_l if small_left else need_r
+    need_large = need_r if small_left else need_l
+    small_buf = -1
+    large_buf = -1
+    into = -1
+    if need_large:
+        if n_free == 0:
+            raise RuntimeError("histogram buffers exhausted (bug)")
+        n_free -= 1
+        into = free[n_free]
+        large_buf = buf
+        if need_small:
+            small_buf = into
+        else:
+            free[n_free] = into
+            n_free += 1
+    elif need_small:
+        into = buf
+        small_buf = buf
+    else:
+        free[n_free] = buf
+        n_free += 1
+    if small_left:
+        return into, need_large, small_buf, large_buf, n_free
+    return into, need_large, large_buf, small_buf, n_free
