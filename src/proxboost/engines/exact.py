@@ -62,7 +62,8 @@ _EPSILON = np.finfo(np.float64).eps
 _LEAF = -1
 _SMALL = -2
 
-# Kernels that allocate nothing are compiled without reference counting: numba otherwise
+# Kernels that allocate nothing are compiled without reference counting (`_nrt=False`, a numba
+# option that is not public API: pyproject.toml bounds numba to the tested versions): numba otherwise
 # increments and decrements the count of every array argument at each call (two atomic
 # operations per array), which took a quarter of the tree time in the per-feature scans.
 _kernel = njit(cache=True, nogil=True, _nrt=False)
