@@ -64,6 +64,7 @@ RUN = {
     "python -m proxboost.datasets --prefetch": [],
     "python -m proxboost.datasets": [],
     "python -m proxboost.report --cpu-table": [],            # on an empty results/ folder
+    "python -m proxboost.report --baselines-table": [],      # on an empty results/ folder
     "python -m proxboost.report --results results": [],      # on an empty results/ folder
 }
 
