@@ -273,8 +273,9 @@ def cpu_table(real: pd.DataFrame) -> list[str]:
     return lines
 
 
-def variant_table(real: pd.DataFrame, column: str, title: str, what: str) -> list[str]:
-    """Paired differences between two values of ``column`` (engine, tie rule) on the same runs."""
+def variant_table(real: pd.DataFrame, column: str, title: str, what: str, claims=None) -> list[str]:
+    """Paired differences between two values of ``column`` (engine, tie rule) on the same runs;
+    with ``claims``, followed by the verdicts that change between them (:func:`verdict_agreement`)."""
     if real is None or real.empty:
         return []
     df = real.copy()
@@ -301,7 +302,7 @@ def variant_table(real: pd.DataFrame, column: str, title: str, what: str) -> lis
         lines.append("")
     if not lines:
         return []
-    return [f"## {title}", "", what, ""] + lines
+    return [f"## {title}", "", what, ""] + lines + verdict_agreement(claims, column)
 
 
 _UNIT_LABEL = re.compile(r"^(?P<protocol>[^,]+), (?P<engine>\S+) trees(?:, tie rule (?P<tie_rule>\S+))?$")
@@ -436,16 +437,14 @@ def build_summary(curves: pd.DataFrame, real: pd.DataFrame, claims: pd.DataFrame
           "every grid fit of a split and its refit, each single-threaded; CPU time when the machine was not "
           "oversubscribed), every stored row once.", ""]
     L += cpu_table(real)
-    engines = variant_table(real, "engine", "Tree engines compared on the protocol",
-                             "The same runs grown with two tree engines (docs/engines.md): Δ = test loss under the first − "
-                             "under the second, on the same split; fit seconds = grid fits + refit of one split, on a "
-                             "possibly shared machine.")
-    L += engines + (verdict_agreement(claims, "engine") if engines else [])
-    rules = variant_table(real, "tie_rule", "Tie rules compared on the protocol",
-                           "The same runs under two leaf tie rules (docs/method.md, tie rule): Δ = test loss under the "
-                           "first − under the second, on the same split. A real-world verdict depends on the rule when "
-                           "these differences are of the size of the differences between methods.")
-    L += rules + (verdict_agreement(claims, "tie_rule") if rules else [])
+    L += variant_table(real, "engine", "Tree engines compared on the protocol",
+                       "The same runs grown with two tree engines (docs/engines.md): Δ = test loss under the first − "
+                       "under the second, on the same split; fit seconds = grid fits + refit of one split, on a "
+                       "possibly shared machine.", claims)
+    L += variant_table(real, "tie_rule", "Tie rules compared on the protocol",
+                       "The same runs under two leaf tie rules (docs/method.md, tie rule): Δ = test loss under the "
+                       "first − under the second, on the same split. A real-world verdict depends on the rule when "
+                       "these differences are of the size of the differences between methods.", claims)
     L += intro_grid_table(curves)
     L += ["## Synthetic runs", "",
           "One row per stored run: final training loss, minimal test loss (and where), final test loss and the "
