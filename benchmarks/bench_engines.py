@@ -22,7 +22,8 @@ against hist (ratio of medians).
 prepares it for the exact engine and grows 3 trees of depth 3, then of depth 15.
 
 Usage: ``python benchmarks/bench_engines.py [--sections synthetic,real,memory] [--rounds 5]
-[--T 200] [--quick]``. The load average is printed with the results (the machine may be shared).
+[--T 200] [--quick] [--datasets bostonhousing,...]`` (``--datasets``: the real section's datasets, all
+eight by default). The load average is printed with the results (the machine may be shared).
 """
 
 import argparse
@@ -92,7 +93,7 @@ def section_synthetic(rounds, T, sizes):
 REAL = ["whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer", "adult", "spam"]
 
 
-def section_real(rounds, T, depths=(1, 3, 5)):
+def section_real(rounds, T, depths=(1, 3, 5), datasets=REAL):
     from proxboost.datasets import dataset_info
     from proxboost.protocol import split_indices
 
@@ -100,7 +101,7 @@ def section_real(rounds, T, depths=(1, 3, 5)):
     print("| dataset | part | n x d | " + " | ".join(f"depth {D}: exact, hist, ratio" for D in depths) + " | load |")
     print("|---|---|---|" + "---|" * len(depths) + "---|")
     worst = 0.0
-    for name in REAL:
+    for name in datasets:
         X, y, _ = load_dataset(name)
         task = dataset_info(name).task
         Est, loss = (BoostingRegressor, "lad") if task == "regression" else (BoostingClassifier, "hinge")
@@ -155,6 +156,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--T", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help="3 rounds of 50 iterations, 10^4 only")
+    parser.add_argument("--datasets", default=",".join(REAL),
+                        help="real datasets of the real section (comma-separated)")
     args = parser.parse_args(argv)
     rounds, T = (3, 50) if args.quick else (args.rounds, args.T)
     sizes = [(10**4, 20, 21)] + ([] if args.quick else [(10**5, 20, 6)])
@@ -163,7 +166,7 @@ def main(argv=None):
     if "synthetic" in sections:
         section_synthetic(rounds, T, sizes)
     if "real" in sections:
-        section_real(rounds, T)
+        section_real(rounds, T, datasets=args.datasets.split(","))
     if "memory" in sections:
         section_memory()
 

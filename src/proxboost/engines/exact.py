@@ -67,6 +67,9 @@ _SMALL = -2
 # increments and decrements the count of every array argument at each call (two atomic
 # operations per array), which took a quarter of the tree time in the per-feature scans.
 _kernel = njit(cache=True, nogil=True, _nrt=False)
+# The hottest loops (bin scans, histogram zeroing and subtraction) index with np.uint64: numba
+# wraps negative signed indices around (extra operations on every access, which also kept the
+# range loops from being vectorised); these indices are never negative.
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,10 +105,10 @@ def _zero_ranges(Hs, u, off, poff, rlo, rhi):
     for f in range(off.shape[0] - 1):
         o = off[f]
         for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
-            H[i] = 0.0
+            H[np.uint64(i)] = 0.0
         if poff[f] >= 0:
             for i in range(poff[f] + lo[f], poff[f] + hi[f] + 1):
-                H[i] = 0.0
+                H[np.uint64(i)] = 0.0
 
 
 @_kernel
@@ -118,10 +121,10 @@ def _subtract_ranges(Hb, u, v, off, poff, rlo, rhi):
     for f in range(off.shape[0] - 1):
         o = off[f]
         for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
-            H[i] -= Hs[i]
+            H[np.uint64(i)] -= Hs[np.uint64(i)]
         if poff[f] >= 0:
             for i in range(poff[f] + lo[f], poff[f] + hi[f] + 1):
-                H[i] -= Hs[i]
+                H[np.uint64(i)] -= Hs[np.uint64(i)]
 
 
 @_kernel
@@ -354,8 +357,8 @@ def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, la
     thr = FEATURE_THRESHOLD
     m = 0
     for b in range(lo[f], hi[f] + 1):  # branch-free list of the non-empty bins
-        nonempty[m] = b
-        m += H[2 * (o + b) + 1] > 0.0
+        nonempty[np.uint64(m)] = b
+        m += H[np.uint64(2 * (o + b) + 1)] > 0.0
     first = nonempty[0]
     last = nonempty[m - 1]
     lo[f] = first
@@ -373,7 +376,7 @@ def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, la
         prev = -1
         for j in range(m):
             b = nonempty[j]
-            if prev >= 0 and hv[b] > hv[prev] + thr and _may_beat(sl, wl, s_node, w_node, best):
+            if prev >= 0 and hv[np.uint64(b)] > hv[np.uint64(prev)] + thr and _may_beat(sl, wl, s_node, w_node, best):
                 proxy = _proxy(sl, wl, s_node, w_node)
                 if proxy > best:
                     best = proxy
@@ -382,8 +385,8 @@ def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, la
                     bb = hv[b]
                     lo_bin = prev
                     hi_bin = b
-            sl += H[2 * (o + b)]
-            wl += H[2 * (o + b) + 1]
+            sl += H[np.uint64(2 * (o + b))]
+            wl += H[np.uint64(2 * (o + b) + 1)]
             prev = b
         return found, best, a, bb, lo_bin, hi_bin
     if first == last:
@@ -406,7 +409,7 @@ def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, la
     n_in = 0
     for j in range(m):
         b = nonempty[j]
-        wb = H[2 * (o + b) + 1]
+        wb = H[np.uint64(2 * (o + b) + 1)]
         if j > 0 and _may_beat(sl, wl, s_node, w_node, best):
             proxy = _proxy(sl, wl, s_node, w_node)
             if proxy > best:
@@ -415,21 +418,21 @@ def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, la
                 lo_bin = nonempty[j - 1]
                 hi_bin = b
                 j_best = j
-        inner[n_in] = j  # kept (branch-free) when the bin has two values and room on each side
-        inner_s[n_in] = sl
-        inner_w[n_in] = wl
-        n_in += np.int64(multi[b]) & np.int64(wb >= 2.0 * wmin)
-        sl += H[2 * (o + b)]
+        inner[np.uint64(n_in)] = j  # kept (branch-free) when the bin has two values and room on each side
+        inner_s[np.uint64(n_in)] = sl
+        inner_w[np.uint64(n_in)] = wl
+        n_in += np.int64(multi[np.uint64(b)]) & np.int64(wb >= 2.0 * wmin)
+        sl += H[np.uint64(2 * (o + b))]
         wl += wb
     for t in range(n_in):
         j = inner[t]
-        b = nonempty[j]
+        b = nonempty[np.uint64(j)]
         sl = inner_s[t]
         wl = inner_w[t]
         i = 2 * (o + b)
-        wb = H[i + 1]
-        pos = H[po + b]
-        neg = H[i] - pos
+        wb = H[np.uint64(i + 1)]
+        pos = H[np.uint64(po + b)]
+        neg = H[np.uint64(i)] - pos
         w_lo = wl + wmin
         w_hi = wl + wb - wmin
         # a cheap looser bound first (each term at its own worst corner), then the corners
@@ -638,77 +641,15 @@ def _impurity(q, s, wsum):
     return q / wsum - (s / wsum) ** 2.0
 
 
-@njit(cache=True, nogil=True)
-def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, rows, n_act, max_depth,
-          max_nodes, seed, eps, thr, small, tmp_r, nid, gpos, H, cv, cg, cw, root_counts):
-    """Grow one tree depth-first (scikit-learn's node order); see the module docstring.
-
-    ``rows[:n_act]``: the rows taking part (``nid`` 0 on them, -1 elsewhere); with unit weights
-    (``w`` None) every row, set here.
-    """
-    n, p = X32.shape
-    fc = np.flatnonzero(~exact)
-    coarse = fc.shape[0] > 0  # node labels and positive parts serve the coarse features only
-    # one pass over the rows: row list, labels, positive parts, smallest weight, root sums
-    wmin = np.inf
-    w0 = 0.0
-    s0 = 0.0
-    q0 = 0.0
-    for j in range(n_act):
-        if w is None:
-            rows[j] = j
-            if coarse:
-                nid[j] = 0
-        r = rows[j]
-        c = 1.0 if w is None else w[r]
-        g = target[r]
-        wg = c * g
-        w0 += c
-        s0 += wg
-        q0 += wg * g
-        if coarse:
-            gpos[r] = wg if wg > 0.0 else 0.0
-        if c < wmin:
-            wmin = c
-    feature = np.full(max_nodes, -1, np.int32)
-    threshold = np.zeros(max_nodes)
-    left = np.full(max_nodes, -1, np.int32)
-    right = np.full(max_nodes, -1, np.int32)
-    leaf_of_node = np.full(max_nodes, -1, np.int32)
-    gain = np.zeros(max_nodes)
-    leaf_ids = np.full(n, -1, np.intp)
-    features = np.arange(p)
-    constant = np.empty(p, np.int64)
-    state = np.empty(1, np.int64)
-    state[0] = seed
-    keys = np.empty(small + 1, np.float32)
-    vals = np.empty(small + 1)
-    wts = np.empty(small + 1)
-    nonempty = np.empty(MAX_CODES, np.int64)
-    inner = np.empty(MAX_CODES, np.int64)  # coarse bins with room for a candidate inside, their left sums
-    inner_s = np.empty(MAX_CODES)
-    inner_w = np.empty(MAX_CODES)
-
-    n_buf = H.shape[0]
-    free = np.arange(n_buf - 1, -1, -1).astype(np.int32)
-    n_free = n_buf
-    rlo = np.zeros((n_buf, p), np.int64)  # per buffer and feature: its node's bin range
-    rhi = np.zeros((n_buf, p), np.int64)
-
-    cap = 2 * max_depth + 4
-    st_parent = np.empty(cap, np.int32)
-    st_isleft = np.empty(cap, np.bool_)
-    st_label = np.empty(cap, np.int32)
-    st_start = np.empty(cap, np.int64)
-    st_end = np.empty(cap, np.int64)
-    st_depth = np.empty(cap, np.int32)
-    st_mode = np.empty(cap, np.int32)
-    st_nconst = np.empty(cap, np.int64)
-    st_imp = np.empty(cap)
-    st_w = np.empty(cap)
-    st_s = np.empty(cap)
-    st_q = np.empty(cap)
-
+@_kernel
+def _grow_nodes(X32, B, off, poff, nbins, hv, multi, loc, So, Sv, bstart, target, w, rows, n_act, max_depth, eps, thr,
+                small, tmp_r, nid, gpos, H, cv, cg, cw, root_counts, fc, coarse, wmin, w0, s0, q0, feature, threshold,
+                left, right, leaf_of_node, gain, leaf_ids, features, constant, state, keys, vals, wts, nonempty,
+                inner, inner_s, inner_w, free, n_free, rlo, rhi, st_parent, st_isleft, st_label, st_start, st_end,
+                st_depth, st_mode, st_nconst, st_imp, st_w, st_s, st_q):
+    """The node loop of ``_grow`` on its preallocated arrays (no reference counting:
+    ``_grow`` allocates, this kernel only reads and writes). Returns (n_nodes, n_leaves)."""
+    p = X32.shape[1]
     imp0 = _impurity(q0, s0, w0)
     mode0 = _LEAF
     if max_depth > 0 and n_act >= 2 and imp0 > eps:
@@ -902,6 +843,86 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
         st_q[top] = ql
         top += 1
 
+    return n_nodes, n_leaves
+
+
+@njit(cache=True, nogil=True)
+def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, rows, n_act, max_depth,
+          max_nodes, seed, eps, thr, small, tmp_r, nid, gpos, H, cv, cg, cw, root_counts):
+    """Grow one tree depth-first (scikit-learn's node order); see the module docstring.
+
+    ``rows[:n_act]``: the rows taking part (``nid`` 0 on them, -1 elsewhere); with unit weights
+    (``w`` None) every row, set here.
+    """
+    n, p = X32.shape
+    fc = np.flatnonzero(~exact)
+    coarse = fc.shape[0] > 0  # node labels and positive parts serve the coarse features only
+    # one pass over the rows: row list, labels, positive parts, smallest weight, root sums
+    wmin = np.inf
+    w0 = 0.0
+    s0 = 0.0
+    q0 = 0.0
+    for j in range(n_act):
+        if w is None:
+            rows[j] = j
+            if coarse:
+                nid[j] = 0
+        r = rows[j]
+        c = 1.0 if w is None else w[r]
+        g = target[r]
+        wg = c * g
+        w0 += c
+        s0 += wg
+        q0 += wg * g
+        if coarse:
+            gpos[r] = wg if wg > 0.0 else 0.0
+        if c < wmin:
+            wmin = c
+    feature = np.full(max_nodes, -1, np.int32)
+    threshold = np.zeros(max_nodes)
+    left = np.full(max_nodes, -1, np.int32)
+    right = np.full(max_nodes, -1, np.int32)
+    leaf_of_node = np.full(max_nodes, -1, np.int32)
+    gain = np.zeros(max_nodes)
+    leaf_ids = np.full(n, -1, np.intp)
+    features = np.arange(p)
+    constant = np.empty(p, np.int64)
+    state = np.empty(1, np.int64)
+    state[0] = seed
+    keys = np.empty(small + 1, np.float32)
+    vals = np.empty(small + 1)
+    wts = np.empty(small + 1)
+    nonempty = np.empty(MAX_CODES, np.int64)
+    inner = np.empty(MAX_CODES, np.int64)  # coarse bins with room for a candidate inside, their left sums
+    inner_s = np.empty(MAX_CODES)
+    inner_w = np.empty(MAX_CODES)
+
+    n_buf = H.shape[0]
+    free = np.arange(n_buf - 1, -1, -1).astype(np.int32)
+    n_free = n_buf
+    rlo = np.zeros((n_buf, p), np.int64)  # per buffer and feature: its node's bin range
+    rhi = np.zeros((n_buf, p), np.int64)
+
+    cap = 2 * max_depth + 4
+    st_parent = np.empty(cap, np.int32)
+    st_isleft = np.empty(cap, np.bool_)
+    st_label = np.empty(cap, np.int32)
+    st_start = np.empty(cap, np.int64)
+    st_end = np.empty(cap, np.int64)
+    st_depth = np.empty(cap, np.int32)
+    st_mode = np.empty(cap, np.int32)
+    st_nconst = np.empty(cap, np.int64)
+    st_imp = np.empty(cap)
+    st_w = np.empty(cap)
+    st_s = np.empty(cap)
+    st_q = np.empty(cap)
+
+    n_nodes, n_leaves = _grow_nodes(
+        X32, B, off, poff, nbins, hv, multi, loc, So, Sv, bstart, target, w, rows, n_act, max_depth, eps, thr, small,
+        tmp_r, nid, gpos, H, cv, cg, cw, root_counts, fc, coarse, wmin, w0, s0, q0, feature, threshold, left, right,
+        leaf_of_node, gain, leaf_ids, features, constant, state, keys, vals, wts, nonempty, inner, inner_s, inner_w,
+        free, n_free, rlo, rhi, st_parent, st_isleft, st_label, st_start, st_end, st_depth, st_mode, st_nconst,
+        st_imp, st_w, st_s, st_q)
     return (feature[:n_nodes].copy(), threshold[:n_nodes].copy(), left[:n_nodes].copy(),
             right[:n_nodes].copy(), leaf_of_node[:n_nodes].copy(), gain[:n_nodes].copy(), leaf_ids, n_leaves)
 
