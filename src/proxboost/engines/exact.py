@@ -67,9 +67,9 @@ _SMALL = -2
 # increments and decrements the count of every array argument at each call (two atomic
 # operations per array), which took a quarter of the tree time in the per-feature scans.
 _kernel = njit(cache=True, nogil=True, _nrt=False)
-# The hottest loops (bin scans, histogram zeroing and subtraction) index with np.uint64: numba
-# wraps negative signed indices around (extra operations on every access, which also kept the
-# range loops from being vectorised); these indices are never negative.
+# The hot loops (bin scans; histogram zeroing, subtraction and building; partitions) index with
+# np.uint64: numba wraps negative signed indices around (extra operations on every access, which
+# also kept the range loops from being vectorised); these indices are never negative.
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,10 +140,10 @@ def _build_hist(Hb, u, B, off, fc, poff, target, gpos, w, rows, start, end):
     nc = fc.shape[0]
     j = start
     while j + 3 < end:
-        r0 = rows[j]
-        r1 = rows[j + 1]
-        r2 = rows[j + 2]
-        r3 = rows[j + 3]
+        r0 = np.uint64(rows[np.uint64(j)])
+        r1 = np.uint64(rows[np.uint64(j + 1)])
+        r2 = np.uint64(rows[np.uint64(j + 2)])
+        r3 = np.uint64(rows[np.uint64(j + 3)])
         if w is None:
             c0 = 1.0
             c1 = 1.0
@@ -159,45 +159,47 @@ def _build_hist(Hb, u, B, off, fc, poff, target, gpos, w, rows, start, end):
         g2 = c2 * target[r2]
         g3 = c3 * target[r3]
         for f in range(p):
-            o = off[f]
-            i0 = 2 * (o + B[r0, f])
-            i1 = 2 * (o + B[r1, f])
-            i2 = 2 * (o + B[r2, f])
-            i3 = 2 * (o + B[r3, f])
-            H[i0] += g0
-            H[i0 + 1] += c0
-            H[i1] += g1
-            H[i1 + 1] += c1
-            H[i2] += g2
-            H[i2 + 1] += c2
-            H[i3] += g3
-            H[i3 + 1] += c3
+            fu = np.uint64(f)
+            o = off[fu]
+            i0 = 2 * (o + B[r0, fu])
+            i1 = 2 * (o + B[r1, fu])
+            i2 = 2 * (o + B[r2, fu])
+            i3 = 2 * (o + B[r3, fu])
+            H[np.uint64(i0)] += g0
+            H[np.uint64(i0 + 1)] += c0
+            H[np.uint64(i1)] += g1
+            H[np.uint64(i1 + 1)] += c1
+            H[np.uint64(i2)] += g2
+            H[np.uint64(i2 + 1)] += c2
+            H[np.uint64(i3)] += g3
+            H[np.uint64(i3 + 1)] += c3
         if nc > 0:
             p0 = gpos[r0]
             p1 = gpos[r1]
             p2 = gpos[r2]
             p3 = gpos[r3]
             for k in range(nc):
-                f = fc[k]
+                f = np.uint64(fc[np.uint64(k)])
                 o = poff[f]
-                H[o + B[r0, f]] += p0
-                H[o + B[r1, f]] += p1
-                H[o + B[r2, f]] += p2
-                H[o + B[r3, f]] += p3
+                H[np.uint64(o + B[r0, f])] += p0
+                H[np.uint64(o + B[r1, f])] += p1
+                H[np.uint64(o + B[r2, f])] += p2
+                H[np.uint64(o + B[r3, f])] += p3
         j += 4
     while j < end:
-        r = rows[j]
+        r = np.uint64(rows[np.uint64(j)])
         c = 1.0 if w is None else w[r]
         g = c * target[r]
         for f in range(p):
-            i = 2 * (off[f] + B[r, f])
-            H[i] += g
-            H[i + 1] += c
+            fu = np.uint64(f)
+            i = 2 * (off[fu] + B[r, fu])
+            H[np.uint64(i)] += g
+            H[np.uint64(i + 1)] += c
         if nc > 0:
             gp = gpos[r]
             for k in range(nc):
-                f = fc[k]
-                H[poff[f] + B[r, f]] += gp
+                f = np.uint64(fc[np.uint64(k)])
+                H[np.uint64(poff[f] + B[r, f])] += gp
         j += 1
 
 
@@ -213,14 +215,16 @@ def _build_root_hist(Hb, u, B, off, fc, poff, target, gpos, counts):
     n, p = B.shape
     nc = fc.shape[0]
     for r in range(n):
-        g = target[r]
+        ru = np.uint64(r)
+        g = target[ru]
         for f in range(p):
-            H[2 * (off[f] + B[r, f])] += g
+            fu = np.uint64(f)
+            H[np.uint64(2 * (off[fu] + B[ru, fu]))] += g
         if nc > 0:
-            gp = gpos[r]
+            gp = gpos[ru]
             for k in range(nc):
-                f = fc[k]
-                H[poff[f] + B[r, f]] += gp
+                f = np.uint64(fc[np.uint64(k)])
+                H[np.uint64(poff[f] + B[ru, f])] += gp
 
 
 @njit(cache=True, nogil=True)
@@ -612,11 +616,13 @@ def _partition_rows(X32, B, f, thr, code, target, w, rows, tmp, nid, label_l, la
     wr = 0.0
     sr = 0.0
     qr = 0.0
+    fu = np.uint64(f)
     for j in range(start, end):
-        r = rows[j]
-        m = np.int64(B[r, f] <= code) if code >= 0 else np.int64(X32[r, f] <= thr)
-        c = 1.0 if w is None else w[r]
-        g = target[r]
+        r = rows[np.uint64(j)]
+        ru = np.uint64(r)
+        m = np.int64(B[ru, fu] <= code) if code >= 0 else np.int64(X32[ru, fu] <= thr)
+        c = 1.0 if w is None else w[ru]
+        g = target[ru]
         cgl = (c * g) if m else 0.0
         cgr = 0.0 if m else (c * g)
         wl += c if m else 0.0
@@ -625,14 +631,14 @@ def _partition_rows(X32, B, f, thr, code, target, w, rows, tmp, nid, label_l, la
         ql += cgl * g
         sr += cgr
         qr += cgr * g
-        rows[il] = r
-        tmp[ir] = r
+        rows[np.uint64(il)] = r
+        tmp[np.uint64(ir)] = r
         il += m
         ir += 1 - m
         if coarse:
-            nid[r] = label_l if m else label_r
+            nid[ru] = label_l if m else label_r
     for j in range(ir):
-        rows[il + j] = tmp[j]
+        rows[np.uint64(il + j)] = tmp[np.uint64(j)]
     return il, wl, sl, ql, wr, sr, qr
 
 
@@ -731,9 +737,10 @@ def _grow_nodes(X32, B, off, poff, nbins, hv, multi, loc, So, Sv, bstart, target
                 thr_v = a
             last_level = depth + 1 >= max_depth
             if last_level:  # children are leaves: label the rows (left / right), no partition
+                bf = np.uint64(best_f)
                 for j in range(start, end):
-                    r = rows[j]
-                    m = (B[r, best_f] <= code) if code >= 0 else (X32[r, best_f] <= thr_v)
+                    r = np.uint64(rows[np.uint64(j)])
+                    m = (B[r, bf] <= code) if code >= 0 else (X32[r, bf] <= thr_v)
                     c = 1.0 if w is None else w[r]
                     g = target[r]
                     wg = (c * g) if m else 0.0
