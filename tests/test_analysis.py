@@ -165,6 +165,20 @@ def test_rows_per_dataset_prefers_the_unit_with_more_methods():
     assert set(rows["protocol"]) == {"paper/20splits/T1000"} and len(rows) == 6
 
 
+def test_rows_per_dataset_names_baseline_only_rows_once():
+    # adult: boosting rows only under the reduced protocol; under the paper protocol only a
+    # baseline, which every engine / tie-rule unit of that protocol shares (crabs makes two units)
+    crabs = pd.concat([_rows("crabs", "lad", {"gradient": [1.0] * 2}),
+                       _rows("crabs", "lad", {"gradient": [1.0] * 2}, engine="hist")])
+    reduced = _rows("adult", "hinge", {"gradient": [1.0] * 2, "prox": [1.0] * 2}, protocol="reduced/2splits/T10")
+    base = _rows("adult", "hinge", {"xgboost": [1.0] * 2})
+    _, info = rows_per_dataset(pd.concat([crabs, reduced, base]))
+    assert info["adult"]["protocol"] == "reduced/2splits/T10, exact trees"
+    assert info["adult"]["other_protocols"] == ["paper/20splits/T1000, baselines only (xgboost)"]
+    # crabs: the hist unit's rows are its own trees (named), its baselines are those used already
+    assert info["crabs"]["other_protocols"] == ["paper/20splits/T1000, hist trees"]
+
+
 def test_variant_differences_pair_two_engines_by_split():
     rows = []
     for split, (ex, hi) in enumerate([(5.0, 4.0), (6.0, 5.0), (7.0, 6.0), (3.0, 3.0)]):

@@ -393,6 +393,15 @@ def format_p(p) -> str:
     return "—" if p is None or not np.isfinite(p) else f"{p:.2g}"
 
 
+def _stored_label(unit: ProtocolUnit, rows: pd.DataFrame) -> str:
+    """How a dataset's rows of ``unit`` are named: the unit's label, or, when the dataset has only
+    baseline rows there (shared by every engine and tie rule of the protocol, no tree grown by an
+    engine), the protocol and those methods."""
+    if (rows["engine"] == "none").all():
+        return f"{unit.protocol}, baselines only ({', '.join(sorted(set(rows['algo'])))})"
+    return unit.label
+
+
 def rows_per_dataset(real: pd.DataFrame, datasets=None):
     """For each dataset, the rows of one protocol unit: ``(rows, info)``.
 
@@ -412,8 +421,16 @@ def rows_per_dataset(real: pd.DataFrame, datasets=None):
         cands.sort(key=lambda c: c[:3])
         _, _, _, unit, rows = cands[0]
         kept.append(rows)
-        info[ds] = {"protocol": unit.label, "n_splits": int(rows["split"].nunique()),
-                    "other_protocols": [c[3].label for c in cands[1:]]}
+        # a unit holding only the protocol's baselines is named only when no unit of that protocol
+        # with trees (which shares those baselines) is named already
+        with_trees = {c[3].protocol for c in cands if (c[4]["engine"] != "none").any()}
+        others = []
+        for c in cands[1:]:
+            label = _stored_label(c[3], c[4])
+            shared = c[3].protocol in with_trees and (c[4]["engine"] == "none").all()
+            if not shared and label not in others:
+                others.append(label)
+        info[ds] = {"protocol": unit.label, "n_splits": int(rows["split"].nunique()), "other_protocols": others}
     if not kept:
         return pd.DataFrame(columns=getattr(real, "columns", [])), {}
     return pd.concat(kept, ignore_index=True), info
