@@ -165,18 +165,20 @@ def test_rows_per_dataset_prefers_the_unit_with_more_methods():
     assert set(rows["protocol"]) == {"paper/20splits/T1000"} and len(rows) == 6
 
 
-def test_rows_per_dataset_names_baseline_only_rows_once():
+def test_baselines_join_only_the_units_with_trees_on_their_dataset():
     # adult: boosting rows only under the reduced protocol; under the paper protocol only a
-    # baseline, which every engine / tie-rule unit of that protocol shares (crabs makes two units)
+    # baseline, which must not join the paper units of crabs' trees (exact and hist)
     crabs = pd.concat([_rows("crabs", "lad", {"gradient": [1.0] * 2}),
                        _rows("crabs", "lad", {"gradient": [1.0] * 2}, engine="hist")])
     reduced = _rows("adult", "hinge", {"gradient": [1.0] * 2, "prox": [1.0] * 2}, protocol="reduced/2splits/T10")
     base = _rows("adult", "hinge", {"xgboost": [1.0] * 2})
     _, info = rows_per_dataset(pd.concat([crabs, reduced, base]))
     assert info["adult"]["protocol"] == "reduced/2splits/T10, exact trees"
-    assert info["adult"]["other_protocols"] == ["paper/20splits/T1000, baselines only (xgboost)"]
-    # crabs: the hist unit's rows are its own trees (named), its baselines are those used already
+    assert info["adult"]["other_protocols"] == ["paper/20splits/T1000, baselines only"]
     assert info["crabs"]["other_protocols"] == ["paper/20splits/T1000, hist trees"]
+    for u in protocol_units(pd.concat([crabs, reduced, base])):
+        with_trees = set(u.rows.loc[u.rows["engine"] != "none", "dataset"])
+        assert set(u.rows["dataset"]) == (with_trees or {"adult"}), u.label
 
 
 def test_variant_differences_pair_two_engines_by_split():

@@ -69,6 +69,8 @@ class ProtocolUnit:
 
     @property
     def label(self) -> str:
+        if self.engine == "none":
+            return f"{self.protocol}, baselines only"
         tie = "" if self.tie_rule == DEFAULT_TIE_RULE else f", tie rule {self.tie_rule}"
         return f"{self.protocol}, {self.engine} trees{tie}"
 
@@ -142,24 +144,31 @@ def shared_methods(rows: pd.DataFrame, dataset) -> list[str]:
 def protocol_units(real: pd.DataFrame) -> list[ProtocolUnit]:
     """Split stored rows into :class:`ProtocolUnit` s (sorted by preference).
 
-    The baselines (``engine = none``) are shared by every engine and tie rule of their protocol;
-    a protocol with baselines only gives one unit. Duplicated keys keep the last row. Rows of
+    The baselines (``engine = none``) of a dataset are shared by every engine and tie rule of their
+    protocol that has trees on that dataset; the baselines of datasets without any trees in the
+    protocol form one more unit (engine ``none``, "baselines only"), so that a unit never judges
+    another unit's baseline rows as its own. Duplicated keys keep the last row. Rows of
     loss-independent methods are shared between classification losses (:func:`share_loss_independent`).
     """
     if real is None or real.empty:
         return []
     df = _normalise(real)
     units = []
+
+    def unit(proto, engine, tie, rows):
+        rows = rows.drop_duplicates(subset=["dataset", "loss", "algo", "split"], keep="last")
+        return ProtocolUnit(str(proto), engine, tie, share_loss_independent(rows).reset_index(drop=True))
+
     for proto, g in df.groupby("protocol", sort=True):
         base = g[g["engine"] == "none"]
         boost = g[g["engine"] != "none"]
-        combos = sorted({(e, t) for e, t in zip(boost["engine"], boost["tie_rule"])}) or [("none", DEFAULT_TIE_RULE)]
-        for engine, tie in combos:
+        for engine, tie in sorted({(e, t) for e, t in zip(boost["engine"], boost["tie_rule"])}):
             part = boost[(boost["engine"] == engine) & (boost["tie_rule"] == tie)]
-            rows = pd.concat([part, base], ignore_index=True)
-            rows = rows.drop_duplicates(subset=["dataset", "loss", "algo", "split"], keep="last")
-            rows = share_loss_independent(rows)
-            units.append(ProtocolUnit(str(proto), engine, tie, rows.reset_index(drop=True)))
+            units.append(unit(proto, engine, tie, pd.concat([part, base[base["dataset"].isin(set(part["dataset"]))]],
+                                                            ignore_index=True)))
+        alone = base[~base["dataset"].isin(set(boost["dataset"]))]
+        if not alone.empty:
+            units.append(unit(proto, "none", DEFAULT_TIE_RULE, alone))
     return sorted(units, key=ProtocolUnit.sort_key)
 
 
@@ -393,15 +402,6 @@ def format_p(p) -> str:
     return "—" if p is None or not np.isfinite(p) else f"{p:.2g}"
 
 
-def _stored_label(unit: ProtocolUnit, rows: pd.DataFrame) -> str:
-    """How a dataset's rows of ``unit`` are named: the unit's label, or, when the dataset has only
-    baseline rows there (shared by every engine and tie rule of the protocol, no tree grown by an
-    engine), the protocol and those methods."""
-    if (rows["engine"] == "none").all():
-        return f"{unit.protocol}, baselines only ({', '.join(sorted(set(rows['algo'])))})"
-    return unit.label
-
-
 def rows_per_dataset(real: pd.DataFrame, datasets=None):
     """For each dataset, the rows of one protocol unit: ``(rows, info)``.
 
@@ -421,16 +421,8 @@ def rows_per_dataset(real: pd.DataFrame, datasets=None):
         cands.sort(key=lambda c: c[:3])
         _, _, _, unit, rows = cands[0]
         kept.append(rows)
-        # a unit holding only the protocol's baselines is named only when no unit of that protocol
-        # with trees (which shares those baselines) is named already
-        with_trees = {c[3].protocol for c in cands if (c[4]["engine"] != "none").any()}
-        others = []
-        for c in cands[1:]:
-            label = _stored_label(c[3], c[4])
-            shared = c[3].protocol in with_trees and (c[4]["engine"] == "none").all()
-            if not shared and label not in others:
-                others.append(label)
-        info[ds] = {"protocol": unit.label, "n_splits": int(rows["split"].nunique()), "other_protocols": others}
+        info[ds] = {"protocol": unit.label, "n_splits": int(rows["split"].nunique()),
+                    "other_protocols": [c[3].label for c in cands[1:]]}
     if not kept:
         return pd.DataFrame(columns=getattr(real, "columns", [])), {}
     return pd.concat(kept, ignore_index=True), info
