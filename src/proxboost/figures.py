@@ -480,7 +480,10 @@ def _strip_box(ax, groups, marked=(), reference_line=0.0):
                    lw=0, alpha=0.85, zorder=3, label=f"_points {algo}")
     ax.axhline(reference_line, color="0.25", lw=0.8, ls="--", zorder=0)
     ax.set_xticks(positions)
-    ax.set_xticklabels([style(a)["short"] + ("*" if a in marked else "") for a, _ in groups], rotation=0)
+    crowded = len(groups) > 7  # e.g. nine methods with the starred baselines: upright labels would overlap
+    ax.set_xticklabels([style(a)["short"] + ("*" if a in marked else "") for a, _ in groups],
+                       rotation=45 if crowded else 0, ha="right" if crowded else "center",
+                       rotation_mode="anchor" if crowded else "default")
     ax.set_xlim(-0.7, len(groups) - 0.3)
     _maybe_symlog(ax, np.concatenate(data) if data else np.array([]))
 
