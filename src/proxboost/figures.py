@@ -497,6 +497,12 @@ def _maybe_symlog(ax, values):
     bulk = np.quantile(v, 0.75)
     if bulk > 0 and v.max() > 30 * bulk:
         ax.set_yscale("symlog", linthresh=float(bulk), linscale=1.0)
+        # ticks at 0 and at the decades outside the linear part only: the default locator also puts
+        # decades inside it, whose labels then overlap around 0
+        decades = 10.0 ** np.arange(np.ceil(np.log10(bulk)), np.ceil(np.log10(v.max())) + 1)
+        limits = ax.get_ylim()
+        ax.set_yticks(np.concatenate([-decades[::-1], [0.0], decades]))
+        ax.set_ylim(limits)  # set_yticks widens the view to every tick
         ax.text(0.99, 0.01, "symlog scale", transform=ax.transAxes, ha="right", va="bottom", fontsize=6, color="0.4")
 
 
