@@ -224,6 +224,7 @@ def test_whole_chain_and_reuse_only_of_the_same_computation(tmp_path):
     text = sweep.stdout + sweep.stderr
     assert sweep.returncode == 0, text
     assert text.count("2/2 splits stored, 0 to run") == 1 and text.count("0/2 splits stored, 2 to run") == 3
+    assert "checked the 4 jobs of this sweep before any fit: 3 to run, 1 complete already (only read)" in text
     assert [f.stat().st_mtime_ns for f in files] == stamps  # nothing recomputed
     assert "sweep rows: dataset | loss | method" in text and text.count("| residual_prox | exact |") == 4
     df = results.load(tmp_path / "res")

@@ -368,8 +368,9 @@ def check_jobs(config, jobs):
     """Check ``jobs`` (override lists, :func:`_sweep_jobs`) of the multirun whose configuration is
     ``config`` as each job would check itself, without fitting. Returns the problems (lines),
     the loss/dataset task mismatches (lines), the number of jobs skipped because their data are
-    unavailable (``skip_unavailable``), the row folders of the other real-world jobs and the
-    folders of the synthetic experiments."""
+    unavailable (``skip_unavailable``), the row folders of the other real-world jobs, the
+    folders of the synthetic experiments and the number of real-world jobs whose rows are all
+    stored already (they will only be read)."""
     from hydra.core.global_hydra import GlobalHydra
     from hydra.types import RunMode
 
@@ -379,7 +380,7 @@ def check_jobs(config, jobs):
 
     conf_dir = _config_dir(config.hydra)
     loader = GlobalHydra.instance().config_loader()
-    problems, mismatched, skipped, locations, experiments = [], [], 0, [], []
+    problems, mismatched, skipped, locations, experiments, complete = [], [], 0, [], [], 0
     for overrides in jobs:
         cfg = loader.load_configuration(config.hydra.job.config_name, overrides, RunMode.RUN)
         try:
@@ -402,7 +403,8 @@ def check_jobs(config, jobs):
             skipped += 1
         else:
             locations.append(run.location)
-    return problems, mismatched, skipped, locations, experiments
+            complete += len(run.stored_splits()) == run.n_splits
+    return problems, mismatched, skipped, locations, experiments, complete
 
 
 class Preflight(Callback):
@@ -414,7 +416,7 @@ class Preflight(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         _SWEEP["joblib_launcher"] = "joblib" in str(config.hydra.launcher.get("_target_", ""))
         jobs = _sweep_jobs(config)
-        problems, mismatched, skipped, locations, experiments = check_jobs(config, jobs)
+        problems, mismatched, skipped, locations, experiments, complete = check_jobs(config, jobs)
         if mismatched and not config.skip_task_mismatch:
             problems.append(f"{len(mismatched)} job(s) of this sweep pair a loss with a dataset of another task "
                             f"(e.g. {mismatched[0]}); add skip_task_mismatch=true to skip them")
@@ -427,8 +429,9 @@ class Preflight(Callback):
         self.locations += locations
         _SWEEP["locations"] += locations
         _SWEEP["experiments"] += dict.fromkeys(experiments)
-        log.info("checked the %d jobs of this sweep before any fit: %d to run, %d skipped",
-                 len(jobs), len(jobs) - len(mismatched) - skipped, len(mismatched) + skipped)
+        log.info("checked the %d jobs of this sweep before any fit: %d to run, %d complete already "
+                 "(only read), %d skipped", len(jobs), len(jobs) - len(mismatched) - skipped - complete,
+                 complete, len(mismatched) + skipped)
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
         if self.locations:
