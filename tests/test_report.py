@@ -141,6 +141,23 @@ def test_hinge_tables_show_the_loss_independent_methods_once_per_split(classific
     assert any("run with `exponential`" in line for line in lines)
 
 
+def test_outlying_splits_are_named_under_their_table():
+    from proxboost.report import real_world_tables
+
+    rng = np.random.default_rng(1)
+    g = rng.uniform(1, 2, 20)
+    p = g - 0.1
+    p[7] = 50 * np.median(p)   # one test point with a huge loss
+    lines = real_world_tables(_rows("sniffer", "ls", {"gradient": g, "prox": p}))
+    notes = [line for line in lines if line.startswith("Outlying splits")]
+    assert len(notes) == 1
+    assert "split 7 of prox" in notes[0] and "gradient" not in notes[0].split(":", 1)[1]
+    ratio = float(re.search(r"test loss [^,]+, (\d+) × its median", notes[0]).group(1))
+    assert ratio == round(p[7] / np.median(p))
+    p[7] = 9 * np.median(p)    # below the factor: no note
+    assert not any(line.startswith("Outlying") for line in real_world_tables(_rows("sniffer", "ls", {"gradient": g, "prox": p})))
+
+
 def test_baselines_table_against_an_independent_computation():
     from scipy import stats
 

@@ -124,6 +124,30 @@ def _metric_cells(rows, ga, ds, loss, algo, metric):
     return cells + [format_number(c.median), f"{c.wins}/{c.ties}/{c.losses}", format_p(c.p)]
 
 
+#: A split's test loss this many times its method's median over splits is named under the table.
+OUTLIER_FACTOR = 10
+
+
+def outlier_notes(g: pd.DataFrame) -> list[str]:
+    """Lines naming the splits of ``g`` (one dataset and loss) whose test loss exceeds
+    :data:`OUTLIER_FACTOR` times the median of the same method: unbounded losses (squared,
+    exponential) let a single test point dominate a split, and the mean ± std of the table with it;
+    the paired medians, W/T/L and Wilcoxon p are rank-based and barely move."""
+    notes = []
+    for algo in METHOD_ORDER:
+        v = g[g["algo"] == algo][["split", "test_loss"]].dropna().sort_values("split")
+        if v.empty:
+            continue
+        median = float(v["test_loss"].median())
+        far = v[v["test_loss"] > OUTLIER_FACTOR * median] if median > 0 else v.iloc[:0]
+        notes += [f"split {int(r.split)} of {algo}: test loss {format_number(r.test_loss)}, "
+                  f"{r.test_loss / median:.0f} × its median {format_number(median)}" for r in far.itertuples()]
+    if not notes:
+        return []
+    return [f"Outlying splits (test loss above {OUTLIER_FACTOR} × the method's median; they dominate the mean ± "
+            f"std, not the paired medians, W/T/L or p): {'; '.join(notes)}.", ""]
+
+
 def real_world_tables(real: pd.DataFrame) -> list[str]:
     """One table per (dataset, loss), on the protocol unit with the most methods for the dataset."""
     rows, info = rows_per_dataset(real)
@@ -159,6 +183,7 @@ def real_world_tables(real: pd.DataFrame) -> list[str]:
                     cells += _metric_cells(rows, ga, ds, loss, algo, "test_error")
                 lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
+            lines += outlier_notes(g)
         if shared:
             g = rows[(rows["dataset"] == ds) & rows["algo"].isin(shared)]
             run = ", ".join(f"`{v}`" for v in sorted(set(g["run_loss"])))
