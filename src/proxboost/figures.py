@@ -500,6 +500,7 @@ def _maybe_symlog(ax, values):
         # ticks at 0 and at the decades outside the linear part only: the default locator also puts
         # decades inside it, whose labels then overlap around 0
         decades = 10.0 ** np.arange(np.ceil(np.log10(bulk)), np.ceil(np.log10(v.max())) + 1)
+        ax.autoscale_view()  # margins in the symlog coordinates: the largest points clear the top edge
         limits = ax.get_ylim()
         ax.set_yticks(np.concatenate([-decades[::-1], [0.0], decades]))
         ax.set_ylim(limits)  # set_yticks widens the view to every tick
