@@ -258,3 +258,22 @@ def test_hinge_error_panels_show_the_loss_independent_methods(classification_row
     ticks = [t.get_text() for t in spam[1].get_xticklabels()]
     assert {"RF*", "LGBM*", "HGB*"} <= set(ticks) and "XGB" in ticks
     assert "loss-independent" in fig._suptitle.get_text()
+
+
+def test_symlog_panels_keep_every_point_inside_the_axes_with_ticks_at_zero_and_decades():
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(0)
+    groups = [("prox", rng.normal(0, 0.01, 20)), ("residual_prox", np.r_[rng.normal(0, 0.01, 19), 98.0])]
+    fig, ax = plt.subplots()
+    try:
+        figures._strip_box(ax, groups)
+        assert ax.get_yscale() == "symlog"
+        to_axes = ax.transData + ax.transAxes.inverted()   # data -> axes fraction (0 bottom, 1 top)
+        top = to_axes.transform([[0, 98.0]])[0, 1]
+        bottom = to_axes.transform([[0, min(v.min() for _, v in groups)]])[0, 1]
+        assert 0.9 < top < 0.99 and 0.01 < bottom < 0.2    # a margin above the outlier, none wasted below
+        ticks = [t for t in ax.get_yticks() if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
+        assert 0.0 in ticks and all(t == 0 or math.log10(abs(t)).is_integer() for t in ticks)
+    finally:
+        plt.close(fig)
