@@ -45,6 +45,16 @@ def _dirs(tmp_path):
             f"hydra.sweep.dir={tmp_path / 'sweep'}"]
 
 
+def _stored_rows(res):
+    """The rows a running sweep has stored so far. Its writability check (before any fit) creates
+    the results folder and removes it again, so the folder can vanish between ``rglob``'s
+    existence check and its listing; a vanished folder holds no rows."""
+    try:
+        return list(res.rglob("split-*.csv"))
+    except FileNotFoundError:
+        return []
+
+
 # -- configuration ------------------------------------------------------------------------------
 def _compose(overrides=(), hydra_config=False):
     from hydra import compose, initialize_config_dir
@@ -245,7 +255,7 @@ def test_killed_sweep_rerun_has_every_row_once(tmp_path):
     res = tmp_path / "res"
     try:
         deadline = time.monotonic() + 120
-        while not list(res.rglob("split-*.csv")) and proc.poll() is None and time.monotonic() < deadline:
+        while not _stored_rows(res) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -371,7 +381,7 @@ def _interrupt(tmp_path, args, sig, whole_group):
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     res = tmp_path / "res"
     deadline = time.monotonic() + 120
-    while not list(res.rglob("split-*.csv")) and proc.poll() is None and time.monotonic() < deadline:
+    while not _stored_rows(res) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     group = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
     t0 = time.monotonic()
