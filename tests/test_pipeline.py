@@ -45,16 +45,6 @@ def _dirs(tmp_path):
             f"hydra.sweep.dir={tmp_path / 'sweep'}"]
 
 
-def _stored_rows(res):
-    """The rows a running sweep has stored so far. Its writability check (before any fit) creates
-    the results folder and removes it again, so the folder can vanish between ``rglob``'s
-    existence check and its listing; a vanished folder holds no rows."""
-    try:
-        return list(res.rglob("split-*.csv"))
-    except FileNotFoundError:
-        return []
-
-
 # -- configuration ------------------------------------------------------------------------------
 def _compose(overrides=(), hydra_config=False):
     from hydra import compose, initialize_config_dir
@@ -255,7 +245,7 @@ def test_killed_sweep_rerun_has_every_row_once(tmp_path):
     res = tmp_path / "res"
     try:
         deadline = time.monotonic() + 120
-        while not _stored_rows(res) and proc.poll() is None and time.monotonic() < deadline:
+        while not list(res.rglob("split-*.csv")) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -323,6 +313,20 @@ def test_user_errors_are_one_line_before_any_fit(tmp_path, overrides, message):
     assert not (tmp_path / "res").exists()
 
 
+def test_the_writability_check_creates_and_removes_nothing(tmp_path, monkeypatch):
+    # the jobs of a parallel sweep check the results folder while another job stores its first rows
+    # there: a check that created the folder and removed it again pulled it from under that job
+    from proxboost.cli import check_writable
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the writability check created or removed a folder")
+
+    for module, name in ((Path, "mkdir"), (Path, "rmdir"), (os, "mkdir"), (os, "makedirs"), (os, "rmdir")):
+        monkeypatch.setattr(module, name, refuse)
+    check_writable(tmp_path / "res" / "sub")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.slow
 def test_a_sweep_is_checked_whole_before_any_fit(tmp_path):
     # every problem of every job, one line each, exit code 2, no traceback, nothing fitted
@@ -381,7 +385,7 @@ def _interrupt(tmp_path, args, sig, whole_group):
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     res = tmp_path / "res"
     deadline = time.monotonic() + 120
-    while not _stored_rows(res) and proc.poll() is None and time.monotonic() < deadline:
+    while not list(res.rglob("split-*.csv")) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     group = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
     t0 = time.monotonic()

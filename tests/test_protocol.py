@@ -206,6 +206,43 @@ def test_run_protocol_selection_refit_and_workers(toy_data):
     assert r["test_error"] == pytest.approx(np.mean(np.where(z >= 0, 1, -1) != y[te]))
 
 
+def test_run_protocol_in_threads_holds_no_named_semaphore(toy_data, monkeypatch):
+    """Where joblib would run the fits in threads (nested in a job of the joblib launcher), they
+    run in a thread pool that holds no named semaphore (an interrupted sweep ends that job's
+    process at once, so a named one could leak), with the rows of one worker."""
+    import multiprocessing.synchronize
+    import threading
+
+    from joblib import parallel_config
+    from joblib.externals.loky.backend import synchronize as loky_synchronize
+
+    X, y = toy_data("regression")
+    method = make_method("prox", make_loss("lad"))
+    grid = expand_grid({"max_depth": [1, 2], "learning_rate": [0.3], "step": [1.0]}, method.grid_axes)
+    kw = dict(n_splits=3, max_estimators=15, seed=0, progress=False)
+    rows1 = run_protocol(X, y, method, grid, n_jobs=1, **kw)
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a named semaphore was created")
+
+    for module in (multiprocessing.synchronize, loky_synchronize):
+        monkeypatch.setattr(module.SemLock, "__init__", refuse)
+    threads = set()
+    curve = method.validation_curve
+
+    def recorded(*args):
+        threads.add(threading.current_thread().name)
+        return curve(*args)
+
+    monkeypatch.setattr(method, "validation_curve", recorded)
+    with parallel_config(backend="threading"):
+        rows2 = run_protocol(X, y, method, grid, n_jobs=2, **kw)
+    assert threads and all(name.startswith("proxboost-fit") for name in threads)
+    drop = ("fit_seconds", "refit_seconds")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in rows1] == \
+           [{k: v for k, v in r.items() if k not in drop} for r in rows2]
+
+
 # -- baselines ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("loss_name", ["ls", "lad", "pinball", "logistic", "hinge", "exponential"])
 def test_xgboost_curve_is_our_loss_on_its_margin(loss_name, toy_data):

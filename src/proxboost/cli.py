@@ -18,6 +18,7 @@ sweep it prints one table of the sweep's rows.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import math
 import os
@@ -95,20 +96,21 @@ def check_values(cfg) -> None:
 
 
 def check_writable(folder) -> None:
-    """Refuse a results folder that cannot be written, before any fit."""
-    path = Path(folder)
-    created = [p for p in (path, *path.parents) if not p.exists()]
+    """Refuse a results folder that cannot be written, before any fit. Nothing is created or
+    removed: the probe is a temporary file in the folder or, while it does not exist yet, in its
+    nearest existing parent (where the run will create it). Creating the folder and removing it
+    again would race with a parallel job of the same sweep, which may be storing its first row
+    there at that moment."""
+    path = Path(folder).absolute()
+    nearest = next(p for p in (path, *path.parents) if p.exists())
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-check-"):
+        if not nearest.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(nearest))
+        with tempfile.NamedTemporaryFile(dir=nearest, prefix=".write-check-"):
             pass
     except OSError as exc:
-        raise UserError(f"results_dir {str(path)!r} is not writable ({exc.strerror}): "
+        raise UserError(f"results_dir {str(folder)!r} is not writable ({exc.strerror}): "
                         f"choose another with results_dir=<folder>") from None
-    finally:  # leave no folder behind: the run creates it when it stores its first row
-        for p in created:
-            if p.is_dir():
-                p.rmdir()
 
 
 def _results_dir(cfg) -> str:

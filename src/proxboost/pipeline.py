@@ -12,8 +12,9 @@
    it is known, so an interrupted run resumes where it stopped.
 
 Scheduling (:func:`run_protocol`): every (split, grid point) fit and every refit is a task
-of joblib's ``Parallel(return_as="generator_unordered")`` on ``n_jobs`` processes (threads in a
-job of the joblib launcher, which runs nested work in threads). Splits go in
+of joblib's ``Parallel(return_as="generator_unordered")`` on ``n_jobs`` processes; in a job of
+the joblib launcher, where joblib would run nested work in threads, a thread pool of
+:mod:`concurrent.futures` runs them instead (:func:`_fit_pool` says why). Splits go in
 waves big enough to give every worker at least two tasks; the refits of a wave are
 dispatched with the fits of the next one, so rows are stored while the run goes on. Every task
 is a pure function of its inputs (``random_state = seed * 10000 + k`` for every fit of split
@@ -22,6 +23,7 @@ k), so the rows are identical for any number of workers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
@@ -125,8 +127,8 @@ def _task(key, parent_pid, fn, *args):
     if os.getpid() != parent_pid:
         # a worker process. Ctrl-C reaches every process of the terminal's group: the parent
         # handles it (one line, then it kills the workers); a worker must not print its own
-        # traceback. (Inside a joblib-launcher job, joblib runs nested tasks in threads of the
-        # job's process: signals are the process's own business there.)
+        # traceback. (Inside a joblib-launcher job the tasks run in threads of the job's process:
+        # signals are the process's own business there.)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     t0 = time.perf_counter()
     return key, fn(*args), time.perf_counter() - t0
@@ -140,7 +142,7 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
     ``on_row(row)`` is called as soon as a split's row is known (e.g. to store it). ``base_row``
     holds columns shared by every row. ``n_jobs``: workers (``None``/-1: every core).
     """
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
     X = np.asarray(X)
     y = np.asarray(y, dtype=np.float64)
@@ -205,7 +207,7 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
             # an interrupted run abandons its running fits on purpose: joblib's note about
             # discarded or cancelled tasks would only add noise to the one-line message
             warnings.filterwarnings("ignore", message=".*adjusting the input task iterator.*")
-            with Parallel(n_jobs=n_workers, return_as="generator_unordered") as parallel:
+            with _fit_pool(n_workers) as parallel:
                 for wave in [*waves, []]:
                     tasks = [refit_task(k) for k in sorted(chosen)]
                     tasks += [t for k in wave for t in fit_tasks(k)]
@@ -220,6 +222,47 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
         bar.close()
     rows.sort(key=lambda r: r["split"])
     return rows
+
+
+@contextlib.contextmanager
+def _fit_pool(n_workers):
+    """``parallel(tasks)``: run joblib ``delayed`` tasks on ``n_workers`` and yield their results
+    as they complete.
+
+    joblib's ``Parallel``, except where joblib would run the tasks in threads (nested in a job of
+    the joblib launcher): there a :class:`~concurrent.futures.ThreadPoolExecutor`. joblib's thread
+    pool holds named semaphores, and an interrupted sweep ends its launcher's workers at once (the
+    first one to end makes loky kill the others), so a worker cannot always release them: the
+    sweep then ends with a "leaked semlock" warning. The executor holds none. Its running fits
+    are abandoned, not awaited, when the consumer stops early (an interrupt)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from joblib import Parallel
+    from joblib._parallel_backends import ThreadingBackend
+    from joblib.parallel import get_active_backend
+
+    backend, _ = get_active_backend()
+    if n_workers == 1 or not isinstance(backend, ThreadingBackend):
+        with Parallel(n_jobs=n_workers, return_as="generator_unordered") as parallel:
+            yield parallel
+        return
+    executor = ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="proxboost-fit")
+    try:
+        yield functools.partial(_completed, executor)
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _completed(executor, tasks):
+    """Submit joblib ``delayed`` tasks to ``executor``; yield their results as they complete."""
+    from concurrent.futures import as_completed
+
+    futures = [executor.submit(fn, *args, **kwargs) for fn, args, kwargs in tasks]
+    try:
+        for future in as_completed(futures):
+            yield future.result()
+    finally:  # stopped early: start nothing more
+        for future in futures:
+            future.cancel()
 
 
 def _progress_bar(total, desc, enabled):
