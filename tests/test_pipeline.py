@@ -376,6 +376,25 @@ def test_the_interrupt_line_counts_the_rows_and_curves_stored_since_the_start(tm
     assert capsys.readouterr().err == "interrupted: 1 rows stored; rerun the same command to finish\n"
 
 
+def test_an_interrupted_pool_is_torn_down_before_the_interpreter_exits():
+    # the queued work ids are dropped (loky's kill would otherwise trip over them: a KeyError
+    # traceback), then the pool's manager and feeder threads end and its queues close in this
+    # thread, so no daemon thread is cut off at exit while releasing a named semaphore
+    from joblib.externals.loky import get_reusable_executor
+
+    from proxboost import cli
+
+    executor = get_reusable_executor(max_workers=2)
+    futures = [executor.submit(time.sleep, 60) for _ in range(8)]
+    manager, call_queue, work_ids = executor._executor_manager_thread, executor._call_queue, executor._work_ids
+    assert not work_ids.empty()
+    cli._drain_pool()
+    assert work_ids.empty()
+    cli._stop_workers()
+    assert not manager.is_alive()
+    assert call_queue._closed and not (call_queue._thread and call_queue._thread.is_alive())
+
+
 def _interrupt(tmp_path, args, sig, whole_group):
     """Start ``run.py args`` in its own session, send ``sig`` once its first row is stored (to
     the process group, as a terminal's Ctrl-C does, or to the main process only, as ``kill`` and

@@ -198,13 +198,14 @@ def _inner_n_jobs(cfg):
 # are recomputed by the rerun), and every named semaphore and memory-mapping folder released,
 # so Python's resource tracker has nothing to warn about.
 #
-# - Basic launcher: the jobs run in this process and their fits in its process pool. The signal
-#   becomes a KeyboardInterrupt here; the job kills the pool's workers (their resources belong
-#   to this process, which releases them when it exits).
-# - joblib launcher: each job runs in a worker of the launcher's pool, with its own thread pool
-#   when ``n_jobs`` > 1; a killed worker would leave that pool's semaphores behind. So each job
-#   releases its own resources and ends its worker (:func:`_leave_worker`), and this process
-#   waits for the workers to end before letting joblib stop the pool (:func:`_end_launcher_jobs`).
+# - Basic launcher: the jobs run in this process and their fits in its process pool (loky). The
+#   signal becomes a KeyboardInterrupt here; the pool's workers are killed and the pool is torn
+#   down completely before the interpreter exits (:func:`_stop_workers`): its queues' named
+#   semaphores belong to this process.
+# - joblib launcher: each job runs in a worker of the launcher's pool, its fits in a thread pool
+#   that holds no named semaphore (:func:`proxboost.pipeline._fit_pool`). Each job ends its worker
+#   (:func:`_leave_worker`); this process waits for the workers to end, then joblib stops the pool
+#   (:func:`_end_launcher_jobs`) and :func:`_stop_workers` tears it down.
 
 #: The sweep in progress in this process: row folders, synthetic experiment folders and start
 #: time (for the Ctrl-C report of a sweep whose jobs run in other processes), and whether a
@@ -227,6 +228,7 @@ def _interrupt(signum, frame):
     _INTERRUPTED = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _drain_pool()
     if _SWEEP["joblib_launcher"]:
         _end_launcher_jobs(forward=signum != signal.SIGINT)  # Ctrl-C reached the workers already
     raise KeyboardInterrupt
@@ -259,15 +261,62 @@ def _end_launcher_jobs(forward: bool):
         wait([p.sentinel for p in alive], timeout=deadline - time.monotonic())
 
 
-def _stop_workers():
-    """Kill the process pool's workers now (running fits are abandoned, their rows recomputed
-    by the next run)."""
+#: The call queue of this process's loky pool when the run was interrupted (:func:`_drain_pool`).
+_INTERRUPTED_POOL = {}
+
+
+def _loky_executor():
+    """This process's loky pool, if it started one (``get_reusable_executor()`` would start one)."""
     from joblib.externals.loky import reusable_executor
 
-    # the pool this process started, if any (get_reusable_executor() would start one to stop it)
-    executor = getattr(reusable_executor, "_executor", None)
+    return getattr(reusable_executor, "_executor", None)
+
+
+def _drain_pool():
+    """Prepare this process's loky pool for the kill that follows the interrupt.
+
+    loky's shutdown with ``kill_workers`` cancels the pending work items but leaves their ids
+    queued (CPython's ProcessPoolExecutor drains that queue); its manager thread then looks them
+    up, fails with a KeyError traceback and never closes the pool's queues, whose named
+    semaphores are then released by a daemon thread racing the interpreter's exit ("leaked
+    semlock" warning). So the ids are dropped here, before joblib reacts to the interrupt, and
+    the call queue is kept for :func:`_stop_workers` to close in any case. This runs in a signal
+    handler: the queue's lock is only tried, never waited for (the interrupted code may hold it)."""
+    executor = _loky_executor()
+    if executor is None:
+        return
+    _INTERRUPTED_POOL["call_queue"] = getattr(executor, "_call_queue", None)
+    work_ids = getattr(executor, "_work_ids", None)  # a queue.Queue
+    if work_ids is not None and work_ids.mutex.acquire(blocking=False):
+        try:
+            work_ids.queue.clear()
+        finally:
+            work_ids.mutex.release()
+
+
+def _stop_workers():
+    """Kill the process pool's workers now (running fits are abandoned, their rows recomputed
+    by the next run) and tear the pool down before the interpreter exits: its manager thread is
+    joined, the interrupted pool's call queue closed and its feeder thread joined, and what
+    remains is collected here, so that every named semaphore is released, and unregistered, by
+    this thread rather than by a daemon thread cut off at exit. Each wait is bounded by
+    :data:`_LAUNCHER_GRACE` seconds: an interrupted run must stop, even if loky does not."""
+    import gc
+
+    executor = _loky_executor()
     if executor is not None:
+        manager = getattr(executor, "_executor_manager_thread", None)
         executor.shutdown(wait=False, kill_workers=True)
+        if manager is not None:
+            manager.join(_LAUNCHER_GRACE)
+    call_queue = _INTERRUPTED_POOL.pop("call_queue", None)
+    if call_queue is not None:
+        call_queue.close()  # idempotent: the feeder thread flushes, then ends
+        feeder = getattr(call_queue, "_thread", None)
+        if feeder is not None:
+            feeder.join(_LAUNCHER_GRACE)
+    executor = manager = call_queue = feeder = None
+    gc.collect()
 
 
 def _in_launcher_worker() -> bool:
@@ -308,6 +357,7 @@ def interruptible(app):
     except KeyboardInterrupt:
         from . import results
 
+        _stop_workers()  # the joblib launcher's pool (a basic run's job stopped its own already)
         rows = [p for loc in _SWEEP["locations"] for p in results.run_dir(*loc).glob("split-*.csv")]
         # curves: <experiment folder>/<dataset>/<loss>/<algo>/<run>_<hash>.csv (proxboost.curves)
         rows += [p for folder in _SWEEP["experiments"] for p in folder.glob("*/*/*/*.csv")
