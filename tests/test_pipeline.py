@@ -6,6 +6,7 @@ results and Hydra directories live in ``tmp_path``. Real datasets come from the 
 ``$PROXBOOST_DATA_MIRROR`` (the ``data_mirror`` fixture: tests needing it are skipped without it).
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -376,6 +377,40 @@ def test_the_interrupt_line_counts_the_rows_and_curves_stored_since_the_start(tm
     assert capsys.readouterr().err == "interrupted: 1 rows stored; rerun the same command to finish\n"
 
 
+def test_a_launcher_worker_between_jobs_leaves_quietly_on_an_interrupt(monkeypatch):
+    # a joblib-launcher worker whose job has ended waits in loky's loop for the next one; an
+    # interrupt there must end it (nothing to stop or release), not raise inside loky's loop,
+    # which prints a traceback; during a job it raises, so that the job stops its fits
+    from proxboost import cli
+
+    class Left(Exception):
+        pass
+
+    def leave(code):
+        raise Left(code)
+
+    seen = []
+    monkeypatch.setattr(cli, "_in_launcher_worker", lambda: True)
+    monkeypatch.setattr(cli, "_handle_interrupts", lambda: None)
+    monkeypatch.setattr(cli, "_job", lambda cfg, in_worker: seen.append(cli._IDLE_WORKER) or 1.0)
+    monkeypatch.setattr(cli, "_leave_worker", leave)
+    monkeypatch.setattr(cli, "_drain_pool", lambda: None)
+    monkeypatch.setattr(cli, "_IDLE_WORKER", False)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        assert cli.main(None) == 1.0 and seen == [False]
+        assert cli._IDLE_WORKER
+        with pytest.raises(Left):
+            cli._interrupt(signal.SIGINT, None)
+        monkeypatch.setattr(cli, "_IDLE_WORKER", False)
+        with pytest.raises(KeyboardInterrupt):
+            cli._interrupt(signal.SIGINT, None)
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        monkeypatch.setattr(cli, "_INTERRUPTED", False)
+
+
 def test_an_interrupted_pool_is_torn_down_before_the_interpreter_exits():
     # the queued work ids are dropped (loky's kill would otherwise trip over them: a KeyError
     # traceback), then the pool's manager and feeder threads end and its queues close in this
@@ -395,11 +430,27 @@ def test_an_interrupted_pool_is_torn_down_before_the_interpreter_exits():
     assert call_queue._closed and not (call_queue._thread and call_queue._thread.is_alive())
 
 
+def _shm_entries(pids, since):
+    """Entries of /dev/shm named after one of ``pids`` (joblib names its memory-mapping folders and
+    loky its semaphores after the creating process) and created at ``since`` or later: process ids
+    are reused, and an earlier process of that id may have left its own behind."""
+    if not os.path.isdir("/dev/shm"):
+        return []
+    found = []
+    for name in os.listdir("/dev/shm"):
+        if any(f"_{pid}_" in name or f"-{pid}-" in name for pid in pids):
+            with contextlib.suppress(FileNotFoundError):
+                if os.stat(f"/dev/shm/{name}").st_mtime >= since - 1:  # file times: a coarser clock
+                    found.append(name)
+    return found
+
+
 def _interrupt(tmp_path, args, sig, whole_group):
     """Start ``run.py args`` in its own session, send ``sig`` once its first row is stored (to
     the process group, as a terminal's Ctrl-C does, or to the main process only, as ``kill`` and
     ``scancel`` do); return its output, exit code, latency and rows stored. Asserts that no
     process of the run and no named semaphore or memory-mapping folder of it is left behind."""
+    started = time.time()
     proc = subprocess.Popen(_cmd(*args), cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     res = tmp_path / "res"
@@ -419,10 +470,7 @@ def _interrupt(tmp_path, args, sig, whole_group):
             and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not left, f"processes left behind: {[Path(f'/proc/{p}/cmdline').read_text()[:120] for p in left]}"
-    # joblib names its memory-mapping folders and loky its semaphores after the creating process
-    shm = [f for f in os.listdir("/dev/shm") for pid in group if f"_{pid}_" in f or f"-{pid}-" in f] \
-        if os.path.isdir("/dev/shm") else []
-    assert not shm, f"left in /dev/shm: {shm}"
+    assert not _shm_entries(group, since=started), f"left in /dev/shm: {_shm_entries(group, since=started)}"
     return text, proc.returncode, latency, len(list(res.rglob("split-*.csv")))
 
 

@@ -218,6 +218,10 @@ _LAUNCHER_GRACE = 5.0
 #: Whether this process was interrupted (a launcher worker then starts no further job).
 _INTERRUPTED = False
 
+#: Whether this process is a joblib-launcher worker between two jobs (it then holds nothing to
+#: stop or release, and an interrupt ends it quietly instead of raising inside loky's loop).
+_IDLE_WORKER = False
+
 
 def _interrupt(signum, frame):
     """SIGINT or SIGTERM → KeyboardInterrupt in the main thread. Later signals are ignored while
@@ -228,6 +232,8 @@ def _interrupt(signum, frame):
     _INTERRUPTED = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if _IDLE_WORKER:
+        _leave_worker(130)
     _drain_pool()
     if _SWEEP["joblib_launcher"]:
         _end_launcher_jobs(forward=signum != signal.SIGINT)  # Ctrl-C reached the workers already
@@ -369,13 +375,24 @@ def interruptible(app):
 
 def main(cfg: DictConfig):
     """One job of ``run.py``; returns the mean test loss (Hydra sweepers may read it)."""
-    from . import curves, pipeline
+    global _IDLE_WORKER
 
     in_launcher_worker = _in_launcher_worker()
     if in_launcher_worker:
         _handle_interrupts()
         if _INTERRUPTED:  # the sweep is stopping: start nothing
             _leave_worker(130)
+        _IDLE_WORKER = False
+    try:
+        return _job(cfg, in_launcher_worker)
+    finally:
+        _IDLE_WORKER = in_launcher_worker
+
+
+def _job(cfg: DictConfig, in_launcher_worker: bool):
+    """The body of :func:`main`: one run or synthetic experiment, with errors and interrupts."""
+    from . import curves, pipeline
+
     try:
         if "synthetic" in cfg:
             check_values(cfg)
