@@ -321,7 +321,7 @@ def _stop_workers():
         feeder = getattr(call_queue, "_thread", None)
         if feeder is not None:
             feeder.join(_LAUNCHER_GRACE)
-    executor = manager = call_queue = feeder = None
+    executor = manager = call_queue = feeder = None  # this frame's references, so that gc can free the pool
     gc.collect()
 
 
