@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Real-data tests read the data files from $PROXBOOST_DATA_MIRROR (a folder of the raw files,
 # see README, "Data files") and are skipped with a reason when it is unset.
 
-.PHONY: test test-fast figures results datasets bench env clean slurm-check
+.PHONY: lint format test test-fast figures results datasets bench env clean slurm-check
 
 env: $(STAMP)
 
@@ -16,11 +16,20 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
-test: $(STAMP)
+# ruff: the linter rules and the formatting of pyproject.toml's [tool.ruff]; `make format` fixes both
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+test: lint
 	$(PY) -m pytest -q
 
 # The inner loop while editing: every test not marked slow (under a minute on 2 cores).
-test-fast: $(STAMP)
+test-fast: lint
 	$(PY) -m pytest -q -m "not slow"
 
 # The main job: results/claims.csv, results/SUMMARY.md and every figure from results/, no fitting.

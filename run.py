@@ -5,7 +5,8 @@
     python run.py -m dataset=engel,sniffer loss=lad,pinball algo=gradient,prox
     python run.py -m ... hydra/launcher=joblib                   # sweep jobs on every core
     python run.py -m +experiment=paper                           # the paper's protocol -> results/
-    python run.py +experiment=convergence                        # a synthetic experiment -> results/
+    python run.py +experiment=convergence                        # a synthetic experiment ->
+    results/
     python run.py --cfg job                                      # the composed configuration
 
 Everything is done by :mod:`proxboost.cli` (checks, errors, interrupts) and
@@ -18,8 +19,13 @@ import os
 # pipeline parallelises across fits (processes), so threaded kernels would only oversubscribe
 # the cores. Worker processes (loky, joblib launcher, submitit) inherit these variables. A
 # value already set in the environment wins.
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+for _var in (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+):
     os.environ.setdefault(_var, "1")
 
 import hydra  # noqa: E402

@@ -7,7 +7,8 @@ interleaved within each round; the table gives the median over rounds of the per
     (CPU time of a fit with T iterations - CPU time of a fit with 1 iteration) / (T - 1),
 
 (CPU time of the process, ``time.process_time``: everything runs on one thread, and it is far
-less sensitive than wall time to other jobs on a shared machine), so one-off preparation (float32 cast, codes and sorted orders, binning) is excluded and the
+less sensitive than wall time to other jobs on a shared machine), so one-off preparation (float32
+cast, codes and sorted orders, binning) is excluded and the
 per-iteration loss recording included. ``sklearn`` runs fewer iterations (it is slow).
 LightGBM: native ``l1`` objective, 255 bins, num_leaves = 2^depth, max_depth = depth,
 min_data_in_leaf = 1, one thread; per-iteration CPU time from a callback (Dataset construction
@@ -22,7 +23,8 @@ against hist (ratio of medians).
 prepares it for the exact engine and grows 3 trees of depth 3, then of depth 15.
 
 Usage: ``python benchmarks/bench_engines.py [--sections synthetic,real,memory] [--rounds 5]
-[--T 200] [--quick] [--datasets bostonhousing,...]`` (``--datasets``: the real section's datasets, all
+[--T 200] [--quick] [--datasets bostonhousing,...]`` (``--datasets``: the real section's datasets,
+all
 eight by default). The load average is printed with the results (the machine may be shared).
 """
 
@@ -47,33 +49,60 @@ def _load():
 
 def _fit_cpu(Est, loss, X, y, engine, T, depth):
     t0 = time.process_time()
-    Est(loss=loss, algo="prox", n_estimators=T, learning_rate=NU, step=STEP, max_depth=depth, engine=engine,
-        random_state=0).fit(X, y)
+    Est(
+        loss=loss,
+        algo="prox",
+        n_estimators=T,
+        learning_rate=NU,
+        step=STEP,
+        max_depth=depth,
+        engine=engine,
+        random_state=0,
+    ).fit(X, y)
     return time.process_time() - t0
 
 
 def per_iteration(Est, loss, X, y, engine, T, depth=DEPTH):
     """Seconds per iteration, one-off preparation excluded (see the module docstring)."""
-    return (_fit_cpu(Est, loss, X, y, engine, T, depth) - _fit_cpu(Est, loss, X, y, engine, 1, depth)) / (T - 1)
+    return (
+        _fit_cpu(Est, loss, X, y, engine, T, depth) - _fit_cpu(Est, loss, X, y, engine, 1, depth)
+    ) / (T - 1)
 
 
 def per_iteration_lightgbm(X, y, T, depth=DEPTH):
     import lightgbm as lgb
 
-    params = dict(objective="l1", num_leaves=2**depth, max_depth=depth, max_bin=255, num_threads=1,
-                  min_data_in_leaf=1, min_sum_hessian_in_leaf=0.0, learning_rate=NU, verbose=-1,
-                  feature_pre_filter=False, deterministic=True)
+    params = dict(
+        objective="l1",
+        num_leaves=2**depth,
+        max_depth=depth,
+        max_bin=255,
+        num_threads=1,
+        min_data_in_leaf=1,
+        min_sum_hessian_in_leaf=0.0,
+        learning_rate=NU,
+        verbose=-1,
+        feature_pre_filter=False,
+        deterministic=True,
+    )
     data = lgb.Dataset(X, y, params=params, free_raw_data=False)
     data.construct()
     stamps = []
-    lgb.train(params, data, num_boost_round=T, callbacks=[lambda env: stamps.append(time.process_time())])
+    lgb.train(
+        params, data, num_boost_round=T, callbacks=[lambda env: stamps.append(time.process_time())]
+    )
     return (stamps[-1] - stamps[0]) / (T - 1)
 
 
 def section_synthetic(rounds, T, sizes):
-    print(f"\n## Synthetic, lad / prox / depth {DEPTH}, per iteration (median of {rounds} interleaved rounds)\n")
-    print("| n x d | exact | hist | sklearn (T) | LightGBM l1 | sklearn / exact | exact / hist | exact / LightGBM "
-          "| load before -> after |")
+    print(
+        f"\n## Synthetic, lad / prox / depth {DEPTH}, per iteration (median of {rounds} interleaved"
+        " rounds)\n"
+    )
+    print(
+        "| n x d | exact | hist | sklearn (T) | LightGBM l1 | sklearn / exact | exact / hist |"
+        " exact / LightGBM | load before -> after |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for n, d, T_sk in sizes:
         X, y, _ = load_dataset("regression", random_state=0, n_samples=n, n_features=d)
@@ -85,9 +114,13 @@ def section_synthetic(rounds, T, sizes):
             res["lightgbm"].append(per_iteration_lightgbm(X, y, T))
             res["sklearn"].append(per_iteration(BoostingRegressor, "lad", X, y, "sklearn", T_sk))
         m = {k: float(np.median(v)) for k, v in res.items()}
-        print(f"| {n} x {d} | {m['exact'] * 1e3:.2f} ms | {m['hist'] * 1e3:.2f} ms | {m['sklearn'] * 1e3:.1f} ms "
-              f"({T_sk}) | {m['lightgbm'] * 1e3:.2f} ms | {m['sklearn'] / m['exact']:.1f} | "
-              f"{m['exact'] / m['hist']:.2f} | {m['exact'] / m['lightgbm']:.2f} | {load0} -> {_load()} |", flush=True)
+        print(
+            f"| {n} x {d} | {m['exact'] * 1e3:.2f} ms | {m['hist'] * 1e3:.2f} ms |"
+            f" {m['sklearn'] * 1e3:.1f} ms ({T_sk}) | {m['lightgbm'] * 1e3:.2f} ms |"
+            f" {m['sklearn'] / m['exact']:.1f} | {m['exact'] / m['hist']:.2f} |"
+            f" {m['exact'] / m['lightgbm']:.2f} | {load0} -> {_load()} |",
+            flush=True,
+        )
 
 
 REAL = ["whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer", "adult", "spam"]
@@ -97,14 +130,23 @@ def section_real(rounds, T, depths=(1, 3, 5), datasets=REAL):
     from proxboost.datasets import dataset_info
     from proxboost.protocol import split_indices
 
-    print(f"\n## Real datasets: exact / hist per iteration (median of {rounds} interleaved rounds, T = {T})\n")
-    print("| dataset | part | n x d | " + " | ".join(f"depth {D}: exact, hist, ratio" for D in depths) + " | load |")
+    print(
+        f"\n## Real datasets: exact / hist per iteration (median of {rounds} interleaved rounds, T"
+        f" = {T})\n"
+    )
+    print(
+        "| dataset | part | n x d | "
+        + " | ".join(f"depth {D}: exact, hist, ratio" for D in depths)
+        + " | load |"
+    )
     print("|---|---|---|" + "---|" * len(depths) + "---|")
     worst = 0.0
     for name in datasets:
         X, y, _ = load_dataset(name)
         task = dataset_info(name).task
-        Est, loss = (BoostingRegressor, "lad") if task == "regression" else (BoostingClassifier, "hinge")
+        Est, loss = (
+            (BoostingRegressor, "lad") if task == "regression" else (BoostingClassifier, "hinge")
+        )
         tr, va, _ = split_indices(len(y), 0)
         for part, rows in (("train", tr), ("refit", np.sort(np.concatenate([tr, va])))):
             Xp, yp = X[rows], y[rows]
@@ -117,8 +159,12 @@ def section_real(rounds, T, depths=(1, 3, 5), datasets=REAL):
                 e, h = float(np.median(ex)), float(np.median(hi))
                 worst = max(worst, e / h)
                 cells.append(f"{e * 1e3:.2f}, {h * 1e3:.2f} ms, {e / h:.2f}")
-            print(f"| {name} | {part} | {len(rows)} x {X.shape[1]} | " + " | ".join(cells) + f" | {_load()} |",
-                  flush=True)
+            print(
+                f"| {name} | {part} | {len(rows)} x {X.shape[1]} | "
+                + " | ".join(cells)
+                + f" | {_load()} |",
+                flush=True,
+            )
     print(f"\nlargest exact / hist ratio: {worst:.2f}")
 
 
@@ -144,10 +190,17 @@ def section_memory(sizes=(10**5, 10**6), depths=(3, 15)):
     print("|---|---|---|---|---|")
     for n in sizes:
         for D in depths:
-            out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(n), str(D)], capture_output=True, text=True,
-                                 check=True).stdout.split()
+            out = subprocess.run(
+                [sys.executable, "-c", _MEMORY_SCRIPT, str(n), str(D)],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
             before, after = (int(v) / 1024 for v in out)
-            print(f"| {n} | {D} | {before:.0f} MB | {after:.0f} MB | {n * 20 * 8 / 2**20:.0f} MB |", flush=True)
+            print(
+                f"| {n} | {D} | {before:.0f} MB | {after:.0f} MB | {n * 20 * 8 / 2**20:.0f} MB |",
+                flush=True,
+            )
 
 
 def main(argv=None):
@@ -156,8 +209,11 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--T", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help="3 rounds of 50 iterations, 10^4 only")
-    parser.add_argument("--datasets", default=",".join(REAL),
-                        help="real datasets of the real section (comma-separated)")
+    parser.add_argument(
+        "--datasets",
+        default=",".join(REAL),
+        help="real datasets of the real section (comma-separated)",
+    )
     args = parser.parse_args(argv)
     rounds, T = (3, 50) if args.quick else (args.rounds, args.T)
     sizes = [(10**4, 20, 21)] + ([] if args.quick else [(10**5, 20, 6)])

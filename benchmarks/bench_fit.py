@@ -43,9 +43,35 @@ def run_case(n, d, T, rounds, depth=3, nu=0.05):
     X32 = X.astype(np.float32)
     target = np.sign(y - np.median(y))
     runners = {
-        "proxboost gradient": lambda: BoostingRegressor(loss="lad", algo="gradient", n_estimators=T, learning_rate=nu, max_depth=depth, random_state=0).fit(X, y),
-        "proxboost prox": lambda: BoostingRegressor(loss="lad", algo="prox", n_estimators=T, learning_rate=nu, max_depth=depth, random_state=0).fit(X, y),
-        "scikit-learn GBR": lambda: GradientBoostingRegressor(loss="absolute_error", n_estimators=T, learning_rate=nu, max_depth=depth, random_state=0).fit(X, y),
+        "proxboost gradient": (
+            lambda: BoostingRegressor(
+                loss="lad",
+                algo="gradient",
+                n_estimators=T,
+                learning_rate=nu,
+                max_depth=depth,
+                random_state=0,
+            ).fit(X, y)
+        ),
+        "proxboost prox": (
+            lambda: BoostingRegressor(
+                loss="lad",
+                algo="prox",
+                n_estimators=T,
+                learning_rate=nu,
+                max_depth=depth,
+                random_state=0,
+            ).fit(X, y)
+        ),
+        "scikit-learn GBR": (
+            lambda: GradientBoostingRegressor(
+                loss="absolute_error",
+                n_estimators=T,
+                learning_rate=nu,
+                max_depth=depth,
+                random_state=0,
+            ).fit(X, y)
+        ),
         "floor (bare trees)": lambda: _floor(X32, target, T, depth),
     }
     times = {k: [] for k in runners}
@@ -58,16 +84,37 @@ def run_case(n, d, T, rounds, depth=3, nu=0.05):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="smaller cases, to check the script runs")
+    parser.add_argument(
+        "--quick", action="store_true", help="smaller cases, to check the script runs"
+    )
     args = parser.parse_args()
-    cases = CASES if not args.quick else {"small": dict(n=400, d=100, T=50), "large": dict(n=5000, d=20, T=10)}
-    print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, python {platform.python_version()}, rounds={args.rounds} (median)")
-    print("\n| case | n x d, T | gradient | prox | scikit-learn | floor | gradient / sklearn | prox / sklearn | gradient / floor | prox / floor |")
+    cases = (
+        CASES
+        if not args.quick
+        else {"small": dict(n=400, d=100, T=50), "large": dict(n=5000, d=20, T=10)}
+    )
+    print(
+        f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, python"
+        f" {platform.python_version()}, rounds={args.rounds} (median)"
+    )
+    print(
+        "\n| case | n x d, T | gradient | prox | scikit-learn | floor | gradient / sklearn | prox /"
+        " sklearn | gradient / floor | prox / floor |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for case, cfg in cases.items():
         t = run_case(cfg["n"], cfg["d"], cfg["T"], args.rounds)
-        g, p, s, f = (t["proxboost gradient"], t["proxboost prox"], t["scikit-learn GBR"], t["floor (bare trees)"])
-        print(f"| {case} | {cfg['n']} x {cfg['d']}, {cfg['T']} | {g:.3f} s | {p:.3f} s | {s:.3f} s | {f:.3f} s | {g / s:.3f} | {p / s:.3f} | {g / f:.3f} | {p / f:.3f} |", flush=True)
+        g, p, s, f = (
+            t["proxboost gradient"],
+            t["proxboost prox"],
+            t["scikit-learn GBR"],
+            t["floor (bare trees)"],
+        )
+        print(
+            f"| {case} | {cfg['n']} x {cfg['d']}, {cfg['T']} | {g:.3f} s | {p:.3f} s | {s:.3f} s |"
+            f" {f:.3f} s | {g / s:.3f} | {p / s:.3f} | {g / f:.3f} | {p / f:.3f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Per-iteration cost of the tree engines against LightGBM, and numba start-up costs.
 
-Setting: ``algo="prox"``, loss ``lad``, depth 3, nu = 0.05, lambda = 1 (per-sample step, docs/method.md),
-The synthetic regression model of docs/protocol.md (X ~ N(0, Sigma), Sigma_ij = 2^-|i-j|) at several sizes.
+Setting: ``algo="prox"``, loss ``lad``, depth 3, nu = 0.05, lambda = 1 (per-sample step,
+docs/method.md),
+The synthetic regression model of docs/protocol.md (X ~ N(0, Sigma), Sigma_ij = 2^-|i-j|) at several
+sizes.
 
 Methods, interleaved within each repetition (median of ``--repeats`` fits):
 
@@ -55,7 +57,13 @@ def spec_regression(n, d, seed=0):
     idx = np.arange(d)
     cov = 2.0 ** -np.abs(idx[:, None] - idx[None, :])
     X = rng.multivariate_normal(np.zeros(d), cov, size=n)
-    y = -np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + X[:, 2] - np.exp(-X[:, 3]) + rng.normal(0, np.sqrt(0.5), n)
+    y = (
+        -np.sin(2 * X[:, 0])
+        + X[:, 1] ** 2
+        + X[:, 2]
+        - np.exp(-X[:, 3])
+        + rng.normal(0, np.sqrt(0.5), n)
+    )
     return X, y
 
 
@@ -64,8 +72,16 @@ def time_proxboost(X, y, engine, T, leafops=False):
     if leafops:
         losses.quantile_line_search = _leafops.quantile_line_search
     try:
-        model = BoostingRegressor(loss="lad", algo="prox", n_estimators=T, learning_rate=NU, step=STEP,
-                                  max_depth=DEPTH, engine=engine, random_state=0).fit(X, y)
+        model = BoostingRegressor(
+            loss="lad",
+            algo="prox",
+            n_estimators=T,
+            learning_rate=NU,
+            step=STEP,
+            max_depth=DEPTH,
+            engine=engine,
+            random_state=0,
+        ).fit(X, y)
     finally:
         losses.quantile_line_search = original
     tt = model.train_time_
@@ -75,13 +91,25 @@ def time_proxboost(X, y, engine, T, leafops=False):
 def time_lightgbm(X, y, T):
     import lightgbm as lgb
 
-    params = dict(objective="l1", num_leaves=2**DEPTH, max_depth=DEPTH, max_bin=255, num_threads=1,
-                  min_data_in_leaf=1, min_sum_hessian_in_leaf=0.0, learning_rate=NU, verbose=-1,
-                  feature_pre_filter=False, deterministic=True)
+    params = dict(
+        objective="l1",
+        num_leaves=2**DEPTH,
+        max_depth=DEPTH,
+        max_bin=255,
+        num_threads=1,
+        min_data_in_leaf=1,
+        min_sum_hessian_in_leaf=0.0,
+        learning_rate=NU,
+        verbose=-1,
+        feature_pre_filter=False,
+        deterministic=True,
+    )
     data = lgb.Dataset(X, y, params=params, free_raw_data=False)
     data.construct()
     stamps = []
-    booster = lgb.train(params, data, num_boost_round=T, callbacks=[lambda env: stamps.append(time.perf_counter())])
+    booster = lgb.train(
+        params, data, num_boost_round=T, callbacks=[lambda env: stamps.append(time.perf_counter())]
+    )
     train_loss = float(np.mean(np.abs(y - booster.predict(X))))
     return (stamps[-1] - stamps[0]) / (T - 1), train_loss
 
@@ -107,33 +135,56 @@ def run_sizes(sizes, repeats, with_exact):
                 t, _ = time_proxboost(X, y, "exact", T_exact)
                 res["exact"].append(t)
         med = {k: float(np.median(v)) * 1e3 if v else float("nan") for k, v in res.items()}
-        spread = {k: (float(np.min(v)) * 1e3, float(np.max(v)) * 1e3) if v else (np.nan, np.nan)
-                  for k, v in res.items()}
-        rows.append(dict(n=n, d=d, T=T, T_exact=T_exact, med=med, spread=spread, losses=losses_,
-                         load=(load0, os.getloadavg()[0])))
-        print(f"  done {n} x {d}: " + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items()), flush=True)
+        spread = {
+            k: (float(np.min(v)) * 1e3, float(np.max(v)) * 1e3) if v else (np.nan, np.nan)
+            for k, v in res.items()
+        }
+        rows.append(
+            dict(
+                n=n,
+                d=d,
+                T=T,
+                T_exact=T_exact,
+                med=med,
+                spread=spread,
+                losses=losses_,
+                load=(load0, os.getloadavg()[0]),
+            )
+        )
+        print(
+            f"  done {n} x {d}: " + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items()), flush=True
+        )
     return rows
 
 
 def print_table(rows, repeats):
-    print(f"\nPer-iteration time, ms (median of {repeats}; min-max in brackets), algo=prox, loss=lad, "
-          f"depth {DEPTH}, nu={NU}, 1 thread\n")
-    print("| n x d | T | hist | hist+leafops | LightGBM l1 | exact (T) | hist / LightGBM "
-          "| hist+leafops / LightGBM | exact / hist | exact / hist+leafops | load avg |")
+    print(
+        f"\nPer-iteration time, ms (median of {repeats}; min-max in brackets), algo=prox, loss=lad,"
+        f" depth {DEPTH}, nu={NU}, 1 thread\n"
+    )
+    print(
+        "| n x d | T | hist | hist+leafops | LightGBM l1 | exact (T) | hist / LightGBM "
+        "| hist+leafops / LightGBM | exact / hist | exact / hist+leafops | load avg |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         m, s = r["med"], r["spread"]
 
-        def cell(k):
+        def cell(k, m=m, s=s):
             return f"{m[k]:.2f} [{s[k][0]:.2f}-{s[k][1]:.2f}]"
 
-        print(f"| {r['n']} x {r['d']} | {r['T']} | {cell('hist')} | {cell('hist+leafops')} | {cell('lightgbm')} "
-              f"| {m['exact']:.1f} ({r['T_exact']}) | {m['hist'] / m['lightgbm']:.2f} "
-              f"| {m['hist+leafops'] / m['lightgbm']:.2f} | {m['exact'] / m['hist']:.1f} "
-              f"| {m['exact'] / m['hist+leafops']:.1f} | {r['load'][0]:.1f} -> {r['load'][1]:.1f} |")
+        print(
+            f"| {r['n']} x {r['d']} | {r['T']} | {cell('hist')} | {cell('hist+leafops')} |"
+            f" {cell('lightgbm')} | {m['exact']:.1f} ({r['T_exact']}) |"
+            f" {m['hist'] / m['lightgbm']:.2f} | {m['hist+leafops'] / m['lightgbm']:.2f} |"
+            f" {m['exact'] / m['hist']:.1f} | {m['exact'] / m['hist+leafops']:.1f} |"
+            f" {r['load'][0]:.1f} -> {r['load'][1]:.1f} |"
+        )
     print("\nFinal training loss (mean |y - f_T|) of the last repetition, a sanity check:")
     for r in rows:
-        print(f"  {r['n']} x {r['d']}: " + ", ".join(f"{k} {v:.4f}" for k, v in r["losses"].items()))
+        print(
+            f"  {r['n']} x {r['d']}: " + ", ".join(f"{k} {v:.4f}" for k, v in r["losses"].items())
+        )
 
 
 # The lexsort line searches of proxboost.losses as written before the compiled kernels (kept
@@ -154,7 +205,9 @@ def _lexsort_points(values, leaf_ids, n_leaves, ranks_of):
         picked.append(out)
     lo, hi = picked
     with np.errstate(invalid="ignore"):
-        mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), np.where(np.isfinite(lo), lo, hi))
+        mid = np.where(
+            np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), np.where(np.isfinite(lo), lo, hi)
+        )
     out = np.where((lo <= 0.0) & (0.0 <= hi), 0.0, mid)
     out[counts == 0] = 0.0
     return out
@@ -182,6 +235,7 @@ def _timed(fn, calls):
         out = fn(*args)
         calls.append(time.perf_counter() - t0)
         return out
+
     return wrapper
 
 
@@ -193,20 +247,29 @@ def line_search_share(n=100_000, d=20, T=60, repeats=3):
     X, y = spec_regression(n, d)
     original = losses.quantile_line_search
     out = {}
-    for name, fn in (("lexsort (numpy)", lexsort_quantile_line_search),
-                     ("_leafops (compiled)", _leafops.quantile_line_search)):
+    for name, fn in (
+        ("lexsort (numpy)", lexsort_quantile_line_search),
+        ("_leafops (compiled)", _leafops.quantile_line_search),
+    ):
         iters, shares = [], []
         for _ in range(repeats):
             calls = []
             losses.quantile_line_search = _timed(fn, calls)
             try:
-                model = BoostingRegressor(loss="lad", algo="prox", n_estimators=T, learning_rate=NU, step=STEP,
-                                          max_depth=DEPTH, engine="hist").fit(X, y)
+                model = BoostingRegressor(
+                    loss="lad",
+                    algo="prox",
+                    n_estimators=T,
+                    learning_rate=NU,
+                    step=STEP,
+                    max_depth=DEPTH,
+                    engine="hist",
+                ).fit(X, y)
             finally:
                 losses.quantile_line_search = original
             total = model.train_time_[T] - model.train_time_[1]
             iters.append(total / (T - 1))
-            shares.append(sum(calls[-(T - 1):]) / total)  # the f_0 line search (init) comes first
+            shares.append(sum(calls[-(T - 1) :]) / total)  # the f_0 line search (init) comes first
         out[name] = (float(np.median(iters)) * 1e3, float(np.median(shares)))
     return out
 
@@ -219,8 +282,18 @@ def kernel_speedups(n=100_000, repeats=20):
     for n_leaves in (8, 1024):
         ids = rng.randint(0, n_leaves, n).astype(np.intp)
         cases = [
-            ("quantile tau=0.5", lexsort_quantile_line_search, _leafops.quantile_line_search, (u, ids, n_leaves, 0.5)),
-            ("quantile tau=0.9", lexsort_quantile_line_search, _leafops.quantile_line_search, (u, ids, n_leaves, 0.9)),
+            (
+                "quantile tau=0.5",
+                lexsort_quantile_line_search,
+                _leafops.quantile_line_search,
+                (u, ids, n_leaves, 0.5),
+            ),
+            (
+                "quantile tau=0.9",
+                lexsort_quantile_line_search,
+                _leafops.quantile_line_search,
+                (u, ids, n_leaves, 0.9),
+            ),
             ("hinge", lexsort_hinge_line_search, _leafops.hinge_line_search, (y, u, ids, n_leaves)),
         ]
         for name, slow, fast, args in cases:
@@ -233,7 +306,9 @@ def kernel_speedups(n=100_000, repeats=20):
                 t0 = time.perf_counter()
                 fast(*args)
                 t_fast.append(time.perf_counter() - t0)
-            rows.append((name, n_leaves, float(np.median(t_slow)) * 1e3, float(np.median(t_fast)) * 1e3))
+            rows.append(
+                (name, n_leaves, float(np.median(t_slow)) * 1e3, float(np.median(t_fast)) * 1e3)
+            )
     return rows
 
 
@@ -242,32 +317,60 @@ def spec_classification(n, d, seed=0):
     idx = np.arange(d)
     cov = 2.0 ** -np.abs(idx[:, None] - idx[None, :])
     X = rng.multivariate_normal(np.zeros(d), cov, size=n)
-    s = X[:, 0] + X[:, 3] ** 3 + X[:, 8] + np.sin(X[:, 11] * X[:, 17]) + rng.normal(0, np.sqrt(0.1), n)
+    s = (
+        X[:, 0]
+        + X[:, 3] ** 3
+        + X[:, 8]
+        + np.sin(X[:, 11] * X[:, 17])
+        + rng.normal(0, np.sqrt(0.1), n)
+    )
     return X, np.where(s > 0.38, 1.0, -1.0)
 
 
 def compare_engines(T=1000, depth=3):
-    """The convergence setting (docs/protocol.md): final train / test loss and fit seconds, exact vs hist."""
+    """The convergence setting (docs/protocol.md): final train / test loss and fit seconds, exact vs
+    hist.
+    """
     from proxboost import BoostingClassifier
     from proxboost.boosting import ALGOS
 
     out = []
-    for task, (X, y), loss_names in (("regression", spec_regression(800, 100), ("ls", "lad")),
-                                     ("classification", spec_classification(1500, 50), ("exponential", "hinge"))):
+    for task, (X, y), loss_names in (
+        ("regression", spec_regression(800, 100), ("ls", "lad")),
+        ("classification", spec_classification(1500, 50), ("exponential", "hinge")),
+    ):
         perm = np.random.RandomState(0).permutation(len(y))
-        tr, te = perm[: len(y) // 2], perm[len(y) // 2:]
+        tr, te = perm[: len(y) // 2], perm[len(y) // 2 :]
         Est = BoostingRegressor if task == "regression" else BoostingClassifier
         for loss in loss_names:
             for algo in ALGOS:
                 res = {}
                 for engine in ("exact", "hist"):
                     t0 = time.perf_counter()
-                    model = Est(loss=loss, algo=algo, n_estimators=T, learning_rate=NU, step=STEP, max_depth=depth,
-                                engine=engine, random_state=0).fit(X[tr], y[tr], eval_set=(X[te], y[te]))
-                    res[engine] = (model.train_loss_[-1], model.eval_loss_[-1], time.perf_counter() - t0)
+                    model = Est(
+                        loss=loss,
+                        algo=algo,
+                        n_estimators=T,
+                        learning_rate=NU,
+                        step=STEP,
+                        max_depth=depth,
+                        engine=engine,
+                        random_state=0,
+                    ).fit(X[tr], y[tr], eval_set=(X[te], y[te]))
+                    res[engine] = (
+                        model.train_loss_[-1],
+                        model.eval_loss_[-1],
+                        time.perf_counter() - t0,
+                    )
                 out.append((loss, algo, res))
-                print(f"  {loss:12s} {algo:22s} " + "  ".join(
-                    f"{k}: train {v[0]:.4f} test {v[1]:.4f} ({v[2]:.1f} s)" for k, v in res.items()), flush=True)
+                print(
+                    f"  {loss:12s} {algo:22s} "
+                    + "  ".join(
+                        f"{k}: train {v[0]:.4f} test {v[1]:.4f} ({v[2]:.1f} s)"
+                        for k, v in res.items()
+                    ),
+                    flush=True,
+                )
     return out
 
 
@@ -298,8 +401,13 @@ def startup_times(repeats=3):
             vals = []
             for _ in range(1 if kind == "cold" else repeats):
                 t0 = time.perf_counter()
-                res = subprocess.run([sys.executable, "-c", _STARTUP], env=env, capture_output=True,
-                                     text=True, check=True)
+                res = subprocess.run(
+                    [sys.executable, "-c", _STARTUP],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 wall = time.perf_counter() - t0
                 imp, first = map(float, res.stdout.split())
                 vals.append((imp, first, wall))
@@ -310,11 +418,18 @@ def startup_times(repeats=3):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="smaller T, 3 repeats, skip 10^5 exact")
+    parser.add_argument(
+        "--quick", action="store_true", help="smaller T, 3 repeats, skip 10^5 exact"
+    )
     parser.add_argument("--no-exact", action="store_true")
-    parser.add_argument("--sections", default="timing,linesearch,kernels,startup",
-                        help="comma-separated: timing, linesearch, kernels, startup, compare")
-    parser.add_argument("--no-startup", action="store_true", help="same as leaving startup out of --sections")
+    parser.add_argument(
+        "--sections",
+        default="timing,linesearch,kernels,startup",
+        help="comma-separated: timing, linesearch, kernels, startup, compare",
+    )
+    parser.add_argument(
+        "--no-startup", action="store_true", help="same as leaving startup out of --sections"
+    )
     args = parser.parse_args()
     sections = set(args.sections.split(","))
     if args.no_startup:
@@ -325,33 +440,57 @@ def main():
     if args.quick:
         sizes = [(400, 100, 60, 20), (10_000, 20, 60, 10), (100_000, 20, 30, 3)]
         repeats = min(repeats, 3)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load avg {os.getloadavg()}", flush=True)
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, load avg {os.getloadavg()}",
+        flush=True,
+    )
     if "timing" in sections:
         rows = run_sizes(sizes, repeats, with_exact=not args.no_exact)
         print_table(rows, repeats)
     if "linesearch" in sections:
         share = line_search_share(T=30 if args.quick else 60)
-        print("\nlad line search in one prox iteration, hist engine, 100000 x 20, depth 3 (median of 3 fits):")
+        print(
+            "\nlad line search in one prox iteration, hist engine, 100000 x 20, depth 3 (median of"
+            " 3 fits):"
+        )
         for name, (it, sh) in share.items():
-            print(f"  {name:20s}: iteration {it:.2f} ms, line search {sh * it:.2f} ms = {100 * sh:.0f} %")
+            print(
+                f"  {name:20s}: iteration {it:.2f} ms, line search {sh * it:.2f} ms ="
+                f" {100 * sh:.0f} %"
+            )
     if "kernels" in sections:
-        print("\nLine-search kernels alone, 100000 rows (median of 20 calls, bit-identical results):\n")
+        print(
+            "\nLine-search kernels alone, 100000 rows (median of 20 calls, bit-identical"
+            " results):\n"
+        )
         print("| kernel | leaves | lexsort (numpy), ms | _leafops, ms | speed-up |")
         print("|---|---|---|---|---|")
         for name, n_leaves, slow, fast in kernel_speedups():
             print(f"| {name} | {n_leaves} | {slow:.2f} | {fast:.2f} | {slow / fast:.1f}x |")
     if "compare" in sections:
-        print("\nEngines on the convergence setting (depth 3, T = 1000, nu = 0.05, lambda = 1, 50/50 split):", flush=True)
+        print(
+            "\nEngines on the convergence setting (depth 3, T = 1000, nu = 0.05, lambda = 1, 50/50"
+            " split):",
+            flush=True,
+        )
         res = compare_engines()
-        print("\n| loss | algo | train exact | train hist | test exact | test hist | fit s exact | fit s hist |")
+        print(
+            "\n| loss | algo | train exact | train hist | test exact | test hist | fit s exact |"
+            " fit s hist |"
+        )
         print("|---|---|---|---|---|---|---|---|")
         for loss, algo, r in res:
             e, h = r["exact"], r["hist"]
-            print(f"| {loss} | {algo} | {e[0]:.4f} | {h[0]:.4f} | {e[1]:.4f} | {h[1]:.4f} | {e[2]:.1f} | {h[2]:.1f} |")
+            print(
+                f"| {loss} | {algo} | {e[0]:.4f} | {h[0]:.4f} | {e[1]:.4f} | {h[1]:.4f} |"
+                f" {e[2]:.1f} | {h[2]:.1f} |"
+            )
     if "startup" in sections:
         st = startup_times()
-        print("\nNumba start-up in a fresh interpreter (import proxboost | first small fit + predict + "
-              "line searches | whole process), seconds:")
+        print(
+            "\nNumba start-up in a fresh interpreter (import proxboost | first small fit + predict"
+            " + line searches | whole process), seconds:"
+        )
         for kind, (imp, first, wall) in st.items():
             print(f"  {kind:4s}: import {imp:.2f} | first fit {first:.2f} | process {wall:.2f}")
     print(f"\nload avg at the end {os.getloadavg()}")

@@ -44,8 +44,9 @@ CASES = [
 def import_base(base):
     """Import ``<base>/src/proxboost`` as the package ``proxboost_base``."""
     path = os.path.join(base, "src", "proxboost", "__init__.py")
-    spec = importlib.util.spec_from_file_location("proxboost_base", path,
-                                                  submodule_search_locations=[os.path.dirname(path)])
+    spec = importlib.util.spec_from_file_location(
+        "proxboost_base", path, submodule_search_locations=[os.path.dirname(path)]
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules["proxboost_base"] = module
     spec.loader.exec_module(module)
@@ -75,17 +76,27 @@ def main():
     parser.add_argument("--d", type=int, default=10)
     parser.add_argument("--T", type=int, default=40)
     parser.add_argument("--engines", default="hist,sklearn", help="comma-separated engines to run")
-    parser.add_argument("--weights", default="0-3", choices=["0-3", "1-4"], help="range of the integer weights")
+    parser.add_argument(
+        "--weights", default="0-3", choices=["0-3", "1-4"], help="range of the integer weights"
+    )
     args = parser.parse_args()
     base = import_base(args.base)
     print(f"new: {os.path.dirname(proxboost.__file__)}  base: {os.path.dirname(base.__file__)}")
-    print(f"n = {args.n}, d = {args.d}, T = {args.T}, depth 3, rounds = {args.rounds}, "
-          f"weights {args.weights}, load average before: {os.getloadavg()[0]:.2f}")
-    header = (f"{'case':34s} {'base s':>8s} {'new s':>8s} {'new+w s':>8s} {'new/base':>9s} {'spread':>7s} "
-              f"{'w/base':>7s}  unweighted  weighted")
+    print(
+        f"n = {args.n}, d = {args.d}, T = {args.T}, depth 3, rounds = {args.rounds}, "
+        f"weights {args.weights}, load average before: {os.getloadavg()[0]:.2f}"
+    )
+    header = (
+        f"{'case':34s} {'base s':>8s} {'new s':>8s} {'new+w s':>8s} {'new/base':>9s} {'spread':>7s}"
+        f" {'w/base':>7s}  unweighted  weighted"
+    )
     print(header)
-    for est_name, loss, algo, engine, base_engine in [c for c in CASES if c[3] in args.engines.split(",")]:
-        X, y, w = data(args.n, args.d, est_name == "BoostingClassifier", lowest_weight=int(args.weights[0]))
+    for est_name, loss, algo, engine, base_engine in [
+        c for c in CASES if c[3] in args.engines.split(",")
+    ]:
+        X, y, w = data(
+            args.n, args.d, est_name == "BoostingClassifier", lowest_weight=int(args.weights[0])
+        )
         params = dict(loss=loss, algo=algo, n_estimators=args.T, max_depth=3, random_state=0)
         new_params, base_params = dict(params, engine=engine), dict(params, engine=base_engine)
         Base, New = getattr(base, est_name), getattr(proxboost, est_name)
@@ -95,16 +106,23 @@ def main():
         fit_time(New, X[small], y[small], w[small], **new_params)
         times = np.empty((args.rounds, 3))
         for r in range(args.rounds):
-            times[r] = [fit_time(Base, X, y, **base_params), fit_time(New, X, y, **new_params),
-                        fit_time(New, X, y, w, **new_params)]
+            times[r] = [
+                fit_time(Base, X, y, **base_params),
+                fit_time(New, X, y, **new_params),
+                fit_time(New, X, y, w, **new_params),
+            ]
         ratio, ratio_w = times[:, 1] / times[:, 0], times[:, 2] / times[:, 0]
         spread = np.median(np.abs(ratio - np.median(ratio)))
         ok = abs(np.median(ratio) - 1) <= max(0.05, 2 * spread)
         ok_w = np.median(ratio_w) <= 1.2
         med = np.median(times, axis=0)
-        print(f"{est_name[8:] + ' ' + loss + ' ' + algo + ' ' + engine:34s} {med[0]:8.3f} {med[1]:8.3f} {med[2]:8.3f} "
-              f"{np.median(ratio):9.3f} {spread:7.3f} {np.median(ratio_w):7.3f}  {'ok' if ok else 'MISSED':10s}  "
-              f"{'ok' if ok_w else 'MISSED'}", flush=True)
+        print(
+            f"{est_name[8:] + ' ' + loss + ' ' + algo + ' ' + engine:34s} {med[0]:8.3f}"
+            f" {med[1]:8.3f} {med[2]:8.3f} {np.median(ratio):9.3f} {spread:7.3f}"
+            f" {np.median(ratio_w):7.3f}  {'ok' if ok else 'MISSED':10s} "
+            f" {'ok' if ok_w else 'MISSED'}",
+            flush=True,
+        )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

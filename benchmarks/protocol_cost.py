@@ -8,7 +8,8 @@ per depth, then 6 refits. This script measures, per (dataset, depth, engine), fi
 dataset's training-half size with a quarter as eval set, with T and 1 iterations (CPU time of
 the process, single-threaded fits: robust to other jobs on a shared machine):
 
-    per iteration = (t(T) - t(1)) / (T - 1),   one fit = t(1) - per iteration + T_max x per iteration
+    per iteration = (t(T) - t(1)) / (T - 1),   one fit = t(1) - per iteration + T_max x per
+    iteration
 
 and multiplies:
 
@@ -18,7 +19,8 @@ and multiplies:
 seconds (``--sample-seconds``); the whole run takes about 10-15 minutes of one core.
 An unavailable dataset (``advertisements`` here) is timed on random data of its shape.
 
-Usage: ``python benchmarks/protocol_cost.py [--datasets engel,crabs] [--engines exact,hist,sklearn]``
+Usage: ``python benchmarks/protocol_cost.py [--datasets engel,crabs] [--engines
+exact,hist,sklearn]``
 """
 
 import argparse
@@ -30,7 +32,17 @@ import numpy as np
 from proxboost import BoostingClassifier, BoostingRegressor
 from proxboost.datasets import dataset_info, is_available, load_dataset
 
-DATASETS = ["whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer", "adult", "advertisements", "spam"]
+DATASETS = [
+    "whitewine",
+    "redwine",
+    "bostonhousing",
+    "crabs",
+    "engel",
+    "sniffer",
+    "adult",
+    "advertisements",
+    "spam",
+]
 N_LOSSES = {"regression": 3, "classification": 2}
 FITS_PER_DEPTH = 3 * 5 + 3 * 5 * 6  # gradient-type algos x ν, proximal ones x ν x λ
 T_MAX, N_SPLITS = 1000, 20
@@ -49,8 +61,18 @@ def _data(name):
 
 def _fit_cpu(X, y, task, depth, engine, T):
     n = len(y) // 2
-    Est, loss = (BoostingClassifier, "hinge") if task == "classification" else (BoostingRegressor, "lad")
-    est = Est(loss=loss, algo="prox", n_estimators=T, learning_rate=0.1, max_depth=depth, engine=engine, random_state=0)
+    Est, loss = (
+        (BoostingClassifier, "hinge") if task == "classification" else (BoostingRegressor, "lad")
+    )
+    est = Est(
+        loss=loss,
+        algo="prox",
+        n_estimators=T,
+        learning_rate=0.1,
+        max_depth=depth,
+        engine=engine,
+        random_state=0,
+    )
     t0 = time.process_time()
     est.fit(X[:n], y[:n], eval_set=(X[n : n + n // 2], y[n : n + n // 2]))
     return time.process_time() - t0
@@ -71,14 +93,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--engines", default="exact,hist,sklearn")
-    parser.add_argument("--sample-seconds", type=float, default=4.0, help="target length of a sampled fit")
+    parser.add_argument(
+        "--sample-seconds", type=float, default=4.0, help="target length of a sampled fit"
+    )
     args = parser.parse_args()
     engines = args.engines.split(",")
     warm = np.random.default_rng(0).normal(size=(50, 3))
     for engine in engines:  # compile / warm up once
         BoostingRegressor(n_estimators=2, engine=engine).fit(warm, warm[:, 0])
-    print("| dataset | n x d | data | " + " | ".join(f"{e}: s/fit d1, d3, d5 (T sampled) | {e}: CPU-h" for e in engines)
-          + " |")
+    print(
+        "| dataset | n x d | data | "
+        + " | ".join(f"{e}: s/fit d1, d3, d5 (T sampled) | {e}: CPU-h" for e in engines)
+        + " |"
+    )
     print("|---|---|---|" + "---|---|" * len(engines))
     totals = dict.fromkeys(engines, 0.0)
     t_start = time.perf_counter()
@@ -93,8 +120,14 @@ def main():
                 Ts.append(T)
             hours = N_LOSSES[task] * N_SPLITS * FITS_PER_DEPTH * sum(times) / 3600
             totals[engine] += hours
-            cells.append(f"{times[0]:.2f}, {times[1]:.2f}, {times[2]:.2f} ({min(Ts)}-{max(Ts)}) | {hours:.2f}")
-        print(f"| {name} | {X.shape[0]} x {X.shape[1]} | {how} | " + " | ".join(cells) + " |", flush=True)
+            cells.append(
+                f"{times[0]:.2f}, {times[1]:.2f}, {times[2]:.2f} ({min(Ts)}-{max(Ts)}) |"
+                f" {hours:.2f}"
+            )
+        print(
+            f"| {name} | {X.shape[0]} x {X.shape[1]} | {how} | " + " | ".join(cells) + " |",
+            flush=True,
+        )
     print("| **total** | | | " + " | ".join(f" | **{totals[e]:.1f}**" for e in engines) + " |")
     print(f"\nmeasured in {time.perf_counter() - t_start:.0f} s; load average {os.getloadavg()}")
 

@@ -29,7 +29,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", default="exact")
     args = parser.parse_args()
-    print("| data | loss | depth | T | algo | train midpoint | train authors | test midpoint | test authors |")
+    print(
+        "| data | loss | depth | T | algo | train midpoint | train authors | test midpoint | test"
+        " authors |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for dataset, loss, depth, T in SETTINGS:
         X, y, info = load_dataset(dataset, random_state=0)
@@ -38,12 +41,24 @@ def main():
         for algo in ("gradient", "prox"):
             res = {}
             for rule in ("midpoint", "authors"):
-                est = Est(loss=loss, algo=algo, n_estimators=T, learning_rate=0.05, step=1.0,
-                          max_depth=depth, random_state=0, engine=args.engine, tie_rule=rule)
+                est = Est(
+                    loss=loss,
+                    algo=algo,
+                    n_estimators=T,
+                    learning_rate=0.05,
+                    step=1.0,
+                    max_depth=depth,
+                    random_state=0,
+                    engine=args.engine,
+                    tie_rule=rule,
+                )
                 est.fit(X[tr], y[tr], eval_set=(X[te], y[te]))
                 res[rule] = (est.train_loss_[-1], est.eval_loss_[-1])
-            print(f"| {dataset} | {loss} | {depth} | {T} | {algo} | {res['midpoint'][0]:.4f} | "
-                  f"{res['authors'][0]:.4f} | {res['midpoint'][1]:.4f} | {res['authors'][1]:.4f} |", flush=True)
+            print(
+                f"| {dataset} | {loss} | {depth} | {T} | {algo} | {res['midpoint'][0]:.4f} | "
+                f"{res['authors'][0]:.4f} | {res['midpoint'][1]:.4f} | {res['authors'][1]:.4f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -158,7 +158,8 @@ def _compare_trees(X32, y, a, b, names=("scikit-learn", "exact")):
             continue
         if leaf_a != leaf_b:
             assert _exact_impurity(y[rows]) <= floor_tol * max(1.0, float(np.mean(y[rows])) ** 2), (
-                f"leaf / split mismatch on a node of {len(rows)} rows")
+                f"leaf / split mismatch on a node of {len(rows)} rows"
+            )
             ties += 1
             continue
         left_a = X32[rows, fa[i]] <= ta[i]
@@ -181,8 +182,8 @@ def _compare_trees(X32, y, a, b, names=("scikit-learn", "exact")):
             if abs(g_a - g_b) > TIE_RTOL * max(abs(g_a), abs(g_b)):
                 proxy_ties += 1
             assert abs(g_a - g_b) <= TIE_RTOL * max(abs(p_a), abs(p_b)), (
-                f"different splits, gains {float(g_a)!r} ({names[0]}, feature {fa[i]}) and {float(g_b)!r} "
-                f"({names[1]}, feature {fb[j]}) on a node of {len(rows)} rows"
+                f"different splits, gains {float(g_a)!r} ({names[0]}, feature {fa[i]}) and"
+                f" {float(g_b)!r} ({names[1]}, feature {fb[j]}) on a node of {len(rows)} rows"
             )
         ties += 1
         split_ties.append((int(i), int(j), children))
@@ -201,29 +202,57 @@ def curve_frame():
     """Build one stored synthetic curve (the columns :func:`proxboost.curves.load_curves` returns).
 
     ``curve_frame(experiment, loss, algo, depth, train, test=None, step=None, seed=0, tie_rule=None,
-    seconds=None, n_leaves=None, learning_rate=0.05)``; ``train`` (and ``test``) give C(f_t) for t = 0..T.
+    seconds=None, n_leaves=None, learning_rate=0.05)``; ``train`` (and ``test``) give C(f_t) for t =
+    0..T.
     """
     import math
 
     import numpy as np
     import pandas as pd
 
-    def make(experiment, loss, algo, depth, train, test=None, step=None, seed=0, tie_rule=None, seconds=None,
-             n_leaves=None, learning_rate=0.05):
+    def make(
+        experiment,
+        loss,
+        algo,
+        depth,
+        train,
+        test=None,
+        step=None,
+        seed=0,
+        tie_rule=None,
+        seconds=None,
+        n_leaves=None,
+        learning_rate=0.05,
+    ):
         train = np.asarray(train, float)
         T = len(train) - 1
-        df = pd.DataFrame({
-            "iteration": np.arange(T + 1),
-            "seconds": np.linspace(0, 1, T + 1) if seconds is None else np.asarray(seconds, float),
-            "train_loss": train, "test_loss": train * 1.1 if test is None else np.asarray(test, float),
-            "experiment": experiment, "dataset": "x", "loss": loss, "algo": algo, "max_depth": depth,
-            "step": math.nan if step is None else step, "learning_rate": learning_rate, "n_estimators": T,
-            "seed": seed, "engine": "exact", "commit": "c0ffee"})
+        df = pd.DataFrame(
+            {
+                "iteration": np.arange(T + 1),
+                "seconds": (
+                    np.linspace(0, 1, T + 1) if seconds is None else np.asarray(seconds, float)
+                ),
+                "train_loss": train,
+                "test_loss": train * 1.1 if test is None else np.asarray(test, float),
+                "experiment": experiment,
+                "dataset": "x",
+                "loss": loss,
+                "algo": algo,
+                "max_depth": depth,
+                "step": math.nan if step is None else step,
+                "learning_rate": learning_rate,
+                "n_estimators": T,
+                "seed": seed,
+                "engine": "exact",
+                "commit": "c0ffee",
+            }
+        )
         if tie_rule is not None:
             df["tie_rule"] = tie_rule
         if n_leaves is not None:
             df["n_leaves"] = np.asarray(n_leaves, float)
         return df
+
     return make
 
 
@@ -239,8 +268,15 @@ def classification_rows():
     import numpy as np
     import pandas as pd
 
-    boosting = ("gradient", "prox", "residual_gradient", "residual_prox", "accelerated_gradient",
-                "accelerated_prox", "xgboost")
+    boosting = (
+        "gradient",
+        "prox",
+        "residual_gradient",
+        "residual_prox",
+        "accelerated_gradient",
+        "accelerated_prox",
+        "xgboost",
+    )
     once = ("random_forest", "lightgbm", "sklearn_hgb")
 
     def make(dataset="spam", n_splits=20, seed=0, protocol="paper/20splits/T1000"):
@@ -249,9 +285,21 @@ def classification_rows():
         for loss in ("exponential", "hinge"):
             for algo in boosting + (once if loss == "exponential" else ()):
                 for k in range(n_splits):
-                    rows.append(dict(protocol=protocol, dataset=dataset, loss=loss, algo=algo, split=k,
-                                     engine="exact" if algo in boosting[:6] else "none", task="classification",
-                                     test_loss=rng.uniform(0.2, 0.6) if algo in boosting else np.nan,
-                                     test_error=rng.uniform(0.04, 0.08), fit_seconds=1.0 + k, refit_seconds=0.5))
+                    rows.append(
+                        dict(
+                            protocol=protocol,
+                            dataset=dataset,
+                            loss=loss,
+                            algo=algo,
+                            split=k,
+                            engine="exact" if algo in boosting[:6] else "none",
+                            task="classification",
+                            test_loss=rng.uniform(0.2, 0.6) if algo in boosting else np.nan,
+                            test_error=rng.uniform(0.04, 0.08),
+                            fit_seconds=1.0 + k,
+                            refit_seconds=0.5,
+                        )
+                    )
         return pd.DataFrame(rows)
+
     return make

@@ -1,4 +1,6 @@
-"""Paired statistics on hand-made differences whose outcome is known, checked against independent oracles."""
+"""Paired statistics on hand-made differences whose outcome is known, checked against independent
+oracles.
+"""
 
 import math
 
@@ -22,12 +24,21 @@ from proxboost.analysis import (
 )
 
 
-def _rows(dataset, loss, values_by_algo, protocol="paper/20splits/T1000", engine="exact", tie_rule=None):
+def _rows(
+    dataset, loss, values_by_algo, protocol="paper/20splits/T1000", engine="exact", tie_rule=None
+):
     out = []
     for algo, values in values_by_algo.items():
         for k, v in enumerate(values):
-            row = dict(protocol=protocol, dataset=dataset, loss=loss, algo=algo, split=k, test_loss=v,
-                       engine="none" if algo in ("xgboost", "random_forest") else engine)
+            row = dict(
+                protocol=protocol,
+                dataset=dataset,
+                loss=loss,
+                algo=algo,
+                split=k,
+                test_loss=v,
+                engine="none" if algo in ("xgboost", "random_forest") else engine,
+            )
             if tie_rule is not None:
                 row["tie_rule"] = tie_rule
             out.append(row)
@@ -41,7 +52,7 @@ def test_always_lower_is_confirmed_always_higher_contradicted():
     a = b - rng.uniform(0.1, 1.0, 20)
     c = compare(a, b)
     assert (c.n, c.wins, c.ties, c.losses) == (20, 20, 0, 0) and c.median < 0
-    assert c.p == pytest.approx(2 / 2**20)          # exact two-sided p of 20 positive ranks
+    assert c.p == pytest.approx(2 / 2**20)  # exact two-sided p of 20 positive ranks
     assert c.verdict() == "confirmed" and compare(b, a).verdict() == "contradicted"
 
 
@@ -54,7 +65,9 @@ def test_symmetric_noise_is_inconclusive():
 def test_zero_differences_and_the_tie_tolerance():
     assert wilcoxon_p(np.zeros(20)) == 1.0 and math.isnan(wilcoxon_p([]))
     b = np.full(6, 1e3)
-    c = compare(b + np.array([0, 1e-10, -1e-10, 1.0, -1.0, 1.0]), b)   # |d| <= 1e-12 * 1e3 counts as a tie
+    c = compare(
+        b + np.array([0, 1e-10, -1e-10, 1.0, -1.0, 1.0]), b
+    )  # |d| <= 1e-12 * 1e3 counts as a tie
     assert (c.wins, c.ties, c.losses) == (1, 3, 2)
     assert compare([], []).n == 0 and compare([], []).verdict() == "inconclusive"
 
@@ -94,44 +107,51 @@ def test_hodges_lehmann_inverts_the_exact_wilcoxon_test(n, seed):
     i, j = np.triu_indices(n)
     walsh = np.sort((d[i] + d[j]) / 2)
     assert est == pytest.approx(np.median(walsh))
-    k = int(np.searchsorted(walsh, lo)) + 1                     # lo is the k-th Walsh average
+    k = int(np.searchsorted(walsh, lo)) + 1  # lo is the k-th Walsh average
 
     def p(theta):
         return stats.wilcoxon(d - theta, method="exact").pvalue
 
-    assert p((walsh[k - 2] + walsh[k - 1]) / 2) <= 0.05        # just below lo: rejected
-    assert p((walsh[k - 1] + walsh[k]) / 2) > 0.05             # just above lo: kept
+    assert p((walsh[k - 2] + walsh[k - 1]) / 2) <= 0.05  # just below lo: rejected
+    assert p((walsh[k - 1] + walsh[k]) / 2) > 0.05  # just above lo: kept
     m = len(walsh)
     assert hi == walsh[m - k]
-    assert p((walsh[m - k] + walsh[m - k + 1]) / 2) <= 0.05    # just above hi: rejected
+    assert p((walsh[m - k] + walsh[m - k + 1]) / 2) <= 0.05  # just above hi: rejected
 
 
 def test_hodges_lehmann_small_and_empty():
-    est, lo, hi = hodges_lehmann([1.0, 2.0, 3.0])               # 3 values cannot reach 95 %
+    est, lo, hi = hodges_lehmann([1.0, 2.0, 3.0])  # 3 values cannot reach 95 %
     assert est == 2.0 and lo == -math.inf and hi == math.inf
     assert all(math.isnan(v) for v in hodges_lehmann([]))
 
 
-# -- Nadeau–Bengio -----------------------------------------------------------------------------------
+# -- Nadeau–Bengio ---------------------------------------------------------------------------------
 def test_nadeau_bengio_reduces_to_the_t_test_without_overlap():
     d = np.random.default_rng(3).normal(0.2, 1.0, 20)
     assert nadeau_bengio_p(d, 0.0) == pytest.approx(stats.ttest_1samp(d, 0.0).pvalue)
-    assert nadeau_bengio_p(d, 1 / 3) > nadeau_bengio_p(d, 0.0)          # overlap makes it conservative
+    assert nadeau_bengio_p(d, 1 / 3) > nadeau_bengio_p(d, 0.0)  # overlap makes it conservative
     assert nadeau_bengio_p(np.zeros(5), 0.3) == 1.0 and math.isnan(nadeau_bengio_p([1.0], 0.3))
 
 
-# -- rows ---------------------------------------------------------------------------------------------
+# -- rows ------------------------------------------------------------------------------------------
 def test_paired_deltas_pair_by_split():
     g = np.arange(20, dtype=float)
     df = _rows("engel", "lad", {"gradient": g, "prox": g - 1.0, "xgboost": g + 2.0})
     df = df[~((df["algo"] == "xgboost") & (df["split"] == 5))]
     d = paired_deltas(df, "engel", "lad")
     assert np.allclose(d[d["algo"] == "prox"]["delta"], -1.0)
-    assert len(d[d["algo"] == "xgboost"]) == 19 and np.allclose(d[d["algo"] == "xgboost"]["delta"], 2.0)
+    assert len(d[d["algo"] == "xgboost"]) == 19 and np.allclose(
+        d[d["algo"] == "xgboost"]["delta"], 2.0
+    )
 
 
 def test_loss_differences_pair_method_and_split():
-    df = pd.concat([_rows("spam", "hinge", {"prox": [0.1, 0.2]}), _rows("spam", "exponential", {"prox": [0.3, 0.1]})])
+    df = pd.concat(
+        [
+            _rows("spam", "hinge", {"prox": [0.1, 0.2]}),
+            _rows("spam", "exponential", {"prox": [0.3, 0.1]}),
+        ]
+    )
     df["test_error"] = df["test_loss"]
     d = loss_differences(df, "spam")
     assert d.sort_values("split")["delta"].tolist() == pytest.approx([-0.2, 0.1])
@@ -139,25 +159,42 @@ def test_loss_differences_pair_method_and_split():
 
 def test_protocol_units_never_mix_protocols_engines_or_tie_rules():
     g = [1.0, 2.0]
-    df = pd.concat([
-        _rows("crabs", "lad", {"gradient": g, "prox": g, "xgboost": g}, protocol="paper/2splits/T10"),
-        _rows("crabs", "lad", {"gradient": g, "prox": g}, protocol="paper/2splits/T10", engine="hist"),
-        _rows("crabs", "lad", {"gradient": g}, protocol="paper/2splits/T10", tie_rule="authors"),
-        _rows("crabs", "lad", {"gradient": g, "prox": g}, protocol="reduced/2splits/T10"),
-    ])
+    df = pd.concat(
+        [
+            _rows(
+                "crabs",
+                "lad",
+                {"gradient": g, "prox": g, "xgboost": g},
+                protocol="paper/2splits/T10",
+            ),
+            _rows(
+                "crabs",
+                "lad",
+                {"gradient": g, "prox": g},
+                protocol="paper/2splits/T10",
+                engine="hist",
+            ),
+            _rows(
+                "crabs", "lad", {"gradient": g}, protocol="paper/2splits/T10", tie_rule="authors"
+            ),
+            _rows("crabs", "lad", {"gradient": g, "prox": g}, protocol="reduced/2splits/T10"),
+        ]
+    )
     units = protocol_units(df)
     labels = [u.label for u in units]
-    assert labels[0] == "paper/2splits/T10, exact trees"                   # preferred: paper, exact, default rule
+    assert labels[0] == "paper/2splits/T10, exact trees"  # preferred: paper, exact, default rule
     assert "paper/2splits/T10, exact trees, tie rule authors" in labels and len(units) == 4
     for u in units:
         assert u.rows["protocol"].nunique() == 1
         assert set(u.rows["engine"]) - {"none"} == {u.engine}
         if u.protocol.startswith("paper"):
-            assert "xgboost" in set(u.rows["algo"])                         # baselines shared by the protocol's units
+            assert "xgboost" in set(u.rows["algo"])  # baselines shared by the protocol's units
 
 
 def test_rows_per_dataset_prefers_the_unit_with_more_methods():
-    a = _rows("crabs", "ls", {"gradient": [1.0] * 3, "prox": [1.0] * 3}, protocol="reduced/3splits/T100")
+    a = _rows(
+        "crabs", "ls", {"gradient": [1.0] * 3, "prox": [1.0] * 3}, protocol="reduced/3splits/T100"
+    )
     b = _rows("crabs", "ls", {"gradient": [2.0] * 2, "prox": [2.0] * 2, "xgboost": [2.0] * 2})
     rows, info = rows_per_dataset(pd.concat([a, b]))
     assert info["crabs"]["protocol"] == "paper/20splits/T1000, exact trees"
@@ -168,9 +205,15 @@ def test_rows_per_dataset_prefers_the_unit_with_more_methods():
 def test_baselines_join_only_the_units_with_trees_on_their_dataset():
     # adult: boosting rows only under the reduced protocol; under the paper protocol only a
     # baseline, which must not join the paper units of crabs' trees (exact and hist)
-    crabs = pd.concat([_rows("crabs", "lad", {"gradient": [1.0] * 2}),
-                       _rows("crabs", "lad", {"gradient": [1.0] * 2}, engine="hist")])
-    reduced = _rows("adult", "hinge", {"gradient": [1.0] * 2, "prox": [1.0] * 2}, protocol="reduced/2splits/T10")
+    crabs = pd.concat(
+        [
+            _rows("crabs", "lad", {"gradient": [1.0] * 2}),
+            _rows("crabs", "lad", {"gradient": [1.0] * 2}, engine="hist"),
+        ]
+    )
+    reduced = _rows(
+        "adult", "hinge", {"gradient": [1.0] * 2, "prox": [1.0] * 2}, protocol="reduced/2splits/T10"
+    )
     base = _rows("adult", "hinge", {"xgboost": [1.0] * 2})
     _, info = rows_per_dataset(pd.concat([crabs, reduced, base]))
     assert info["adult"]["protocol"] == "reduced/2splits/T10, exact trees"
@@ -185,15 +228,35 @@ def test_variant_differences_pair_two_engines_by_split():
     rows = []
     for split, (ex, hi) in enumerate([(5.0, 4.0), (6.0, 5.0), (7.0, 6.0), (3.0, 3.0)]):
         for engine, loss in (("exact", ex), ("hist", hi)):
-            rows.append(dict(protocol="p/4splits/T10", dataset="engel", loss="lad", algo="prox", split=split,
-                             engine=engine, test_loss=loss, fit_seconds=1.0))
-    rows.append(dict(protocol="p/4splits/T10", dataset="engel", loss="lad", algo="gradient", split=0,
-                     engine="exact", test_loss=1.0, fit_seconds=1.0))             # no twin: not paired
+            rows.append(
+                dict(
+                    protocol="p/4splits/T10",
+                    dataset="engel",
+                    loss="lad",
+                    algo="prox",
+                    split=split,
+                    engine=engine,
+                    test_loss=loss,
+                    fit_seconds=1.0,
+                )
+            )
+    rows.append(
+        dict(
+            protocol="p/4splits/T10",
+            dataset="engel",
+            loss="lad",
+            algo="gradient",
+            split=0,
+            engine="exact",
+            test_loss=1.0,
+            fit_seconds=1.0,
+        )
+    )  # no twin: not paired
     m = variant_differences(pd.DataFrame(rows), "engine", "exact", "hist")
     assert len(m) == 4 and m["delta"].tolist() == [1.0, 1.0, 1.0, 0.0]
 
 
-# -- loss-independent methods ------------------------------------------------------------------------
+# -- loss-independent methods ----------------------------------------------------------------------
 ONCE = ("random_forest", "lightgbm", "sklearn_hgb")
 
 
@@ -202,23 +265,37 @@ def test_loss_independent_rows_are_shown_under_every_classification_loss(classif
     (unit,) = protocol_units(raw)
     rows = unit.rows
     assert not rows.duplicated(["dataset", "loss", "algo", "split"]).any()
-    # every stored row exactly once among the rows run with their loss; the copies are the hinge ones
+    # every stored row exactly once among the rows run with their loss; the copies are the hinge
+    # ones
     run = rows[rows["loss"] == rows["run_loss"]]
     assert len(run) == len(raw)
     copies = rows[rows["loss"] != rows["run_loss"]]
-    assert set(copies["algo"]) == set(ONCE) and set(copies["loss"]) == {"hinge"} and len(copies) == 3 * 20
+    assert (
+        set(copies["algo"]) == set(ONCE)
+        and set(copies["loss"]) == {"hinge"}
+        and len(copies) == 3 * 20
+    )
     assert copies["test_loss"].isna().all()
     for algo in ONCE:
         exp = raw[(raw["algo"] == algo)].set_index("split")["test_error"]
-        # hinge: the same fit's error, paired with the hinge run of gradient boosting on the same split
+        # hinge: the same fit's error, paired with the hinge run of gradient boosting on the same
+        # split
         a, b = paired_values(rows, "spam", "hinge", algo, "gradient", "test_error")
-        g = raw[(raw["algo"] == "gradient") & (raw["loss"] == "hinge")].set_index("split")["test_error"]
-        assert np.array_equal(a, exp.sort_index().to_numpy()) and np.array_equal(b, g.sort_index().to_numpy())
+        g = raw[(raw["algo"] == "gradient") & (raw["loss"] == "hinge")].set_index("split")[
+            "test_error"
+        ]
+        assert np.array_equal(a, exp.sort_index().to_numpy()) and np.array_equal(
+            b, g.sort_index().to_numpy()
+        )
         d = paired_deltas(rows, "spam", "hinge", "test_error")
-        assert np.allclose(d[d["algo"] == algo].sort_values("split")["delta"], (exp - g).sort_index())
+        assert np.allclose(
+            d[d["algo"] == algo].sort_values("split")["delta"], (exp - g).sort_index()
+        )
     # a difference between two losses never pairs a fit with itself
     assert not set(loss_differences(rows, "spam")["algo"]) & set(ONCE)
-    a, _ = paired_values(rows, "spam", "hinge", "random_forest", "random_forest", "test_error", loss_b="exponential")
+    a, _ = paired_values(
+        rows, "spam", "hinge", "random_forest", "random_forest", "test_error", loss_b="exponential"
+    )
     assert a.size == 0
 
 

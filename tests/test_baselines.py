@@ -33,15 +33,25 @@ def _error(y, z):
     return np.mean(np.where(z >= 0, 1.0, -1.0) != y)
 
 
-# -- the libraries used directly ---------------------------------------------------------------------
+# -- the libraries used directly -------------------------------------------------------------------
 def _lgb_booster(loss, params, X, y, rounds):
     import lightgbm as lgb
 
     objective = {"ls": "l2", "lad": "l1", "pinball": "quantile"}.get(loss.name, "binary")
     d = params["max_depth"]
-    p = dict(objective=objective, max_depth=d, num_leaves=2**d, learning_rate=params["learning_rate"],
-             min_data_in_leaf=1, min_sum_hessian_in_leaf=1e-3, min_data_in_bin=1, num_threads=1,
-             deterministic=True, force_col_wise=True, verbose=-1)
+    p = dict(
+        objective=objective,
+        max_depth=d,
+        num_leaves=2**d,
+        learning_rate=params["learning_rate"],
+        min_data_in_leaf=1,
+        min_sum_hessian_in_leaf=1e-3,
+        min_data_in_bin=1,
+        num_threads=1,
+        deterministic=True,
+        force_col_wise=True,
+        verbose=-1,
+    )
     if loss.name == "pinball":
         p["alpha"] = 0.9
     label = (y > 0).astype(float) if loss.task == "classification" else y
@@ -49,19 +59,30 @@ def _lgb_booster(loss, params, X, y, rounds):
 
 
 def _lgb_stages(booster, X):
-    return [booster.predict(X, num_iteration=t, raw_score=True) for t in range(1, booster.num_trees() + 1)]
+    return [
+        booster.predict(X, num_iteration=t, raw_score=True)
+        for t in range(1, booster.num_trees() + 1)
+    ]
 
 
 def _hgb(loss, params, rounds):
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
     d = params["max_depth"]
-    kw = dict(max_iter=rounds, max_depth=d, max_leaf_nodes=2**d, learning_rate=params["learning_rate"],
-              min_samples_leaf=1, early_stopping=False)
+    kw = dict(
+        max_iter=rounds,
+        max_depth=d,
+        max_leaf_nodes=2**d,
+        learning_rate=params["learning_rate"],
+        min_samples_leaf=1,
+        early_stopping=False,
+    )
     if loss.task == "classification":
         return HistGradientBoostingClassifier(loss="log_loss", **kw)
     name = {"ls": "squared_error", "lad": "absolute_error", "pinball": "quantile"}[loss.name]
-    return HistGradientBoostingRegressor(loss=name, quantile=0.9 if loss.name == "pinball" else None, **kw)
+    return HistGradientBoostingRegressor(
+        loss=name, quantile=0.9 if loss.name == "pinball" else None, **kw
+    )
 
 
 def _hgb_stages(est, X, classification):
@@ -78,10 +99,12 @@ def _initial(loss, y, float32):
 
 
 def _criterion(loss, y, z):
-    return _error(y, z) if loss.task == "classification" else loss.value(y, np.asarray(z, dtype=float))
+    return (
+        _error(y, z) if loss.task == "classification" else loss.value(y, np.asarray(z, dtype=float))
+    )
 
 
-# -- curves ------------------------------------------------------------------------------------------
+# -- curves ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
 @pytest.mark.parametrize("loss_name", ["ls", "lad", "pinball", "hinge"])
 def test_curve_is_the_library_staged_prediction_scored(algo, loss_name, toy_data):
@@ -94,7 +117,9 @@ def test_curve_is_the_library_staged_prediction_scored(algo, loss_name, toy_data
     if algo == "lightgbm":
         stages = _lgb_stages(_lgb_booster(loss, PARAMS, Xtr, ytr, T_MAX), Xva)
     else:
-        stages = _hgb_stages(_hgb(loss, PARAMS, T_MAX).fit(Xtr, ytr), Xva, loss.task == "classification")
+        stages = _hgb_stages(
+            _hgb(loss, PARAMS, T_MAX).fit(Xtr, ytr), Xva, loss.task == "classification"
+        )
     assert len(stages) == T_MAX
     expected = [_criterion(loss, yva, z) for z in stages]
     np.testing.assert_allclose(values[1:], expected, rtol=1e-12, atol=1e-15)
@@ -113,12 +138,14 @@ def test_lightgbm_curve_stays_flat_once_no_tree_can_grow(toy_data):
     method = make_method("lightgbm", loss)
     values, _ = method.validation_curve(PARAMS, (X[:80], y[:80]), (X[80:], y[80:]), T_MAX, 0)
     assert np.all(values == values[0])
-    assert values[0] == pytest.approx(loss.value(y[80:], np.full(40, np.median(y[:80].astype(np.float32)))), rel=1e-6)
+    assert values[0] == pytest.approx(
+        loss.value(y[80:], np.full(40, np.median(y[:80].astype(np.float32)))), rel=1e-6
+    )
     z = method.refit_predict(PARAMS, 7, (X[:80], y[:80]), X[80:], 0)
     assert np.ptp(z) == 0 and z[0] == pytest.approx(np.median(y[:80]), rel=1e-6)
 
 
-# -- selection and refit on train ∪ validation -------------------------------------------------------
+# -- selection and refit on train ∪ validation -----------------------------------------------------
 @pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
 @pytest.mark.parametrize("loss_name", ["lad", "hinge"])
 def test_row_refits_the_selected_point_on_train_and_validation(algo, loss_name, toy_data):
@@ -126,7 +153,9 @@ def test_row_refits_the_selected_point_on_train_and_validation(algo, loss_name, 
     clf = loss.task == "classification"
     X, y = toy_data(loss.task, n=160)
     grid = [{"max_depth": 1, "learning_rate": 0.5}, {"max_depth": 3, "learning_rate": 0.1}]
-    (row,) = run_protocol(X, y, make_method(algo, loss), grid, n_splits=1, max_estimators=T_MAX, progress=False)
+    (row,) = run_protocol(
+        X, y, make_method(algo, loss), grid, n_splits=1, max_estimators=T_MAX, progress=False
+    )
     tr, va, te = split_indices(len(y), 0)
     trval = np.concatenate([tr, va])
 
@@ -172,8 +201,10 @@ def test_refit_at_zero_is_the_initial_prediction(algo, toy_data):
     assert z[0] == pytest.approx(_initial(loss, y[:90], float32=algo == "lightgbm"), rel=1e-6)
 
 
-# -- settings ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("algo, cls", [("lightgbm", LightGBMMethod), ("sklearn_hgb", HistGradientBoostingMethod)])
+# -- settings --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "algo, cls", [("lightgbm", LightGBMMethod), ("sklearn_hgb", HistGradientBoostingMethod)]
+)
 def test_config_lists_the_fixed_settings(algo, cls):
     from omegaconf import OmegaConf
 
@@ -182,8 +213,9 @@ def test_config_lists_the_fixed_settings(algo, cls):
     assert cfg == cls.defaults
     method = make_method(algo, _loss("lad"), options=cfg)
     assert method.settings == cls.defaults
-    assert method.versions() == {method.library: __import__(
-        "lightgbm" if algo == "lightgbm" else "sklearn").__version__}
+    assert method.versions() == {
+        method.library: __import__("lightgbm" if algo == "lightgbm" else "sklearn").__version__
+    }
 
 
 @pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
@@ -199,12 +231,19 @@ def test_bad_settings_refused_when_built(algo, loss, options, match):
         make_method(algo, loss, options=options)
 
 
-@pytest.mark.parametrize("algo, options, match", [
-    ("lightgbm", {"min_data_in_leaf": 0}, "min_data_in_leaf=0 is invalid"),
-    ("lightgbm", {"num_threads": 1.5}, "num_threads=1.5 is invalid"),
-    ("sklearn_hgb", {"early_stopping": True}, "early_stopping=True is invalid"),
-    ("sklearn_hgb", {"max_bins": 300}, r"max_bins=300 is invalid: must be an integer in \[2, 255\]"),
-])
+@pytest.mark.parametrize(
+    "algo, options, match",
+    [
+        ("lightgbm", {"min_data_in_leaf": 0}, "min_data_in_leaf=0 is invalid"),
+        ("lightgbm", {"num_threads": 1.5}, "num_threads=1.5 is invalid"),
+        ("sklearn_hgb", {"early_stopping": True}, "early_stopping=True is invalid"),
+        (
+            "sklearn_hgb",
+            {"max_bins": 300},
+            r"max_bins=300 is invalid: must be an integer in \[2, 255\]",
+        ),
+    ],
+)
 def test_bad_values_refused_before_any_fit(tmp_path, monkeypatch, algo, options, match):
     import proxboost.datasets
 
@@ -213,9 +252,18 @@ def test_bad_values_refused_before_any_fit(tmp_path, monkeypatch, algo, options,
 
     monkeypatch.setattr(proxboost.datasets, "load_dataset", no_data)
     with pytest.raises(ProtocolError, match=match):
-        run_experiment(dataset="synthetic", loss="lad", algo=algo, algo_options=options,
-                       grid={"max_depth": [1], "learning_rate": [0.5]}, n_splits=1, max_estimators=3,
-                       results_dir=tmp_path, progress=False, n_jobs=1)
+        run_experiment(
+            dataset="synthetic",
+            loss="lad",
+            algo=algo,
+            algo_options=options,
+            grid={"max_depth": [1], "learning_rate": [0.5]},
+            n_splits=1,
+            max_estimators=3,
+            results_dir=tmp_path,
+            progress=False,
+            n_jobs=1,
+        )
 
 
 def test_rows_record_the_library_versions(tmp_path):
@@ -224,9 +272,18 @@ def test_rows_record_the_library_versions(tmp_path):
 
     grid = {"max_depth": [1], "learning_rate": [0.5]}
     for algo in ("lightgbm", "sklearn_hgb"):
-        df = run_experiment(dataset="synthetic", dataset_params={"n_samples": 80}, loss="lad", algo=algo,
-                            grid=grid, n_splits=1, max_estimators=3, results_dir=tmp_path, progress=False,
-                            n_jobs=1)
+        df = run_experiment(
+            dataset="synthetic",
+            dataset_params={"n_samples": 80},
+            loss="lad",
+            algo=algo,
+            grid=grid,
+            n_splits=1,
+            max_estimators=3,
+            results_dir=tmp_path,
+            progress=False,
+            n_jobs=1,
+        )
         assert len(df) == 1 and df.loc[0, "engine"] == "none"
         assert df.loc[0, "lightgbm_version"] == lightgbm.__version__
         assert df.loc[0, "scikit_learn_version"] == sklearn.__version__

@@ -23,7 +23,9 @@ CLF_LOSSES = ["exponential", "logistic", "hinge"]
 
 @pytest.fixture(scope="module")
 def reg_data(synthetic_data):
-    """The paper's ``regression`` model (package generator), d = 8: 200 training rows, 100 evaluation rows."""
+    """The paper's ``regression`` model (package generator), d = 8: 200 training rows, 100
+    evaluation rows.
+    """
     X, y = synthetic_data("regression", 300, 8, seed=0)
     return X[:200], y[:200], X[200:], y[200:]
 
@@ -62,7 +64,9 @@ def _tied_nodes(compare_trees, X, targets, reference, ours):
     for target, ref, tree in zip(targets, reference, ours):
         match = compare_trees(X32, target, ref, tree, names=("scikit-learn", "ours"))
         assert match.ties == len(match.split_ties), "a leaf against a split (impurity floor)"
-        assert all(kind != "other" for *_, kind in match.split_ties), "a tie of two partitions: later trees differ"
+        assert all(kind != "other" for *_, kind in match.split_ties), (
+            "a tie of two partitions: later trees differ"
+        )
         tied.append(match.split_ties)
     return tied
 
@@ -78,7 +82,9 @@ def _routed_apart(X, reference, ours, tied):
             for i, j, kind in pairs:
                 left_ref = X32[:, ref.feature[i]] <= ref.threshold[i]
                 left_ours = X32[:, tree.feature[j]] <= tree.threshold[j]
-                apart |= path[:, i] & ((left_ref != left_ours) if kind == "same" else (left_ref == left_ours))
+                apart |= path[:, i] & (
+                    (left_ref != left_ours) if kind == "same" else (left_ref == left_ours)
+                )
     return apart
 
 
@@ -91,8 +97,13 @@ def _importances(reference, ours=None, tied=None):
         if ref.node_count <= 1:
             continue
         imp = ref.compute_feature_importances(normalize=False)
-        w, v, left, right = ref.weighted_n_node_samples, ref.impurity, ref.children_left, ref.children_right
-        for i, j, _ in (tied[t] if tied else ()):
+        w, v, left, right = (
+            ref.weighted_n_node_samples,
+            ref.impurity,
+            ref.children_left,
+            ref.children_right,
+        )
+        for i, j, _ in tied[t] if tied else ():
             gain = (w[i] * v[i] - w[left[i]] * v[left[i]] - w[right[i]] * v[right[i]]) / w[0]
             imp[ref.feature[i]] -= gain
             imp[ours[t].feature[j]] += gain
@@ -118,7 +129,8 @@ def test_nesterov_alphas_values():
 @pytest.mark.parametrize("T", [1, 2, 3, 10, 57])
 def test_weights_closed_form_matches_coefficient_recursion(T):
     """w_t from the closed form equals the coefficients of c_t obtained by running
-    f_{t+1} = h_t + c_{t+1}, h_{t+1} = f_{t+1} + alpha_{t+1}(f_{t+1} - f_t) on coefficient vectors."""
+    f_{t+1} = h_t + c_{t+1}, h_{t+1} = f_{t+1} + alpha_{t+1}(f_{t+1} - f_t) on coefficient vectors.
+    """
     alphas = nesterov_alphas(T)
     f = np.eye(T + 1)[0]
     h = f.copy()
@@ -128,7 +140,9 @@ def test_weights_closed_form_matches_coefficient_recursion(T):
         f = f_new
     np.testing.assert_allclose(model_weights(alphas), f, rtol=1e-12)
     # the sum form: w_t = 1 + sum_{j=t}^{T-1} prod_{k=t}^{j} alpha_k
-    sums = [1.0] + [1 + sum(np.prod(alphas[t - 1 : j]) for j in range(t, T)) for t in range(1, T + 1)]
+    sums = [1.0] + [
+        1 + sum(np.prod(alphas[t - 1 : j]) for j in range(t, T)) for t in range(1, T + 1)
+    ]
     np.testing.assert_allclose(model_weights(alphas), sums, rtol=1e-12)
 
 
@@ -149,7 +163,9 @@ def test_tracked_predictions_equal_recomputed_model(algo, loss, reg_data, clf_da
     yy = y if loss in REG_LOSSES else y  # already +-1
     assert est.train_loss_[-1] == pytest.approx(est.loss_.value(yy, F), rel=1e-12)
     # staged predictions replay the recursion: the last one is the model; the eval curve matches
-    staged = list(est.staged_predict(Xe) if loss in REG_LOSSES else est.staged_decision_function(Xe))
+    staged = list(
+        est.staged_predict(Xe) if loss in REG_LOSSES else est.staged_decision_function(Xe)
+    )
     assert len(staged) == 60
     final = est.predict(Xe) if loss in REG_LOSSES else est.decision_function(Xe)
     np.testing.assert_allclose(staged[-1], final, rtol=1e-10, atol=1e-10 * np.abs(final).max())
@@ -162,9 +178,15 @@ def test_tracked_predictions_equal_recomputed_model(algo, loss, reg_data, clf_da
 def test_staged_prefix_equals_shorter_fit(reg_data):
     """f_T of a T-tree fit is stage T of a longer fit (the recursion is causal)."""
     X, y, Xe, _ = reg_data
-    long = BoostingRegressor(loss="lad", algo="accelerated_prox", n_estimators=30, random_state=3).fit(X, y)
-    short = BoostingRegressor(loss="lad", algo="accelerated_prox", n_estimators=12, random_state=3).fit(X, y)
-    np.testing.assert_allclose(list(long.staged_predict(Xe))[11], short.predict(Xe), rtol=1e-12, atol=1e-12)
+    long = BoostingRegressor(
+        loss="lad", algo="accelerated_prox", n_estimators=30, random_state=3
+    ).fit(X, y)
+    short = BoostingRegressor(
+        loss="lad", algo="accelerated_prox", n_estimators=12, random_state=3
+    ).fit(X, y)
+    np.testing.assert_allclose(
+        list(long.staged_predict(Xe))[11], short.predict(Xe), rtol=1e-12, atol=1e-12
+    )
 
 
 def test_weights_are_ones_without_acceleration(reg_data):
@@ -189,30 +211,50 @@ def test_ls_prox_and_gradient_give_the_same_training_predictions(reg_data):
 def test_gradient_ls_reproduces_sklearn_training_curve(reg_data):
     """scikit-learn's squared_error reports twice our (y - f)^2 / 2 and grows the same trees."""
     X, y, _, _ = reg_data
-    sk = GradientBoostingRegressor(loss="squared_error", n_estimators=150, learning_rate=0.1, max_depth=3, random_state=0)
+    sk = GradientBoostingRegressor(
+        loss="squared_error", n_estimators=150, learning_rate=0.1, max_depth=3, random_state=0
+    )
     sk.fit(X, y)
-    ours = BoostingRegressor(loss="ls", algo="gradient", n_estimators=150, learning_rate=0.1, max_depth=3, random_state=0)
+    ours = BoostingRegressor(
+        loss="ls", algo="gradient", n_estimators=150, learning_rate=0.1, max_depth=3, random_state=0
+    )
     ours.fit(X, y)
     np.testing.assert_allclose(2 * ours.train_loss_[1:], sk.train_score_, rtol=1e-8)
     np.testing.assert_allclose(ours.predict(X), sk.predict(X), rtol=1e-8, atol=1e-8)
 
 
-@pytest.mark.parametrize("loss, sk_loss, tau", [("lad", "absolute_error", 0.5), ("pinball", "quantile", 0.9)])
+@pytest.mark.parametrize(
+    "loss, sk_loss, tau", [("lad", "absolute_error", 0.5), ("pinball", "quantile", 0.9)]
+)
 def test_gradient_lad_pinball_track_sklearn(loss, sk_loss, tau, reg_data):
     """Close but not exact: scikit-learn takes the lower end of a tie interval in its leaf
     median / quantile where we take 0 or the midpoint (our tie rule), and sign targets create
     many split ties that each implementation breaks its own way, so trees drift apart."""
     X, y, _, _ = reg_data
     extra = {"alpha": tau} if sk_loss == "quantile" else {}
-    sk = GradientBoostingRegressor(loss=sk_loss, n_estimators=150, learning_rate=0.1, max_depth=3, random_state=0, **extra)
+    sk = GradientBoostingRegressor(
+        loss=sk_loss, n_estimators=150, learning_rate=0.1, max_depth=3, random_state=0, **extra
+    )
     sk.fit(X, y)
-    ours = BoostingRegressor(loss=loss, algo="gradient", n_estimators=150, learning_rate=0.1, max_depth=3, tau=tau, random_state=0)
+    ours = BoostingRegressor(
+        loss=loss,
+        algo="gradient",
+        n_estimators=150,
+        learning_rate=0.1,
+        max_depth=3,
+        tau=tau,
+        random_state=0,
+    )
     ours.fit(X, y)
     rel = np.abs(ours.train_loss_[1:] - sk.train_score_) / sk.train_score_
     assert rel[0] < 1e-3  # the first tree: same target up to the sign-tie at the initial quantile
-    # measured on this draw: lad mean 0.023, max 0.053, final 0.028; pinball mean 0.015, max 0.037, final 0.013
+    # measured on this draw: lad mean 0.023, max 0.053, final 0.028; pinball mean 0.015, max 0.037,
+    # final 0.013
     assert rel.mean() < 0.12 and rel[-1] < 0.1 and rel.max() < 0.3
-    assert ours.train_loss_[-1] < 0.6 * ours.train_loss_[0] and sk.train_score_[-1] < 0.6 * sk.train_score_[0]
+    assert (
+        ours.train_loss_[-1] < 0.6 * ours.train_loss_[0]
+        and sk.train_score_[-1] < 0.6 * sk.train_score_[0]
+    )
 
 
 @pytest.mark.parametrize("loss", ["lad", "hinge"])
@@ -220,7 +262,9 @@ def test_prox_beats_gradient_on_training_loss(loss, reg_data, clf_data):
     """A sanity check of the paper's main observation on its synthetic designs (docs/claims.md)."""
     Est = BoostingRegressor if loss == "lad" else BoostingClassifier
     X, y, _, _ = reg_data if loss == "lad" else clf_data
-    kw = dict(loss=loss, n_estimators=200, learning_rate=0.05, max_depth=3, step=1.0, random_state=0)
+    kw = dict(
+        loss=loss, n_estimators=200, learning_rate=0.05, max_depth=3, step=1.0, random_state=0
+    )
     g = Est(algo="gradient", **kw).fit(X, y)
     p = Est(algo="prox", **kw).fit(X, y)
     assert p.train_loss_[-1] < g.train_loss_[-1]
@@ -249,11 +293,13 @@ def test_residual_target_is_the_carried_residual(reg_data):
     """residual_gradient with lad: Delta_{t+1} = r_t + Delta_t - g_{t+1}(X); check the first two
     iterations by hand with scikit-learn trees grown on the same targets."""
     X, y, _, _ = reg_data
-    est = BoostingRegressor(loss="lad", algo="residual_gradient", n_estimators=2, learning_rate=0.5, random_state=0).fit(X, y)
+    est = BoostingRegressor(
+        loss="lad", algo="residual_gradient", n_estimators=2, learning_rate=0.5, random_state=0
+    ).fit(X, y)
     rng = np.random.RandomState(0)
     f = np.full(len(y), est.init_)
     delta = np.zeros(len(y))
-    for t in range(2):
+    for _ in range(2):
         target = np.sign(y - f) + delta
         g, leaves = _replay_tree(X, target, rng)
         c = np.zeros(len(y))
@@ -270,13 +316,21 @@ def test_authors_tie_rule_on_residual_targets(algo, reg_data):
     minimisers picked by the sign of the tree's fitted value g of the residual target (lo for
     g > 0, hi for g < 0, 0 for g = 0); replayed by hand with scikit-learn trees."""
     X, y, _, _ = reg_data
-    est = BoostingRegressor(loss="lad", algo=algo, n_estimators=3, learning_rate=0.5, step=1.0,
-                            random_state=0, tie_rule="authors", engine="sklearn").fit(X, y)
+    est = BoostingRegressor(
+        loss="lad",
+        algo=algo,
+        n_estimators=3,
+        learning_rate=0.5,
+        step=1.0,
+        random_state=0,
+        tie_rule="authors",
+        engine="sklearn",
+    ).fit(X, y)
     rng = np.random.RandomState(0)
     f = np.full(len(y), est.init_)
     delta = np.zeros(len(y))
     signs = set()
-    for t in range(3):
+    for _ in range(3):
         u = y - f
         r = np.sign(u) if algo == "residual_gradient" else u / np.maximum(1.0, np.abs(u))
         target = r + delta
@@ -300,7 +354,9 @@ def test_no_overflow_with_1000_iterations_at_nu_1(loss, clf_data):
     X, y, Xe, ye = clf_data
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        est = BoostingClassifier(loss=loss, algo="prox", n_estimators=1000, learning_rate=1.0, step=10.0, random_state=0)
+        est = BoostingClassifier(
+            loss=loss, algo="prox", n_estimators=1000, learning_rate=1.0, step=10.0, random_state=0
+        )
         est.fit(X, y, eval_set=(Xe, ye))
     assert np.all(np.isfinite(est.train_loss_)) and np.all(np.isfinite(est.eval_loss_))
     assert np.all(np.isfinite(est.decision_function(Xe)))
@@ -308,7 +364,13 @@ def test_no_overflow_with_1000_iterations_at_nu_1(loss, clf_data):
 
 def test_diverging_accelerated_run_records_saturating_loss(clf_data):
     X, y, Xe, ye = clf_data
-    est = BoostingClassifier(loss="exponential", algo="accelerated_gradient", n_estimators=400, learning_rate=1.0, random_state=0)
+    est = BoostingClassifier(
+        loss="exponential",
+        algo="accelerated_gradient",
+        n_estimators=400,
+        learning_rate=1.0,
+        random_state=0,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         est.fit(X, y, eval_set=(Xe, ye))
@@ -320,7 +382,10 @@ def test_diverging_accelerated_run_records_saturating_loss(clf_data):
 # ---------------------------------------------------------------------------------------------
 # predict_proba
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("loss, beta, scale", [("logistic", 1.0, 1.0), ("exponential", 1.0, 2.0), ("exponential", 0.3, 0.6)])
+@pytest.mark.parametrize(
+    "loss, beta, scale",
+    [("logistic", 1.0, 1.0), ("exponential", 1.0, 2.0), ("exponential", 0.3, 0.6)],
+)
 def test_predict_proba_is_the_population_link(loss, beta, scale, clf_data):
     """P(+1 | x) = sigma(s f(x)): the minimiser of E[l(Y, f)] given P(Y = +1) = p is
     f = log(p / (1 - p)) / s (checked numerically), columns in classes_ order."""
@@ -339,14 +404,25 @@ def test_predict_proba_is_the_population_link(loss, beta, scale, clf_data):
     assert len(staged) == 30
     np.testing.assert_allclose(staged[-1], P, rtol=1e-10)
     for p in (0.1, 0.5, 0.8):  # the link inverts the population minimiser
-        risk = lambda f: p * clf.loss_.value(np.ones(1), np.array([f])) + (1 - p) * clf.loss_.value(-np.ones(1), np.array([f]))
-        f_star = minimize_scalar(risk, bounds=(-20, 20), method="bounded", options={"xatol": 1e-10}).x
+
+        def risk(f, p=p):
+            return p * clf.loss_.value(np.ones(1), np.array([f])) + (1 - p) * clf.loss_.value(
+                -np.ones(1), np.array([f])
+            )
+
+        f_star = minimize_scalar(
+            risk, bounds=(-20, 20), method="bounded", options={"xatol": 1e-10}
+        ).x
         assert expit(scale * f_star) == pytest.approx(p, abs=1e-7)
 
 
 def test_predict_and_predict_proba_agree_at_zero():
-    """f = 0 and tiny negative f (where sigma rounds to 1/2): predict and the probabilities agree."""
-    clf = BoostingClassifier(loss="logistic", n_estimators=1).fit(np.arange(4.0)[:, None], [0, 1, 0, 1])
+    """f = 0 and tiny negative f (where sigma rounds to 1/2): predict and the probabilities
+    agree.
+    """
+    clf = BoostingClassifier(loss="logistic", n_estimators=1).fit(
+        np.arange(4.0)[:, None], [0, 1, 0, 1]
+    )
     F = np.array([0.0, -0.0, -1e-300, -1e-17, 1e-17, 2.0, -2.0])
     P = clf._proba(F)
     np.testing.assert_array_equal(P[:, 1] >= 0.5, F >= 0)
@@ -372,14 +448,22 @@ def test_early_stopping_matches_sklearn_gradient_boosting(reg_data, compare_tree
     routes a row otherwise). scikit-learn's squared-error loss is (y - f)^2, ours (y - f)^2 / 2:
     its tol is twice ours."""
     X, y, _, _ = reg_data
-    kw = dict(n_estimators=500, learning_rate=0.3, max_depth=3, random_state=0, n_iter_no_change=4,
-              validation_fraction=0.25)
+    kw = dict(
+        n_estimators=500,
+        learning_rate=0.3,
+        max_depth=3,
+        random_state=0,
+        n_iter_no_change=4,
+        validation_fraction=0.25,
+    )
     sk = GradientBoostingRegressor(loss="squared_error", tol=2e-3, **kw).fit(X, y)
     ours = BoostingRegressor(loss="ls", algo="gradient", tol=1e-3, engine="sklearn", **kw).fit(X, y)
     assert sk.n_estimators_ < 500
     assert ours.n_iter_ == sk.n_estimators_ == len(ours.estimators_) == len(ours.n_leaves_)
     np.testing.assert_allclose(2 * ours.train_loss_[1:], sk.train_score_, rtol=1e-8)
-    tr, _ = train_test_split(np.arange(len(y)), test_size=0.25, random_state=0)  # both carve these rows
+    tr, _ = train_test_split(
+        np.arange(len(y)), test_size=0.25, random_state=0
+    )  # both carve these rows
     reference, trees = [e.tree_ for e in sk.estimators_[:, 0]], [t.tree_ for t in ours.estimators_]
     targets = _ls_targets(y[tr], sk.init_.predict(X[tr]), sk.staged_predict(X[tr]))
     tied = _tied_nodes(compare_trees, X[tr], targets, reference, trees)
@@ -395,19 +479,35 @@ def test_early_stopping_semantics(algo, clf_data):
     weights of T = n_iter_, eval_set only monitored."""
     X, y, Xe, ye = clf_data
     w = np.random.RandomState(5).randint(1, 4, size=len(y)).astype(float)
-    kw = dict(loss="logistic", algo=algo, n_estimators=400, learning_rate=0.5, random_state=3,
-              n_iter_no_change=3, validation_fraction=0.3, tol=1e-3)
+    kw = dict(
+        loss="logistic",
+        algo=algo,
+        n_estimators=400,
+        learning_rate=0.5,
+        random_state=3,
+        n_iter_no_change=3,
+        validation_fraction=0.3,
+        tol=1e-3,
+    )
     clf = BoostingClassifier(**kw).fit(X, y, sample_weight=w)
     T = clf.n_iter_
     assert T < 400
     assert clf.train_loss_.shape == clf.validation_loss_.shape == clf.train_time_.shape == (T + 1,)
     assert len(clf.estimators_) == len(clf.leaf_values_) == T and clf.n_leaves_.shape == (T,)
-    assert clf.n_leaves_.dtype.kind == "i" and np.all(clf.n_leaves_ == [t.n_leaves for t in clf.estimators_])
-    np.testing.assert_allclose(clf.weights_, model_weights(nesterov_alphas(T) if "accel" in algo else np.zeros(T)))
+    assert clf.n_leaves_.dtype.kind == "i" and np.all(
+        clf.n_leaves_ == [t.n_leaves for t in clf.estimators_]
+    )
+    np.testing.assert_allclose(
+        clf.weights_, model_weights(nesterov_alphas(T) if "accel" in algo else np.zeros(T))
+    )
     # the carved rows: scikit-learn's stratified split with the same seed; weighted loss on them
-    _, X_val, _, y_val, _, w_val = train_test_split(X, y, w, test_size=0.3, random_state=3, stratify=y)
+    _, X_val, _, y_val, _, w_val = train_test_split(
+        X, y, w, test_size=0.3, random_state=3, stratify=y
+    )
     staged = [clf.decision_function(X_val)]
-    np.testing.assert_allclose(clf.validation_loss_[-1], clf.loss_.value(y_val, staged[0], w_val), rtol=1e-10)
+    np.testing.assert_allclose(
+        clf.validation_loss_[-1], clf.loss_.value(y_val, staged[0], w_val), rtol=1e-10
+    )
     assert abs(np.mean(y_val > 0) - np.mean(y > 0)) < 0.02
     # scikit-learn's rule replayed: stop at the first iteration not beating one of the last 3 by tol
     history, stop = np.full(3, np.inf), None
@@ -429,19 +529,25 @@ def test_n_iter_without_early_stopping(reg_data):
     X, y, _, _ = reg_data
     est = BoostingRegressor(loss="lad", n_estimators=17, random_state=0).fit(X, y)
     assert est.n_iter_ == 17 and est.validation_loss_ is None
-    assert est.n_leaves_.tolist() == [t.n_leaves for t in est.estimators_] and est.n_leaves_.max() <= 8
+    assert (
+        est.n_leaves_.tolist() == [t.n_leaves for t in est.estimators_] and est.n_leaves_.max() <= 8
+    )
 
 
 def test_early_stopping_bad_input_before_any_tree(monkeypatch):
     import proxboost.boosting as boosting
 
-    monkeypatch.setattr(boosting, "make_engine", lambda name: pytest.fail("a tree engine was built"))
+    monkeypatch.setattr(
+        boosting, "make_engine", lambda name: pytest.fail("a tree engine was built")
+    )
     X = np.random.RandomState(0).normal(size=(40, 2))
     y = np.array([0] * 39 + [1])  # one row of class 1: no stratified validation part with both
     with pytest.raises(ValueError, match=r"n_iter_no_change=2.*2 rows of each class"):
         BoostingClassifier(n_iter_no_change=2).fit(X, y)
     y = np.array([0] * 36 + [1] * 4)  # 10% of 40 = 4 validation rows, stratified: no class 1
-    with pytest.raises(ValueError, match=r"validation_fraction=0.1 gives a validation part without"):
+    with pytest.raises(
+        ValueError, match=r"validation_fraction=0.1 gives a validation part without"
+    ):
         BoostingClassifier(n_iter_no_change=2).fit(X, y)
 
 
@@ -455,40 +561,73 @@ def test_feature_importances_match_sklearn(reg_data, compare_trees):
     sk = GradientBoostingRegressor(loss="squared_error", **kw).fit(X, y)
     ours = BoostingRegressor(loss="ls", algo="gradient", **kw).fit(X, y)
     reference = [e.tree_ for e in sk.estimators_[:, 0]]
-    np.testing.assert_allclose(_importances(reference), sk.feature_importances_, rtol=1e-14, atol=1e-16)
-    tied = _tied_nodes(compare_trees, X, _ls_targets(y, sk.init_.predict(X), sk.staged_predict(X)), reference,
-                       ours.estimators_)
-    np.testing.assert_allclose(ours.feature_importances_, _importances(reference, ours.estimators_, tied),
-                               rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(
+        _importances(reference), sk.feature_importances_, rtol=1e-14, atol=1e-16
+    )
+    tied = _tied_nodes(
+        compare_trees,
+        X,
+        _ls_targets(y, sk.init_.predict(X), sk.staged_predict(X)),
+        reference,
+        ours.estimators_,
+    )
+    np.testing.assert_allclose(
+        ours.feature_importances_,
+        _importances(reference, ours.estimators_, tied),
+        rtol=1e-8,
+        atol=1e-12,
+    )
     assert ours.feature_importances_.sum() == pytest.approx(1.0)
 
 
 def test_feature_importances_ignore_nesterov_weights_and_empty_trees(reg_data):
     X, y, _, _ = reg_data
-    est = BoostingRegressor(loss="lad", algo="accelerated_prox", n_estimators=25, random_state=0,
-                            engine="sklearn").fit(X, y)
-    per_tree = [t.tree_.compute_feature_importances(normalize=False) for t in est.estimators_ if t.tree_.node_count > 1]
+    est = BoostingRegressor(
+        loss="lad", algo="accelerated_prox", n_estimators=25, random_state=0, engine="sklearn"
+    ).fit(X, y)
+    per_tree = [
+        t.tree_.compute_feature_importances(normalize=False)
+        for t in est.estimators_
+        if t.tree_.node_count > 1
+    ]
     mean = np.mean(per_tree, axis=0)
     np.testing.assert_allclose(est.feature_importances_, mean / mean.sum(), rtol=1e-10)
-    flat = BoostingRegressor(loss="ls", n_estimators=3).fit(X, np.full(len(y), 2.0))  # no tree splits
+    flat = BoostingRegressor(loss="ls", n_estimators=3).fit(
+        X, np.full(len(y), 2.0)
+    )  # no tree splits
     assert np.all(flat.n_leaves_ == 1)
     np.testing.assert_array_equal(flat.feature_importances_, np.zeros(X.shape[1]))
 
 
-@pytest.mark.skipif("exact" not in ENGINES or "sklearn" not in ENGINES, reason="needs both exact engines")
+@pytest.mark.skipif(
+    "exact" not in ENGINES or "sklearn" not in ENGINES, reason="needs both exact engines"
+)
 def test_feature_importances_equal_across_exact_engines(reg_data, compare_trees):
     """ls: continuous targets, so the only ties are one partition reached through two features
     (lad's two-valued targets tie between partitions too, and the engines' sums round tied
     proxies differently: docs/engines.md); a tied node's gain counts for the feature each chose."""
     X, y, _, _ = reg_data
-    exact, sk = (BoostingRegressor(loss="ls", n_estimators=20, random_state=0, engine=e).fit(X, y)
-                 for e in ("exact", "sklearn"))
+    exact, sk = (
+        BoostingRegressor(loss="ls", n_estimators=20, random_state=0, engine=e).fit(X, y)
+        for e in ("exact", "sklearn")
+    )
     reference = [t.tree_ for t in sk.estimators_]
-    np.testing.assert_allclose(_importances(reference), sk.feature_importances_, rtol=1e-12, atol=1e-16)
-    tied = _tied_nodes(compare_trees, X, _ls_targets(y, sk.init_, sk.staged_predict(X)), reference,
-                       exact.estimators_)
-    np.testing.assert_allclose(exact.feature_importances_, _importances(reference, exact.estimators_, tied),
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        _importances(reference), sk.feature_importances_, rtol=1e-12, atol=1e-16
+    )
+    tied = _tied_nodes(
+        compare_trees,
+        X,
+        _ls_targets(y, sk.init_, sk.staged_predict(X)),
+        reference,
+        exact.estimators_,
+    )
+    np.testing.assert_allclose(
+        exact.feature_importances_,
+        _importances(reference, exact.estimators_, tied),
+        rtol=1e-9,
+        atol=1e-12,
+    )
 
 
 def test_verbose_schedule(reg_data, capsys):
@@ -525,9 +664,15 @@ EXPECTED_FAILED_CHECKS = {
 }
 
 
-@pytest.mark.parametrize("est", [BoostingRegressor(n_estimators=20), BoostingClassifier(n_estimators=20),
-                                 BoostingClassifier(loss="hinge", n_estimators=20)],
-                         ids=["regressor", "classifier", "hinge-classifier"])
+@pytest.mark.parametrize(
+    "est",
+    [
+        BoostingRegressor(n_estimators=20),
+        BoostingClassifier(n_estimators=20),
+        BoostingClassifier(loss="hinge", n_estimators=20),
+    ],
+    ids=["regressor", "classifier", "hinge-classifier"],
+)
 def test_check_estimator(est):
     check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS)
 
@@ -550,7 +695,9 @@ def test_clone_gridsearch_pipeline_pickle(reg_data):
     est = BoostingRegressor(loss="lad", algo="prox", n_estimators=20)
     c = clone(est)
     assert c.get_params() == est.get_params()
-    grid = GridSearchCV(make_pipeline(StandardScaler(), est), {"boostingregressor__step": [0.1, 10.0]}, cv=2)
+    grid = GridSearchCV(
+        make_pipeline(StandardScaler(), est), {"boostingregressor__step": [0.1, 10.0]}, cv=2
+    )
     grid.fit(X, y)
     assert grid.best_params_["boostingregressor__step"] in (0.1, 10.0)
     fitted = est.fit(X, y)
@@ -564,8 +711,16 @@ def test_clone_gridsearch_pipeline_pickle(reg_data):
 @pytest.mark.parametrize(
     "Est, params, match",
     [
-        (BoostingRegressor, dict(loss="hinge"), r"loss='hinge'.*allowed values.*'ls'.*BoostingClassifier"),
-        (BoostingClassifier, dict(loss="lad"), r"loss='lad'.*allowed values.*'exponential'.*BoostingRegressor"),
+        (
+            BoostingRegressor,
+            dict(loss="hinge"),
+            r"loss='hinge'.*allowed values.*'ls'.*BoostingClassifier",
+        ),
+        (
+            BoostingClassifier,
+            dict(loss="lad"),
+            r"loss='lad'.*allowed values.*'exponential'.*BoostingRegressor",
+        ),
         (BoostingRegressor, dict(loss="huber"), r"loss='huber'.*allowed values"),
         (BoostingRegressor, dict(algo="newton"), r"algo='newton'.*allowed values.*residual_prox"),
         (BoostingRegressor, dict(learning_rate=0.0), r"learning_rate=0.0.*\(0, 1\]"),
@@ -579,7 +734,11 @@ def test_clone_gridsearch_pipeline_pickle(reg_data):
         (BoostingRegressor, dict(max_depth=0), r"max_depth=0.*>= 1"),
         (BoostingClassifier, dict(newton_steps=0), r"newton_steps=0.*>= 1"),
         (BoostingRegressor, dict(engine="gpu"), r"engine='gpu'.*allowed values"),
-        (BoostingRegressor, dict(tie_rule="lowest"), r"tie_rule='lowest'.*allowed values.*'midpoint', 'authors'"),
+        (
+            BoostingRegressor,
+            dict(tie_rule="lowest"),
+            r"tie_rule='lowest'.*allowed values.*'midpoint', 'authors'",
+        ),
         (BoostingRegressor, dict(tol=-1.0), r"tol=-1.0.*>= 0"),
         (BoostingRegressor, dict(tol=np.nan), r"tol=nan.*>= 0"),
         (BoostingRegressor, dict(validation_fraction=1.0), r"validation_fraction=1.0.*\(0, 1\)"),
@@ -587,13 +746,19 @@ def test_clone_gridsearch_pipeline_pickle(reg_data):
         (BoostingRegressor, dict(n_iter_no_change=0), r"n_iter_no_change=0.*None.*>= 1"),
         (BoostingRegressor, dict(verbose=-1), r"verbose=-1.*>= 0"),
         # early stopping on 20 rows: 10% is 2 validation rows (fine), 5% is 1
-        (BoostingRegressor, dict(n_iter_no_change=3, validation_fraction=0.05), r"validation_fraction=0.05.*1 validation"),
+        (
+            BoostingRegressor,
+            dict(n_iter_no_change=3, validation_fraction=0.05),
+            r"validation_fraction=0.05.*1 validation",
+        ),
     ],
 )
 def test_bad_parameters_raise_before_any_tree(Est, params, match, monkeypatch):
     import proxboost.boosting as boosting
 
-    monkeypatch.setattr(boosting, "make_engine", lambda name: pytest.fail("a tree engine was built"))
+    monkeypatch.setattr(
+        boosting, "make_engine", lambda name: pytest.fail("a tree engine was built")
+    )
     X = np.random.RandomState(0).normal(size=(20, 2))
     y = np.arange(20.0) if Est is BoostingRegressor else np.arange(20) % 2
     with pytest.raises(ValueError, match=match):
@@ -614,7 +779,9 @@ def test_bad_parameters_raise_before_any_tree(Est, params, match, monkeypatch):
 def test_bad_sample_weight_raises_before_any_tree(Est, weights, match, monkeypatch):
     import proxboost.boosting as boosting
 
-    monkeypatch.setattr(boosting, "make_engine", lambda name: pytest.fail("a tree engine was built"))
+    monkeypatch.setattr(
+        boosting, "make_engine", lambda name: pytest.fail("a tree engine was built")
+    )
     X = np.random.RandomState(0).normal(size=(20, 2))
     y = np.arange(20.0) if Est is BoostingRegressor else np.arange(20) % 2
     with pytest.raises(ValueError, match=match):
@@ -625,7 +792,9 @@ def test_bad_sample_weight_raises_before_any_tree(Est, weights, match, monkeypat
 def test_non_finite_input_raises(bad, monkeypatch):
     import proxboost.boosting as boosting
 
-    monkeypatch.setattr(boosting, "make_engine", lambda name: pytest.fail("a tree engine was built"))
+    monkeypatch.setattr(
+        boosting, "make_engine", lambda name: pytest.fail("a tree engine was built")
+    )
     X = np.random.RandomState(0).normal(size=(20, 2))
     y = np.arange(20.0)
     if bad.endswith("X"):

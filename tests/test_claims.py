@@ -1,4 +1,6 @@
-"""Each criterion of docs/claims.md on hand-made curves and rows whose verdict is known by construction."""
+"""Each criterion of docs/claims.md on hand-made curves and rows whose verdict is known by
+construction.
+"""
 
 import hashlib
 from pathlib import Path
@@ -7,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from proxboost.analysis import protocol_units
 from proxboost.claims import (
     CLAIMS_COLUMNS,
     STATEMENTS,
@@ -26,15 +29,18 @@ from proxboost.claims import (
     mixed_up,
     scope,
 )
-from proxboost.analysis import protocol_units
 
 T = 1000
 t = np.arange(T + 1)
 
 
 def _c(train, test=None, seconds=None, n_leaves=None):
-    return Curve(train, train * 1.1 if test is None else test, np.linspace(0, 1, len(train)) if seconds is None
-                 else seconds, n_leaves)
+    return Curve(
+        train,
+        train * 1.1 if test is None else test,
+        np.linspace(0, 1, len(train)) if seconds is None else seconds,
+        n_leaves,
+    )
 
 
 def _decay(decades_per_iter, floor=0.0, c0=1.0):
@@ -43,55 +49,63 @@ def _decay(decades_per_iter, floor=0.0, c0=1.0):
     return np.maximum(y, floor * c0) if floor else y
 
 
-# -- floor -------------------------------------------------------------------------------------------
+# -- floor -----------------------------------------------------------------------------------------
 def test_floor_from_the_curve():
-    y = _decay(0.1, floor=1e-9)                       # reaches 1e-9 at t = 90, then flat
+    y = _decay(0.1, floor=1e-9)  # reaches 1e-9 at t = 90, then flat
     assert floor_start(y) == 90
-    plateau = np.maximum(_decay(0.01), 0.1)           # flat far above zero: not a floor
+    plateau = np.maximum(_decay(0.01), 0.1)  # flat far above zero: not a floor
     assert floor_start(plateau) is None
-    assert floor_start(_decay(0.001)) is None          # still moving
+    assert floor_start(_decay(0.001)) is None  # still moving
 
 
 def test_floor_from_leaf_counts():
-    y = _decay(0.001)                                  # the curve alone shows no floor
+    y = _decay(0.001)  # the curve alone shows no floor
     leaves = np.full(T + 1, 8.0)
     leaves[300:] = 1
     assert floor_start(y, leaves) == 300
-    leaves[-1] = 2                                     # a split at the end: not a floor
+    leaves[-1] = 2  # a split at the end: not a floor
     assert floor_start(y, leaves) is None
 
 
-# -- levels rule ---------------------------------------------------------------------------------------
+# -- levels rule -----------------------------------------------------------------------------------
 def test_levels_rule_faster_slower_similar():
     a, b = _c(_decay(0.02)), _c(_decay(0.01))
     assert levels_rule(a, b)[0] == "a faster" and faster_verdict("a faster") == "confirmed"
     assert levels_rule(b, a)[0] == "b faster" and faster_verdict("b faster") == "contradicted"
     assert levels_rule(_c(_decay(0.0100)), _c(_decay(0.0104)))[0] == "similar"
-    assert faster_verdict("similar") == "contradicted"        # within 20 % at every level is not "faster"
+    assert faster_verdict("similar") == "contradicted"  # within 20 % at every level is not "faster"
 
 
 def test_levels_rule_mixed_and_inside_the_floor():
     fast_then_slow = np.where(t < 100, 10.0 ** (-0.02 * t), 10.0 ** (-2 - 0.001 * (t - 100)))
     assert levels_rule(_c(fast_then_slow), _c(_decay(0.004)))[0] == "mixed"
     assert faster_verdict("mixed") == "inconclusive"
-    # single-leaf trees from t = 60 (a) and 120 (b): both floors at 10^-1.2 C0, no level 10x above them
+    # single-leaf trees from t = 60 (a) and 120 (b): both floors at 10^-1.2 C0, no level 10x above
+    # them
     leaves_a, leaves_b = np.where(t < 60, 4.0, 1.0), np.where(t < 120, 4.0, 1.0)
     a, b = _c(_decay(0.02), n_leaves=leaves_a), _c(_decay(0.01), n_leaves=leaves_b)
     assert a.floor == 60 and b.floor == 120
     assert levels_rule(a, b)[0] == "unmeasurable"
-    assert levels_rule(_c(_decay(0.02)), _c(_decay(0.01)))[0] == "a faster"     # the same curves without floors
+    assert (
+        levels_rule(_c(_decay(0.02)), _c(_decay(0.01)))[0] == "a faster"
+    )  # the same curves without floors
 
 
 def test_levels_rule_in_seconds():
-    a, b = _c(_decay(0.01), seconds=t * 3.0), _c(_decay(0.01), seconds=t * 1.0)   # same iterations, 3x the time
+    a, b = (
+        _c(_decay(0.01), seconds=t * 3.0),
+        _c(_decay(0.01), seconds=t * 1.0),
+    )  # same iterations, 3x the time
     assert levels_rule(a, b)[0] == "similar" and levels_rule(a, b, x="seconds")[0] == "b faster"
 
 
-# -- mixed up ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("gap, verdict", [(0.05, "confirmed"), (0.2, "inconclusive"), (0.5, "contradicted")])
+# -- mixed up --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "gap, verdict", [(0.05, "confirmed"), (0.2, "inconclusive"), (0.5, "contradicted")]
+)
 def test_mixed_up(gap, verdict):
     a = _decay(0.005)
-    b = a * 10 ** (gap * np.minimum(t, 100) / 100)     # the gap opens to ``gap`` decades
+    b = a * 10 ** (gap * np.minimum(t, 100) / 100)  # the gap opens to ``gap`` decades
     v, measured = mixed_up(_c(a), _c(b))
     assert v == verdict and measured == pytest.approx(gap)
 
@@ -99,11 +113,11 @@ def test_mixed_up(gap, verdict):
 def test_mixed_up_ignores_the_floor():
     a = _decay(0.02, floor=1e-9)
     b = a.copy()
-    b[460:] = 1e-12                                    # differs only once a is at its floor (t >= 450)
+    b[460:] = 1e-12  # differs only once a is at its floor (t >= 450)
     assert mixed_up(_c(a), _c(b))[0] == "confirmed"
 
 
-# -- linear fit ----------------------------------------------------------------------------------------------
+# -- linear fit ------------------------------------------------------------------------------------
 def _r2(y):
     x, ly = t[50:], np.log10(y[50:])
     resid = ly - np.polyval(np.polyfit(x, ly, 1), x)
@@ -113,15 +127,27 @@ def _r2(y):
 def test_linear_fit_agrees_with_numpy():
     y = 10.0 ** (-0.003 * t + 0.2 * np.sin(t / 80))
     slope, r2, n = linear_fit(_c(y))
-    assert r2 == pytest.approx(_r2(y)) and n == T - 49 and slope == pytest.approx(np.polyfit(t[50:], np.log10(y[50:]), 1)[0])
+    assert (
+        r2 == pytest.approx(_r2(y))
+        and n == T - 49
+        and slope == pytest.approx(np.polyfit(t[50:], np.log10(y[50:]), 1)[0])
+    )
 
 
-@pytest.mark.parametrize("wiggle, verdict", [(0.0, "confirmed"), (0.35, "inconclusive"), (1.0, "contradicted")])
+@pytest.mark.parametrize(
+    "wiggle, verdict", [(0.0, "confirmed"), (0.35, "inconclusive"), (1.0, "contradicted")]
+)
 def test_statement_2c_linear_fit(curve_frame, wiggle, verdict):
     y = 10.0 ** (-0.003 * t + wiggle * np.sin(t / 80))
     r2 = _r2(y)
-    assert {"confirmed": r2 >= 0.95, "inconclusive": 0.8 <= r2 < 0.95, "contradicted": r2 < 0.8}[verdict]
-    frames = [curve_frame("convergence", loss, "prox", d, y, step=1.0) for loss in ("lad", "hinge") for d in (3, 15)]
+    assert {"confirmed": r2 >= 0.95, "inconclusive": 0.8 <= r2 < 0.95, "contradicted": r2 < 0.8}[
+        verdict
+    ]
+    frames = [
+        curve_frame("convergence", loss, "prox", d, y, step=1.0)
+        for loss in ("lad", "hinge")
+        for d in (3, 15)
+    ]
     rows = judge_synthetic("2c", CurveSet(pd.concat(frames)))
     assert rows[0]["scope"] == "all" and rows[0]["verdict"] == verdict
 
@@ -134,19 +160,27 @@ def test_statement_1c_needs_deeper_trees_steeper(curve_frame):
                 out.append(curve_frame("convergence", loss, algo, 3, _decay(0.004), step=step))
                 out.append(curve_frame("convergence", loss, algo, 15, _decay(slope15), step=step))
         return CurveSet(pd.concat(out))
-    assert judge_synthetic("1c", frames(0.008))[0]["verdict"] == "confirmed"       # 2x steeper
-    assert judge_synthetic("1c", frames(0.005))[0]["verdict"] == "inconclusive"    # 1.25x: steeper, not 1.5x
-    assert judge_synthetic("1c", frames(0.003))[0]["verdict"] == "contradicted"    # shallower
+
+    assert judge_synthetic("1c", frames(0.008))[0]["verdict"] == "confirmed"  # 2x steeper
+    assert (
+        judge_synthetic("1c", frames(0.005))[0]["verdict"] == "inconclusive"
+    )  # 1.25x: steeper, not 1.5x
+    assert judge_synthetic("1c", frames(0.003))[0]["verdict"] == "contradicted"  # shallower
 
 
-# -- aggregation ----------------------------------------------------------------------------------------
+# -- aggregation -----------------------------------------------------------------------------------
 def test_aggregation_over_runs():
     assert aggregate_runs(["confirmed"] * 4 + ["inconclusive"])[0] == "confirmed"
     assert aggregate_runs(["confirmed"] * 4 + ["contradicted"])[0] == "inconclusive"
     assert aggregate_runs(["contradicted"] * 5)[0] == "contradicted"
-    assert aggregate_runs(["confirmed"] * 3 + ["inconclusive"] * 2)[0] == "inconclusive"     # 60 % < 80 %
+    assert (
+        aggregate_runs(["confirmed"] * 3 + ["inconclusive"] * 2)[0] == "inconclusive"
+    )  # 60 % < 80 %
     assert aggregate_runs([])[0] == "inconclusive"
-    assert "4 confirmed, 1 contradicted, 0 inconclusive of 5" in aggregate_runs(["confirmed"] * 4 + ["contradicted"])[1]
+    assert (
+        "4 confirmed, 1 contradicted, 0 inconclusive of 5"
+        in aggregate_runs(["confirmed"] * 4 + ["contradicted"])[1]
+    )
     assert combine_all(["confirmed", "confirmed"]) == "confirmed"
     assert combine_all(["confirmed", "inconclusive"]) == "inconclusive"
     assert combine_all(["confirmed", "contradicted", "inconclusive"]) == "contradicted"
@@ -155,7 +189,7 @@ def test_aggregation_over_runs():
 def test_count_rule_with_missing_cells():
     assert count_rule(3, 0, 3, 1) == "confirmed"
     assert count_rule(1, 0, 3, 1) == "contradicted"
-    assert count_rule(1, 3, 3, 1) == "inconclusive"          # missing cells could still confirm it
+    assert count_rule(1, 3, 3, 1) == "inconclusive"  # missing cells could still confirm it
     assert count_rule(2, 0, 3, 1) == "inconclusive"
 
 
@@ -163,8 +197,23 @@ def _convergence(curve_frame, p_rate, g_rate, seed=0, tie_rule=None, losses=("la
     out = []
     for loss in losses:
         for d in (3, 15):
-            out.append(curve_frame("convergence", loss, "prox", d, _decay(p_rate), step=1.0, seed=seed, tie_rule=tie_rule))
-            out.append(curve_frame("convergence", loss, "gradient", d, _decay(g_rate), seed=seed, tie_rule=tie_rule))
+            out.append(
+                curve_frame(
+                    "convergence",
+                    loss,
+                    "prox",
+                    d,
+                    _decay(p_rate),
+                    step=1.0,
+                    seed=seed,
+                    tie_rule=tie_rule,
+                )
+            )
+            out.append(
+                curve_frame(
+                    "convergence", loss, "gradient", d, _decay(g_rate), seed=seed, tie_rule=tie_rule
+                )
+            )
     return out
 
 
@@ -172,19 +221,27 @@ def test_statement_2a_per_run_and_aggregated(curve_frame):
     ok = CurveSet(pd.concat(_convergence(curve_frame, 0.02, 0.01)))
     rows = judge_synthetic("2a", ok)
     assert rows[0]["verdict"] == "confirmed" and rows[0]["n_support"] == 1
-    assert {r["scope"] for r in rows[1:]} == {scope(loss=lo, depth=d) for lo in ("lad", "hinge") for d in (3, 15)}
+    assert {r["scope"] for r in rows[1:]} == {
+        scope(loss=lo, depth=d) for lo in ("lad", "hinge") for d in (3, 15)
+    }
     bad = CurveSet(pd.concat(_convergence(curve_frame, 0.01, 0.02)))
     assert judge_synthetic("2a", bad)[0]["verdict"] == "contradicted"
-    # 3 seeds x 2 tie rules; one run (seed 2, authors) has G faster: 5 of 6 confirmed, 1 contradicted
+    # 3 seeds x 2 tie rules; one run (seed 2, authors) has G faster: 5 of 6 confirmed, 1
+    # contradicted
     frames = []
     for seed in range(3):
         for rule in ("midpoint", "authors"):
             flip = seed == 2 and rule == "authors"
-            frames += _convergence(curve_frame, 0.01 if flip else 0.02, 0.02 if flip else 0.01, seed, rule)
+            frames += _convergence(
+                curve_frame, 0.01 if flip else 0.02, 0.02 if flip else 0.01, seed, rule
+            )
     rows = judge_synthetic("2a", CurveSet(pd.concat(frames)))
     top = rows[0]
     assert top["verdict"] == "inconclusive" and top["n_support"] == 6
-    assert "5 confirmed, 1 contradicted" in top["numbers"] and "tie rule midpoint/authors" in top["protocol"]
+    assert (
+        "5 confirmed, 1 contradicted" in top["numbers"]
+        and "tie rule midpoint/authors" in top["protocol"]
+    )
     by_scope = {r["scope"]: r for r in rows}
     assert by_scope["tie_rule=midpoint"]["verdict"] == "confirmed"
     assert by_scope["tie_rule=authors"]["verdict"] == "inconclusive"
@@ -195,17 +252,35 @@ def test_tie_rules_do_not_multiply_runs_of_losses_without_ties(curve_frame):
     frames = []
     for rule in ("midpoint", "authors"):
         for d in (3, 15):
-            frames.append(curve_frame("convergence", "ls", "gradient", d, _decay(0.01), tie_rule=rule))
-            frames.append(curve_frame("convergence", "ls", "prox", d, _decay(0.01), step=1.0, tie_rule=rule))
+            frames.append(
+                curve_frame("convergence", "ls", "gradient", d, _decay(0.01), tie_rule=rule)
+            )
+            frames.append(
+                curve_frame("convergence", "ls", "prox", d, _decay(0.01), step=1.0, tie_rule=rule)
+            )
     rows = judge_synthetic("1a", CurveSet(pd.concat(frames)))
     assert rows[0]["verdict"] == "confirmed" and rows[0]["n_support"] == 1
 
 
 def test_statement_1a_is_strict(curve_frame):
     def cs(factor):
-        return CurveSet(pd.concat([curve_frame("convergence", "ls", a, d, _decay(0.01) * (factor if a == "prox" else 1),
-                                               step=1.0 if a == "prox" else None)
-                                   for a in ("gradient", "prox") for d in (3, 15)]))
+        return CurveSet(
+            pd.concat(
+                [
+                    curve_frame(
+                        "convergence",
+                        "ls",
+                        a,
+                        d,
+                        _decay(0.01) * (factor if a == "prox" else 1),
+                        step=1.0 if a == "prox" else None,
+                    )
+                    for a in ("gradient", "prox")
+                    for d in (3, 15)
+                ]
+            )
+        )
+
     assert judge_synthetic("1a", cs(1.0))[0]["verdict"] == "confirmed"
     assert judge_synthetic("1a", cs(1 + 1e-4))[0]["verdict"] == "inconclusive"
     assert judge_synthetic("1a", cs(1.01))[0]["verdict"] == "contradicted"
@@ -213,12 +288,22 @@ def test_statement_1a_is_strict(curve_frame):
 
 def test_statement_2b_plateau_and_floor(curve_frame):
     def cs(g):
-        return CurveSet(pd.concat([curve_frame("convergence", "hinge", "gradient", d, g) for d in (3, 15)] +
-                                  [curve_frame("convergence", "hinge", "prox", d, _decay(0.003), step=1.0) for d in (3, 15)]))
-    plateau = np.maximum(_decay(0.01), 0.2)            # G stuck at 0.2 C0, P at 1e-3 C0
+        return CurveSet(
+            pd.concat(
+                [curve_frame("convergence", "hinge", "gradient", d, g) for d in (3, 15)]
+                + [
+                    curve_frame("convergence", "hinge", "prox", d, _decay(0.003), step=1.0)
+                    for d in (3, 15)
+                ]
+            )
+        )
+
+    plateau = np.maximum(_decay(0.01), 0.2)  # G stuck at 0.2 C0, P at 1e-3 C0
     assert judge_synthetic("2b", cs(plateau))[0]["verdict"] == "confirmed"
-    assert judge_synthetic("2b", cs(_decay(0.003)))[0]["verdict"] == "contradicted"     # G as low as P
-    assert judge_synthetic("2b", cs(_decay(0.02, floor=1e-9)))[0]["verdict"] == "contradicted"   # G at its floor
+    assert judge_synthetic("2b", cs(_decay(0.003)))[0]["verdict"] == "contradicted"  # G as low as P
+    assert (
+        judge_synthetic("2b", cs(_decay(0.02, floor=1e-9)))[0]["verdict"] == "contradicted"
+    )  # G at its floor
 
 
 def test_statements_7a_7b_7c(curve_frame):
@@ -227,19 +312,43 @@ def test_statements_7a_7b_7c(curve_frame):
     decreasing = 0.6 * np.exp(-tt / 200)
 
     def cs(g, p, seeds=(0,)):
-        return CurveSet(pd.concat([f for s in seeds for f in (
-            curve_frame("intro", "lad", "gradient", 2, g, test=g + 0.1, seed=s),
-            curve_frame("intro", "lad", "prox", 2, p, test=p + 0.05, step=1.0, seed=s))]))
+        return CurveSet(
+            pd.concat(
+                [
+                    f
+                    for s in seeds
+                    for f in (
+                        curve_frame("intro", "lad", "gradient", 2, g, test=g + 0.1, seed=s),
+                        curve_frame("intro", "lad", "prox", 2, p, test=p + 0.05, step=1.0, seed=s),
+                    )
+                ]
+            )
+        )
+
     good = cs(plateau, decreasing)
     assert [judge_synthetic(s, good)[0]["verdict"] for s in ("7a", "7b", "7c")] == ["confirmed"] * 3
     bad = cs(decreasing, plateau)
     assert [judge_synthetic(s, bad)[0]["verdict"] for s in ("7a", "7b")] == ["contradicted"] * 2
-    mild = 0.3 * (1 - 0.07 * np.clip((tt - 250) / 250, 0, 1))        # 7 % decrease: between 5 and 10 %
+    mild = 0.3 * (1 - 0.07 * np.clip((tt - 250) / 250, 0, 1))  # 7 % decrease: between 5 and 10 %
     assert judge_synthetic("7a", cs(mild, decreasing))[0]["verdict"] == "inconclusive"
     # 7c counts seeds: P below G on 4 of 5 seeds confirms it
-    frames = [curve_frame("intro", "lad", "gradient", 2, plateau, test=np.full(501, 0.3), seed=s) for s in range(5)]
-    frames += [curve_frame("intro", "lad", "prox", 2, decreasing, test=np.full(501, 0.4 if s == 4 else 0.2),
-                           step=1.0, seed=s) for s in range(5)]
+    frames = [
+        curve_frame("intro", "lad", "gradient", 2, plateau, test=np.full(501, 0.3), seed=s)
+        for s in range(5)
+    ]
+    frames += [
+        curve_frame(
+            "intro",
+            "lad",
+            "prox",
+            2,
+            decreasing,
+            test=np.full(501, 0.4 if s == 4 else 0.2),
+            step=1.0,
+            seed=s,
+        )
+        for s in range(5)
+    ]
     top = judge_synthetic("7c", CurveSet(pd.concat(frames)))[0]
     assert top["verdict"] == "confirmed" and "4 of 5" in top["numbers"]
 
@@ -247,35 +356,60 @@ def test_statements_7a_7b_7c(curve_frame):
 def test_statements_4b_4e_divergence(curve_frame):
     frames = []
     for loss in ("lad", "hinge"):
-        u = np.concatenate([np.linspace(1, 0.1, 301), np.linspace(0.1, 1.0, 700)])    # min at 300, ends 10x higher
-        test = np.concatenate([np.linspace(1, 0.3, 101), np.linspace(0.3, 1.5, 900)])  # min test at 100
+        u = np.concatenate(
+            [np.linspace(1, 0.1, 301), np.linspace(0.1, 1.0, 700)]
+        )  # min at 300, ends 10x higher
+        test = np.concatenate(
+            [np.linspace(1, 0.3, 101), np.linspace(0.3, 1.5, 900)]
+        )  # min test at 100
         frames.append(curve_frame("proximal_step", loss, "accelerated_gradient", 3, u, test=test))
         for s in (0.01, 0.1, 1.0, 10.0, 100.0):
-            frames.append(curve_frame("proximal_step", loss, "accelerated_prox", 3, u, test=test, step=s))
+            frames.append(
+                curve_frame("proximal_step", loss, "accelerated_prox", 3, u, test=test, step=s)
+            )
     cs = CurveSet(pd.concat(frames))
     assert judge_synthetic("4b", cs)[0]["verdict"] == "confirmed"
     assert judge_synthetic("4e", cs)[0]["verdict"] == "confirmed"
-    early = [f.assign(test_loss=np.concatenate([np.linspace(1, 0.3, 501), np.linspace(0.3, 1.5, 500)])) for f in frames]
-    assert judge_synthetic("4e", CurveSet(pd.concat(early)))[0]["verdict"] == "contradicted"   # train min before test min
+    early = [
+        f.assign(test_loss=np.concatenate([np.linspace(1, 0.3, 501), np.linspace(0.3, 1.5, 500)]))
+        for f in frames
+    ]
+    assert (
+        judge_synthetic("4e", CurveSet(pd.concat(early)))[0]["verdict"] == "contradicted"
+    )  # train min before test min
     flat = [f.assign(train_loss=_decay(0.001), test_loss=_decay(0.001)) for f in frames]
     assert judge_synthetic("4b", CurveSet(pd.concat(flat)))[0]["verdict"] == "contradicted"
-    assert judge_synthetic("4e", CurveSet(pd.concat(flat)))[0]["verdict"] == "inconclusive"    # nothing diverges
+    assert (
+        judge_synthetic("4e", CurveSet(pd.concat(flat)))[0]["verdict"] == "inconclusive"
+    )  # nothing diverges
 
 
 def test_curves_without_leaf_counts_say_so(curve_frame):
     cs = CurveSet(pd.concat(_convergence(curve_frame, 0.02, 0.01)))
     assert "no leaf counts" in judge_synthetic("2a", cs)[0]["protocol"]
     with_leaves = [f.assign(n_leaves=8.0) for f in _convergence(curve_frame, 0.02, 0.01)]
-    assert "no leaf counts" not in judge_synthetic("2a", CurveSet(pd.concat(with_leaves)))[0]["protocol"]
+    assert (
+        "no leaf counts"
+        not in judge_synthetic("2a", CurveSet(pd.concat(with_leaves)))[0]["protocol"]
+    )
 
 
-# -- real data -------------------------------------------------------------------------------------------
+# -- real data -------------------------------------------------------------------------------------
 def _rows(values_by_cell, protocol="paper/20splits/T1000", engine="exact"):
     out = []
     for (ds, loss, algo), values in values_by_cell.items():
         for k, v in enumerate(values):
-            out.append(dict(protocol=protocol, dataset=ds, loss=loss, algo=algo, split=k, test_loss=v,
-                            engine="none" if algo in ("xgboost", "random_forest") else engine))
+            out.append(
+                dict(
+                    protocol=protocol,
+                    dataset=ds,
+                    loss=loss,
+                    algo=algo,
+                    split=k,
+                    test_loss=v,
+                    engine="none" if algo in ("xgboost", "random_forest") else engine,
+                )
+            )
     return pd.DataFrame(out)
 
 
@@ -296,37 +430,90 @@ def test_always_rule_confirmed_contradicted_inconclusive():
     units = protocol_units(_6c_rows(lambda ds, loss: -0.1 - 0.01 * np.arange(20)))
     top = judge_real("6c", units)[0]
     assert top["verdict"] == "confirmed" and top["n_support"] == 12
-    worse = protocol_units(_6c_rows(lambda ds, loss: (0.1 if ds == "crabs" and loss == "lad" else -0.1) + 0.01 * np.arange(20)))
+    worse = protocol_units(
+        _6c_rows(
+            lambda ds, loss: (
+                (0.1 if ds == "crabs" and loss == "lad" else -0.1) + 0.01 * np.arange(20)
+            )
+        )
+    )
     assert judge_real("6c", worse)[0]["verdict"] == "contradicted"
-    noisy = protocol_units(_6c_rows(lambda ds, loss: (np.tile([0.1, -0.1], 10) if ds == "engel" else -0.1)
-                                    + 0.001 * np.arange(20)))
+    noisy = protocol_units(
+        _6c_rows(
+            lambda ds, loss: (
+                (np.tile([0.1, -0.1], 10) if ds == "engel" else -0.1) + 0.001 * np.arange(20)
+            )
+        )
+    )
     assert judge_real("6c", noisy)[0]["verdict"] == "inconclusive"
 
 
 def test_holm_decides_the_always_rule():
-    # two cells worse with a raw p in (0.025, 0.05): contradicted by the raw rule, not after Holm (2 p > 0.05)
-    d = np.array([0.5, 0.4, -0.3, 0.6, 0.2, -0.1, 0.35, 0.45, -0.05, 0.25, 0.15, 0.55, -0.2, 0.3, 0.1, -0.2, -0.15, 0.4,
-                  0.05, -0.25])
+    # two cells worse with a raw p in (0.025, 0.05): contradicted by the raw rule, not after Holm (2
+    # p > 0.05)
+    d = np.array(
+        [
+            0.5,
+            0.4,
+            -0.3,
+            0.6,
+            0.2,
+            -0.1,
+            0.35,
+            0.45,
+            -0.05,
+            0.25,
+            0.15,
+            0.55,
+            -0.2,
+            0.3,
+            0.1,
+            -0.2,
+            -0.15,
+            0.4,
+            0.05,
+            -0.25,
+        ]
+    )
     from scipy.stats import wilcoxon
+
     p = wilcoxon(d).pvalue
     assert 0.025 < p < 0.05 and np.median(d) > 0
     worse = {("crabs", "lad"), ("engel", "lad")}
-    units = protocol_units(_6c_rows(lambda ds, loss: d if (ds, loss) in worse else -0.1 - 0.01 * np.arange(20)))
+    units = protocol_units(
+        _6c_rows(lambda ds, loss: d if (ds, loss) in worse else -0.1 - 0.01 * np.arange(20))
+    )
     top = judge_real("6c", units)[0]
     assert top["verdict"] == "inconclusive" and "raw rule: contradicted" in top["numbers"]
-    once = protocol_units(_6c_rows(lambda ds, loss: d if (ds, loss) == ("crabs", "lad") else -0.1 - 0.01 * np.arange(20)))
-    assert judge_real("6c", once)[0]["verdict"] == "contradicted"       # alone, the largest p is not inflated
+    once = protocol_units(
+        _6c_rows(
+            lambda ds, loss: d if (ds, loss) == ("crabs", "lad") else -0.1 - 0.01 * np.arange(20)
+        )
+    )
+    assert (
+        judge_real("6c", once)[0]["verdict"] == "contradicted"
+    )  # alone, the largest p is not inflated
 
 
 def test_one_protocol_per_verdict_and_missing_cells():
     a = _6c_rows(lambda ds, loss: -0.1 - 0.01 * np.arange(20), datasets=DATASETS[:4])
-    b = _6c_rows(lambda ds, loss: -0.1 - 0.01 * np.arange(20), protocol="reduced/20splits/T1000", datasets=DATASETS[4:])
+    b = _6c_rows(
+        lambda ds, loss: -0.1 - 0.01 * np.arange(20),
+        protocol="reduced/20splits/T1000",
+        datasets=DATASETS[4:],
+    )
     rows = judge_real("6c", protocol_units(pd.concat([a, b])))
     top = rows[0]
-    # every cell is confirmed, but no protocol covers every dataset: an "always" statement stays inconclusive
-    assert top["verdict"] == "inconclusive" and top["protocol"] == "paper/20splits/T1000, exact trees"
+    # every cell is confirmed, but no protocol covers every dataset: an "always" statement stays
+    # inconclusive
+    assert (
+        top["verdict"] == "inconclusive" and top["protocol"] == "paper/20splits/T1000, exact trees"
+    )
     assert "4 missing" in top["numbers"] and "reduced/20splits/T1000" in top["numbers"]
-    assert {r["protocol"] for r in rows[1:]} == {"paper/20splits/T1000, exact trees", "reduced/20splits/T1000, exact trees"}
+    assert {r["protocol"] for r in rows[1:]} == {
+        "paper/20splits/T1000, exact trees",
+        "reduced/20splits/T1000, exact trees",
+    }
 
 
 def _6a_rows(xgb):
@@ -341,10 +528,12 @@ def _6a_rows(xgb):
 
 
 def test_equivalence_margins_6a():
-    jitter = np.tile([1.0, -1.0], 10) * np.linspace(0.001, 0.002, 20)        # within ±0.2 % of the loss
+    jitter = np.tile([1.0, -1.0], 10) * np.linspace(0.001, 0.002, 20)  # within ±0.2 % of the loss
     assert judge_real("6a", _6a_rows(G + jitter))[0]["verdict"] == "confirmed"
-    assert judge_real("6a", _6a_rows(G * 1.05 + 0.001 * np.arange(20)))[0]["verdict"] == "contradicted"   # 5 % apart
-    wide = np.tile([1.0, -1.0], 10) * 0.1                                     # ±10 %: interval too wide to tell
+    assert (
+        judge_real("6a", _6a_rows(G * 1.05 + 0.001 * np.arange(20)))[0]["verdict"] == "contradicted"
+    )  # 5 % apart
+    wide = np.tile([1.0, -1.0], 10) * 0.1  # ±10 %: interval too wide to tell
     assert judge_real("6a", _6a_rows(G + wide))[0]["verdict"] == "inconclusive"
 
 
@@ -352,16 +541,36 @@ def test_counting_statement_6b():
     def units(winners):
         cells = {}
         for i, ds in enumerate(DATASETS):
-            for k, algo in enumerate(("gradient", "prox", "residual_gradient", "residual_prox", "accelerated_gradient",
-                                      "accelerated_prox", "xgboost", "random_forest")):
+            for k, algo in enumerate(
+                (
+                    "gradient",
+                    "prox",
+                    "residual_gradient",
+                    "residual_prox",
+                    "accelerated_gradient",
+                    "accelerated_prox",
+                    "xgboost",
+                    "random_forest",
+                )
+            ):
                 cells[(ds, "ls", algo)] = G + (0.0 if algo == winners[i] else 0.1 + 0.01 * k)
         return protocol_units(_rows(cells))
-    assert judge_real("6b", units(["residual_prox"] * 3 + ["xgboost"] * 3))[0]["verdict"] == "confirmed"
-    assert judge_real("6b", units(["residual_gradient"] + ["prox"] * 5))[0]["verdict"] == "contradicted"
-    assert judge_real("6b", units(["residual_gradient"] * 2 + ["prox"] * 4))[0]["verdict"] == "inconclusive"
+
+    assert (
+        judge_real("6b", units(["residual_prox"] * 3 + ["xgboost"] * 3))[0]["verdict"]
+        == "confirmed"
+    )
+    assert (
+        judge_real("6b", units(["residual_gradient"] + ["prox"] * 5))[0]["verdict"]
+        == "contradicted"
+    )
+    assert (
+        judge_real("6b", units(["residual_gradient"] * 2 + ["prox"] * 4))[0]["verdict"]
+        == "inconclusive"
+    )
 
 
-# -- the whole table ----------------------------------------------------------------------------------------
+# -- the whole table -------------------------------------------------------------------------------
 def test_judge_without_data_gives_34_inconclusive_statements():
     claims = judge(pd.DataFrame(), pd.DataFrame(), sha="s")
     top = claims[claims["scope"] == "all"]
@@ -377,7 +586,10 @@ def test_criteria_sha_is_the_hash_of_docs_claims():
 
 def test_scope_order_and_bad_keys():
     assert scope() == "all"
-    assert scope(seed=1, loss="lad", depth=3, tie_rule="authors") == "loss=lad;depth=3;tie_rule=authors;seed=1"
+    assert (
+        scope(seed=1, loss="lad", depth=3, tie_rule="authors")
+        == "loss=lad;depth=3;tie_rule=authors;seed=1"
+    )
     assert scope(**{"lambda": 0.1}) == "lambda=0.1"
     with pytest.raises(ValueError, match="scope keys"):
         scope(algo="prox")
@@ -387,16 +599,21 @@ def test_noise_read_from_the_run_identity(curve_frame):
     from proxboost.claims import with_noise_column
 
     df = curve_frame("intro", "lad", "gradient", 2, np.linspace(1, 0.5, 11))
-    df["identity"] = '{"dataset": {"name": "sines", "params": {"noise_std": 0.1, "n_samples": 1000}}, "seed": 0}'
+    df["identity"] = (
+        '{"dataset": {"name": "sines", "params": {"noise_std": 0.1, "n_samples": 1000}}, "seed": 0}'
+    )
     assert set(with_noise_column(df)["noise_std"]) == {0.1}
     assert with_noise_column(df.drop(columns="identity"))["noise_std"].isna().all()
 
 
-def test_classification_statements_use_the_loss_independent_rows_under_both_losses(classification_rows):
+def test_classification_statements_use_the_loss_independent_rows_under_both_losses(
+    classification_rows,
+):
     units = protocol_units(classification_rows())
     cells = {r["scope"]: r for r in judge_real("6f", units)[1:]}
-    # the error podium is judged under hinge too: random forests' single fit stands in for both losses
+    # the error podium is judged under hinge too: random forests' single fit stands in for both
+    # losses
     for loss in ("exponential", "hinge"):
         assert cells[f"loss={loss};dataset=spam;metric=error"]["n_support"] == 20
     six_i = [r["scope"] for r in judge_real("6i", units)[1:]]
-    assert six_i and not any("RF" in s for s in six_i)            # no hinge − exponential for one fit
+    assert six_i and not any("RF" in s for s in six_i)  # no hinge − exponential for one fit

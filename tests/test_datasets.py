@@ -31,12 +31,13 @@ from proxboost.datasets import (
     DatasetShapeError,
     DatasetUnavailableError,
     UnverifiedDataWarning,
+    _files,
+    _registry,
     dataset_info,
     is_available,
     list_datasets,
     load_dataset,
 )
-from proxboost.datasets import _files, _registry
 from proxboost.datasets.__main__ import main as cli_main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,7 +71,9 @@ PINNED = {
 
 
 class FakeHTTP:
-    """Stands in for pooch.HTTPDownloader: serves ``served[url]`` (bytes, or an exception to raise)."""
+    """Stands in for pooch.HTTPDownloader: serves ``served[url]`` (bytes, or an exception to
+    raise).
+    """
 
     served: dict = {}
     calls: list = []
@@ -80,7 +83,9 @@ class FakeHTTP:
 
     def __call__(self, url, output_file, pooch_obj):
         FakeHTTP.calls.append(url)
-        data = FakeHTTP.served.get(url, requests.exceptions.ConnectionError("network disabled in tests"))
+        data = FakeHTTP.served.get(
+            url, requests.exceptions.ConnectionError("network disabled in tests")
+        )
         if isinstance(data, Exception):
             raise data
         Path(output_file).write_bytes(data)
@@ -143,7 +148,11 @@ def test_registry_lists_all_datasets_with_info():
     assert dataset_info("sines").n == 1000 and dataset_info("sines").d == 1
     assert dataset_info("synthetic").task == "any" and dataset_info("synthetic").synthetic
     assert set(list_datasets(task="classification")) == {
-        "synthetic", "classification", "adult", "advertisements", "spam"
+        "synthetic",
+        "classification",
+        "adult",
+        "advertisements",
+        "spam",
     }
     assert set(list_datasets(synthetic=True)) == {"synthetic", *SYNTHETIC}
     with pytest.raises(ValueError, match="task must be"):
@@ -221,8 +230,9 @@ def test_regression_noise_level():
     residual = y - f
     assert abs(residual.mean()) < 0.01
     assert residual.var() == pytest.approx(0.5, abs=0.015)
-    _, y0, _ = load_dataset("regression", random_state=4, n_samples=100_000, n_features=4,
-                            noise_std=0.0)
+    _, y0, _ = load_dataset(
+        "regression", random_state=4, n_samples=100_000, n_features=4, noise_std=0.0
+    )
     np.testing.assert_allclose(y0, f, rtol=0, atol=1e-12)
 
 
@@ -280,8 +290,9 @@ def test_synthetic_alias_picks_by_task():
         np.testing.assert_array_equal(X, Xr)
         np.testing.assert_array_equal(y, yr)
         assert info.task == task and info.name == task and info.alias == "synthetic"
-    assert load_dataset("synthetic", task="regression", n_samples=None, n_features=None,
-                        random_state=0).X.shape == (800, 100)
+    assert load_dataset(
+        "synthetic", task="regression", n_samples=None, n_features=None, random_state=0
+    ).X.shape == (800, 100)
     with pytest.raises(ValueError, match="task="):
         load_dataset("synthetic")
     with pytest.raises(ValueError, match="regression dataset"):
@@ -336,7 +347,9 @@ def test_corrupt_mirror_file_is_refused_and_not_cached(tmp_path, cache, data_mir
         load_dataset("crabs", mirror=mirror, data_home=cache, download=False)
     message = str(err.value)
     assert "\n" not in message
-    assert f"crabs.csv in the mirror ({mirror / 'crabs' / 'crabs.csv'}) failed its checksum" in message
+    assert (
+        f"crabs.csv in the mirror ({mirror / 'crabs' / 'crabs.csv'}) failed its checksum" in message
+    )
     assert _file("crabs")["sha256"] in message and "download disabled" in message
     assert _files_in(cache) == []  # neither the file nor a temporary part
 
@@ -349,10 +362,16 @@ def test_corrupt_cache_file_is_replaced_from_the_mirror(cache, data_mirror, capl
     with caplog.at_level(logging.WARNING, logger="proxboost.datasets"):
         X, _, info = load_dataset("engel", mirror=data_mirror, data_home=cache)
     (record,) = caplog.records
-    assert record.getMessage().startswith(f"engel.csv in the cache ({cache / 'engel' / 'engel.csv'}) failed its checksum")
-    assert record.getMessage().endswith(f"copied a verified one from the mirror ({data_mirror / 'engel' / 'engel.csv'})")
+    assert record.getMessage().startswith(
+        f"engel.csv in the cache ({cache / 'engel' / 'engel.csv'}) failed its checksum"
+    )
+    assert record.getMessage().endswith(
+        f"copied a verified one from the mirror ({data_mirror / 'engel' / 'engel.csv'})"
+    )
     assert info.origin == "mirror" and X.shape == (235, 1)
-    assert (cache / "engel" / "engel.csv").read_bytes() == (data_mirror / "engel" / "engel.csv").read_bytes()
+    assert (cache / "engel" / "engel.csv").read_bytes() == (
+        data_mirror / "engel" / "engel.csv"
+    ).read_bytes()
 
 
 def test_corrupt_cache_file_without_replacement_is_left_and_reported(cache, data_mirror):
@@ -376,7 +395,11 @@ def test_corrupt_cache_file_is_replaced_by_a_download(cache, data_mirror, caplog
     with caplog.at_level(logging.WARNING, logger="proxboost.datasets"):
         _, _, info = load_dataset("engel", data_home=cache)
     assert info.origin == "download"
-    assert caplog.records[-1].getMessage().endswith(f"failed its checksum; downloaded a verified one from {pinned}")
+    assert (
+        caplog.records[-1]
+        .getMessage()
+        .endswith(f"failed its checksum; downloaded a verified one from {pinned}")
+    )
     assert [p.name for p in _files_in(cache)] == ["engel.csv"]
 
 
@@ -424,7 +447,12 @@ def test_download_is_checked_retried_and_atomic(cache, data_mirror):
     assert info.origin == "download" and X.shape == (235, 1)
     assert [p.name for p in _files_in(cache)] == ["engel.csv"]
     FakeHTTP.calls.clear()
-    flaky = iter([requests.exceptions.ReadTimeout("slow"), (data_mirror / "crabs" / "crabs.csv").read_bytes()])
+    flaky = iter(
+        [
+            requests.exceptions.ReadTimeout("slow"),
+            (data_mirror / "crabs" / "crabs.csv").read_bytes(),
+        ]
+    )
 
     class Flaky(FakeHTTP):
         def __call__(self, url, output_file, pooch_obj):
@@ -502,7 +530,10 @@ def test_advertisements_parses_uci_format(cache, small_ads):
     np.testing.assert_allclose(X, X_expected)
     np.testing.assert_array_equal(y, y_expected)
     assert info.verified is False and (info.n, info.d) == X_expected.shape
-    assert info.sha256 == hashlib.sha256((cache / "advertisements" / "ad.data").read_bytes()).hexdigest()
+    assert (
+        info.sha256
+        == hashlib.sha256((cache / "advertisements" / "ad.data").read_bytes()).hexdigest()
+    )
     assert is_available("advertisements", data_home=cache)
 
 
@@ -518,7 +549,9 @@ def test_advertisements_size_check(tmp_path, cache, small_ads):
     with pytest.raises(DatasetShapeError):
         load_dataset("advertisements", mirror=mirror, data_home=other_cache)
     assert _files_in(other_cache) == []
-    FakeHTTP.served = {_file("advertisements")["urls"][0]: (mirror / "advertisements" / "ad.data").read_bytes()}
+    FakeHTTP.served = {
+        _file("advertisements")["urls"][0]: (mirror / "advertisements" / "ad.data").read_bytes()
+    }
     with pytest.raises(DatasetShapeError):
         load_dataset("advertisements", data_home=other_cache)
     assert _files_in(other_cache) == []
@@ -541,7 +574,10 @@ def test_read_only_cache_reads_mirror_in_place(tmp_path, cache, monkeypatch, sma
         load_dataset("advertisements", mirror=mirror, data_home=cache)
     assert (mirror / "advertisements" / "ad.data").is_file()  # never deletes a mirror file
     small_ads(*X_expected.shape)
-    with caplog.at_level(logging.WARNING, logger="proxboost.datasets"), pytest.warns(UnverifiedDataWarning):
+    with (
+        caplog.at_level(logging.WARNING, logger="proxboost.datasets"),
+        pytest.warns(UnverifiedDataWarning),
+    ):
         X, _, info = load_dataset("advertisements", mirror=mirror, data_home=cache)
     assert "not writable" in caplog.text
     assert info.paths == (str(mirror / "advertisements" / "ad.data"),) and _files_in(cache) == []
@@ -565,13 +601,18 @@ def test_cli_lists_and_prefetches(tmp_path, cache, capsys, data_mirror):
     for name in list_datasets():
         assert name in out
     mirror = _mirror_with(data_mirror, tmp_path, "crabs")
-    assert cli_main(["--data-home", str(cache), "--mirror", str(mirror), "--prefetch", "--offline"]) == 0
+    assert (
+        cli_main(["--data-home", str(cache), "--mirror", str(mirror), "--prefetch", "--offline"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "crabs: ok (mirror)" in out and "spam: unavailable, skipped" in out
     assert "advertisements: ad.data from https://archive.ics.uci.edu/" in out
     assert [p.name for p in _files_in(cache)] == ["crabs.csv"]
     bad = _mirror_with(data_mirror, tmp_path / "bad", "engel", corrupt=True)
-    assert cli_main(["--data-home", str(cache), "--mirror", str(bad), "--prefetch", "--offline"]) == 1
+    assert (
+        cli_main(["--data-home", str(cache), "--mirror", str(bad), "--prefetch", "--offline"]) == 1
+    )
     assert "engel: REFUSED: engel.csv in the mirror" in capsys.readouterr().out
     assert _files_in(cache / "engel") == []
 
@@ -580,9 +621,25 @@ def test_prefetch_with_description_files(tmp_path, cache, data_mirror, capsys):
     mirror = _mirror_with(data_mirror, tmp_path, "spam")
     for doc in _registry.REGISTRY["spam"]["docs"][:1]:
         shutil.copy(data_mirror / "spam" / doc["name"], mirror / "spam" / doc["name"])
-    assert cli_main(["--data-home", str(cache), "--mirror", str(mirror), "--prefetch", "--docs", "--offline"]) == 0
+    assert (
+        cli_main(
+            [
+                "--data-home",
+                str(cache),
+                "--mirror",
+                str(mirror),
+                "--prefetch",
+                "--docs",
+                "--offline",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
-    assert "spam: ok (mirror)" in out and "spam: description file spambase.DOCUMENTATION not fetched" in out
+    assert (
+        "spam: ok (mirror)" in out
+        and "spam: description file spambase.DOCUMENTATION not fetched" in out
+    )
     assert {p.name for p in _files_in(cache / "spam")} == {"spambase.data", "spambase.names"}
 
 
@@ -590,24 +647,50 @@ def test_prefetch_with_description_files(tmp_path, cache, data_mirror, capsys):
 def test_cli_runs_as_module(tmp_path):
     env = {**os.environ, "PROXBOOST_DATA_HOME": str(tmp_path), "PROXBOOST_OFFLINE": "1"}
     env.pop("PROXBOOST_DATA_MIRROR", None)
-    result = subprocess.run([sys.executable, "-m", "proxboost.datasets"], capture_output=True, text=True,
-                            env=env, timeout=60, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "proxboost.datasets"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
     assert "whitewine" in result.stdout and "MISSING" in result.stdout
 
 
 @pytest.mark.slow
 def test_run_py_reports_a_corrupt_data_file_in_one_line(tmp_path, data_mirror):
     (tmp_path / "data" / "engel").mkdir(parents=True)
-    (tmp_path / "data" / "engel" / "engel.csv").write_bytes((data_mirror / "engel" / "engel.csv").read_bytes()[:3000])
+    (tmp_path / "data" / "engel" / "engel.csv").write_bytes(
+        (data_mirror / "engel" / "engel.csv").read_bytes()[:3000]
+    )
     env = {**os.environ, "PROXBOOST_DATA_HOME": str(tmp_path / "data"), "PROXBOOST_OFFLINE": "1"}
     env.pop("PROXBOOST_DATA_MIRROR", None)
-    out = subprocess.run([sys.executable, str(REPO / "run.py"), "dataset=engel", "loss=lad", "algo=gradient",
-                          "grid=smoke", "protocol.n_splits=1", f"results_dir={tmp_path / 'res'}",
-                          f"hydra.run.dir={tmp_path / 'run'}"], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "run.py"),
+            "dataset=engel",
+            "loss=lad",
+            "algo=gradient",
+            "grid=smoke",
+            "protocol.n_splits=1",
+            f"results_dir={tmp_path / 'res'}",
+            f"hydra.run.dir={tmp_path / 'run'}",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     lines = [line for line in (out.stdout + out.stderr).splitlines() if "engel.csv" in line]
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
-    assert len(lines) == 1 and "engel.csv in the cache" in lines[0] and "failed its checksum" in lines[0]
+    assert (
+        len(lines) == 1
+        and "engel.csv in the cache" in lines[0]
+        and "failed its checksum" in lines[0]
+    )
 
 
 def test_hydra_dataset_configs():

@@ -44,7 +44,7 @@ def test_code_map_lists_every_module_and_every_module_says_what_it_owns():
     import ast
 
     index = (REPO / "docs" / "index.md").read_text()
-    code_map = index[index.index("## Code map"):]
+    code_map = index[index.index("## Code map") :]
     src = REPO / "src" / "proxboost"
     for path in sorted(src.rglob("*.py")):
         rel = path.relative_to(src)

@@ -1,4 +1,5 @@
-"""The exact engine (engines/exact.py) against scikit-learn's ``DecisionTreeRegressor``, tree by tree.
+"""The exact engine (engines/exact.py) against scikit-learn's ``DecisionTreeRegressor``, tree by
+tree.
 
 Oracle: scikit-learn itself. Each boosting iteration's target comes from an ``engine="sklearn"``
 run; the exact engine grows its tree on the same target with a copy of the same random state
@@ -20,15 +21,19 @@ from proxboost import BoostingClassifier, BoostingRegressor, boosting
 from proxboost.engines import ExactEngine, SklearnEngine, make_engine
 from proxboost.engines.exact import FEATURE_THRESHOLD, MAX_CODES
 
-FULL = pytest.mark.skipif(not os.environ.get("PROXBOOST_FULL_EQUALITY"),
-                          reason="exhaustive equality grid: set PROXBOOST_FULL_EQUALITY=1")
+FULL = pytest.mark.skipif(
+    not os.environ.get("PROXBOOST_FULL_EQUALITY"),
+    reason="exhaustive equality grid: set PROXBOOST_FULL_EQUALITY=1",
+)
 
 
 # ---------------------------------------------------------------------------------------------
 # Boosting runs compared tree by tree (conftest's compare_trees)
 # ---------------------------------------------------------------------------------------------
 class _Twin(SklearnEngine):
-    """scikit-learn's engine that also grows the exact engine's tree on every target and compares."""
+    """scikit-learn's engine that also grows the exact engine's tree on every target and
+    compares.
+    """
 
     def __init__(self, compare_trees):
         self.compare_trees = compare_trees
@@ -59,24 +64,38 @@ class _Twin(SklearnEngine):
 def _run_twin(monkeypatch, compare_trees, Est, X, y, loss, algo, depth, n_estimators, seed=0):
     twin = _Twin(compare_trees)
     monkeypatch.setattr(boosting, "make_engine", lambda name: twin)
-    Est(loss=loss, algo=algo, max_depth=depth, n_estimators=n_estimators, learning_rate=0.1,
-        random_state=seed, engine="sklearn").fit(X, y)
+    Est(
+        loss=loss,
+        algo=algo,
+        max_depth=depth,
+        n_estimators=n_estimators,
+        learning_rate=0.1,
+        random_state=seed,
+        engine="sklearn",
+    ).fit(X, y)
     return twin
 
 
 # ---------------------------------------------------------------------------------------------
 # Equality on synthetic and real data
 # ---------------------------------------------------------------------------------------------
-CASES = [("regression", BoostingRegressor, "ls", "gradient"), ("classification", BoostingClassifier, "exponential", "prox")]
+CASES = [
+    ("regression", BoostingRegressor, "ls", "gradient"),
+    ("classification", BoostingClassifier, "exponential", "prox"),
+]
 
 
 @pytest.mark.parametrize("depth", [1, 3, 5, 15])
 @pytest.mark.parametrize("task, Est, loss, algo", CASES)
-def test_same_trees_as_sklearn_on_synthetic_data(monkeypatch, synthetic_data, compare_trees, task, Est, loss, algo,
-                                                 depth):
+def test_same_trees_as_sklearn_on_synthetic_data(
+    monkeypatch, synthetic_data, compare_trees, task, Est, loss, algo, depth
+):
     X, y = synthetic_data(task, 300, 20)
     twin = _run_twin(monkeypatch, compare_trees, Est, X, y, loss, algo, depth, 8)
-    print(f"\n{task} {loss}/{algo} depth {depth}: {twin.trees} trees, {twin.nodes} nodes, {twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
+    print(
+        f"\n{task} {loss}/{algo} depth {depth}: {twin.trees} trees, {twin.nodes} nodes, {twin.ties}"
+        f" tie-decided ({twin.proxy_ties} at proxy rounding)"
+    )
     assert twin.trees == 8
 
 
@@ -84,12 +103,15 @@ def test_same_trees_as_sklearn_on_synthetic_data(monkeypatch, synthetic_data, co
 @FULL
 @pytest.mark.parametrize("depth", [1, 3, 5, 15])
 @pytest.mark.parametrize("task, Est, loss, algo", CASES)
-def test_same_trees_as_sklearn_on_synthetic_data_full_size(monkeypatch, synthetic_data, compare_trees, task, Est,
-                                                          loss, algo, depth):
+def test_same_trees_as_sklearn_on_synthetic_data_full_size(
+    monkeypatch, synthetic_data, compare_trees, task, Est, loss, algo, depth
+):
     X, y = synthetic_data(task, None, None)
     twin = _run_twin(monkeypatch, compare_trees, Est, X, y, loss, algo, depth, 30)
-    print(f"\n{task} (full) {loss}/{algo} depth {depth}: {twin.trees} trees, {twin.nodes} nodes, "
-          f"{twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
+    print(
+        f"\n{task} (full) {loss}/{algo} depth {depth}: {twin.trees} trees, {twin.nodes} nodes, "
+        f"{twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)"
+    )
 
 
 REAL = ["whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer", "adult", "spam"]
@@ -111,11 +133,18 @@ def _real(name, mirror):
 def _real_case(monkeypatch, compare_trees, mirror, name, part, depth, n_estimators):
     X, y, tr, refit, task = _real(name, mirror)
     rows = tr if part == "train" else np.sort(refit)
-    Est, loss, algo = (BoostingRegressor, "ls", "gradient") if task == "regression" else (
-        BoostingClassifier, "exponential", "prox")
-    twin = _run_twin(monkeypatch, compare_trees, Est, X[rows], y[rows], loss, algo, depth, n_estimators)
-    print(f"\n{name} ({part}, {len(rows)} x {X.shape[1]}) {loss}/{algo} depth {depth}: {twin.trees} trees, "
-          f"{twin.nodes} nodes, {twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)")
+    Est, loss, algo = (
+        (BoostingRegressor, "ls", "gradient")
+        if task == "regression"
+        else (BoostingClassifier, "exponential", "prox")
+    )
+    twin = _run_twin(
+        monkeypatch, compare_trees, Est, X[rows], y[rows], loss, algo, depth, n_estimators
+    )
+    print(
+        f"\n{name} ({part}, {len(rows)} x {X.shape[1]}) {loss}/{algo} depth {depth}: {twin.trees}"
+        f" trees, {twin.nodes} nodes, {twin.ties} tie-decided ({twin.proxy_ties} at proxy rounding)"
+    )
 
 
 @pytest.mark.parametrize("name", ["crabs", "sniffer"])
@@ -137,7 +166,9 @@ def test_same_trees_on_real_data(monkeypatch, compare_trees, data_mirror, name, 
 # ---------------------------------------------------------------------------------------------
 def _grow_both(X, y, depth, seed, sample_weight=None):
     e = ExactEngine()
-    _, tree = e.grow(e.prepare(X, fit=True), y, depth, np.random.RandomState(seed), sample_weight=sample_weight)
+    _, tree = e.grow(
+        e.prepare(X, fit=True), y, depth, np.random.RandomState(seed), sample_weight=sample_weight
+    )
     reg = DecisionTreeRegressor(max_depth=depth, random_state=np.random.RandomState(seed))
     reg.fit(X.astype(np.float32), y, sample_weight=sample_weight)
     return e, tree, reg
@@ -145,7 +176,9 @@ def _grow_both(X, y, depth, seed, sample_weight=None):
 
 def test_same_thresholds_and_predictions_on_new_rows(compare_trees):
     rng = np.random.RandomState(0)
-    X = np.column_stack([rng.randn(400), rng.randint(0, 9, 400) * 0.25, np.round(rng.randn(400), 1)])
+    X = np.column_stack(
+        [rng.randn(400), rng.randint(0, 9, 400) * 0.25, np.round(rng.randn(400), 1)]
+    )
     y = np.sin(3 * X[:, 0]) + X[:, 1] + 0.1 * rng.randn(400)
     for depth in (1, 3, 5, 15):
         e, tree, reg = _grow_both(X, y, depth, 0)
@@ -177,7 +210,9 @@ def test_ties_follow_the_seed():
         _, t2, _ = _grow_both(X, y, 3, seed)
         np.testing.assert_array_equal(t1.feature, t2.feature)
         np.testing.assert_array_equal(t1.threshold, t2.threshold)
-        np.testing.assert_array_equal(t1.feature, np.where(reg.tree_.children_left >= 0, reg.tree_.feature, -1))
+        np.testing.assert_array_equal(
+            t1.feature, np.where(reg.tree_.children_left >= 0, reg.tree_.feature, -1)
+        )
         features.add(int(t1.feature[0]))
     assert len(features) >= 2  # different seeds, different trees
 
@@ -190,13 +225,17 @@ def test_feature_threshold_merges_close_values(compare_trees):
     base = np.float32(0.5)
     chain = base + ulp * np.arange(5, dtype=np.float32)  # consecutive gaps below the threshold
     rng = np.random.RandomState(2)
-    X = np.column_stack([rng.choice(chain, 300), rng.choice(chain[::2], 300), rng.randint(0, 3, 300)]).astype(np.float64)
+    X = np.column_stack(
+        [rng.choice(chain, 300), rng.choice(chain[::2], 300), rng.randint(0, 3, 300)]
+    ).astype(np.float64)
     y = rng.randn(300) + X[:, 2]
     for seed in range(4):
         for depth in (1, 4):
             _, tree, reg = _grow_both(X, y, depth, seed)
             compare_trees(X.astype(np.float32), y, reg.tree_, tree)
-            np.testing.assert_array_equal(tree.feature, np.where(reg.tree_.children_left >= 0, reg.tree_.feature, -1))
+            np.testing.assert_array_equal(
+                tree.feature, np.where(reg.tree_.children_left >= 0, reg.tree_.feature, -1)
+            )
 
 
 @pytest.mark.parametrize("target", ["continuous", "signs", "three values"])
@@ -206,13 +245,22 @@ def test_feature_threshold_on_many_valued_features(target, compare_trees):
     rng = np.random.RandomState(5)
     n = 3000
     ulp = np.spacing(np.float32(0.5))
-    X = np.column_stack([
-        np.float32(0.5) + ulp * rng.randint(0, 2000, n).astype(np.float32),  # every gap below the threshold
-        np.float32(0.5) + ulp * (2 * rng.randint(0, 600, n)).astype(np.float32),  # gaps of 2 ulp: above it
-        rng.randn(n), np.round(3 * rng.randn(n), 1), rng.randint(0, 1000, n) * 1e-8,
-    ]).astype(np.float64)
-    y = {"continuous": rng.randn(n), "signs": np.sign(rng.randn(n)),
-         "three values": rng.choice([-1.0, 0.0, 1.0], n)}[target]
+    X = np.column_stack(
+        [
+            np.float32(0.5)
+            + ulp * rng.randint(0, 2000, n).astype(np.float32),  # every gap below the threshold
+            np.float32(0.5)
+            + ulp * (2 * rng.randint(0, 600, n)).astype(np.float32),  # gaps of 2 ulp: above it
+            rng.randn(n),
+            np.round(3 * rng.randn(n), 1),
+            rng.randint(0, 1000, n) * 1e-8,
+        ]
+    ).astype(np.float64)
+    y = {
+        "continuous": rng.randn(n),
+        "signs": np.sign(rng.randn(n)),
+        "three values": rng.choice([-1.0, 0.0, 1.0], n),
+    }[target]
     assert not ExactEngine().prepare(X, fit=True).exact[[0, 1, 2, 4]].any()
     for seed, depth in [(0, 3), (1, 6), (2, 15)]:
         _, tree, reg = _grow_both(X, y, depth, seed)
@@ -227,17 +275,26 @@ def test_weighted_trees_equal_sklearn_weighted_trees():
     for depth in (2, 6):
         _, tree, reg = _grow_both(X, y, depth, 0, sample_weight=w)
         pos = w > 0
-        a, b = tree.apply(np.ascontiguousarray(X[pos], dtype=np.float32)), reg.apply(X[pos].astype(np.float32))
+        a, b = (
+            tree.apply(np.ascontiguousarray(X[pos], dtype=np.float32)),
+            reg.apply(X[pos].astype(np.float32)),
+        )
         assert len(set(zip(a.tolist(), b.tolist()))) == len(set(a.tolist())) == len(set(b.tolist()))
-        np.testing.assert_allclose(np.bincount(tree.split_feature, tree.split_gain, minlength=2),
-                                   reg.tree_.compute_feature_importances(normalize=False), rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(
+            np.bincount(tree.split_feature, tree.split_gain, minlength=2),
+            reg.tree_.compute_feature_importances(normalize=False),
+            rtol=1e-9,
+            atol=1e-15,
+        )
 
 
 def test_many_distinct_values_use_sorted_orders(compare_trees):
     """Features with more distinct values than the histogram codes hold (256) are split exactly
     from sorted orders, not binned."""
     rng = np.random.RandomState(4)
-    X = np.column_stack([rng.randn(2000), rng.randint(0, MAX_CODES, 2000), rng.randint(0, MAX_CODES + 1, 2000)])
+    X = np.column_stack(
+        [rng.randn(2000), rng.randint(0, MAX_CODES, 2000), rng.randint(0, MAX_CODES + 1, 2000)]
+    )
     y = np.sin(X[:, 0] * 3) + (X[:, 1] > 100) + (X[:, 2] % 7 == 0) + 0.1 * rng.randn(2000)
     e = ExactEngine()
     Xp = e.prepare(X, fit=True)
@@ -278,7 +335,10 @@ def test_pickled_tree_and_engine():
 
 def test_degenerate_nodes():
     e = ExactEngine()
-    for X, y in [(np.zeros((1, 1)), np.ones(1)), (np.zeros((5, 2)), np.arange(5.0)),
-                 (np.arange(6.0)[:, None], np.full(6, 2.5))]:
+    for X, y in [
+        (np.zeros((1, 1)), np.ones(1)),
+        (np.zeros((5, 2)), np.arange(5.0)),
+        (np.arange(6.0)[:, None], np.full(6, 2.5)),
+    ]:
         ids, tree = e.grow(e.prepare(X, fit=True), y, 5, 0)
         assert tree.n_leaves == 1 and (ids == 0).all()

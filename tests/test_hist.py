@@ -44,14 +44,16 @@ def clf_data(synthetic_data):
 
 def _discrete_X(rng, n):
     """Features with < 256 distinct values: binary, small integer, 200-level, heavy ties."""
-    return np.column_stack([
-        rng.randint(0, 2, n),
-        rng.randint(0, 7, n),
-        rng.randint(0, 200, n) * 0.37,
-        np.where(rng.rand(n) < 0.7, 0.0, rng.randint(1, 50, n)),
-        rng.randint(-100, 100, n) ** 3,
-        np.round(rng.normal(size=n), 1),
-    ]).astype(np.float64)
+    return np.column_stack(
+        [
+            rng.randint(0, 2, n),
+            rng.randint(0, 7, n),
+            rng.randint(0, 200, n) * 0.37,
+            np.where(rng.rand(n) < 0.7, 0.0, rng.randint(1, 50, n)),
+            rng.randint(-100, 100, n) ** 3,
+            np.round(rng.normal(size=n), 1),
+        ]
+    ).astype(np.float64)
 
 
 def _within_leaf_sse(y, ids):
@@ -97,15 +99,22 @@ def test_weighted_partition_equals_sklearn_exact_tree(depth, seed):
     engine = HistEngine()
     Xb = engine.prepare(X, fit=True, sample_weight=w)
     ids, tree = engine.grow(Xb, y, depth, None, sample_weight=w)
-    sk = DecisionTreeRegressor(criterion="squared_error", max_depth=depth).fit(X, y, sample_weight=w)
+    sk = DecisionTreeRegressor(criterion="squared_error", max_depth=depth).fit(
+        X, y, sample_weight=w
+    )
     sk_ids = sk.apply(X)
     assert tree.n_leaves == sk.get_n_leaves()
     assert len(set(zip(ids.tolist(), sk_ids.tolist()))) == tree.n_leaves  # same partition
     # the same total weighted impurity decrease (in deep small nodes, two features can separate
     # the same rows, and scikit-learn's random feature order may credit the other one)
-    np.testing.assert_allclose(tree.split_gain.sum(), sk.tree_.compute_feature_importances(normalize=False).sum(),
-                               rtol=1e-9)
-    np.testing.assert_array_equal(engine.grow(Xb, y, depth, None, sample_weight=w.copy())[0], ids)  # cache
+    np.testing.assert_allclose(
+        tree.split_gain.sum(),
+        sk.tree_.compute_feature_importances(normalize=False).sum(),
+        rtol=1e-9,
+    )
+    np.testing.assert_array_equal(
+        engine.grow(Xb, y, depth, None, sample_weight=w.copy())[0], ids
+    )  # cache
 
 
 def test_new_rows_follow_the_training_partition():
@@ -122,7 +131,9 @@ def test_new_rows_follow_the_training_partition():
     X_new = _discrete_X(np.random.RandomState(4), 2000)
     sk = DecisionTreeRegressor(max_depth=6).fit(X, y)
     leaf_map = dict(zip(ids.tolist(), sk.apply(X).tolist()))
-    agree = np.mean(np.vectorize(leaf_map.get)(tree.apply(engine.prepare(X_new))) == sk.apply(X_new))
+    agree = np.mean(
+        np.vectorize(leaf_map.get)(tree.apply(engine.prepare(X_new))) == sk.apply(X_new)
+    )
     assert agree >= 0.98  # measured 0.993: the bins between two node-local values differ
 
 
@@ -159,18 +170,22 @@ def test_leaf_rules_match_sklearn():
     ids, tree = engine.grow(engine.prepare(X2, fit=True), y2, 500, None)
     sk = DecisionTreeRegressor(max_depth=500).fit(X2, y2)
     assert tree.n_leaves == sk.get_n_leaves()
-    np.testing.assert_allclose(_within_leaf_sse(y2, ids), _within_leaf_sse(y2, sk.apply(X2)), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        _within_leaf_sse(y2, ids), _within_leaf_sse(y2, sk.apply(X2)), rtol=1e-9, atol=1e-9
+    )
 
 
 def test_binning():
     rng = np.random.RandomState(0)
     n = 5000
-    X = np.column_stack([
-        rng.normal(size=n),  # continuous: quantile bins
-        np.where(rng.rand(n) < 0.5, 0.0, rng.normal(size=n)),  # half zeros
-        rng.randint(0, 255, n),  # exactly 255 distinct values: one bin each
-        np.full(n, 2.5),  # constant
-    ])
+    X = np.column_stack(
+        [
+            rng.normal(size=n),  # continuous: quantile bins
+            np.where(rng.rand(n) < 0.5, 0.0, rng.normal(size=n)),  # half zeros
+            rng.randint(0, 255, n),  # exactly 255 distinct values: one bin each
+            np.full(n, 2.5),  # constant
+        ]
+    )
     engine = HistEngine()
     Xb = engine.prepare(X, fit=True)
     assert Xb.dtype == np.uint8 and Xb.flags.c_contiguous
@@ -210,8 +225,15 @@ def test_engine_registered_and_picklable(reg_data):
 # Through the estimators
 # ---------------------------------------------------------------------------------------------
 def _fit(Est, loss, algo, engine, X, y, **kw):
-    params = dict(loss=loss, algo=algo, n_estimators=60, learning_rate=0.1, max_depth=3, random_state=0,
-                  engine=engine)
+    params = dict(
+        loss=loss,
+        algo=algo,
+        n_estimators=60,
+        learning_rate=0.1,
+        max_depth=3,
+        random_state=0,
+        engine=engine,
+    )
     params.update(kw)
     return Est(**params).fit(X, y)
 
@@ -233,12 +255,15 @@ def test_training_curves_close_to_sklearn(algo, reg_data, clf_data):
     assert max(gaps.values()) <= CURVE_TOL, gaps
 
 
-@pytest.mark.parametrize("Est,loss,algo", [
-    (BoostingRegressor, "lad", "accelerated_prox"),
-    (BoostingRegressor, "pinball", "residual_prox"),
-    (BoostingClassifier, "hinge", "accelerated_gradient"),
-    (BoostingClassifier, "exponential", "prox"),
-])
+@pytest.mark.parametrize(
+    "Est,loss,algo",
+    [
+        (BoostingRegressor, "lad", "accelerated_prox"),
+        (BoostingRegressor, "pinball", "residual_prox"),
+        (BoostingClassifier, "hinge", "accelerated_gradient"),
+        (BoostingClassifier, "exponential", "prox"),
+    ],
+)
 def test_staged_identity_pickle_determinism(Est, loss, algo, reg_data, clf_data):
     X, y = reg_data if Est is BoostingRegressor else clf_data
     model = _fit(Est, loss, algo, "hist", X, y)
@@ -258,15 +283,23 @@ def test_staged_identity_pickle_determinism(Est, loss, algo, reg_data, clf_data)
     # determinism: a second fit (another random_state, ignored by hist) is identical
     model2 = _fit(Est, loss, algo, "hist", X, y, random_state=123)
     np.testing.assert_array_equal(model2.train_loss_, model.train_loss_)
-    np.testing.assert_array_equal(raw(X[:50]), (model2.predict if Est is BoostingRegressor
-                                                else model2.decision_function)(X[:50]))
+    np.testing.assert_array_equal(
+        raw(X[:50]),
+        (model2.predict if Est is BoostingRegressor else model2.decision_function)(X[:50]),
+    )
 
 
 def test_check_estimator_with_hist():
     from test_boosting import EXPECTED_FAILED_CHECKS  # the same expected failure (row weights)
 
-    check_estimator(BoostingRegressor(n_estimators=5, engine="hist"), expected_failed_checks=EXPECTED_FAILED_CHECKS)
-    check_estimator(BoostingClassifier(n_estimators=5, engine="hist"), expected_failed_checks=EXPECTED_FAILED_CHECKS)
+    check_estimator(
+        BoostingRegressor(n_estimators=5, engine="hist"),
+        expected_failed_checks=EXPECTED_FAILED_CHECKS,
+    )
+    check_estimator(
+        BoostingClassifier(n_estimators=5, engine="hist"),
+        expected_failed_checks=EXPECTED_FAILED_CHECKS,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,7 +325,9 @@ def _np_pick_rank(sorted_values, starts, counts, rank):
 
 def _np_tie_rule(lo, hi):
     with np.errstate(invalid="ignore"):
-        mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), np.where(np.isfinite(lo), lo, hi))
+        mid = np.where(
+            np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), np.where(np.isfinite(lo), lo, hi)
+        )
     return np.where((lo <= 0.0) & (0.0 <= hi), 0.0, mid)
 
 
@@ -303,7 +338,10 @@ def _np_quantile_line_search(u, leaf_ids, n_leaves, tau):
     integer = np.abs(tm - k) <= 1e-9 * np.maximum(counts, 1)
     lo_rank = np.where(integer, k, np.ceil(tm).astype(np.int64))
     hi_rank = np.where(integer, k + 1, lo_rank)
-    out = _np_tie_rule(_np_pick_rank(sorted_u, starts, counts, lo_rank), _np_pick_rank(sorted_u, starts, counts, hi_rank))
+    out = _np_tie_rule(
+        _np_pick_rank(sorted_u, starts, counts, lo_rank),
+        _np_pick_rank(sorted_u, starts, counts, hi_rank),
+    )
     out[counts == 0] = 0.0
     return out
 
@@ -311,7 +349,10 @@ def _np_quantile_line_search(u, leaf_ids, n_leaves, tau):
 def _np_hinge_line_search(y, z, leaf_ids, n_leaves):
     sorted_b, starts, counts = _np_sorted_by_leaf(y - z, leaf_ids, n_leaves)
     n_pos = np.bincount(leaf_ids, weights=(y > 0), minlength=n_leaves).astype(np.int64)
-    out = _np_tie_rule(_np_pick_rank(sorted_b, starts, counts, n_pos), _np_pick_rank(sorted_b, starts, counts, n_pos + 1))
+    out = _np_tie_rule(
+        _np_pick_rank(sorted_b, starts, counts, n_pos),
+        _np_pick_rank(sorted_b, starts, counts, n_pos + 1),
+    )
     out[counts == 0] = 0.0
     return out
 
@@ -342,7 +383,7 @@ def _line_search_cases(rng):
             elif order == "ties":
                 u = rng.randint(-3, 4, n).astype(float)
             elif order == "organ":
-                u = np.concatenate([np.sort(u[: n // 2]), -np.sort(u[n // 2:])])
+                u = np.concatenate([np.sort(u[: n // 2]), -np.sort(u[n // 2 :])])
             n_leaves = rng.randint(1, 4)
             yield u, rng.randint(0, n_leaves, n), n_leaves + 1  # the last leaf is empty
 
@@ -352,21 +393,30 @@ def test_quantile_line_search_equals_numpy():
     for u, ids, n_leaves in _line_search_cases(rng):
         for tau in (0.5, 0.9, 0.25, 1 / 3, 0.1):
             expected = _np_quantile_line_search(u, ids, n_leaves, tau)
-            np.testing.assert_array_equal(_leafops.quantile_line_search(u, ids, n_leaves, tau), expected)
-            np.testing.assert_array_equal(losses.quantile_line_search(u, ids, n_leaves, tau), expected)
+            np.testing.assert_array_equal(
+                _leafops.quantile_line_search(u, ids, n_leaves, tau), expected
+            )
+            np.testing.assert_array_equal(
+                losses.quantile_line_search(u, ids, n_leaves, tau), expected
+            )
 
 
 def test_hinge_line_search_equals_numpy():
     rng = np.random.RandomState(1)
     for u, ids, n_leaves in _line_search_cases(rng):
         for kind in ("mixed", "positive", "negative"):
-            y = {"mixed": rng.choice([-1.0, 1.0], len(u)), "positive": np.ones(len(u)),
-                 "negative": -np.ones(len(u))}[kind]
+            y = {
+                "mixed": rng.choice([-1.0, 1.0], len(u)),
+                "positive": np.ones(len(u)),
+                "negative": -np.ones(len(u)),
+            }[kind]
             z = y - u  # breakpoints y - z = u keep the ties of the cases
             expected = _np_hinge_line_search(y, z, ids, n_leaves)
             np.testing.assert_array_equal(_leafops.hinge_line_search(y, z, ids, n_leaves), expected)
             with np.errstate(invalid="ignore"):
-                np.testing.assert_array_equal(losses.hinge_line_search(y, z, ids, n_leaves), expected)
+                np.testing.assert_array_equal(
+                    losses.hinge_line_search(y, z, ids, n_leaves), expected
+                )
 
 
 def test_sample_select_misses_fall_back():
@@ -377,15 +427,20 @@ def test_sample_select_misses_fall_back():
     u[0:3514:7] = 100.0 + np.arange(len(u[0:3514:7]))
     ids = np.zeros(4000, dtype=np.intp)
     for tau in (0.5, 0.25, 0.999):
-        np.testing.assert_array_equal(_leafops.quantile_line_search(u, ids, 1, tau),
-                                      _np_quantile_line_search(u, ids, 1, tau))
+        np.testing.assert_array_equal(
+            _leafops.quantile_line_search(u, ids, 1, tau), _np_quantile_line_search(u, ids, 1, tau)
+        )
 
 
 def test_line_search_known_values():
     ids = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
     u = np.array([3.0, 1.0, 2.0, 1.0, 5.0, -1.0, -1.0, 4.0, 4.0])
     # odd count: the median; even count: midpoint of the two middle values; 0 inside: 0
-    np.testing.assert_array_equal(_leafops.quantile_line_search(u, ids, 4, 0.5), [2.0, 3.0, 0.0, 0.0])
+    np.testing.assert_array_equal(
+        _leafops.quantile_line_search(u, ids, 4, 0.5), [2.0, 3.0, 0.0, 0.0]
+    )
     y = np.ones(3)
     # pure positive leaf: minimisers [max(y - z), +inf) -> its finite end
-    assert _leafops.hinge_line_search(y, np.array([-2.0, -1.0, -3.0]), np.zeros(3, int), 1)[0] == 4.0
+    assert (
+        _leafops.hinge_line_search(y, np.array([-2.0, -1.0, -3.0]), np.zeros(3, int), 1)[0] == 4.0
+    )

@@ -33,7 +33,9 @@ EPS = np.finfo(float).eps
 # Independent re-implementation of the losses (the oracles' building block)
 # ---------------------------------------------------------------------------------------------
 def _ell(name, y, z, tau=0.5, beta=1.0):
-    """l(y, z) per sample, straight from the definitions in docs/method.md (exponents clipped at +-700)."""
+    """l(y, z) per sample, straight from the definitions in docs/method.md (exponents clipped at
+    +-700).
+    """
     y, z = np.asarray(y, float), np.asarray(z, float)
     u = y - z
     if name == "ls":
@@ -94,14 +96,24 @@ def _nonsmooth_inputs(name, tau, lam, rng):
         z = y * rng.uniform(-3 * lam - 2, 3 * lam + 2, size=24)
         # edges: yz = 1, yz = 1 - lambda, and just around them
         d = 1e-10 * (1.0 + lam)  # the prox is continuous: a branch misplaced by d moves p by ~d
-        edge_m = np.array([1.0, 1.0 - lam, 1.0 + d, 1.0 - d, 1.0 - lam + d, 1.0 - lam - d, 1.0 - lam / 2])
+        edge_m = np.array(
+            [1.0, 1.0 - lam, 1.0 + d, 1.0 - d, 1.0 - lam + d, 1.0 - lam - d, 1.0 - lam / 2]
+        )
         ey = np.tile([1.0, -1.0], len(edge_m))
         ez = np.repeat(edge_m, 2) * ey  # y z = m  <=>  z = m y
         return np.concatenate([y, ey]), np.concatenate([z, ez])
     z = rng.normal(0.0, 3.0, size=24)
     u = rng.normal(0.0, 2.0 * lam + 1.0, size=24)
     d = 1e-10 * (1.0 + lam)  # the prox is continuous: a branch misplaced by d moves p by ~d
-    edge_u = [0.0, lam, -lam, lam * tau, lam * (tau - 1.0), 0.999 * lam * tau, 1.001 * lam * (tau - 1.0)]
+    edge_u = [
+        0.0,
+        lam,
+        -lam,
+        lam * tau,
+        lam * (tau - 1.0),
+        0.999 * lam * tau,
+        1.001 * lam * (tau - 1.0),
+    ]
     edge_u = np.array(edge_u)
     edge_u = np.concatenate([edge_u, edge_u[1:5] + d, edge_u[1:5] - d, [d, -d]])
     ez = rng.normal(0.0, 3.0, size=len(edge_u))
@@ -110,7 +122,9 @@ def _nonsmooth_inputs(name, tau, lam, rng):
 
 
 def _prox_point_brentq(name, tau, y, z, lam):
-    """prox_{lam l(y,.)}(z): root of the increasing h(p) = p - z + lam * dl(p) (jump point at kinks)."""
+    """prox_{lam l(y,.)}(z): root of the increasing h(p) = p - z + lam * dl(p) (jump point at
+    kinks).
+    """
     a, b = min(z, y) - lam - 1.0, max(z, y) + lam + 1.0
     h = lambda p: p - z + lam * float(_dell_right(name, y, p, tau))  # noqa: E731
     assert h(a) < 0 < h(b)
@@ -140,9 +154,14 @@ def test_prox_nonsmooth_minimises_prox_objective(name, tau, lam):
     y, z = _nonsmooth_inputs(name, tau, lam, rng)
     p = z + lam * _build(name, tau=tau).prox_residual(y, z, lam)
     for yi, zi, pi in zip(y, z, p):
-        F = lambda q: lam * float(_ell(name, yi, q, tau)) + 0.5 * (q - zi) ** 2  # noqa: E731
+
+        def F(q, yi=yi, zi=zi):
+            return lam * float(_ell(name, yi, q, tau)) + 0.5 * (q - zi) ** 2
+
         a, b = min(zi, yi) - lam - 1.0, max(zi, yi) + lam + 1.0
-        res = minimize_scalar(F, bounds=(a, b), method="bounded", options={"xatol": 1e-12 * (b - a)})
+        res = minimize_scalar(
+            F, bounds=(a, b), method="bounded", options={"xatol": 1e-12 * (b - a)}
+        )
         scale = abs(zi) + abs(yi) + lam + 1.0
         assert F(pi) <= res.fun + 1e-12 * scale**2
         assert abs(pi - res.x) <= 1e-6 * scale
@@ -195,7 +214,7 @@ def _kappa(name, beta, s):
 
 
 def _smooth_prox_oracle(name, beta, s0, lam):
-    """t = y (p - z) > 0 (the move of the margin) solving t = -lam phi'(s0 + t). 
+    """t = y (p - z) > 0 (the move of the margin) solving t = -lam phi'(s0 + t).
 
     Solved by brentq in v = ln t on the log form h(v) = v - ln(lam) - ln(-phi'(s0 + e^v)) (no
     overflow), bracketed by -lam phi'(s0 + t_hi) <= t <= t_hi = -lam phi'(s0), then polished by
@@ -217,7 +236,23 @@ def _smooth_prox_oracle(name, beta, s0, lam):
 
 
 SMOOTH = [("exponential", b) for b in BETAS] + [("logistic", 1.0)]
-MARGINS = [-1e4, -800.0, -300.0, -50.0, -30.0, -5.0, -1.0, 0.0, 1.0, 5.0, 30.0, 50.0, 300.0, 800.0, 1e4]
+MARGINS = [
+    -1e4,
+    -800.0,
+    -300.0,
+    -50.0,
+    -30.0,
+    -5.0,
+    -1.0,
+    0.0,
+    1.0,
+    5.0,
+    30.0,
+    50.0,
+    300.0,
+    800.0,
+    1e4,
+]
 
 
 @pytest.mark.parametrize("lam", LAMBDAS)
@@ -285,7 +320,9 @@ def test_prox_smooth_random_and_per_sample_step(name, beta):
     for i in range(n):
         t_orc = np.exp(_smooth_prox_oracle(name, beta, y[i] * z[i], lam[i]))
         assert abs(y[i] * r[i] * lam[i] - t_orc) <= 1e-12 * t_orc
-        assert loss.prox_residual(y[i : i + 1], z[i : i + 1], lam[i])[0] == pytest.approx(r[i], rel=1e-13)
+        assert loss.prox_residual(y[i : i + 1], z[i : i + 1], lam[i])[0] == pytest.approx(
+            r[i], rel=1e-13
+        )
 
 
 @pytest.mark.parametrize("name", ["ls", "lad", "pinball", "hinge"])
@@ -444,7 +481,9 @@ def test_lad_line_search_tie_rule_by_hand():
     c = make_loss("pinball", tau=0.25).line_search(u4, np.zeros(4), np.zeros(4, int), 1)
     assert c[0] == 2.0
     # tau = 0.9, m = 10 (tau m = 9): [u_(9), u_(10)] = [9, 10] -> 9.5
-    c = make_loss("pinball", tau=0.9).line_search(np.arange(1.0, 11.0), np.zeros(10), np.zeros(10, int), 1)
+    c = make_loss("pinball", tau=0.9).line_search(
+        np.arange(1.0, 11.0), np.zeros(10), np.zeros(10, int), 1
+    )
     assert c[0] == 9.5
 
 
@@ -490,14 +529,18 @@ def test_hinge_line_search_pure_leaves():
     # leaf 1: breakpoints -1 - z = {0.5, 3, -1}: minimisers (-inf, -1] -> -1
     np.testing.assert_array_equal(c, [0.5, -1.0])
     # all margins already >= 1: 0 is a minimiser -> 0
-    c = make_loss("hinge").line_search(np.array([1.0, -1.0]), np.array([2.0, -3.0]), np.array([0, 1]), 2)
+    c = make_loss("hinge").line_search(
+        np.array([1.0, -1.0]), np.array([2.0, -3.0]), np.array([0, 1]), 2
+    )
     np.testing.assert_array_equal(c, [0.0, 0.0])
 
 
 # ---------------------------------------------------------------------------------------------
 # 3. init (constant minimiser f_0)
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name,tau", [("lad", 0.5), ("hinge", 0.5)] + [("pinball", t) for t in TAUS])
+@pytest.mark.parametrize(
+    "name,tau", [("lad", 0.5), ("hinge", 0.5)] + [("pinball", t) for t in TAUS]
+)
 def test_init_piecewise_linear_brute_force(name, tau):
     rng = np.random.default_rng(_seed(name, tau, "init"))
     cases = []
@@ -531,20 +574,29 @@ def test_init_tie_rule_by_hand():
 def test_init_ls_and_margin_losses_against_scipy():
     rng = np.random.default_rng(31)
     y = rng.normal(2.0, 3.0, size=37)
-    res = minimize_scalar(lambda c: np.sum(_ell("ls", y, c)), bounds=(-20, 20), method="bounded",
-                          options={"xatol": 1e-12})
+    res = minimize_scalar(
+        lambda c: np.sum(_ell("ls", y, c)),
+        bounds=(-20, 20),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
     assert make_loss("ls").init(y) == pytest.approx(res.x, abs=1e-7)
     for p, n in [(3, 10), (7, 10), (1, 2), (50, 51)]:
         yc = np.repeat([1.0, -1.0], [p, n - p])
         for name, beta in SMOOTH:
-            obj = lambda c: np.sum(_ell(name, yc, np.full(n, c), beta=beta))  # noqa: E731
+
+            def obj(c, name=name, yc=yc, n=n, beta=beta):
+                return np.sum(_ell(name, yc, np.full(n, c), beta=beta))
+
             res = minimize_scalar(obj, bounds=(-30, 30), method="bounded", options={"xatol": 1e-12})
             f0 = _build(name, beta=beta).init(yc)
             assert f0 == pytest.approx(res.x, abs=1e-6), (name, beta, p, n)
     # pure classes: no minimiser; init stays finite with the sign of the class
     for name, beta in SMOOTH:
         assert np.isfinite(_build(name, beta=beta).init(np.ones(5)))
-        assert _build(name, beta=beta).init(np.ones(5)) > 0 > _build(name, beta=beta).init(-np.ones(5))
+        assert (
+            _build(name, beta=beta).init(np.ones(5)) > 0 > _build(name, beta=beta).init(-np.ones(5))
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -609,7 +661,9 @@ def test_newton_curvature_floor():
     beta = 1.0
     for factor, expected in [(1.01, 1.0), (0.99, 0.0)]:
         a = -np.log(factor * 1e-12)
-        c = make_loss("exponential", beta=beta).line_search(np.ones(4), np.full(4, a), np.zeros(4, int), 1)
+        c = make_loss("exponential", beta=beta).line_search(
+            np.ones(4), np.full(4, a), np.zeros(4, int), 1
+        )
         assert c[0] == pytest.approx(expected, abs=1e-12)
     # logistic, well classified pure leaf y z = +30: curvature ~ 1.4e-13 per sample -> 0
     c = make_loss("logistic").line_search(np.ones(3), np.full(3, 30.0), np.zeros(3, int), 1)
@@ -655,7 +709,11 @@ EXTREME = [-1e6, -1e4, -800.0, -700.0, 0.0, 700.0, 800.0, 1e4, 1e6]
 @pytest.mark.parametrize("name,tau,beta", ALL)
 def test_no_inf_or_nan_for_extreme_predictions(name, tau, beta):
     z = np.array(EXTREME * 2)
-    y = np.repeat([1.0, -1.0], len(EXTREME)) if name in ("hinge", "exponential", "logistic") else -z[::-1]
+    y = (
+        np.repeat([1.0, -1.0], len(EXTREME))
+        if name in ("hinge", "exponential", "logistic")
+        else -z[::-1]
+    )
     with np.errstate(over="raise", invalid="raise", divide="raise"):  # no inf/NaN intermediates
         for steps in (1, 3):
             loss = _build(name, tau=tau, beta=beta, newton_steps=steps)
@@ -705,7 +763,9 @@ def test_large_line_search_vectorised():
         c_ls = make_loss("ls").line_search(y, z, odd_ids, n_leaves)
         c_hin = make_loss("hinge").line_search(yc, z, odd_ids, n_leaves)
         for name in ("exponential", "logistic"):
-            assert np.all(np.isfinite(make_loss(name, newton_steps=3).line_search(yc, z, odd_ids, n_leaves)))
+            assert np.all(
+                np.isfinite(make_loss(name, newton_steps=3).line_search(yc, z, odd_ids, n_leaves))
+            )
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -37,13 +37,22 @@ def _cmd(*args):
 
 
 def _run(tmp_path, *args, timeout=180):
-    return subprocess.run(_cmd(*args), cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        _cmd(*args),
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _dirs(tmp_path):
-    return [f"results_dir={tmp_path / 'res'}", f"hydra.run.dir={tmp_path / 'run'}",
-            f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    return [
+        f"results_dir={tmp_path / 'res'}",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
 
 
 # -- configuration ------------------------------------------------------------------------------
@@ -51,14 +60,20 @@ def _compose(overrides=(), hydra_config=False):
     from hydra import compose, initialize_config_dir
 
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
-        return compose(config_name="config", overrides=list(overrides), return_hydra_config=hydra_config)
+        return compose(
+            config_name="config", overrides=list(overrides), return_hydra_config=hydra_config
+        )
 
 
 def test_config_groups_and_values():
     from omegaconf import OmegaConf
 
     cfg = _compose()
-    assert cfg.dataset.name == "synthetic" and cfg.grid.name == "default" and cfg.engine.name == "exact"
+    assert (
+        cfg.dataset.name == "synthetic"
+        and cfg.grid.name == "default"
+        and cfg.engine.name == "exact"
+    )
     assert cfg.tie_rule == "midpoint"
     assert cfg.protocol.n_splits == 20 and cfg.protocol.seed == 0
     assert dict(cfg.protocol.fractions) == {"train": 0.5, "validation": 0.25, "test": 0.25}
@@ -72,15 +87,22 @@ def test_config_groups_and_values():
     assert paper["max_features"] == [1 / 3, "sqrt", 1.0]
     from hydra.utils import instantiate
 
-    for f in (REPO / "conf" / "loss").glob("*.yaml"):  # each loss config builds its loss (task: the loss's own)
+    for f in (REPO / "conf" / "loss").glob(
+        "*.yaml"
+    ):  # each loss config builds its loss (task: the loss's own)
         lc = _compose([f"loss={f.stem}"]).loss
         assert lc.name == f.stem and "task" not in lc
         assert type(instantiate(lc)) is type(make_loss(f.stem))
     assert instantiate(_compose(["loss=pinball", "loss.tau=0.3"]).loss).tau == 0.3
-    assert _compose().results_dir == "runs"                     # ad-hoc runs: untracked folder
-    for f in (REPO / "conf" / "experiment").glob("*.yaml"):  # named experiments: the committed reproduction
+    assert _compose().results_dir == "runs"  # ad-hoc runs: untracked folder
+    for f in (REPO / "conf" / "experiment").glob(
+        "*.yaml"
+    ):  # named experiments: the committed reproduction
         assert _compose([f"+experiment={f.stem}"]).results_dir == "results", f.stem
-    assert _compose(["loss=pinball"]).loss.tau == 0.9 and _compose(["loss=exponential"]).loss.beta == 1.0
+    assert (
+        _compose(["loss=pinball"]).loss.tau == 0.9
+        and _compose(["loss=exponential"]).loss.beta == 1.0
+    )
     assert sorted(f.stem for f in (REPO / "conf" / "algo").glob("*.yaml")) == sorted(ALGOS)
     assert _compose(["algo=random_forest"]).algo.n_estimators == 500
     from proxboost.engines import ENGINES
@@ -93,35 +115,53 @@ def test_config_groups_and_values():
 
 
 # -- identity -------------------------------------------------------------------------------------
-BASE = dict(dataset="regression", dataset_params={"n_samples": 60, "n_features": 5}, loss="pinball",
-            loss_params={"tau": 0.9}, algo="prox", engine="exact", tie_rule="midpoint",
-            grid={"max_depth": [1, 2], "learning_rate": [0.1, 0.5], "step": [1.0], "max_features": ["sqrt"]},
-            n_splits=2, max_estimators=5, fractions=(0.5, 0.25, 0.25), seed=0)
+BASE = dict(
+    dataset="regression",
+    dataset_params={"n_samples": 60, "n_features": 5},
+    loss="pinball",
+    loss_params={"tau": 0.9},
+    algo="prox",
+    engine="exact",
+    tie_rule="midpoint",
+    grid={
+        "max_depth": [1, 2],
+        "learning_rate": [0.1, 0.5],
+        "step": [1.0],
+        "max_features": ["sqrt"],
+    },
+    n_splits=2,
+    max_estimators=5,
+    fractions=(0.5, 0.25, 0.25),
+    seed=0,
+)
 
 
 def _identity(**changes):
     return json.loads(plan_run(**{**BASE, **changes}).identity)
 
 
-@pytest.mark.parametrize("changes", [
-    dict(dataset_params={"n_samples": 61, "n_features": 5}),
-    dict(dataset_params={"n_samples": 60, "n_features": 5, "noise_std": 0.5}),
-    dict(seed=1),
-    dict(loss_params={"tau": 0.5}),
-    dict(loss="lad", loss_params={}),
-    dict(algo="residual_prox"),
-    dict(engine="hist"),
-    dict(tie_rule="authors"),
-    dict(grid={**BASE["grid"], "max_depth": [1]}),
-    dict(grid={**BASE["grid"], "learning_rate": [0.1, 0.50000000000000001 + 1e-16]}),
-    dict(grid={**BASE["grid"], "step": [10.0]}),
-    dict(n_splits=3),
-    dict(max_estimators=6),
-    dict(fractions=(0.6, 0.2, 0.2)),
-    dict(algo="xgboost"),
-    dict(algo="xgboost", algo_options={"tree_method": "exact"}),
-    dict(algo="random_forest", algo_options={"n_estimators": 7}),
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        dict(dataset_params={"n_samples": 61, "n_features": 5}),
+        dict(dataset_params={"n_samples": 60, "n_features": 5, "noise_std": 0.5}),
+        dict(seed=1),
+        dict(loss_params={"tau": 0.5}),
+        dict(loss="lad", loss_params={}),
+        dict(algo="residual_prox"),
+        dict(engine="hist"),
+        dict(tie_rule="authors"),
+        dict(grid={**BASE["grid"], "max_depth": [1]}),
+        dict(grid={**BASE["grid"], "learning_rate": [0.1, 0.50000000000000001 + 1e-16]}),
+        dict(grid={**BASE["grid"], "step": [10.0]}),
+        dict(n_splits=3),
+        dict(max_estimators=6),
+        dict(fractions=(0.6, 0.2, 0.2)),
+        dict(algo="xgboost"),
+        dict(algo="xgboost", algo_options={"tree_method": "exact"}),
+        dict(algo="random_forest", algo_options={"n_estimators": 7}),
+    ],
+)
 def test_identity_changes_with_every_dimension(changes):
     if changes.get("tie_rule") == "authors":
         from proxboost.boosting import BoostingRegressor
@@ -136,21 +176,40 @@ def test_identity_changes_with_every_dimension(changes):
 
 def test_identity_writes_defaults_out_and_ignores_what_does_not_change_numbers(tmp_path):
     base = _identity()
-    assert base["dataset"] == {"name": "regression", "seed": 0,
-                               "params": {"n_samples": 60, "n_features": 5, "noise_std": base["dataset"]["params"]["noise_std"]}}
+    assert base["dataset"] == {
+        "name": "regression",
+        "seed": 0,
+        "params": {
+            "n_samples": 60,
+            "n_features": 5,
+            "noise_std": base["dataset"]["params"]["noise_std"],
+        },
+    }
     assert base["loss"] == {"name": "pinball", "tau": 0.9}
-    assert base["grid"] == {"max_depth": [1, 2], "learning_rate": [0.1, 0.5], "step": [1.0]}  # axes searched only
+    assert base["grid"] == {
+        "max_depth": [1, 2],
+        "learning_rate": [0.1, 0.5],
+        "step": [1.0],
+    }  # axes searched only
     assert base["method"]["options"]["tie_rule"] == "midpoint"
     assert base["numerics_version"] == results.NUMERICS_VERSION
-    same = [dict(grid={**BASE["grid"], "max_depth": [2, 1, 1], "learning_rate": [0.5, 0.1]}),  # order, repeats
-            dict(grid={**BASE["grid"], "max_features": [1.0]}),          # an axis this method does not search
-            dict(results_dir=str(tmp_path / "elsewhere"), mirror=str(tmp_path)),
-            dict(grid_name="renamed", loss_label="pinball-x"),
-            dict(dataset_params={"n_samples": 60, "n_features": 5, "noise_std": None}),  # None = the default
-            dict(dataset="synthetic", dataset_params={"n_samples": 60, "n_features": 5})]  # alias of regression
+    same = [
+        dict(
+            grid={**BASE["grid"], "max_depth": [2, 1, 1], "learning_rate": [0.5, 0.1]}
+        ),  # order, repeats
+        dict(grid={**BASE["grid"], "max_features": [1.0]}),  # an axis this method does not search
+        dict(results_dir=str(tmp_path / "elsewhere"), mirror=str(tmp_path)),
+        dict(grid_name="renamed", loss_label="pinball-x"),
+        dict(
+            dataset_params={"n_samples": 60, "n_features": 5, "noise_std": None}
+        ),  # None = the default
+        dict(dataset="synthetic", dataset_params={"n_samples": 60, "n_features": 5}),
+    ]  # alias of regression
     for changes in same:
         assert _identity(**changes) == base, changes
-    assert _identity(loss="ls", loss_params={"tau": 0.3}) == _identity(loss="ls")  # τ does not apply to ls
+    assert _identity(loss="ls", loss_params={"tau": 0.3}) == _identity(
+        loss="ls"
+    )  # τ does not apply to ls
 
 
 def test_identity_versions_and_numerics_version(monkeypatch):
@@ -158,7 +217,7 @@ def test_identity_versions_and_numerics_version(monkeypatch):
 
     base = _identity(algo="xgboost")
     assert set(base["method"]["libraries"]) == {"xgboost"} and base["method"]["engine"] == "none"
-    assert _identity(algo="xgboost", engine="hist") == base     # a baseline's engine does not apply
+    assert _identity(algo="xgboost", engine="hist") == base  # a baseline's engine does not apply
     assert set(_identity(algo="random_forest")["method"]["libraries"]) == {"scikit-learn"}
     import proxboost.baselines as baselines
 
@@ -177,7 +236,9 @@ def test_every_engine_names_the_library_that_grows_its_trees():
     from proxboost.methods import engine_libraries
 
     for engine in ENGINES:
-        assert engine_libraries(engine), f"engine {engine!r}: add its library to methods._ENGINE_MODULE_LIBRARIES"
+        assert engine_libraries(engine), (
+            f"engine {engine!r}: add its library to methods._ENGINE_MODULE_LIBRARIES"
+        )
 
 
 def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path, data_mirror):
@@ -187,10 +248,13 @@ def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path, data_mirror):
 
     info = load_dataset("engel", mirror=data_mirror).info
     identity = dataset_identity(info, 0)
-    assert identity == {"name": "engel", "params": {},
-                        "sha256": {"engel.csv": hashlib.sha256(open(info.paths[0], "rb").read()).hexdigest()}}
-    assert dataset_identity(info, 5) == identity             # the seed does not draw real data
-    assert str(data_mirror) not in json.dumps(identity)      # no path of this machine
+    assert identity == {
+        "name": "engel",
+        "params": {},
+        "sha256": {"engel.csv": hashlib.sha256(open(info.paths[0], "rb").read()).hexdigest()},
+    }
+    assert dataset_identity(info, 5) == identity  # the seed does not draw real data
+    assert str(data_mirror) not in json.dumps(identity)  # no path of this machine
     other = dataset_identity(type(info)(**{**info.as_dict(), "sha256": "0" * 64}), 0)
     assert other != identity
 
@@ -198,39 +262,86 @@ def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path, data_mirror):
 # -- one run, end to end --------------------------------------------------------------------------
 @pytest.mark.slow
 def test_whole_chain_and_reuse_only_of_the_same_computation(tmp_path):
-    args = ["loss=pinball", "algo=residual_prox", "grid=smoke", "protocol.n_splits=2", "protocol.max_estimators=20",
-            "dataset.params.n_samples=300", "n_jobs=1", *_dirs(tmp_path)]
+    args = [
+        "loss=pinball",
+        "algo=residual_prox",
+        "grid=smoke",
+        "protocol.n_splits=2",
+        "protocol.max_estimators=20",
+        "dataset.params.n_samples=300",
+        "n_jobs=1",
+        *_dirs(tmp_path),
+    ]
     out = _run(tmp_path, *args)
     assert out.returncode == 0, out.stdout + out.stderr
     df = results.load(tmp_path / "res")
     assert list(df["split"]) == [0, 1]
-    assert set(df["protocol"]) == {"smoke/2splits/T20"} and df["dataset"].str.startswith("synthetic-").all()
-    assert set(df["loss"]) == {"pinball"} and set(df["algo"]) == {"residual_prox"} and set(df["engine"]) == {"exact"}
+    assert (
+        set(df["protocol"]) == {"smoke/2splits/T20"}
+        and df["dataset"].str.startswith("synthetic-").all()
+    )
+    assert (
+        set(df["loss"]) == {"pinball"}
+        and set(df["algo"]) == {"residual_prox"}
+        and set(df["engine"]) == {"exact"}
+    )
     assert df["n_estimators"].between(0, 20).all() and set(df["max_depth"]) == {2}
-    assert set(df["learning_rate"]) <= {0.1, 0.5} and set(df["step"]) == {1.0} and set(df["tau"]) == {0.9}
+    assert (
+        set(df["learning_rate"]) <= {0.1, 0.5}
+        and set(df["step"]) == {1.0}
+        and set(df["tau"]) == {0.9}
+    )
     assert df["test_loss"].gt(0).all() and df["test_error"].isna().all()
-    assert df["val_loss"].gt(0).all() and (df["n_train"] == 150).all() and (df["n_test"] == 75).all()
+    assert (
+        df["val_loss"].gt(0).all() and (df["n_train"] == 150).all() and (df["n_test"] == 75).all()
+    )
     identity = json.loads(df.loc[0, "identity"])
-    assert identity["loss"] == {"name": "pinball", "tau": 0.9} and identity["protocol"]["max_estimators"] == 20
-    assert identity["method"]["options"]["tie_rule"] == "midpoint" and identity["dataset"]["seed"] == 0
+    assert (
+        identity["loss"] == {"name": "pinball", "tau": 0.9}
+        and identity["protocol"]["max_estimators"] == 20
+    )
+    assert (
+        identity["method"]["options"]["tie_rule"] == "midpoint" and identity["dataset"]["seed"] == 0
+    )
     assert df.loc[0, "commit"] and df.loc[0, "xgboost_version"]
     log = (tmp_path / "run" / "run.log").read_text()
-    assert "over 2 splits; rows in" in log and "test loss" in log  # the last line says where the rows are
+    assert (
+        "over 2 splits; rows in" in log and "test loss" in log
+    )  # the last line says where the rows are
     assert "fit/s" in out.stderr or "s/fit" in out.stderr  # the progress bar
     files = sorted((tmp_path / "res").rglob("split-*.csv"))
     stamps = [f.stat().st_mtime_ns for f in files]
 
     # a sweep holding the same run, a changed grid and a changed τ: only the same run is reused
-    sweep = _run(tmp_path, "-m", *args, "grid.learning_rate=[0.1,0.5],[0.2]", "loss.tau=0.9,0.5", "progress=false")
+    sweep = _run(
+        tmp_path,
+        "-m",
+        *args,
+        "grid.learning_rate=[0.1,0.5],[0.2]",
+        "loss.tau=0.9,0.5",
+        "progress=false",
+    )
     text = sweep.stdout + sweep.stderr
     assert sweep.returncode == 0, text
-    assert text.count("2/2 splits stored, 0 to run") == 1 and text.count("0/2 splits stored, 2 to run") == 3
-    assert "checked the 4 jobs of this sweep before any fit: 3 to run, 1 complete already (only read)" in text
+    assert (
+        text.count("2/2 splits stored, 0 to run") == 1
+        and text.count("0/2 splits stored, 2 to run") == 3
+    )
+    assert (
+        "checked the 4 jobs of this sweep before any fit: 3 to run, 1 complete already (only read)"
+        in text
+    )
     assert [f.stat().st_mtime_ns for f in files] == stamps  # nothing recomputed
-    assert "sweep rows: dataset | loss | method" in text and text.count("| residual_prox | exact |") == 4
+    assert (
+        "sweep rows: dataset | loss | method" in text
+        and text.count("| residual_prox | exact |") == 4
+    )
     df = results.load(tmp_path / "res")
     assert len(df) == 8 and df["identity_hash"].nunique() == 4
-    assert sorted(set(df["loss"])) == ["pinball", "pinball-tau0.5"]  # a changed loss has its own folder
+    assert sorted(set(df["loss"])) == [
+        "pinball",
+        "pinball-tau0.5",
+    ]  # a changed loss has its own folder
     grids = df["protocol"].str.split("/").str[0]
     assert (grids == "smoke").sum() == 4 and grids.str.startswith("smoke-custom").sum() == 4
     assert set(df["tau"]) == {0.9, 0.5}
@@ -238,15 +349,35 @@ def test_whole_chain_and_reuse_only_of_the_same_computation(tmp_path):
 
 @pytest.mark.slow
 def test_killed_sweep_rerun_has_every_row_once(tmp_path):
-    sweep = ["-m", "algo=gradient,prox", "loss=lad", "grid=smoke", "protocol.n_splits=5",
-             "protocol.max_estimators=40", "dataset.params.n_samples=300", "dataset.params.n_features=10",
-             "n_jobs=1", "progress=false", *_dirs(tmp_path)]
-    proc = subprocess.Popen(_cmd(*sweep), cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    sweep = [
+        "-m",
+        "algo=gradient,prox",
+        "loss=lad",
+        "grid=smoke",
+        "protocol.n_splits=5",
+        "protocol.max_estimators=40",
+        "dataset.params.n_samples=300",
+        "dataset.params.n_features=10",
+        "n_jobs=1",
+        "progress=false",
+        *_dirs(tmp_path),
+    ]
+    proc = subprocess.Popen(
+        _cmd(*sweep),
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     res = tmp_path / "res"
     try:
         deadline = time.monotonic() + 120
-        while not list(res.rglob("split-*.csv")) and proc.poll() is None and time.monotonic() < deadline:
+        while (
+            not list(res.rglob("split-*.csv"))
+            and proc.poll() is None
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.02)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -259,19 +390,38 @@ def test_killed_sweep_rerun_has_every_row_once(tmp_path):
     df = results.load(res)
     assert len(df) == 10
     assert not df.duplicated(list(results.KEY_COLUMNS)).any()
-    assert sorted(zip(df["algo"], df["split"])) == [(a, k) for a in ("gradient", "prox") for k in range(5)]
-    assert {f: f.stat().st_mtime_ns for f in before} == before  # stored rows were skipped, not redone
+    assert sorted(zip(df["algo"], df["split"])) == [
+        (a, k) for a in ("gradient", "prox") for k in range(5)
+    ]
+    assert {
+        f: f.stat().st_mtime_ns for f in before
+    } == before  # stored rows were skipped, not redone
 
 
 @pytest.mark.slow
 def test_submitit_local_real_dataset_xgboost(tmp_path, data_mirror):
-    out = _run(tmp_path, "-m", "hydra/launcher=submitit_local", "dataset=engel", "loss=pinball", "algo=xgboost",
-               "grid=smoke", "protocol.n_splits=1", "protocol.max_estimators=10", *_dirs(tmp_path))
+    out = _run(
+        tmp_path,
+        "-m",
+        "hydra/launcher=submitit_local",
+        "dataset=engel",
+        "loss=pinball",
+        "algo=xgboost",
+        "grid=smoke",
+        "protocol.n_splits=1",
+        "protocol.max_estimators=10",
+        *_dirs(tmp_path),
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     df = results.load(tmp_path / "res")
     assert len(df) == 1
     row = df.iloc[0]
-    assert (row["dataset"], row["loss"], row["algo"], row["engine"]) == ("engel", "pinball", "xgboost", "none")
+    assert (row["dataset"], row["loss"], row["algo"], row["engine"]) == (
+        "engel",
+        "pinball",
+        "xgboost",
+        "none",
+    )
     assert row["tau"] == 0.9 and row["n_train"] + row["n_validation"] + row["n_test"] == 235
     assert 0 <= row["n_estimators"] <= 10 and row["test_loss"] > 0
     import xgboost
@@ -288,11 +438,16 @@ def test_submitit_local_real_dataset_xgboost(tmp_path, data_mirror):
         (["progress=maybe"], "progress must be true or false, got 'maybe'"),
         (["tie_rule=lowest"], "tie_rule must be one of midpoint, authors, got 'lowest'"),
         (["loss=pinball", "loss.tau=2"], "loss 'pinball': tau=2 is out of range"),
-        (["dataset=engel", "loss=hinge"],
-         "loss 'hinge' is a classification loss but dataset 'engel' is a regression dataset"),
+        (
+            ["dataset=engel", "loss=hinge"],
+            "loss 'hinge' is a classification loss but dataset 'engel' is a regression dataset",
+        ),
         (["protocol.fractions.train=0.6"], "fractions (train, validation, test) must sum to 1"),
         (["protocol.n_splits=0"], "protocol.n_splits must be an integer >= 1, got 0"),
-        (["dataset.params.n_features=2"], "dataset 'synthetic': n_features must be an integer >= 4"),
+        (
+            ["dataset.params.n_features=2"],
+            "dataset 'synthetic': n_features must be an integer >= 4",
+        ),
         (["grid.max_depth=[0]"], "grid value max_depth=0 is invalid"),
         (["algo=xgboost", "algo.tree_method=gpu"], "algo 'xgboost'"),
     ],
@@ -301,7 +456,9 @@ def test_user_errors_are_one_line_before_any_fit(tmp_path, overrides, message):
     from proxboost.cli import check_writable, run_arguments
     from proxboost.pipeline import plan_run
 
-    small = [] if any(o.startswith("dataset=") for o in overrides) else ["dataset.params.n_samples=60"]
+    small = (
+        [] if any(o.startswith("dataset=") for o in overrides) else ["dataset.params.n_samples=60"]
+    )
     cfg = _compose([*overrides, f"results_dir={tmp_path / 'res'}", *small])
     with pytest.raises(ValueError) as exc:
         plan_run(**run_arguments(cfg, REPO / "conf"))
@@ -309,7 +466,9 @@ def test_user_errors_are_one_line_before_any_fit(tmp_path, overrides, message):
     assert message in str(exc.value) and "\n" not in str(exc.value)
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(ValueError, match="results_dir .* is not writable .*: choose another with results_dir="):
+    with pytest.raises(
+        ValueError, match="results_dir .* is not writable .*: choose another with results_dir="
+    ):
         check_writable(blocker / "res")
     assert not (tmp_path / "res").exists()
 
@@ -322,7 +481,13 @@ def test_the_writability_check_creates_and_removes_nothing(tmp_path, monkeypatch
     def refuse(*args, **kwargs):
         raise AssertionError("the writability check created or removed a folder")
 
-    for module, name in ((Path, "mkdir"), (Path, "rmdir"), (os, "mkdir"), (os, "makedirs"), (os, "rmdir")):
+    for module, name in (
+        (Path, "mkdir"),
+        (Path, "rmdir"),
+        (os, "mkdir"),
+        (os, "makedirs"),
+        (os, "rmdir"),
+    ):
         monkeypatch.setattr(module, name, refuse)
     check_writable(tmp_path / "res" / "sub")
     assert list(tmp_path.iterdir()) == []
@@ -331,28 +496,49 @@ def test_the_writability_check_creates_and_removes_nothing(tmp_path, monkeypatch
 @pytest.mark.slow
 def test_a_sweep_is_checked_whole_before_any_fit(tmp_path):
     # every problem of every job, one line each, exit code 2, no traceback, nothing fitted
-    out = _run(tmp_path, "-m", "dataset=regression,classification", "loss=lad,hinge", "algo=gradient", "grid=smoke",
-               "protocol.fractions.train=0.5,0.6", *_dirs(tmp_path), timeout=120)
+    out = _run(
+        tmp_path,
+        "-m",
+        "dataset=regression,classification",
+        "loss=lad,hinge",
+        "algo=gradient",
+        "grid=smoke",
+        "protocol.fractions.train=0.5,0.6",
+        *_dirs(tmp_path),
+        timeout=120,
+    )
     text = out.stdout + out.stderr
     assert out.returncode == 2, text
     assert "fractions (train, validation, test) must sum to 1" in text
-    assert "2 job(s) of this sweep pair a loss with a dataset of another task" in text  # (others: fractions)
+    assert (
+        "2 job(s) of this sweep pair a loss with a dataset of another task" in text
+    )  # (others: fractions)
     assert "add skip_task_mismatch=true to skip them" in text
     assert "Traceback" not in text and "Launching" not in text and not (tmp_path / "res").exists()
     single = _run(tmp_path, "n_jobs=abc", *_dirs(tmp_path), timeout=60)
     assert single.returncode == 2 and "Traceback" not in single.stdout + single.stderr
-    assert "n_jobs must be an integer >= 1, -1 or null (every core), got 'abc'" in single.stdout + single.stderr
+    assert (
+        "n_jobs must be an integer >= 1, -1 or null (every core), got 'abc'"
+        in single.stdout + single.stderr
+    )
     unknown = _run(tmp_path, "loss=foo", *_dirs(tmp_path), timeout=60)  # Hydra's own message
-    assert unknown.returncode != 0 and "Could not find 'loss/foo'" in unknown.stdout + unknown.stderr
+    assert (
+        unknown.returncode != 0 and "Could not find 'loss/foo'" in unknown.stdout + unknown.stderr
+    )
 
 
-def test_the_interrupt_line_counts_the_rows_and_curves_stored_since_the_start(tmp_path, monkeypatch, capsys):
+def test_the_interrupt_line_counts_the_rows_and_curves_stored_since_the_start(
+    tmp_path, monkeypatch, capsys
+):
     # the count of a sweep whose jobs run in other processes: files in the sweep's folders
     from proxboost import cli
 
     experiment = tmp_path / "synthetic" / "intro"
-    monkeypatch.setattr(cli, "_SWEEP", {"locations": [], "experiments": [experiment], "start": None,
-                                        "joblib_launcher": False})
+    monkeypatch.setattr(
+        cli,
+        "_SWEEP",
+        {"locations": [], "experiments": [experiment], "start": None, "joblib_launcher": False},
+    )
     old = experiment / "sines" / "lad" / "gradient" / "old_abc.csv"
     old.parent.mkdir(parents=True)
     old.write_text("stored before\n")
@@ -374,7 +560,9 @@ def test_the_interrupt_line_counts_the_rows_and_curves_stored_since_the_start(tm
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
     assert exc.value.code == 130
-    assert capsys.readouterr().err == "interrupted: 1 rows stored; rerun the same command to finish\n"
+    assert (
+        capsys.readouterr().err == "interrupted: 1 rows stored; rerun the same command to finish\n"
+    )
 
 
 def test_a_launcher_worker_between_jobs_leaves_quietly_on_an_interrupt(monkeypatch):
@@ -420,8 +608,13 @@ def test_an_interrupted_pool_is_torn_down_before_the_interpreter_exits():
     from proxboost import cli
 
     executor = get_reusable_executor(max_workers=2)
-    futures = [executor.submit(time.sleep, 60) for _ in range(8)]
-    manager, call_queue, work_ids = executor._executor_manager_thread, executor._call_queue, executor._work_ids
+    for _ in range(8):
+        executor.submit(time.sleep, 60)
+    manager, call_queue, work_ids = (
+        executor._executor_manager_thread,
+        executor._call_queue,
+        executor._work_ids,
+    )
     assert not work_ids.empty()
     cli._drain_pool()
     assert work_ids.empty()
@@ -451,13 +644,24 @@ def _interrupt(tmp_path, args, sig, whole_group):
     ``scancel`` do); return its output, exit code, latency and rows stored. Asserts that no
     process of the run and no named semaphore or memory-mapping folder of it is left behind."""
     started = time.time()
-    proc = subprocess.Popen(_cmd(*args), cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        _cmd(*args),
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     res = tmp_path / "res"
     deadline = time.monotonic() + 120
-    while not list(res.rglob("split-*.csv")) and proc.poll() is None and time.monotonic() < deadline:
+    while (
+        not list(res.rglob("split-*.csv")) and proc.poll() is None and time.monotonic() < deadline
+    ):
         time.sleep(0.02)
-    group = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    group = subprocess.run(
+        ["pgrep", "-g", str(proc.pid)], capture_output=True, text=True
+    ).stdout.split()
     t0 = time.monotonic()
     if whole_group:
         os.killpg(proc.pid, sig)
@@ -465,19 +669,33 @@ def _interrupt(tmp_path, args, sig, whole_group):
         os.kill(proc.pid, sig)
     text, _ = proc.communicate(timeout=30)
     latency = time.monotonic() - t0
-    deadline = time.monotonic() + 10               # workers and loky's resource tracker exit with it
-    while (left := subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()) \
-            and time.monotonic() < deadline:
+    deadline = time.monotonic() + 10  # workers and loky's resource tracker exit with it
+    while (
+        left := subprocess.run(
+            ["pgrep", "-g", str(proc.pid)], capture_output=True, text=True
+        ).stdout.split()
+    ) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not left, f"processes left behind: {[Path(f'/proc/{p}/cmdline').read_text()[:120] for p in left]}"
-    assert not _shm_entries(group, since=started), f"left in /dev/shm: {_shm_entries(group, since=started)}"
+    assert not left, (
+        f"processes left behind: {[Path(f'/proc/{p}/cmdline').read_text()[:120] for p in left]}"
+    )
+    assert not _shm_entries(group, since=started), (
+        f"left in /dev/shm: {_shm_entries(group, since=started)}"
+    )
     return text, proc.returncode, latency, len(list(res.rglob("split-*.csv")))
 
 
 # Six splits of 300 iterations: after the first row is stored, the others take several times
 # longer than the signal needs to arrive, so the run cannot finish before it.
-_INTERRUPTED_RUN = ["dataset.params.n_samples=200", "dataset.params.n_features=5", "loss=lad", "grid=smoke",
-                    "protocol.n_splits=6", "protocol.max_estimators=300", "progress=false"]
+_INTERRUPTED_RUN = [
+    "dataset.params.n_samples=200",
+    "dataset.params.n_features=5",
+    "loss=lad",
+    "grid=smoke",
+    "protocol.n_splits=6",
+    "protocol.max_estimators=300",
+    "progress=false",
+]
 
 
 @pytest.mark.slow
@@ -492,12 +710,16 @@ _INTERRUPTED_RUN = ["dataset.params.n_samples=200", "dataset.params.n_features=5
     ],
     ids=["basic-ctrl-c", "joblib-ctrl-c", "joblib-sigterm"],
 )
-def test_an_interrupt_stops_at_once_and_the_rerun_finishes(tmp_path, launcher, sig, whole_group, rerun):
+def test_an_interrupt_stops_at_once_and_the_rerun_finishes(
+    tmp_path, launcher, sig, whole_group, rerun
+):
     # one line, exit code 130, no traceback or warning (no "leaked semaphore/folder" from the
     # resource tracker), nothing left behind; the rerun computes exactly the missing rows.
     # n_jobs=2: a pool of 2 processes per job, or of 2 threads in each joblib-launcher worker.
     run = ["-m", *_INTERRUPTED_RUN, *launcher] if launcher else [*_INTERRUPTED_RUN, "algo=prox"]
-    text, code, latency, stored = _interrupt(tmp_path, [*run, "n_jobs=2", *_dirs(tmp_path)], sig, whole_group)
+    text, code, latency, stored = _interrupt(
+        tmp_path, [*run, "n_jobs=2", *_dirs(tmp_path)], sig, whole_group
+    )
     print(f"{sig.name} latency {latency:.2f} s")  # reported with -s
     assert code == 130 and latency <= 10, (latency, text)
     assert f"interrupted: {stored} rows stored; rerun the same command to finish" in text
@@ -506,7 +728,9 @@ def test_an_interrupt_stops_at_once_and_the_rerun_finishes(tmp_path, launcher, s
     assert stored < n_rows, "the run ended before the signal: nothing was interrupted"
     if not rerun:
         return
-    again = _run(tmp_path, *run, "n_jobs=1", *_dirs(tmp_path))  # n_jobs is not part of the rows' identity
+    again = _run(
+        tmp_path, *run, "n_jobs=1", *_dirs(tmp_path)
+    )  # n_jobs is not part of the rows' identity
     assert again.returncode == 0, again.stdout + again.stderr
     if not launcher:
         assert f"{stored}/6 splits stored, {6 - stored} to run" in again.stdout + again.stderr

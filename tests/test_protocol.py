@@ -15,8 +15,10 @@ from proxboost.protocol import (
     protocol_name,
     select,
     split_indices,
-    test_metrics as metrics,
     validate_protocol,
+)
+from proxboost.protocol import (
+    test_metrics as metrics,
 )
 
 
@@ -74,16 +76,29 @@ def test_validate_protocol_rejects(kwargs, match):
 def test_task_mismatch_sentence():
     with pytest.raises(ProtocolError) as exc:
         check_task("hinge", "classification", "engel", "regression")
-    assert str(exc.value) == "loss 'hinge' is a classification loss but dataset 'engel' is a regression dataset"
+    assert (
+        str(exc.value)
+        == "loss 'hinge' is a classification loss but dataset 'engel' is a regression dataset"
+    )
 
 
 def test_run_experiment_validates_before_any_fit(tmp_path):
-    common = dict(grid={"max_depth": [1], "learning_rate": [0.1], "step": [1.0]}, results_dir=tmp_path,
-                  progress=False, n_splits=1, max_estimators=2)
-    with pytest.raises(ProtocolError, match="loss 'lad' is a regression loss but dataset 'spam' is a "
-                                            "classification dataset"):
+    common = dict(
+        grid={"max_depth": [1], "learning_rate": [0.1], "step": [1.0]},
+        results_dir=tmp_path,
+        progress=False,
+        n_splits=1,
+        max_estimators=2,
+    )
+    with pytest.raises(
+        ProtocolError,
+        match="loss 'lad' is a regression loss but dataset 'spam' is a classification dataset",
+    ):
         run_experiment(dataset="spam", loss="lad", algo="prox", **common)
-    assert run_experiment(dataset="spam", loss="lad", algo="prox", skip_task_mismatch=True, **common) is None
+    assert (
+        run_experiment(dataset="spam", loss="lad", algo="prox", skip_task_mismatch=True, **common)
+        is None
+    )
     with pytest.raises(ProtocolError, match="unknown algo 'boost'; valid choices: gradient, prox"):
         run_experiment(dataset="engel", loss="lad", algo="boost", **common)
     with pytest.raises(ProtocolError, match="not a known loss"):
@@ -91,42 +106,71 @@ def test_run_experiment_validates_before_any_fit(tmp_path):
     with pytest.raises(ProtocolError, match="engine 'gpu' is not available"):
         run_experiment(dataset="engel", loss="lad", algo="prox", engine="gpu", **common)
     with pytest.raises(ProtocolError, match="no values for 'step'"):
-        run_experiment(dataset="engel", loss="lad", algo="prox", **{**common, "grid": {"max_depth": [1],
-                                                                                     "learning_rate": [0.1]}})
+        run_experiment(
+            dataset="engel",
+            loss="lad",
+            algo="prox",
+            **{**common, "grid": {"max_depth": [1], "learning_rate": [0.1]}},
+        )
     assert not any(tmp_path.iterdir())  # nothing stored, nothing fitted
 
 
 # -- grid and selection -------------------------------------------------------------------------
 def test_grid_axes_per_method():
-    grid = {"max_depth": [1, 3], "learning_rate": [0.1, 1.0], "step": [0.1, 1.0, 10.0],
-            "max_features": [0.5, "sqrt"]}
+    grid = {
+        "max_depth": [1, 3],
+        "learning_rate": [0.1, 1.0],
+        "step": [0.1, 1.0, 10.0],
+        "max_features": [0.5, "sqrt"],
+    }
     hinge = make_loss("hinge")
     assert len(expand_grid(grid, make_method("prox", hinge).grid_axes)) == 12
     assert len(expand_grid(grid, make_method("accelerated_prox", hinge).grid_axes)) == 12
     assert expand_grid(grid, make_method("gradient", hinge).grid_axes) == [
-        {"max_depth": 1, "learning_rate": 0.1}, {"max_depth": 1, "learning_rate": 1.0},
-        {"max_depth": 3, "learning_rate": 0.1}, {"max_depth": 3, "learning_rate": 1.0}]
+        {"max_depth": 1, "learning_rate": 0.1},
+        {"max_depth": 1, "learning_rate": 1.0},
+        {"max_depth": 3, "learning_rate": 0.1},
+        {"max_depth": 3, "learning_rate": 1.0},
+    ]
     assert len(expand_grid(grid, make_method("xgboost", hinge).grid_axes)) == 4
     assert expand_grid(grid, make_method("random_forest", hinge).grid_axes) == [
-        {"max_features": 0.5}, {"max_features": "sqrt"}]
+        {"max_features": 0.5},
+        {"max_features": "sqrt"},
+    ]
     # values are sorted (numbers, then names), cast to their axis's type, deduplicated
-    assert expand_grid({"max_depth": [3, 1, 3], "learning_rate": [1, 0.1]}, ("max_depth", "learning_rate")) == [
-        {"max_depth": 1, "learning_rate": 0.1}, {"max_depth": 1, "learning_rate": 1.0},
-        {"max_depth": 3, "learning_rate": 0.1}, {"max_depth": 3, "learning_rate": 1.0}]
-    assert [p["max_features"] for p in expand_grid({"max_features": ["sqrt", 1, 1 / 3]}, ("max_features",))] == [
-        1 / 3, 1.0, "sqrt"]
-    for axis, bad in [("max_depth", 0), ("max_depth", 2.5), ("learning_rate", 1.5), ("step", 0.0),
-                      ("max_features", "all")]:
+    assert expand_grid(
+        {"max_depth": [3, 1, 3], "learning_rate": [1, 0.1]}, ("max_depth", "learning_rate")
+    ) == [
+        {"max_depth": 1, "learning_rate": 0.1},
+        {"max_depth": 1, "learning_rate": 1.0},
+        {"max_depth": 3, "learning_rate": 0.1},
+        {"max_depth": 3, "learning_rate": 1.0},
+    ]
+    assert [
+        p["max_features"]
+        for p in expand_grid({"max_features": ["sqrt", 1, 1 / 3]}, ("max_features",))
+    ] == [1 / 3, 1.0, "sqrt"]
+    for axis, bad in [
+        ("max_depth", 0),
+        ("max_depth", 2.5),
+        ("learning_rate", 1.5),
+        ("step", 0.0),
+        ("max_features", "all"),
+    ]:
         with pytest.raises(ProtocolError, match=f"grid value {axis}={bad!r} is invalid"):
-            expand_grid({**grid, axis: [bad]}, ("max_depth", "learning_rate", "step", "max_features"))
+            expand_grid(
+                {**grid, axis: [bad]}, ("max_depth", "learning_rate", "step", "max_features")
+            )
 
 
 def test_select_argmin_known_answer():
-    curves = np.array([
-        [5.0, 4.0, 3.0, 3.5, 3.1],
-        [5.0, 3.9, 2.5, 2.7, 2.6],
-        [5.0, 4.5, 4.4, 2.6, 2.55],
-    ])
+    curves = np.array(
+        [
+            [5.0, 4.0, 3.0, 3.5, 3.1],
+            [5.0, 3.9, 2.5, 2.7, 2.6],
+            [5.0, 4.5, 4.4, 2.6, 2.55],
+        ]
+    )
     assert select(curves) == (1, 2)
 
 
@@ -155,7 +199,10 @@ def test_metrics_sign_zero_counts_as_plus_one():
 
 def test_protocol_name():
     assert protocol_name("paper", 20, 1000) == "paper/20splits/T1000"
-    assert protocol_name("smoke", 2, 20, (0.6, 0.2, 0.2), seed=3) == "smoke/2splits/T20/frac0.6-0.2-0.2/seed3"
+    assert (
+        protocol_name("smoke", 2, 20, (0.6, 0.2, 0.2), seed=3)
+        == "smoke/2splits/T20/frac0.6-0.2-0.2/seed3"
+    )
 
 
 # -- refit --------------------------------------------------------------------------------------
@@ -164,9 +211,15 @@ def test_refit_with_T0_is_constant_f0(loss_name):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(41, 3))
     loss = make_loss(loss_name, tau=0.9)
-    y = np.where(rng.normal(size=41) > 0.3, 1.0, -1.0) if loss.task == "classification" else rng.exponential(size=41)
+    y = (
+        np.where(rng.normal(size=41) > 0.3, 1.0, -1.0)
+        if loss.task == "classification"
+        else rng.exponential(size=41)
+    )
     method = BoostingMethod("prox", loss)
-    z = method.refit_predict({"max_depth": 2, "learning_rate": 0.1, "step": 1.0}, 0, (X, y), X[:7], 0)
+    z = method.refit_predict(
+        {"max_depth": 2, "learning_rate": 0.1, "step": 1.0}, 0, (X, y), X[:7], 0
+    )
     assert z.shape == (7,) and np.all(z == loss.init(y))
 
 
@@ -179,29 +232,54 @@ def test_run_protocol_selection_refit_and_workers(toy_data):
     X, y = toy_data("classification")
     loss = make_loss("hinge")
     method = make_method("prox", loss)
-    grid = expand_grid({"max_depth": [1, 2], "learning_rate": [0.3], "step": [1.0]}, method.grid_axes)
+    grid = expand_grid(
+        {"max_depth": [1, 2], "learning_rate": [0.3], "step": [1.0]}, method.grid_axes
+    )
     kw = dict(n_splits=3, max_estimators=15, seed=0, progress=False)
     stored = []
     rows1 = run_protocol(X, y, method, grid, n_jobs=1, on_row=stored.append, **kw)
     rows2 = run_protocol(X, y, method, grid, n_jobs=2, **kw)
     assert [r["split"] for r in rows1] == [0, 1, 2] and len(stored) == 3
     drop = ("fit_seconds", "refit_seconds")
-    assert [{k: v for k, v in r.items() if k not in drop} for r in rows1] == \
-           [{k: v for k, v in r.items() if k not in drop} for r in rows2]
+    assert [{k: v for k, v in r.items() if k not in drop} for r in rows1] == [
+        {k: v for k, v in r.items() if k not in drop} for r in rows2
+    ]
     # split 1 by hand
     r = rows1[1]
     tr, va, te = split_indices(len(y), 1)
-    curves = [BoostingClassifier(loss="hinge", algo="prox", n_estimators=15, max_depth=p["max_depth"],
-                                 learning_rate=0.3, step=1.0, random_state=1).fit(
-        X[tr], y[tr], eval_set=(X[va], y[va])).eval_loss_ for p in grid]
+    curves = [
+        BoostingClassifier(
+            loss="hinge",
+            algo="prox",
+            n_estimators=15,
+            max_depth=p["max_depth"],
+            learning_rate=0.3,
+            step=1.0,
+            random_state=1,
+        )
+        .fit(X[tr], y[tr], eval_set=(X[va], y[va]))
+        .eval_loss_
+        for p in grid
+    ]
     g, T = select(np.vstack(curves))
     assert (r["grid_index"], r["n_estimators"], r["val_loss"]) == (g, T, curves[g][T])
     trval = np.concatenate([tr, va])
     if T == 0:
         z = np.full(len(te), loss.init(y[trval]))
     else:
-        z = BoostingClassifier(loss="hinge", algo="prox", n_estimators=T, max_depth=grid[g]["max_depth"],
-                               learning_rate=0.3, step=1.0, random_state=1).fit(X[trval], y[trval]).decision_function(X[te])
+        z = (
+            BoostingClassifier(
+                loss="hinge",
+                algo="prox",
+                n_estimators=T,
+                max_depth=grid[g]["max_depth"],
+                learning_rate=0.3,
+                step=1.0,
+                random_state=1,
+            )
+            .fit(X[trval], y[trval])
+            .decision_function(X[te])
+        )
     assert r["test_loss"] == pytest.approx(loss.value(y[te], z), rel=1e-12)
     assert r["test_error"] == pytest.approx(np.mean(np.where(z >= 0, 1, -1) != y[te]))
 
@@ -218,7 +296,9 @@ def test_run_protocol_in_threads_holds_no_named_semaphore(toy_data, monkeypatch)
 
     X, y = toy_data("regression")
     method = make_method("prox", make_loss("lad"))
-    grid = expand_grid({"max_depth": [1, 2], "learning_rate": [0.3], "step": [1.0]}, method.grid_axes)
+    grid = expand_grid(
+        {"max_depth": [1, 2], "learning_rate": [0.3], "step": [1.0]}, method.grid_axes
+    )
     kw = dict(n_splits=3, max_estimators=15, seed=0, progress=False)
     rows1 = run_protocol(X, y, method, grid, n_jobs=1, **kw)
 
@@ -239,8 +319,9 @@ def test_run_protocol_in_threads_holds_no_named_semaphore(toy_data, monkeypatch)
         rows2 = run_protocol(X, y, method, grid, n_jobs=2, **kw)
     assert threads and all(name.startswith("proxboost-fit") for name in threads)
     drop = ("fit_seconds", "refit_seconds")
-    assert [{k: v for k, v in r.items() if k not in drop} for r in rows1] == \
-           [{k: v for k, v in r.items() if k not in drop} for r in rows2]
+    assert [{k: v for k, v in r.items() if k not in drop} for r in rows1] == [
+        {k: v for k, v in r.items() if k not in drop} for r in rows2
+    ]
 
 
 # -- baselines ----------------------------------------------------------------------------------
@@ -254,7 +335,9 @@ def test_xgboost_curve_is_our_loss_on_its_margin(loss_name, toy_data):
     params = {"max_depth": 2, "learning_rate": 0.3}
     Xtr, ytr, Xva, yva = X[:80], y[:80], X[80:], y[80:]
     values, Ts = method.validation_curve(params, (Xtr, ytr), (Xva, yva), 12, 0)
-    assert values.shape == (13,) and np.array_equal(Ts, np.arange(13)) and np.all(np.isfinite(values))
+    assert (
+        values.shape == (13,) and np.array_equal(Ts, np.arange(13)) and np.all(np.isfinite(values))
+    )
     booster = method._train(params, method._dmatrix(Xtr, ytr), ytr, 12, 0)
     dva = xgb.DMatrix(Xva.astype(np.float32))
     for t in (1, 5, 12):
@@ -274,14 +357,35 @@ def test_random_forest_reports_ls_loss_and_error_only(toy_data):
     Xc, yc = toy_data("classification")
     grid = [{"max_features": "sqrt"}, {"max_features": 1.0}]
     kw = dict(n_splits=2, max_estimators=10, progress=False)
-    rows = run_protocol(Xr, yr, make_method("random_forest", make_loss("ls"), options={"n_estimators": 20}), grid, **kw)
+    rows = run_protocol(
+        Xr,
+        yr,
+        make_method("random_forest", make_loss("ls"), options={"n_estimators": 20}),
+        grid,
+        **kw,
+    )
     assert all(np.isfinite(r["test_loss"]) and math.isnan(r["test_error"]) for r in rows)
     assert all(r["val_metric"] == "squared_error" and r["n_estimators"] == 20 for r in rows)
-    rows = run_protocol(Xr, yr, make_method("random_forest", make_loss("lad"), options={"n_estimators": 20}), grid, **kw)
+    rows = run_protocol(
+        Xr,
+        yr,
+        make_method("random_forest", make_loss("lad"), options={"n_estimators": 20}),
+        grid,
+        **kw,
+    )
     assert all(math.isnan(r["test_loss"]) for r in rows)
-    rows = run_protocol(Xc, yc, make_method("random_forest", make_loss("hinge"), options={"n_estimators": 20}), grid, **kw)
+    rows = run_protocol(
+        Xc,
+        yc,
+        make_method("random_forest", make_loss("hinge"), options={"n_estimators": 20}),
+        grid,
+        **kw,
+    )
     assert all(math.isnan(r["test_loss"]) and 0 <= r["test_error"] <= 1 for r in rows)
-    assert all(r["val_metric"] == "misclassification" and r["max_features"] in ("sqrt", "1.0") for r in rows)
+    assert all(
+        r["val_metric"] == "misclassification" and r["max_features"] in ("sqrt", "1.0")
+        for r in rows
+    )
 
 
 def test_unavailable_dataset_fails_or_is_skipped(tmp_path, monkeypatch):
@@ -290,8 +394,16 @@ def test_unavailable_dataset_fails_or_is_skipped(tmp_path, monkeypatch):
     monkeypatch.setenv("PROXBOOST_OFFLINE", "1")
     monkeypatch.setenv("PROXBOOST_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("PROXBOOST_DATA_MIRROR", str(tmp_path / "no-mirror"))
-    kw = dict(dataset="advertisements", loss="hinge", algo="gradient", results_dir=tmp_path / "res",
-              grid={"max_depth": [1], "learning_rate": [0.1]}, n_splits=1, max_estimators=2, progress=False)
+    kw = dict(
+        dataset="advertisements",
+        loss="hinge",
+        algo="gradient",
+        results_dir=tmp_path / "res",
+        grid={"max_depth": [1], "learning_rate": [0.1]},
+        n_splits=1,
+        max_estimators=2,
+        progress=False,
+    )
     with pytest.raises(DatasetUnavailableError, match="ad.data"):
         run_experiment(**kw)
     assert run_experiment(skip_unavailable=True, **kw) is None

@@ -42,7 +42,7 @@ def test_readme_data_example_runs(data_mirror):
     assert namespace["X"].shape == (235, 1) and namespace["info"].origin in ("mirror", "cache")
 
 
-# -- the README's commands ---------------------------------------------------------------------------
+# -- the README's commands -------------------------------------------------------------------------
 # Every command of the README is run here as written (in a temporary folder, with overrides that
 # make it cheap appended), or checked without fitting (every other `python run.py` line: its jobs
 # pass the checks a sweep makes before any fit), or listed in NOT_RUN with the reason. A
@@ -50,8 +50,15 @@ def test_readme_data_example_runs(data_mirror):
 REPO = Path(__file__).resolve().parents[1]
 
 #: Overrides that make a `python run.py` line cheap: 2 splits, 1 grid point, 5 iterations.
-TINY = ["protocol.n_splits=2", "protocol.max_estimators=5", "grid.max_depth=[1]", "grid.learning_rate=[0.5]",
-        "grid.step=[1.0]", "n_jobs=1", "progress=false"]
+TINY = [
+    "protocol.n_splits=2",
+    "protocol.max_estimators=5",
+    "grid.max_depth=[1]",
+    "grid.learning_rate=[0.5]",
+    "grid.step=[1.0]",
+    "n_jobs=1",
+    "progress=false",
+]
 
 #: Commands run as written, in this order, in one temporary folder (later ones read the rows of
 #: earlier ones), with these overrides appended.
@@ -63,31 +70,42 @@ RUN = {
     "python -c \"from proxboost.results import load; print(load('runs'))\"": [],
     "python -m proxboost.datasets --prefetch": [],
     "python -m proxboost.datasets": [],
-    "python -m proxboost.report --cpu-table": [],            # on an empty results/ folder
-    "python -m proxboost.report --baselines-table": [],      # on an empty results/ folder
-    "python -m proxboost.report --results results": [],      # on an empty results/ folder
+    "python -m proxboost.report --cpu-table": [],  # on an empty results/ folder
+    "python -m proxboost.report --baselines-table": [],  # on an empty results/ folder
+    "python -m proxboost.report --results results": [],  # on an empty results/ folder
 }
 
 #: Commands not run, and why (a make target is still checked to exist, with `make -n`).
 NOT_RUN = {
-    "git clone <this repository> proxboost && cd proxboost": "the repository's address is a placeholder",
+    "git clone <this repository> proxboost && cd proxboost": (
+        "the repository's address is a placeholder"
+    ),
     "pip install -e .": "it would install into the environment running the tests",
     "make test": "it runs this test suite",
     "make test-fast": "it runs this test suite (the tests not marked slow)",
-    "make figures": "it rewrites the tracked results/SUMMARY.md, results/claims.csv and figures/; its first "
-                    "step is run here on an empty folder, the figures are tested by tests/test_figures.py",
-    "make results": "it recomputes every stored result (CPU-hours); each of its run.py lines is checked here",
+    "make figures": (
+        "it rewrites the tracked results/SUMMARY.md, results/claims.csv and figures/; its first "
+        "step is run here on an empty folder, the figures are tested by tests/test_figures.py"
+    ),
+    "make results": (
+        "it recomputes every stored result (CPU-hours); each of its run.py lines is checked here"
+    ),
     "make datasets": "it is `python -m proxboost.datasets --prefetch`, run here",
     "make bench": "a benchmark of several minutes",
-    "make slurm-check": "it needs root and installs slurm-wlm and munge (experiments/slurm_check.sh)",
+    "make slurm-check": (
+        "it needs root and installs slurm-wlm and munge (experiments/slurm_check.sh)"
+    ),
     "python benchmarks/bench_engines.py --sections memory": "a benchmark of several minutes",
-    "python run.py -m hydra/launcher=slurm hydra.launcher.partition=<p> …": "a pattern (…), not a command",
+    "python run.py -m hydra/launcher=slurm hydra.launcher.partition=<p> …": (
+        "a pattern (…), not a command"
+    ),
 }
 
 
 def readme_commands() -> list[str]:
     """Each line of the README's ``bash`` blocks (continuations joined, comments dropped) and each
-    inline code span that starts with ``python``, ``make``, ``pip`` or ``git``; once each, in order."""
+    inline code span that starts with ``python``, ``make``, ``pip`` or ``git``; once each, in order.
+    """
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", TEXT, re.S):
         for line in block.replace("\\\n", " ").splitlines():
@@ -95,7 +113,11 @@ def readme_commands() -> list[str]:
             if line and not line.startswith("#"):
                 commands.append(" ".join(line.split()))
     prose = re.sub(r"```.*?```", "", TEXT, flags=re.S)
-    commands += [span for span in re.findall(r"`([^`\n]+)`", prose) if re.match(r"(python|make|pip|git) ", span)]
+    commands += [
+        span
+        for span in re.findall(r"`([^`\n]+)`", prose)
+        if re.match(r"(python|make|pip|git) ", span)
+    ]
     return list(dict.fromkeys(commands))
 
 
@@ -108,8 +130,11 @@ def _run_py_overrides(command) -> list[str]:
     (``<...>``)."""
     import shlex
 
-    return [a for a in shlex.split(command)[2:]
-            if a not in ("-m", "--multirun", "--cfg", "job") and "<" not in a and ">" not in a]
+    return [
+        a
+        for a in shlex.split(command)[2:]
+        if a not in ("-m", "--multirun", "--cfg", "job") and "<" not in a and ">" not in a
+    ]
 
 
 def test_every_readme_command_is_run_checked_or_listed():
@@ -125,7 +150,9 @@ def test_every_readme_command_is_run_checked_or_listed():
     assert all((REPO / s).is_file() for s in scripts), scripts
     if shutil.which("make"):
         for command in [c for c in commands if c.startswith("make ")]:
-            dry = subprocess.run(["make", "-n", *command.split()[1:]], cwd=REPO, capture_output=True, text=True)
+            dry = subprocess.run(
+                ["make", "-n", *command.split()[1:]], cwd=REPO, capture_output=True, text=True
+            )
             assert dry.returncode == 0, (command, dry.stderr)
 
 
@@ -141,8 +168,11 @@ def test_readme_run_py_commands_compose():
             for a in _run_py_overrides(command):  # a sweep's first value
                 key, _, value = a.partition("=")
                 overrides.append(f"{key}={value if value.startswith('[') else value.split(',')[0]}")
-            cfg = compose(config_name="config", overrides=overrides,
-                          return_hydra_config=any(o.startswith("hydra") for o in overrides))
+            cfg = compose(
+                config_name="config",
+                overrides=overrides,
+                return_hydra_config=any(o.startswith("hydra") for o in overrides),
+            )
             assert cfg.loss.name and cfg.results_dir, command
 
 
@@ -153,8 +183,13 @@ def _covering_jobs(jobs):
     covered, chosen = set(), []
     for job in jobs:
         values = dict(o.split("=", 1) for o in job)
-        features = {*values.items(), *[(a, b, values.get(a), values.get(b))
-                                       for a, b in (("dataset", "loss"), ("loss", "algo"))]}
+        features = {
+            *values.items(),
+            *[
+                (a, b, values.get(a), values.get(b))
+                for a, b in (("dataset", "loss"), ("loss", "algo"))
+            ],
+        }
         if features - covered:
             chosen.append(job)
             covered |= features
@@ -176,10 +211,16 @@ def test_readme_run_py_commands_pass_the_sweep_checks(data_mirror, tmp_path, mon
     seen = set()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
         loader = GlobalHydra.instance().config_loader()
-        for command in [c for c in readme_commands() if c.startswith("python run.py ") and c not in NOT_RUN]:
-            config = loader.load_configuration("config", _run_py_overrides(command), RunMode.MULTIRUN)
+        for command in [
+            c for c in readme_commands() if c.startswith("python run.py ") and c not in NOT_RUN
+        ]:
+            config = loader.load_configuration(
+                "config", _run_py_overrides(command), RunMode.MULTIRUN
+            )
             jobs = _sweep_jobs(config)
-            jobs = [job for job in _covering_jobs(jobs) if tuple(job) not in seen]  # launchers share jobs
+            jobs = [
+                job for job in _covering_jobs(jobs) if tuple(job) not in seen
+            ]  # launchers share jobs
             seen.update(tuple(job) for job in jobs)
             problems, mismatched, *_ = check_jobs(config, jobs)
             assert not problems, (command, problems)
@@ -191,20 +232,32 @@ def test_readme_run_py_commands_pass_the_sweep_checks(data_mirror, tmp_path, mon
 def test_readme_commands_run(data_mirror, tmp_path):
     import shlex
 
-    env = {**os.environ, "PROXBOOST_DATA_HOME": str(tmp_path / "data"), "PYTHONPATH": os.pathsep.join(
-        [str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env = {
+        **os.environ,
+        "PROXBOOST_DATA_HOME": str(tmp_path / "data"),
+        "PYTHONPATH": os.pathsep.join(
+            [str(REPO / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
     (tmp_path / "results").mkdir()
     outputs = {}
     for command, extra in RUN.items():
         argv = shlex.split(command)
         argv = [sys.executable, *(str(REPO / a) if a == "run.py" else a for a in argv[1:]), *extra]
-        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
         assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
         assert "Traceback" not in done.stderr, (command, done.stderr)
         outputs[command] = done.stdout + done.stderr
     rows = list((tmp_path / "runs").rglob("split-*.csv"))
     assert len(rows) == 4, rows  # two runs of two splits
-    assert (tmp_path / "runs" / "report.md").is_file() and (tmp_path / "runs" / "report.png").is_file()
-    assert "[4 rows x" in outputs["python -c \"from proxboost.results import load; print(load('runs'))\""]
+    assert (tmp_path / "runs" / "report.md").is_file() and (
+        tmp_path / "runs" / "report.png"
+    ).is_file()
+    assert (
+        "[4 rows x"
+        in outputs["python -c \"from proxboost.results import load; print(load('runs'))\""]
+    )
     assert "engel" in outputs["python -m proxboost.datasets"]
     assert (tmp_path / "results" / "SUMMARY.md").is_file()

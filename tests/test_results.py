@@ -11,15 +11,30 @@ import pytest
 
 from proxboost import results
 
-
 IDENTITY = {"algo": "prox", "grid": {"learning_rate": [0.1, 0.3]}, "note": "x,y"}
 
 
 def _row(split, algo="prox", identity=None, **extra):
-    row = dict(protocol="smoke/2splits/T20", dataset="engel", loss="lad", algo=algo, engine="exact",
-               split=split, task="regression", test_loss=0.5 + split, test_error=math.nan, val_loss=0.4,
-               n_estimators=7, max_depth=3, learning_rate=0.1, step=1.0, max_features=math.nan,
-               tau=math.nan, beta=math.nan, identity={**IDENTITY, "algo": algo} if identity is None else identity)
+    row = dict(
+        protocol="smoke/2splits/T20",
+        dataset="engel",
+        loss="lad",
+        algo=algo,
+        engine="exact",
+        split=split,
+        task="regression",
+        test_loss=0.5 + split,
+        test_error=math.nan,
+        val_loss=0.4,
+        n_estimators=7,
+        max_depth=3,
+        learning_rate=0.1,
+        step=1.0,
+        max_features=math.nan,
+        tau=math.nan,
+        beta=math.nan,
+        identity={**IDENTITY, "algo": algo} if identity is None else identity,
+    )
     row.update(extra)
     return {**row, **results.provenance()}
 
@@ -31,8 +46,11 @@ KEY = ("smoke/2splits/T20", "engel", "lad", "prox", "exact")
 def test_canonical_json_one_spelling():
     a = {"b": [0.1, 2], "a": {"y": 1.0, "x": None}, "c": (True, "s")}
     b = {"c": [True, "s"], "a": {"x": None, "y": 1.0}, "b": [0.1, 2]}
-    assert results.canonical_json(a) == results.canonical_json(b) == \
-        '{"a":{"x":null,"y":1.0},"b":[0.1,2],"c":[true,"s"]}'
+    assert (
+        results.canonical_json(a)
+        == results.canonical_json(b)
+        == '{"a":{"x":null,"y":1.0},"b":[0.1,2],"c":[true,"s"]}'
+    )
     # floats spelled exactly (repr: reads back to the same double), 1 and 1.0 told apart
     x = 0.1 + 0.2
     assert json.loads(results.canonical_json({"x": x}))["x"] == x != 0.3
@@ -75,13 +93,22 @@ def test_write_load_and_skip(tmp_path):
     d = results.run_dir(tmp_path, *KEY, IDENTITY)
     (d / ".split-05.csv.abc.tmp").write_text("protocol,dataset\nhalf")
     (tmp_path / "curves.csv").write_text("x,y\n1,2\n")
-    short = results.identity_hash(IDENTITY)[:results.HASH_LENGTH]
+    short = results.identity_hash(IDENTITY)[: results.HASH_LENGTH]
     assert d == tmp_path / "smoke" / "2splits" / "T20" / "engel" / "lad" / "prox" / "exact" / short
     assert sorted(p.name for p in d.glob("*.csv")) == ["split-00.csv", "split-01.csv"]
     assert results.stored_splits(tmp_path, *KEY, IDENTITY) == {0, 1}
-    assert results.stored_splits(tmp_path, *KEY, {**IDENTITY, "grid": {"learning_rate": [0.1]}}) == set()
-    assert results.stored_splits(tmp_path, "smoke/2splits/T20", "engel", "lad", "xgboost", "none", IDENTITY) == set()
-    # a file whose stored identity differs from its folder's (edited, or a hash collision) is not reused
+    assert (
+        results.stored_splits(tmp_path, *KEY, {**IDENTITY, "grid": {"learning_rate": [0.1]}})
+        == set()
+    )
+    assert (
+        results.stored_splits(
+            tmp_path, "smoke/2splits/T20", "engel", "lad", "xgboost", "none", IDENTITY
+        )
+        == set()
+    )
+    # a file whose stored identity differs from its folder's (edited, or a hash collision) is not
+    # reused
     other = results.write_row(tmp_path, _row(1, identity={"other": 1}))
     os.replace(other, d / "split-01.csv")
     assert results.stored_splits(tmp_path, *KEY, IDENTITY) == {0}
@@ -89,15 +116,29 @@ def test_write_load_and_skip(tmp_path):
 
     df = results.load(tmp_path)
     assert len(df) == 3
-    assert list(df[["algo", "split"]].itertuples(index=False, name=None)) == [("gradient", 0), ("prox", 0), ("prox", 1)]
+    assert list(df[["algo", "split"]].itertuples(index=False, name=None)) == [
+        ("gradient", 0),
+        ("prox", 0),
+        ("prox", 1),
+    ]
     assert list(df.columns[:6]) == list(results.KEY_COLUMNS)
     assert df.loc[2, "test_loss"] == 1.5 and math.isnan(df.loc[2, "test_error"])
     assert df.loc[0, "extra_column"] == "kept" and pd.isna(df.loc[1, "extra_column"])
     assert json.loads(df.loc[1, "identity"]) == IDENTITY  # stored in full
     assert df.loc[1, "identity_hash"] == results.identity_hash(IDENTITY)
-    assert "config" not in df.columns and not df.astype(str).apply(lambda c: c.str.contains(str(tmp_path))).any().any()
-    for col in ("commit", "python_version", "numpy_version", "scikit_learn_version", "xgboost_version",
-                "proxboost_version", "created"):
+    assert (
+        "config" not in df.columns
+        and not df.astype(str).apply(lambda c: c.str.contains(str(tmp_path))).any().any()
+    )
+    for col in (
+        "commit",
+        "python_version",
+        "numpy_version",
+        "scikit_learn_version",
+        "xgboost_version",
+        "proxboost_version",
+        "created",
+    ):
         assert isinstance(df.loc[0, col], str) and df.loc[0, col]
 
     # rewriting a key replaces its row: still one row per key
@@ -110,8 +151,16 @@ def test_write_load_and_skip(tmp_path):
 
 def test_provenance(tmp_path):
     p = results.provenance()
-    assert set(p) >= {"commit", "created", "python_version", "numpy_version", "scikit_learn_version",
-                      "xgboost_version", "pandas_version", "proxboost_version"}
+    assert set(p) >= {
+        "commit",
+        "created",
+        "python_version",
+        "numpy_version",
+        "scikit_learn_version",
+        "xgboost_version",
+        "pandas_version",
+        "proxboost_version",
+    }
     import xgboost
 
     assert p["xgboost_version"] == xgboost.__version__
@@ -133,80 +182,80 @@ def test_load_default_path_is_results_in_cwd(tmp_path, monkeypatch):
 #: raise results.NUMERICS_VERSION and add the new values under it (never edit an old entry).
 REFERENCE = {
     1: {
-    ('ls', 'prox', 'exact'): (0.2629655750304316, 1.8810889174318963),
-        ('ls', 'accelerated_prox', 'exact'): (0.11956631138583855, 2.2306746690361594),
-        ('ls', 'prox', 'hist'): (0.2629655750304316, 1.4402390654157766),
-        ('ls', 'accelerated_prox', 'hist'): (0.11956631138583855, 1.7253975263541679),
-        ('ls', 'prox', 'sklearn'): (0.2629655750304316, 1.8810889174318963),
-        ('ls', 'accelerated_prox', 'sklearn'): (0.11956631138583855, 2.2306746690361594),
-        ('lad', 'prox', 'exact'): (0.6798757012115182, 1.342701142724491),
-        ('lad', 'accelerated_prox', 'exact'): (0.46139063228093474, 1.6573344648410455),
-        ('lad', 'prox', 'hist'): (0.6963861030365396, 1.3411073747915938),
-        ('lad', 'accelerated_prox', 'hist'): (0.46139063228093474, 1.6573344648410455),
-        ('lad', 'prox', 'sklearn'): (0.6798757012115182, 1.342701142724491),
-        ('lad', 'accelerated_prox', 'sklearn'): (0.46139063228093474, 1.6573344648410455),
-        ('pinball', 'prox', 'exact'): (0.28524613989374, 0.3171998712227929),
-        ('pinball', 'accelerated_prox', 'exact'): (0.22432905849645746, 0.27826121656216535),
-        ('pinball', 'prox', 'hist'): (0.2685932524456335, 0.3103095810544888),
-        ('pinball', 'accelerated_prox', 'hist'): (0.2289631523821139, 0.2894291434304789),
-        ('pinball', 'prox', 'sklearn'): (0.28524613989374, 0.3171998712227929),
-        ('pinball', 'accelerated_prox', 'sklearn'): (0.22432905849645746, 0.27826121656216535),
-        ('hinge', 'prox', 'exact'): (0.13009705500000002, 0.6410349200000001),
-        ('hinge', 'accelerated_prox', 'exact'): (0.051031817189416996, 0.6071573109440146),
-        ('hinge', 'prox', 'hist'): (0.13898011062500001, 0.63358389675),
-        ('hinge', 'accelerated_prox', 'hist'): (0.051031817189416996, 0.6221573109440145),
-        ('hinge', 'prox', 'sklearn'): (0.13009705500000002, 0.6410349200000001),
-        ('hinge', 'accelerated_prox', 'sklearn'): (0.051031817189416996, 0.6071573109440146),
-        ('exponential', 'prox', 'exact'): (0.2896165678366014, 0.9641056023876144),
-        ('exponential', 'accelerated_prox', 'exact'): (0.13000250547938097, 1.8510218001808076),
-        ('exponential', 'prox', 'hist'): (0.2896165678366014, 1.0048824025854024),
-        ('exponential', 'accelerated_prox', 'hist'): (0.13000250547938097, 1.8852447969696216),
-        ('exponential', 'prox', 'sklearn'): (0.2896165678366014, 0.9641056023876144),
-        ('exponential', 'accelerated_prox', 'sklearn'): (0.13000250547938097, 1.8510218001808076),
-        ('logistic', 'prox', 'exact'): (0.18199806346700467, 0.8456917082134445),
-        ('logistic', 'accelerated_prox', 'exact'): (0.07028359395950232, 1.3744595501827266),
-        ('logistic', 'prox', 'hist'): (0.18199806346700467, 0.8946572395416016),
-        ('logistic', 'accelerated_prox', 'hist'): (0.07028359395950232, 1.5067927603992561),
-        ('logistic', 'prox', 'sklearn'): (0.18199806346700467, 0.8456917082134445),
-        ('logistic', 'accelerated_prox', 'sklearn'): (0.07028359395950232, 1.3744595501827266),
+        ("ls", "prox", "exact"): (0.2629655750304316, 1.8810889174318963),
+        ("ls", "accelerated_prox", "exact"): (0.11956631138583855, 2.2306746690361594),
+        ("ls", "prox", "hist"): (0.2629655750304316, 1.4402390654157766),
+        ("ls", "accelerated_prox", "hist"): (0.11956631138583855, 1.7253975263541679),
+        ("ls", "prox", "sklearn"): (0.2629655750304316, 1.8810889174318963),
+        ("ls", "accelerated_prox", "sklearn"): (0.11956631138583855, 2.2306746690361594),
+        ("lad", "prox", "exact"): (0.6798757012115182, 1.342701142724491),
+        ("lad", "accelerated_prox", "exact"): (0.46139063228093474, 1.6573344648410455),
+        ("lad", "prox", "hist"): (0.6963861030365396, 1.3411073747915938),
+        ("lad", "accelerated_prox", "hist"): (0.46139063228093474, 1.6573344648410455),
+        ("lad", "prox", "sklearn"): (0.6798757012115182, 1.342701142724491),
+        ("lad", "accelerated_prox", "sklearn"): (0.46139063228093474, 1.6573344648410455),
+        ("pinball", "prox", "exact"): (0.28524613989374, 0.3171998712227929),
+        ("pinball", "accelerated_prox", "exact"): (0.22432905849645746, 0.27826121656216535),
+        ("pinball", "prox", "hist"): (0.2685932524456335, 0.3103095810544888),
+        ("pinball", "accelerated_prox", "hist"): (0.2289631523821139, 0.2894291434304789),
+        ("pinball", "prox", "sklearn"): (0.28524613989374, 0.3171998712227929),
+        ("pinball", "accelerated_prox", "sklearn"): (0.22432905849645746, 0.27826121656216535),
+        ("hinge", "prox", "exact"): (0.13009705500000002, 0.6410349200000001),
+        ("hinge", "accelerated_prox", "exact"): (0.051031817189416996, 0.6071573109440146),
+        ("hinge", "prox", "hist"): (0.13898011062500001, 0.63358389675),
+        ("hinge", "accelerated_prox", "hist"): (0.051031817189416996, 0.6221573109440145),
+        ("hinge", "prox", "sklearn"): (0.13009705500000002, 0.6410349200000001),
+        ("hinge", "accelerated_prox", "sklearn"): (0.051031817189416996, 0.6071573109440146),
+        ("exponential", "prox", "exact"): (0.2896165678366014, 0.9641056023876144),
+        ("exponential", "accelerated_prox", "exact"): (0.13000250547938097, 1.8510218001808076),
+        ("exponential", "prox", "hist"): (0.2896165678366014, 1.0048824025854024),
+        ("exponential", "accelerated_prox", "hist"): (0.13000250547938097, 1.8852447969696216),
+        ("exponential", "prox", "sklearn"): (0.2896165678366014, 0.9641056023876144),
+        ("exponential", "accelerated_prox", "sklearn"): (0.13000250547938097, 1.8510218001808076),
+        ("logistic", "prox", "exact"): (0.18199806346700467, 0.8456917082134445),
+        ("logistic", "accelerated_prox", "exact"): (0.07028359395950232, 1.3744595501827266),
+        ("logistic", "prox", "hist"): (0.18199806346700467, 0.8946572395416016),
+        ("logistic", "accelerated_prox", "hist"): (0.07028359395950232, 1.5067927603992561),
+        ("logistic", "prox", "sklearn"): (0.18199806346700467, 0.8456917082134445),
+        ("logistic", "accelerated_prox", "sklearn"): (0.07028359395950232, 1.3744595501827266),
     },
     2: {
-        ('ls', 'prox', 'exact'): (0.2629655750304316, 1.8810889174318963),
-        ('ls', 'accelerated_prox', 'exact'): (0.11956631138583855, 2.2306746690361594),
-        ('ls', 'prox', 'hist'): (0.2629655750304316, 1.4402390654157766),
-        ('ls', 'accelerated_prox', 'hist'): (0.11956631138583855, 1.7253975263541679),
-        ('ls', 'prox', 'sklearn'): (0.2629655750304316, 1.8810889174318963),
-        ('ls', 'accelerated_prox', 'sklearn'): (0.11956631138583855, 2.2306746690361594),
-        ('lad', 'prox', 'exact'): (0.6963861030365396, 1.3411073747915938),
-        ('lad', 'accelerated_prox', 'exact'): (0.46139063228093474, 1.6573344648410455),
-        ('lad', 'prox', 'hist'): (0.6963861030365396, 1.3411073747915938),
-        ('lad', 'accelerated_prox', 'hist'): (0.46139063228093474, 1.6573344648410455),
-        ('lad', 'prox', 'sklearn'): (0.6798757012115182, 1.342701142724491),
-        ('lad', 'accelerated_prox', 'sklearn'): (0.46139063228093474, 1.6573344648410455),
-        ('pinball', 'prox', 'exact'): (0.2843113944297319, 0.3171998712227929),
-        ('pinball', 'accelerated_prox', 'exact'): (0.2198733576243944, 0.2883807478327517),
-        ('pinball', 'prox', 'hist'): (0.2685932524456335, 0.3103095810544888),
-        ('pinball', 'accelerated_prox', 'hist'): (0.2289631523821139, 0.2894291434304789),
-        ('pinball', 'prox', 'sklearn'): (0.28524613989374, 0.3171998712227929),
-        ('pinball', 'accelerated_prox', 'sklearn'): (0.22432905849645746, 0.27826121656216535),
-        ('hinge', 'prox', 'exact'): (0.13009705500000002, 0.6410349200000001),
-        ('hinge', 'accelerated_prox', 'exact'): (0.051031817189416996, 0.6071573109440146),
-        ('hinge', 'prox', 'hist'): (0.13898011062500001, 0.63358389675),
-        ('hinge', 'accelerated_prox', 'hist'): (0.051031817189416996, 0.6221573109440145),
-        ('hinge', 'prox', 'sklearn'): (0.13009705500000002, 0.6410349200000001),
-        ('hinge', 'accelerated_prox', 'sklearn'): (0.051031817189416996, 0.6071573109440146),
-        ('exponential', 'prox', 'exact'): (0.2896165678366014, 0.9641056023876144),
-        ('exponential', 'accelerated_prox', 'exact'): (0.13000250547938097, 1.8510218001808076),
-        ('exponential', 'prox', 'hist'): (0.2896165678366014, 1.0048824025854024),
-        ('exponential', 'accelerated_prox', 'hist'): (0.13000250547938097, 1.8852447969696216),
-        ('exponential', 'prox', 'sklearn'): (0.2896165678366014, 0.9641056023876144),
-        ('exponential', 'accelerated_prox', 'sklearn'): (0.13000250547938097, 1.8510218001808076),
-        ('logistic', 'prox', 'exact'): (0.18199806346700467, 0.8456917082134445),
-        ('logistic', 'accelerated_prox', 'exact'): (0.07028359395950232, 1.3744595501827266),
-        ('logistic', 'prox', 'hist'): (0.18199806346700467, 0.8946572395416016),
-        ('logistic', 'accelerated_prox', 'hist'): (0.07028359395950232, 1.5067927603992561),
-        ('logistic', 'prox', 'sklearn'): (0.18199806346700467, 0.8456917082134445),
-        ('logistic', 'accelerated_prox', 'sklearn'): (0.07028359395950232, 1.3744595501827266),
+        ("ls", "prox", "exact"): (0.2629655750304316, 1.8810889174318963),
+        ("ls", "accelerated_prox", "exact"): (0.11956631138583855, 2.2306746690361594),
+        ("ls", "prox", "hist"): (0.2629655750304316, 1.4402390654157766),
+        ("ls", "accelerated_prox", "hist"): (0.11956631138583855, 1.7253975263541679),
+        ("ls", "prox", "sklearn"): (0.2629655750304316, 1.8810889174318963),
+        ("ls", "accelerated_prox", "sklearn"): (0.11956631138583855, 2.2306746690361594),
+        ("lad", "prox", "exact"): (0.6963861030365396, 1.3411073747915938),
+        ("lad", "accelerated_prox", "exact"): (0.46139063228093474, 1.6573344648410455),
+        ("lad", "prox", "hist"): (0.6963861030365396, 1.3411073747915938),
+        ("lad", "accelerated_prox", "hist"): (0.46139063228093474, 1.6573344648410455),
+        ("lad", "prox", "sklearn"): (0.6798757012115182, 1.342701142724491),
+        ("lad", "accelerated_prox", "sklearn"): (0.46139063228093474, 1.6573344648410455),
+        ("pinball", "prox", "exact"): (0.2843113944297319, 0.3171998712227929),
+        ("pinball", "accelerated_prox", "exact"): (0.2198733576243944, 0.2883807478327517),
+        ("pinball", "prox", "hist"): (0.2685932524456335, 0.3103095810544888),
+        ("pinball", "accelerated_prox", "hist"): (0.2289631523821139, 0.2894291434304789),
+        ("pinball", "prox", "sklearn"): (0.28524613989374, 0.3171998712227929),
+        ("pinball", "accelerated_prox", "sklearn"): (0.22432905849645746, 0.27826121656216535),
+        ("hinge", "prox", "exact"): (0.13009705500000002, 0.6410349200000001),
+        ("hinge", "accelerated_prox", "exact"): (0.051031817189416996, 0.6071573109440146),
+        ("hinge", "prox", "hist"): (0.13898011062500001, 0.63358389675),
+        ("hinge", "accelerated_prox", "hist"): (0.051031817189416996, 0.6221573109440145),
+        ("hinge", "prox", "sklearn"): (0.13009705500000002, 0.6410349200000001),
+        ("hinge", "accelerated_prox", "sklearn"): (0.051031817189416996, 0.6071573109440146),
+        ("exponential", "prox", "exact"): (0.2896165678366014, 0.9641056023876144),
+        ("exponential", "accelerated_prox", "exact"): (0.13000250547938097, 1.8510218001808076),
+        ("exponential", "prox", "hist"): (0.2896165678366014, 1.0048824025854024),
+        ("exponential", "accelerated_prox", "hist"): (0.13000250547938097, 1.8852447969696216),
+        ("exponential", "prox", "sklearn"): (0.2896165678366014, 0.9641056023876144),
+        ("exponential", "accelerated_prox", "sklearn"): (0.13000250547938097, 1.8510218001808076),
+        ("logistic", "prox", "exact"): (0.18199806346700467, 0.8456917082134445),
+        ("logistic", "accelerated_prox", "exact"): (0.07028359395950232, 1.3744595501827266),
+        ("logistic", "prox", "hist"): (0.18199806346700467, 0.8946572395416016),
+        ("logistic", "accelerated_prox", "hist"): (0.07028359395950232, 1.5067927603992561),
+        ("logistic", "prox", "sklearn"): (0.18199806346700467, 0.8456917082134445),
+        ("logistic", "accelerated_prox", "sklearn"): (0.07028359395950232, 1.3744595501827266),
     },
 }
 
@@ -217,15 +266,29 @@ def test_numerics_version_is_pinned_by_reference_values():
     from proxboost.losses import make_loss
     from proxboost.methods import make_estimator
 
-    assert results.NUMERICS_VERSION in REFERENCE, "add the reference values of the new NUMERICS_VERSION"
+    assert results.NUMERICS_VERSION in REFERENCE, (
+        "add the reference values of the new NUMERICS_VERSION"
+    )
     reference = REFERENCE[results.NUMERICS_VERSION]
-    assert {engine for _, _, engine in reference} == set(ENGINES), "reference values for every engine"
+    assert {engine for _, _, engine in reference} == set(ENGINES), (
+        "reference values for every engine"
+    )
     for (loss_name, algo, engine), expected in reference.items():
         loss = make_loss(loss_name, tau=0.9)
         X, y, _ = load_dataset(loss.task, n_samples=120, n_features=20, random_state=0)
-        est = make_estimator(loss, algo, engine=engine, n_estimators=10, max_depth=2, learning_rate=0.3, step=1.0,
-                             random_state=0).fit(X[:80], y[:80], eval_set=(X[80:], y[80:]))
+        est = make_estimator(
+            loss,
+            algo,
+            engine=engine,
+            n_estimators=10,
+            max_depth=2,
+            learning_rate=0.3,
+            step=1.0,
+            random_state=0,
+        ).fit(X[:80], y[:80], eval_set=(X[80:], y[80:]))
         got = (est.train_loss_[-1], est.eval_loss_[-1])
         assert got == pytest.approx(expected, rel=1e-12, abs=0), (
-            f"{loss_name}/{algo}/{engine}: the computed numbers changed: raise results.NUMERICS_VERSION "
-            f"(stored rows and curves of the old version are then never reused) and add its values here")
+            f"{loss_name}/{algo}/{engine}: the computed numbers changed: raise"
+            " results.NUMERICS_VERSION (stored rows and curves of the old version are then never"
+            " reused) and add its values here"
+        )

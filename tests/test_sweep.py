@@ -10,10 +10,22 @@ from proxboost.results import write_row
 
 def _store(folder, dataset, loss, algo, values, engine="exact", errors=None):
     for k, v in enumerate(values):
-        write_row(folder, dict(protocol="smoke/3splits/T20", dataset=dataset, loss=loss, algo=algo, engine=engine,
-                               split=k, test_loss=v, test_error=math.nan if errors is None else errors[k],
-                               n_estimators=10 + k, tie_rule="midpoint" if engine != "none" else "none",
-                               identity={"run": [dataset, loss, algo]}))
+        write_row(
+            folder,
+            dict(
+                protocol="smoke/3splits/T20",
+                dataset=dataset,
+                loss=loss,
+                algo=algo,
+                engine=engine,
+                split=k,
+                test_loss=v,
+                test_error=math.nan if errors is None else errors[k],
+                n_estimators=10 + k,
+                tie_rule="midpoint" if engine != "none" else "none",
+                identity={"run": [dataset, loss, algo]},
+            ),
+        )
 
 
 def test_report_holds_exactly_the_stored_runs(tmp_path):
@@ -23,7 +35,10 @@ def test_report_holds_exactly_the_stored_runs(tmp_path):
     _store(res, "spam", "hinge", "gradient", [0.5, 0.7], errors=[0.1, 0.3])
     table = sweep.summary_table(__import__("proxboost.results", fromlist=["load"]).load(res))
     assert list(zip(table["dataset"], table["loss"], table["algo"])) == [
-        ("engel", "lad", "prox"), ("engel", "lad", "xgboost"), ("spam", "hinge", "gradient")]
+        ("engel", "lad", "prox"),
+        ("engel", "lad", "xgboost"),
+        ("spam", "hinge", "gradient"),
+    ]
     assert list(table["rows"]) == [3, 3, 2]
     assert table.loc[0, "test_loss"] == "2 ± 1" and table.loc[0, "test_error"] == "—"
     assert table.loc[2, "test_error"] == f"0.2 ± {np.std([0.1, 0.3], ddof=1):.2g}"
@@ -33,8 +48,10 @@ def test_report_holds_exactly_the_stored_runs(tmp_path):
     assert "sniffer" not in text and "advertisements" not in text
     first = png.read_bytes()
     sweep.write_report(res, tmp_path / "out")
-    assert png.read_bytes() == first and md.read_text() == text          # same rows, same files
-    fig = sweep._figure(__import__("proxboost.results", fromlist=["load"]).load(res), tmp_path / "f.png")
+    assert png.read_bytes() == first and md.read_text() == text  # same rows, same files
+    fig = sweep._figure(
+        __import__("proxboost.results", fromlist=["load"]).load(res), tmp_path / "f.png"
+    )
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["engel / lad", "spam / hinge"]
     assert [t.get_text() for t in visible[0].get_xticklabels()] == ["prox", "xgboost"]

@@ -67,7 +67,9 @@ def _brute_force(name, tau, y, z, w, g, rule):
 def _leaf(rng, kind, m, name):
     """One leaf of m rows: y, z (integers) and integer weights of the given kind."""
     if name == "hinge":
-        y = {"pure_pos": np.ones(m), "pure_neg": -np.ones(m)}.get(kind, rng.choice([-1.0, 1.0], size=m))
+        y = {"pure_pos": np.ones(m), "pure_neg": -np.ones(m)}.get(
+            kind, rng.choice([-1.0, 1.0], size=m)
+        )
         if kind == "balanced":
             y = np.repeat([1.0, -1.0], [m // 2, m - m // 2])
         z = rng.integers(-3, 4, size=m).astype(float)
@@ -115,20 +117,36 @@ def _seed(*key):
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("rule", ["midpoint", "authors"])
-@pytest.mark.parametrize("name,tau", [("lad", Fraction(1, 2)), ("hinge", Fraction(1, 2))]
-                         + [("pinball", t) for t in TAUS if t != Fraction(1, 2)])
+@pytest.mark.parametrize(
+    "name,tau",
+    [("lad", Fraction(1, 2)), ("hinge", Fraction(1, 2))]
+    + [("pinball", t) for t in TAUS if t != Fraction(1, 2)],
+)
 def test_line_search_against_exact_brute_force(name, tau, rule, weighted):
     y, z, w, ids, g = _cases(name, _seed(name, tau, rule, weighted))
     if not weighted:
         w = np.ones_like(w)
     n_leaves = len(g) + 2  # two trailing empty leaves: 0
     loss = make_loss(name, tau=float(tau)) if name == "pinball" else make_loss(name)
-    c = loss.line_search(y, z, ids, n_leaves, w if weighted else None, rule, np.append(g, [1.0, -1.0]))
+    c = loss.line_search(
+        y, z, ids, n_leaves, w if weighted else None, rule, np.append(g, [1.0, -1.0])
+    )
     assert c[-2:].tolist() == [0.0, 0.0]
     for leaf in range(len(g)):
         m = ids == leaf
         expected = _brute_force(name, tau, y[m], z[m], w[m], g[leaf], rule)
-        assert c[leaf] == expected, (name, float(tau), rule, leaf, y[m], z[m], w[m], g[leaf], c[leaf], expected)
+        assert c[leaf] == expected, (
+            name,
+            float(tau),
+            rule,
+            leaf,
+            y[m],
+            z[m],
+            w[m],
+            g[leaf],
+            c[leaf],
+            expected,
+        )
 
 
 @pytest.mark.parametrize("name,tau", [("lad", 0.5), ("pinball", 0.3), ("hinge", 0.5)])
@@ -140,9 +158,15 @@ def test_authors_rule_by_hand(name, tau):
         y = np.array([1.0, -1.0, 1.0, 1.0])
         z = np.array([0.0, 0.0, 0.0, -2.0])
         ids = np.array([0, 0, 1, 1])
-        np.testing.assert_array_equal(loss.line_search(y, z, ids, 2, None, "authors", [2.0, 2.0]), [-1.0, 3.0])
-        np.testing.assert_array_equal(loss.line_search(y, z, ids, 2, None, "authors", [-2.0, -2.0]), [1.0, 3.0])
-        np.testing.assert_array_equal(loss.line_search(y, z, ids, 2, None, "midpoint", [-2.0, -2.0]), [0.0, 3.0])
+        np.testing.assert_array_equal(
+            loss.line_search(y, z, ids, 2, None, "authors", [2.0, 2.0]), [-1.0, 3.0]
+        )
+        np.testing.assert_array_equal(
+            loss.line_search(y, z, ids, 2, None, "authors", [-2.0, -2.0]), [1.0, 3.0]
+        )
+        np.testing.assert_array_equal(
+            loss.line_search(y, z, ids, 2, None, "midpoint", [-2.0, -2.0]), [0.0, 3.0]
+        )
         return
     # u = (1, 3, 6, 8): lad minimisers [3, 6]; pinball 0.3: 0.3 * 4 = 1.2 -> the 2nd value, 3
     u = np.array([8.0, 1.0, 6.0, 3.0])
@@ -152,7 +176,9 @@ def test_authors_rule_by_hand(name, tau):
     assert loss.line_search(u, np.zeros(4), ids, 1, None, "authors", [-0.7]).tolist() == [hi]
     assert loss.line_search(u, np.zeros(4), ids, 1, None, "authors", [0.0]).tolist() == [0.0]
     # 0 is not a candidate: u = (-1, 2) has minimisers [-1, 2] containing 0
-    c = loss.line_search(np.array([-1.0, 2.0]), np.zeros(2), np.zeros(2, int), 1, None, "authors", [1.0])
+    c = loss.line_search(
+        np.array([-1.0, 2.0]), np.zeros(2), np.zeros(2, int), 1, None, "authors", [1.0]
+    )
     assert c.tolist() == ([-1.0] if name == "lad" else [-1.0])
 
 
@@ -163,7 +189,8 @@ def test_weighted_tie_uses_cumulative_weight():
     u, ids = np.array([0.5, 4.0]), np.zeros(2, dtype=int)
     assert loss.line_search(u, np.zeros(2), ids, 1, np.array([1.0, 3.0])).tolist() == [2.25]
     assert loss.line_search(u, np.zeros(2), ids, 1, np.array([2.0, 3.0])).tolist() == [0.5]
-    # tau W within 1e-9 W of a cumulative weight still counts as equal (0.1 * 30 = 3.0000000000000004)
+    # tau W within 1e-9 W of a cumulative weight still counts as equal (0.1 * 30 =
+    # 3.0000000000000004)
     loss = make_loss("pinball", tau=0.1)
     u = np.arange(1.0, 31.0)
     c = loss.line_search(u, np.zeros(30), np.zeros(30, int), 1, np.ones(30))
@@ -191,10 +218,16 @@ def _sorted_pick(b, wl, target, rule, g):
         last = np.searchsorted(b, lo, side="right") - 1  # the last copy of v
         hi = lo if abs(cum[last] - target) > tol else (b[last + 1] if last + 1 < len(b) else np.inf)
     if rule == "authors":
-        return 0.0 if g == 0 else ((lo if np.isfinite(lo) else hi) if g > 0 else (hi if np.isfinite(hi) else lo))
+        return (
+            0.0
+            if g == 0
+            else ((lo if np.isfinite(lo) else hi) if g > 0 else (hi if np.isfinite(hi) else lo))
+        )
     if lo <= 0 <= hi:
         return 0.0
-    return 0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else (lo if np.isfinite(lo) else hi)
+    return (
+        0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else (lo if np.isfinite(lo) else hi)
+    )
 
 
 @pytest.mark.slow

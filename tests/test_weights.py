@@ -23,7 +23,11 @@ def _seed(*key):
 
 
 def _loss_data(name, rng, n=300, n_leaves=7):
-    y = rng.choice([-1.0, 1.0], size=n) if LOSSES[name].task == "classification" else rng.normal(size=n)
+    y = (
+        rng.choice([-1.0, 1.0], size=n)
+        if LOSSES[name].task == "classification"
+        else rng.normal(size=n)
+    )
     if name in ("lad", "pinball", "hinge"):  # integer data: ties happen, and must be kept
         y = y if name == "hinge" else rng.integers(-4, 5, size=n).astype(float)
         z = rng.integers(-2, 3, size=n).astype(float)
@@ -46,8 +50,12 @@ def test_loss_weights_are_repeated_rows(name):
         weighted = _loss(name).line_search(y, z, ids, 7, w, rule, g)
         repeated = _loss(name).line_search(y[rep], z[rep], ids[rep], 7, None, rule, g)
         np.testing.assert_allclose(weighted, repeated, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(_loss(name).init(y, w), _loss(name).init(y[rep]), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(_loss(name).value(y, z, w), _loss(name).value(y[rep], z[rep]), rtol=1e-12)
+    np.testing.assert_allclose(
+        _loss(name).init(y, w), _loss(name).init(y[rep]), rtol=1e-12, atol=1e-14
+    )
+    np.testing.assert_allclose(
+        _loss(name).value(y, z, w), _loss(name).value(y[rep], z[rep]), rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("name", list(LOSSES))
@@ -63,9 +71,15 @@ def test_loss_zero_weights_are_removed_rows(name):
     for rule in ("midpoint", "authors"):
         weighted = _loss(name).line_search(y, z, ids, 7, w, rule, g)
         removed = _loss(name).line_search(y[keep], z[keep], ids[keep], 7, None, rule, g)
-        np.testing.assert_allclose(weighted, removed, rtol=0 if exact else 1e-12, atol=0 if exact else 1e-14)
-    np.testing.assert_allclose(_loss(name).init(y, w), _loss(name).init(y[keep]), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(_loss(name).value(y, z, w), _loss(name).value(y[keep], z[keep]), rtol=1e-12)
+        np.testing.assert_allclose(
+            weighted, removed, rtol=0 if exact else 1e-12, atol=0 if exact else 1e-14
+        )
+    np.testing.assert_allclose(
+        _loss(name).init(y, w), _loss(name).init(y[keep]), rtol=1e-12, atol=1e-14
+    )
+    np.testing.assert_allclose(
+        _loss(name).value(y, z, w), _loss(name).value(y[keep], z[keep]), rtol=1e-12
+    )
 
 
 def test_weighted_value_does_not_overflow():
@@ -100,8 +114,18 @@ def _fit_data(loss, seed, n=90):
 def _estimator(loss, algo, engine, **kw):
     Est = BoostingClassifier if LOSSES[loss].task == "classification" else BoostingRegressor
     extra = {"tau": 0.25} if loss == "pinball" else {}
-    return Est(loss=loss, algo=algo, engine=engine, n_estimators=25, learning_rate=1.0, max_depth=3,
-               step=0.5, random_state=0, **extra, **kw)
+    return Est(
+        loss=loss,
+        algo=algo,
+        engine=engine,
+        n_estimators=25,
+        learning_rate=1.0,
+        max_depth=3,
+        step=0.5,
+        random_state=0,
+        **extra,
+        **kw,
+    )
 
 
 def _raw(est, X):
@@ -150,8 +174,16 @@ def _assert_same_fit_or_tie(a, b, log_a, X, X_eval, w):
     """a (weighted) equals b (repeated / removed rows), up to an exactly tied tree."""
     Xp = a.engine_.prepare(X)
     T = len(a.estimators_)
-    first = next((t for t in range(T) if not np.array_equal(a.estimators_[t].apply(Xp)[w > 0],
-                                                              b.estimators_[t].apply(Xp)[w > 0])), T)
+    first = next(
+        (
+            t
+            for t in range(T)
+            if not np.array_equal(
+                a.estimators_[t].apply(Xp)[w > 0], b.estimators_[t].apply(Xp)[w > 0]
+            )
+        ),
+        T,
+    )
     if first < T:  # two different partitions of the weighted rows: they must tie exactly
         target, _ = log_a[first]  # of the positive-weight rows, the only ones the trees fit
         keep = w > 0
@@ -169,8 +201,11 @@ def _assert_same_fit_or_tie(a, b, log_a, X, X_eval, w):
 
 # every loss x algorithm on the default engine; every loss x three algorithms on the others
 CASES = [(loss, algo, "exact") for loss in LOSSES for algo in ALGOS] + [
-    (loss, algo, engine) for engine in sorted(set(ENGINES) - {"exact"}) for loss in LOSSES
-    for algo in ("prox", "residual_gradient", "accelerated_gradient")]
+    (loss, algo, engine)
+    for engine in sorted(set(ENGINES) - {"exact"})
+    for loss in LOSSES
+    for algo in ("prox", "residual_gradient", "accelerated_gradient")
+]
 
 
 @pytest.mark.parametrize("loss, algo, engine", CASES)
@@ -178,9 +213,17 @@ def test_fit_integer_weights_are_repeated_rows(loss, algo, engine, monkeypatch):
     X, y, w = _fit_data(loss, _seed("fit", loss, algo))
     X_eval, y_eval, w_eval = _fit_data(loss, _seed("eval", loss, algo), n=30)
     rep, eval_rep = (np.repeat(np.arange(len(v)), v.astype(int)) for v in (w, w_eval))
-    weighted, log = _fit_logged(_estimator(loss, algo, engine), monkeypatch, X, y, sample_weight=w,
-                                eval_set=(X_eval, y_eval, w_eval))
-    repeated = _estimator(loss, algo, engine).fit(X[rep], y[rep], eval_set=(X_eval[eval_rep], y_eval[eval_rep]))
+    weighted, log = _fit_logged(
+        _estimator(loss, algo, engine),
+        monkeypatch,
+        X,
+        y,
+        sample_weight=w,
+        eval_set=(X_eval, y_eval, w_eval),
+    )
+    repeated = _estimator(loss, algo, engine).fit(
+        X[rep], y[rep], eval_set=(X_eval[eval_rep], y_eval[eval_rep])
+    )
     # the trees got the weights, on the positive-weight rows only (rows of weight 0 are not fitted)
     assert all(np.array_equal(sw, w[w > 0]) for _, sw in log)
     _assert_same_fit_or_tie(weighted, repeated, log, X, X_eval, w)
@@ -192,14 +235,22 @@ def test_fit_zero_weights_are_removed_rows(loss, algo, engine, monkeypatch):
     w = (w > 0).astype(float)
     keep = w > 0
     X_eval, y_eval, _ = _fit_data(loss, _seed("eval", loss, algo), n=30)
-    weighted, log = _fit_logged(_estimator(loss, algo, engine), monkeypatch, X, y, sample_weight=w,
-                                eval_set=(X_eval, y_eval))
+    weighted, log = _fit_logged(
+        _estimator(loss, algo, engine),
+        monkeypatch,
+        X,
+        y,
+        sample_weight=w,
+        eval_set=(X_eval, y_eval),
+    )
     removed = _estimator(loss, algo, engine).fit(X[keep], y[keep], eval_set=(X_eval, y_eval))
     _assert_same_fit_or_tie(weighted, removed, log, X, X_eval, w)
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
-@pytest.mark.parametrize("loss, algo", [("lad", "accelerated_prox"), ("logistic", "residual_gradient")])
+@pytest.mark.parametrize(
+    "loss, algo", [("lad", "accelerated_prox"), ("logistic", "residual_gradient")]
+)
 def test_training_predictions_of_zero_weight_rows(loss, algo, engine):
     """The fit runs on the positive-weight rows; the others' training predictions, replayed tree
     by tree, are the model's predictions on those rows (in the training rows' order)."""
@@ -223,16 +274,29 @@ def test_most_fits_have_no_tie(monkeypatch):
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
-@pytest.mark.parametrize("loss, algo", [("lad", "prox"), ("pinball", "accelerated_gradient"),
-                                        ("logistic", "residual_prox"), ("hinge", "gradient")])
+@pytest.mark.parametrize(
+    "loss, algo",
+    [
+        ("lad", "prox"),
+        ("pinball", "accelerated_gradient"),
+        ("logistic", "residual_prox"),
+        ("hinge", "gradient"),
+    ],
+)
 def test_unit_weights_change_nothing(loss, algo, engine, monkeypatch):
     """Unit weights (training and eval) give the unweighted fit bit for bit: they are routed to
     the unweighted code paths (the trees get no weights)."""
     X, y, _ = _fit_data(loss, _seed("unit", loss))
     X_eval, y_eval, _ = _fit_data(loss, _seed("unit-eval", loss), n=30)
     a = _estimator(loss, algo, engine).fit(X, y, eval_set=(X_eval, y_eval))
-    b, log = _fit_logged(_estimator(loss, algo, engine), monkeypatch, X, y, sample_weight=np.ones(len(y)),
-                         eval_set=(X_eval, y_eval, np.ones(len(y_eval))))
+    b, log = _fit_logged(
+        _estimator(loss, algo, engine),
+        monkeypatch,
+        X,
+        y,
+        sample_weight=np.ones(len(y)),
+        eval_set=(X_eval, y_eval, np.ones(len(y_eval))),
+    )
     assert all(sw is None for _, sw in log)
     for attr in ("train_loss_", "eval_loss_", "train_prediction_"):
         np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
@@ -261,4 +325,6 @@ def test_hist_weighted_bins_are_repeated_rows_bins(loss):
     b = _estimator(loss, "prox", "hist").fit(X[rep], y[rep])
     assert a.engine_.prepare(X).max() == 254  # really binned
     np.testing.assert_allclose(a.train_loss_, b.train_loss_, rtol=RTOL)
-    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=RTOL, atol=RTOL * np.abs(b.predict(X)).max())
+    np.testing.assert_allclose(
+        a.predict(X), b.predict(X), rtol=RTOL, atol=RTOL * np.abs(b.predict(X)).max()
+    )

@@ -132,7 +132,8 @@ def _order_pair(a, lo, hi, r, scratch):
     ranges: sample select. Two pivots bracketing rank r (+-1.5 sqrt(s) ranks around it) are
     selected in an evenly strided sample of s = m^(3/4) values; one pass counts the values
     below the lower pivot, copies those between the pivots to ``scratch`` and keeps the
-    smallest value above the upper pivot; the answer is then selected in the small copied part. When the bracket misses rank
+    smallest value above the upper pivot; the answer is then selected in the small copied part. When
+    the bracket misses rank
     r (unlikely; adversarial orders only cost time), quickselect on the whole range.
     """
     m = hi - lo
@@ -454,7 +455,9 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
                 if grouped[j] < hi:
                     hi = grouped[j]
         else:
-            lo, hi = _weighted_pair(grouped, grouped_w, start, start + m, t, tol, total[leaf], scratch, scratch_w)
+            lo, hi = _weighted_pair(
+                grouped, grouped_w, start, start + m, t, tol, total[leaf], scratch, scratch_w
+            )
         out[leaf] = _tie_point(lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0)
     return out
 
@@ -464,7 +467,9 @@ _EMPTY = np.empty(0)
 
 def _leaf_values_arg(tie_rule, leaf_values, n_leaves):
     if tie_rule not in TIE_RULES:
-        raise ValueError(f"tie_rule={tie_rule!r} is not a known tie rule; allowed values: {list(TIE_RULES)}")
+        raise ValueError(
+            f"tie_rule={tie_rule!r} is not a known tie rule; allowed values: {list(TIE_RULES)}"
+        )
     if TIE_RULES[tie_rule] == MIDPOINT:
         return MIDPOINT, _EMPTY
     if leaf_values is None:

@@ -1,4 +1,5 @@
-"""Paired statistics of the real-world rows: protocol units, paired deltas, Wilcoxon, Holm, Hodges–Lehmann, Nadeau–Bengio.
+"""Paired statistics of the real-world rows: protocol units, paired deltas, Wilcoxon, Holm,
+Hodges–Lehmann, Nadeau–Bengio.
 
 Methods are compared on the same splits (paired). The conventions are those of
 ``docs/claims.md`` (real data): "A better than B" is judged on d = value(A) − value(B) per split
@@ -28,7 +29,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .naming import CLASSIFICATION_LOSSES, DEFAULT_TIE_RULE, ENGINE_PREFERENCE, LOSS_INDEPENDENT, REFERENCE, tie_rule_of
+from .naming import (
+    CLASSIFICATION_LOSSES,
+    DEFAULT_TIE_RULE,
+    ENGINE_PREFERENCE,
+    LOSS_INDEPENDENT,
+    REFERENCE,
+    tie_rule_of,
+)
 
 __all__ = [
     "ALPHA",
@@ -60,7 +68,9 @@ TIE_RTOL = 1e-12
 # =====================================================================================
 @dataclass(frozen=True)
 class ProtocolUnit:
-    """Rows that may be judged together: one protocol, engine and tie rule (+ that protocol's baselines)."""
+    """Rows that may be judged together: one protocol, engine and tie rule (+ that protocol's
+    baselines).
+    """
 
     protocol: str
     engine: str
@@ -79,16 +89,30 @@ class ProtocolUnit:
         return tuple(sorted(self.rows["dataset"].astype(str).unique()))
 
     def sort_key(self):
-        """Preference among units with as many cells: paper protocols, then exact engines, then the default rule."""
-        engine = ENGINE_PREFERENCE.index(self.engine) if self.engine in ENGINE_PREFERENCE else len(ENGINE_PREFERENCE)
-        return (not self.protocol.startswith("paper"), engine, self.tie_rule != DEFAULT_TIE_RULE,
-                self.protocol, self.engine, self.tie_rule)
+        """Preference among units with as many cells: paper protocols, then exact engines, then the
+        default rule.
+        """
+        engine = (
+            ENGINE_PREFERENCE.index(self.engine)
+            if self.engine in ENGINE_PREFERENCE
+            else len(ENGINE_PREFERENCE)
+        )
+        return (
+            not self.protocol.startswith("paper"),
+            engine,
+            self.tie_rule != DEFAULT_TIE_RULE,
+            self.protocol,
+            self.engine,
+            self.tie_rule,
+        )
 
 
 def _normalise(real: pd.DataFrame) -> pd.DataFrame:
     df = real.copy()
     df["engine"] = df["engine"].fillna("exact").astype(str) if "engine" in df else "exact"
-    df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    df["tie_rule"] = (
+        [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    )
     for c in ("protocol", "dataset", "loss", "algo"):
         df[c] = df[c].astype(str)
     df["run_loss"] = df["run_loss"].astype(str) if "run_loss" in df else df["loss"]
@@ -118,9 +142,17 @@ def share_loss_independent(rows: pd.DataFrame) -> pd.DataFrame:
         have = set(zip(mine["algo"], mine["loss"], mine["split"]))
         # one source row per (method, split): the first loss in the paper's order
         order = {name: i for i, name in enumerate(CLASSIFICATION_LOSSES)}
-        g = g.assign(_o=g["loss"].map(order)).sort_values(["algo", "split", "_o"]).drop_duplicates(["algo", "split"])
+        g = (
+            g.assign(_o=g["loss"].map(order))
+            .sort_values(["algo", "split", "_o"])
+            .drop_duplicates(["algo", "split"])
+        )
         for loss in sorted(present, key=order.get):
-            c = g[[(a, loss, k) not in have for a, k in zip(g["algo"], g["split"])]].drop(columns="_o").copy()
+            c = (
+                g[[(a, loss, k) not in have for a, k in zip(g["algo"], g["split"])]]
+                .drop(columns="_o")
+                .copy()
+            )
             if c.empty:
                 continue
             c["loss"] = loss
@@ -148,7 +180,8 @@ def protocol_units(real: pd.DataFrame) -> list[ProtocolUnit]:
     protocol that has trees on that dataset; the baselines of datasets without any trees in the
     protocol form one more unit (engine ``none``, "baselines only"), so that a unit never judges
     another unit's baseline rows as its own. Duplicated keys keep the last row. Rows of
-    loss-independent methods are shared between classification losses (:func:`share_loss_independent`).
+    loss-independent methods are shared between classification losses
+    (:func:`share_loss_independent`).
     """
     if real is None or real.empty:
         return []
@@ -157,15 +190,25 @@ def protocol_units(real: pd.DataFrame) -> list[ProtocolUnit]:
 
     def unit(proto, engine, tie, rows):
         rows = rows.drop_duplicates(subset=["dataset", "loss", "algo", "split"], keep="last")
-        return ProtocolUnit(str(proto), engine, tie, share_loss_independent(rows).reset_index(drop=True))
+        return ProtocolUnit(
+            str(proto), engine, tie, share_loss_independent(rows).reset_index(drop=True)
+        )
 
     for proto, g in df.groupby("protocol", sort=True):
         base = g[g["engine"] == "none"]
         boost = g[g["engine"] != "none"]
         for engine, tie in sorted({(e, t) for e, t in zip(boost["engine"], boost["tie_rule"])}):
             part = boost[(boost["engine"] == engine) & (boost["tie_rule"] == tie)]
-            units.append(unit(proto, engine, tie, pd.concat([part, base[base["dataset"].isin(set(part["dataset"]))]],
-                                                            ignore_index=True)))
+            units.append(
+                unit(
+                    proto,
+                    engine,
+                    tie,
+                    pd.concat(
+                        [part, base[base["dataset"].isin(set(part["dataset"]))]], ignore_index=True
+                    ),
+                )
+            )
         alone = base[~base["dataset"].isin(set(boost["dataset"]))]
         if not alone.empty:
             units.append(unit(proto, "none", DEFAULT_TIE_RULE, alone))
@@ -191,8 +234,12 @@ def paired_values(rows, dataset, loss, algo_a, algo_b, metric="test_loss", loss_
     return m[f"{metric}_a"].to_numpy(float), m[f"{metric}_b"].to_numpy(float)
 
 
-def paired_deltas(rows: pd.DataFrame, dataset, loss, metric="test_loss", reference=REFERENCE) -> pd.DataFrame:
-    """Δ = metric(method) − metric(reference) per split: columns ``algo, split, value, ref, delta``."""
+def paired_deltas(
+    rows: pd.DataFrame, dataset, loss, metric="test_loss", reference=REFERENCE
+) -> pd.DataFrame:
+    """Δ = metric(method) − metric(reference) per split: columns ``algo, split, value, ref,
+    delta``.
+    """
     g = rows[(rows["dataset"] == dataset) & (rows["loss"] == loss)]
     ref = g[g["algo"] == reference][["split", metric]].dropna().rename(columns={metric: "ref"})
     out = []
@@ -208,8 +255,11 @@ def paired_deltas(rows: pd.DataFrame, dataset, loss, metric="test_loss", referen
     return pd.concat(out, ignore_index=True)[["algo", "split", "value", "ref", "delta"]]
 
 
-def loss_differences(rows, dataset, metric="test_error", loss_a="hinge", loss_b="exponential") -> pd.DataFrame:
-    """Per method and split: ``metric`` under ``loss_a`` − under ``loss_b``; columns ``algo, split, delta``.
+def loss_differences(
+    rows, dataset, metric="test_error", loss_a="hinge", loss_b="exponential"
+) -> pd.DataFrame:
+    """Per method and split: ``metric`` under ``loss_a`` − under ``loss_b``; columns ``algo, split,
+    delta``.
 
     Only rows run with their loss count: a loss-independent method (one fit shown under both
     losses) has no such difference."""
@@ -224,13 +274,16 @@ def loss_differences(rows, dataset, metric="test_error", loss_a="hinge", loss_b=
 
 
 def variant_differences(real: pd.DataFrame, column: str, a, b, metric="test_loss") -> pd.DataFrame:
-    """Rows run twice, once with ``column = a`` and once with ``column = b`` (e.g. two engines or tie rules).
+    """Rows run twice, once with ``column = a`` and once with ``column = b`` (e.g. two engines or
+    tie rules).
 
     Returns one row per (protocol, dataset, loss, algo, split) present under both, with
     ``value_a``, ``value_b``, ``delta = value_a − value_b`` and the fit seconds of both when stored.
     """
     if real is None or real.empty:
-        return pd.DataFrame(columns=["protocol", "dataset", "loss", "algo", "split", "value_a", "value_b", "delta"])
+        return pd.DataFrame(
+            columns=["protocol", "dataset", "loss", "algo", "split", "value_a", "value_b", "delta"]
+        )
     df = _normalise(real)
     key = ["protocol", "dataset", "loss", "algo", "split"]
     other = [c for c in ("engine", "tie_rule") if c != column]
@@ -247,7 +300,9 @@ def variant_differences(real: pd.DataFrame, column: str, a, b, metric="test_loss
 # tests and estimates
 # =====================================================================================
 def wilcoxon_p(d) -> float:
-    """Two-sided Wilcoxon signed-rank p-value of ``d`` (zeros dropped); 1 when every d = 0, NaN without data."""
+    """Two-sided Wilcoxon signed-rank p-value of ``d`` (zeros dropped); 1 when every d = 0, NaN
+    without data.
+    """
     d = np.asarray(d, dtype=float)
     d = d[np.isfinite(d)]
     if d.size == 0:
@@ -274,7 +329,9 @@ def holm(pvalues) -> np.ndarray:
 
 
 def _signed_rank_cdf(n: int) -> np.ndarray:
-    """P(T+ ≤ k), k = 0..n(n+1)/2, of the signed-rank statistic of n non-zero untied values (exact)."""
+    """P(T+ ≤ k), k = 0..n(n+1)/2, of the signed-rank statistic of n non-zero untied values
+    (exact).
+    """
     M = n * (n + 1) // 2
     counts = np.zeros(M + 1)
     counts[0] = 1.0
@@ -338,25 +395,30 @@ class Comparison:
 
     n: int
     median: float
-    wins: int     # A lower
+    wins: int  # A lower
     ties: int
-    losses: int   # A higher
-    p: float      # two-sided Wilcoxon
-    p_nb: float   # Nadeau–Bengio corrected resampled t-test
-    hl: float     # Hodges–Lehmann estimate and 95 % interval
+    losses: int  # A higher
+    p: float  # two-sided Wilcoxon
+    p_nb: float  # Nadeau–Bengio corrected resampled t-test
+    hl: float  # Hodges–Lehmann estimate and 95 % interval
     hl_low: float
     hl_high: float
     scale: float  # median |B|: the scale of relative margins and of the tie tolerance
 
     def verdict(self, p=None, alpha=ALPHA) -> str:
-        """"A better than B": confirmed / contradicted / inconclusive (``p`` overrides, e.g. Holm-adjusted)."""
+        """ "A better than B": confirmed / contradicted / inconclusive (``p`` overrides, e.g.
+        Holm-adjusted).
+        """
         p = self.p if p is None else p
         if self.n == 0 or not np.isfinite(p) or p >= alpha or self.median == 0:
             return "inconclusive"
         return "confirmed" if self.median < 0 else "contradicted"
 
     def text(self, p=None) -> str:
-        s = (f"median Δ {format_number(self.median)}, W/T/L {self.wins}/{self.ties}/{self.losses}, p {format_p(self.p)}")
+        s = (
+            f"median Δ {format_number(self.median)}, W/T/L {self.wins}/{self.ties}/{self.losses}, p"
+            f" {format_p(self.p)}"
+        )
         if p is not None:
             s += f", Holm p {format_p(p)}"
         return s + f", NB p {format_p(self.p_nb)}"
@@ -379,9 +441,19 @@ def compare(a, b, test_train_ratio=1.0 / 3.0) -> Comparison:
     scale = float(np.median(np.abs(b)))
     tie = np.abs(d) <= TIE_RTOL * scale
     hl, lo, hi = hodges_lehmann(d)
-    return Comparison(int(d.size), float(np.median(d)), int(((d < 0) & ~tie).sum()), int(tie.sum()),
-                      int(((d > 0) & ~tie).sum()), wilcoxon_p(d), nadeau_bengio_p(d, test_train_ratio),
-                      hl, lo, hi, scale)
+    return Comparison(
+        int(d.size),
+        float(np.median(d)),
+        int(((d < 0) & ~tie).sum()),
+        int(tie.sum()),
+        int(((d > 0) & ~tie).sum()),
+        wilcoxon_p(d),
+        nadeau_bengio_p(d, test_train_ratio),
+        hl,
+        lo,
+        hi,
+        scale,
+    )
 
 
 def format_number(x, digits=4) -> str:
@@ -421,8 +493,11 @@ def rows_per_dataset(real: pd.DataFrame, datasets=None):
         cands.sort(key=lambda c: c[:3])
         _, _, _, unit, rows = cands[0]
         kept.append(rows)
-        info[ds] = {"protocol": unit.label, "n_splits": int(rows["split"].nunique()),
-                    "other_protocols": [c[3].label for c in cands[1:]]}
+        info[ds] = {
+            "protocol": unit.label,
+            "n_splits": int(rows["split"].nunique()),
+            "other_protocols": [c[3].label for c in cands[1:]],
+        }
     if not kept:
         return pd.DataFrame(columns=getattr(real, "columns", [])), {}
     return pd.concat(kept, ignore_index=True), info

@@ -128,8 +128,12 @@ _NOT_NUMERICAL = frozenset({"n_threads", "num_threads", "verbose"})
 
 def _identity(method, options) -> dict:
     """A baseline's part of a row's identity: its fixed options and library versions."""
-    return {"algo": method.name, "engine": method.engine, "libraries": method.versions(),
-            "options": {k: v for k, v in options.items() if k not in _NOT_NUMERICAL}}
+    return {
+        "algo": method.name,
+        "engine": method.engine,
+        "libraries": method.versions(),
+        "options": {k: v for k, v in options.items() if k not in _NOT_NUMERICAL},
+    }
 
 
 class XGBoostMethod:
@@ -143,10 +147,14 @@ class XGBoostMethod:
 
     def __init__(self, loss, n_threads=1, tree_method="hist"):
         if loss.name not in XGB_OBJECTIVES:
-            raise ProtocolError(f"no XGBoost objective for loss {loss.name!r}; known: {list(XGB_OBJECTIVES)}")
+            raise ProtocolError(
+                f"no XGBoost objective for loss {loss.name!r}; known: {list(XGB_OBJECTIVES)}"
+            )
         if tree_method not in ("hist", "approx", "exact"):
-            raise ProtocolError(f"xgboost setting tree_method={tree_method!r} is invalid: must be hist, approx or exact "
-                                "(conf/algo/xgboost.yaml)")
+            raise ProtocolError(
+                f"xgboost setting tree_method={tree_method!r} is invalid: must be hist, approx or"
+                " exact (conf/algo/xgboost.yaml)"
+            )
         self.loss = loss
         self.n_threads = int(n_threads)
         self.tree_method = tree_method
@@ -185,10 +193,24 @@ class XGBoostMethod:
 
         if y is None:
             return xgb.DMatrix(np.asarray(X, dtype=np.float32), nthread=self.n_threads)
-        label = (np.asarray(y) > 0).astype(np.float32) if str(XGB_OBJECTIVES[self.loss.name]).startswith("binary:") else y
+        label = (
+            (np.asarray(y) > 0).astype(np.float32)
+            if str(XGB_OBJECTIVES[self.loss.name]).startswith("binary:")
+            else y
+        )
         return xgb.DMatrix(np.asarray(X, dtype=np.float32), label=label, nthread=self.n_threads)
 
-    def _train(self, params, dtrain, y, n_rounds, random_state, learning_rate=None, evals=(), callbacks=None):
+    def _train(
+        self,
+        params,
+        dtrain,
+        y,
+        n_rounds,
+        random_state,
+        learning_rate=None,
+        evals=(),
+        callbacks=None,
+    ):
         import xgboost as xgb
 
         p = self._booster_params(params, random_state, learning_rate)
@@ -196,8 +218,15 @@ class XGBoostMethod:
         if XGB_OBJECTIVES[self.loss.name] is None:
             obj = self._exponential_objective(np.asarray(y, dtype=np.float64))
             p["base_score"] = float(self.loss.init(np.asarray(y, dtype=np.float64)))
-        return xgb.train(p, dtrain, num_boost_round=int(n_rounds), obj=obj, evals=list(evals),
-                         verbose_eval=False, callbacks=callbacks)
+        return xgb.train(
+            p,
+            dtrain,
+            num_boost_round=int(n_rounds),
+            obj=obj,
+            evals=list(evals),
+            verbose_eval=False,
+            callbacks=callbacks,
+        )
 
     def _exponential_objective(self, y):
         beta = float(self.loss.beta)
@@ -282,8 +311,12 @@ class RandomForestMethod:
         from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
         cls = RandomForestClassifier if self.classification else RandomForestRegressor
-        return cls(n_estimators=self.n_estimators, max_features=self.max_features(params["max_features"]),
-                   random_state=int(random_state) % (2**32), n_jobs=self.n_threads)
+        return cls(
+            n_estimators=self.n_estimators,
+            max_features=self.max_features(params["max_features"]),
+            random_state=int(random_state) % (2**32),
+            n_jobs=self.n_threads,
+        )
 
     def validation_curve(self, params, train, valid, max_estimators, random_state):
         (X_train, y_train), (X_val, y_val) = train, valid
@@ -322,14 +355,21 @@ def _is_int(v) -> bool:
 
 
 def _is_number(v) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
+    return (
+        isinstance(v, (int, float, np.integer, np.floating))
+        and not isinstance(v, bool)
+        and math.isfinite(v)
+    )
 
 
 def _check_settings(algo, settings, defaults, checks):
     """``defaults`` updated by ``settings`` after checking every key and value (ProtocolError)."""
     unknown = sorted(set(settings) - set(defaults))
     if unknown:
-        raise ProtocolError(f"unknown {algo} setting(s) {unknown}; known: {sorted(defaults)} (conf/algo/{algo}.yaml)")
+        raise ProtocolError(
+            f"unknown {algo} setting(s) {unknown}; known: {sorted(defaults)}"
+            f" (conf/algo/{algo}.yaml)"
+        )
     merged = {**defaults, **settings}
     for key, (ok, what) in checks.items():
         if not ok(merged[key]):
@@ -349,7 +389,7 @@ def _curve(score, z0, stages, max_estimators):
     t = 0
     for t, z in enumerate(stages, start=1):
         values[t] = score(z)
-    values[t + 1:] = values[t]
+    values[t + 1 :] = values[t]
     return values, np.arange(int(max_estimators) + 1)
 
 
@@ -364,8 +404,10 @@ class _NativeObjectiveMethod:
         self.loss = loss
         self.classification = loss.task == "classification"
         if not self.classification and loss.name not in self.regression_objectives:
-            raise ProtocolError(f"{self.name} has no objective for loss {loss.name!r}; "
-                                f"regression losses: {', '.join(self.regression_objectives)}")
+            raise ProtocolError(
+                f"{self.name} has no objective for loss {loss.name!r}; "
+                f"regression losses: {', '.join(self.regression_objectives)}"
+            )
         self.val_metric = "misclassification" if self.classification else "loss"
 
     def reports_loss(self) -> bool:
@@ -458,8 +500,12 @@ class LightGBMMethod(_NativeObjectiveMethod):
         return booster
 
     def _raw(self, booster, X, **kw):
-        return booster.predict(np.asarray(X, dtype=np.float64), raw_score=True,
-                               num_threads=self.settings["num_threads"], **kw).astype(np.float64)
+        return booster.predict(
+            np.asarray(X, dtype=np.float64),
+            raw_score=True,
+            num_threads=self.settings["num_threads"],
+            **kw,
+        ).astype(np.float64)
 
     def validation_curve(self, params, train, valid, max_estimators, random_state):
         (X_train, y_train), (X_val, y_val) = train, valid
@@ -483,7 +529,7 @@ class LightGBMMethod(_NativeObjectiveMethod):
 
 
 class HistGradientBoostingMethod(_NativeObjectiveMethod):
-    """scikit-learn's HistGradientBoosting with its native loss; curve from its staged predictions."""
+    """scikit-learn's HistGradientBoosting with its native loss; curve from staged predictions."""
 
     name = "sklearn_hgb"
     library = "scikit-learn"
@@ -495,7 +541,10 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
         "min_samples_leaf": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
         "max_bins": (lambda v: _is_int(v) and 2 <= v <= 255, "an integer in [2, 255]"),
         # T is selected on the full validation curve: the library must not cut it short
-        "early_stopping": (lambda v: v is False, "false (T is selected on the full validation curve)"),
+        "early_stopping": (
+            lambda v: v is False,
+            "false (T is selected on the full validation curve)",
+        ),
     }
 
     def __init__(self, loss, **settings):
@@ -513,10 +562,17 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
         from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
         depth = int(params["max_depth"])
-        kw = dict(loss=self.objective, learning_rate=float(params["learning_rate"]), max_iter=max(int(n_iter), 1),
-                  max_depth=depth, max_leaf_nodes=2**depth, min_samples_leaf=self.settings["min_samples_leaf"],
-                  max_bins=self.settings["max_bins"], early_stopping=self.settings["early_stopping"],
-                  random_state=int(random_state) % (2**32))
+        kw = dict(
+            loss=self.objective,
+            learning_rate=float(params["learning_rate"]),
+            max_iter=max(int(n_iter), 1),
+            max_depth=depth,
+            max_leaf_nodes=2**depth,
+            min_samples_leaf=self.settings["min_samples_leaf"],
+            max_bins=self.settings["max_bins"],
+            early_stopping=self.settings["early_stopping"],
+            random_state=int(random_state) % (2**32),
+        )
         if self.classification:
             return HistGradientBoostingClassifier(**kw)
         if self.loss.name == "pinball":
@@ -542,8 +598,12 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
         (X_train, y_train), (X_val, y_val) = train, valid
         with self._threads():
             est = self._estimator(params, max_estimators, random_state).fit(X_train, y_train)
-            return _curve(self._score(y_val), self._baseline(est, len(X_val)), self._staged(est, X_val),
-                          max_estimators)
+            return _curve(
+                self._score(y_val),
+                self._baseline(est, len(X_val)),
+                self._staged(est, X_val),
+                max_estimators,
+            )
 
     def refit_predict(self, params, n_estimators, train, X_test, random_state):
         X, y = train

@@ -17,7 +17,8 @@ One iteration at the point p_t (f_t, or Nesterov's h_t): grow a least-squares tr
 target, replace each leaf value by the loss's line search at p_t (a leaf whose fitted value is
 exactly 0 keeps 0), shrink by ``learning_rate`` (nu) and set f_{t+1} = p_t + c_{t+1}. The residual
 variants carry Delta_{t+1} = target - g_{t+1}(X), g the tree's least-squares fit. Nesterov's
-weights: beta_0 = 1, beta_{t+1} = (1 + sqrt(1 + 4 beta_t^2)) / 2, alpha_{t+1} = (beta_t - 1) / beta_{t+1}
+weights: beta_0 = 1, beta_{t+1} = (1 + sqrt(1 + 4 beta_t^2)) / 2, alpha_{t+1} = (beta_t - 1) /
+beta_{t+1}
 and h_{t+1} = f_{t+1} + alpha_{t+1} (f_{t+1} - f_t), h_0 = f_0.
 
 ``step`` is lambda, the *per-sample* proximal step: the paper's appendix writes
@@ -32,8 +33,8 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._leafops import TIE_RULES
@@ -76,7 +77,8 @@ def nesterov_alphas(n_estimators):
 def model_weights(alphas):
     """Weights w_0 .. w_T of f_T = sum_t w_t c_t given alpha_1 .. alpha_T.
 
-    w_0 = 1, w_T = 1 and w_t = 1 + alpha_t w_{t+1}, i.e. w_t = 1 + sum_{j=t}^{T-1} prod_{k=t}^{j} alpha_k.
+    w_0 = 1, w_T = 1 and w_t = 1 + alpha_t w_{t+1}, i.e. w_t = 1 + sum_{j=t}^{T-1} prod_{k=t}^{j}
+    alpha_k.
     """
     T = len(alphas)
     weights = np.ones(T + 1)
@@ -89,7 +91,9 @@ def _check_range(name, value, low, high, low_open, high_open, allowed, integer=F
     kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
     ok = isinstance(value, kinds) and not isinstance(value, bool)
     if ok:
-        ok = (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
+        ok = (value > low if low_open else value >= low) and (
+            value < high if high_open else value <= high
+        )
     if not ok:
         raise ValueError(f"{name}={value!r} is out of range; allowed values: {allowed}")
 
@@ -104,28 +108,92 @@ class _BaseBoosting(BaseEstimator):
         allowed = REGRESSION_LOSSES if self._task == "regression" else CLASSIFICATION_LOSSES
         if self.loss not in allowed:
             other = "BoostingClassifier" if self._task == "regression" else "BoostingRegressor"
-            hint = f" ({self.loss!r} is a {LOSSES[self.loss].task} loss: use {other})" if self.loss in LOSSES else ""
-            raise ValueError(f"loss={self.loss!r} is not allowed for {type(self).__name__}; allowed values: {list(allowed)}{hint}")
+            hint = (
+                f" ({self.loss!r} is a {LOSSES[self.loss].task} loss: use {other})"
+                if self.loss in LOSSES
+                else ""
+            )
+            raise ValueError(
+                f"loss={self.loss!r} is not allowed for {type(self).__name__}; allowed values:"
+                f" {list(allowed)}{hint}"
+            )
         if self.algo not in ALGOS:
-            raise ValueError(f"algo={self.algo!r} is not a known algorithm; allowed values: {list(ALGOS)}")
+            raise ValueError(
+                f"algo={self.algo!r} is not a known algorithm; allowed values: {list(ALGOS)}"
+            )
         if self.engine not in ENGINES:
-            raise ValueError(f"engine={self.engine!r} is not a known tree engine; allowed values: {sorted(ENGINES)}")
+            raise ValueError(
+                f"engine={self.engine!r} is not a known tree engine; allowed values:"
+                f" {sorted(ENGINES)}"
+            )
         if self.tie_rule not in TIE_RULES:
-            raise ValueError(f"tie_rule={self.tie_rule!r} is not a known tie rule; allowed values: {list(TIE_RULES)}")
-        _check_range("n_estimators", self.n_estimators, 1, np.inf, False, True, "an integer >= 1", integer=True)
-        _check_range("max_depth", self.max_depth, 1, np.inf, False, True, "an integer >= 1", integer=True)
-        _check_range("learning_rate", self.learning_rate, 0.0, 1.0, True, False, "a float in (0, 1]")
-        _check_range("step", self.step, 0.0, np.inf, True, True, "a float > 0 (per-sample proximal step)")
+            raise ValueError(
+                f"tie_rule={self.tie_rule!r} is not a known tie rule; allowed values:"
+                f" {list(TIE_RULES)}"
+            )
+        _check_range(
+            "n_estimators",
+            self.n_estimators,
+            1,
+            np.inf,
+            False,
+            True,
+            "an integer >= 1",
+            integer=True,
+        )
+        _check_range(
+            "max_depth", self.max_depth, 1, np.inf, False, True, "an integer >= 1", integer=True
+        )
+        _check_range(
+            "learning_rate", self.learning_rate, 0.0, 1.0, True, False, "a float in (0, 1]"
+        )
+        _check_range(
+            "step", self.step, 0.0, np.inf, True, True, "a float > 0 (per-sample proximal step)"
+        )
         _check_range("tau", self._param("tau", 0.5), 0.0, 1.0, True, True, "a float in (0, 1)")
         _check_range("beta", self._param("beta", 1.0), 0.0, np.inf, True, True, "a float > 0")
-        _check_range("newton_steps", self._param("newton_steps", 1), 1, np.inf, False, True, "an integer >= 1", integer=True)
+        _check_range(
+            "newton_steps",
+            self._param("newton_steps", 1),
+            1,
+            np.inf,
+            False,
+            True,
+            "an integer >= 1",
+            integer=True,
+        )
         if self.n_iter_no_change is not None:
-            _check_range("n_iter_no_change", self.n_iter_no_change, 1, np.inf, False, True,
-                         "None (no early stopping) or an integer >= 1", integer=True)
-        _check_range("validation_fraction", self.validation_fraction, 0.0, 1.0, True, True, "a float in (0, 1)")
+            _check_range(
+                "n_iter_no_change",
+                self.n_iter_no_change,
+                1,
+                np.inf,
+                False,
+                True,
+                "None (no early stopping) or an integer >= 1",
+                integer=True,
+            )
+        _check_range(
+            "validation_fraction",
+            self.validation_fraction,
+            0.0,
+            1.0,
+            True,
+            True,
+            "a float in (0, 1)",
+        )
         _check_range("tol", self.tol, 0.0, np.inf, False, True, "a finite float >= 0")
         if not isinstance(self.verbose, bool):  # True / False are accepted, as in scikit-learn
-            _check_range("verbose", self.verbose, 0, np.inf, False, True, "an integer >= 0 or a bool", integer=True)
+            _check_range(
+                "verbose",
+                self.verbose,
+                0,
+                np.inf,
+                False,
+                True,
+                "an integer >= 0 or a bool",
+                integer=True,
+            )
 
     def _param(self, name, default):
         return getattr(self, name, default)
@@ -148,9 +216,13 @@ class _BaseBoosting(BaseEstimator):
             return None
         w = np.array(sample_weight, dtype=float)  # a copy: the caller's array is never modified
         if w.shape != (len(y),):
-            raise ValueError(f"{name} has shape {w.shape}; expected ({len(y)},): one weight per row of X")
+            raise ValueError(
+                f"{name} has shape {w.shape}; expected ({len(y)},): one weight per row of X"
+            )
         if not np.all(np.isfinite(w)):
-            raise ValueError(f"{name} contains NaN or infinity; give every row a finite weight >= 0")
+            raise ValueError(
+                f"{name} contains NaN or infinity; give every row a finite weight >= 0"
+            )
         if np.any(w < 0):
             raise ValueError(f"{name} has negative values (min {w.min()!r}); weights must be >= 0")
         if not np.any(w > 0):
@@ -158,14 +230,19 @@ class _BaseBoosting(BaseEstimator):
         return None if np.all(w == 1.0) else w
 
     def _check_classes_weighted(self, y, w, what):
-        """Classifier: both classes need rows of positive weight (the loss has no minimiser else)."""
+        """Classifier: both classes need rows of positive weight (the loss has no minimiser
+        else).
+        """
         if self._task != "classification":
             return
         pos = (y > 0) if w is None else (y > 0) & (w > 0)
         neg = (y < 0) if w is None else (y < 0) & (w > 0)
         if not (pos.any() and neg.any()):
             only = (self.classes_[1] if pos.any() else self.classes_[0]).tolist()
-            raise ValueError(f"{what} has positive weight on class {only!r} only; both classes need rows of positive weight")
+            raise ValueError(
+                f"{what} has positive weight on class {only!r} only; both classes need rows of"
+                " positive weight"
+            )
 
     # -- fit -------------------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, eval_set=None):
@@ -187,18 +264,24 @@ class _BaseBoosting(BaseEstimator):
         self
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, ensure_all_finite=True, y_numeric=self._task == "regression")
+        X, y = validate_data(
+            self, X, y, ensure_all_finite=True, y_numeric=self._task == "regression"
+        )
         y = self._encode_target(y, fit=True)
         w = self._check_weights(sample_weight, y)
         self._check_classes_weighted(y, w, "sample_weight")
         X_eval = y_eval = w_eval = None
         if eval_set is not None:
             if not (isinstance(eval_set, (tuple, list)) and len(eval_set) in (2, 3)):
-                raise ValueError("eval_set must be a tuple (X_eval, y_eval) or (X_eval, y_eval, w_eval)")
+                raise ValueError(
+                    "eval_set must be a tuple (X_eval, y_eval) or (X_eval, y_eval, w_eval)"
+                )
             X_eval = validate_data(self, eval_set[0], reset=False, ensure_all_finite=True)
             y_eval = self._encode_target(np.asarray(eval_set[1]), fit=False)
             if len(y_eval) != len(X_eval):
-                raise ValueError(f"eval_set has {len(X_eval)} rows in X_eval but {len(y_eval)} in y_eval")
+                raise ValueError(
+                    f"eval_set has {len(X_eval)} rows in X_eval but {len(y_eval)} in y_eval"
+                )
             if len(eval_set) == 3 and eval_set[2] is not None:
                 w_eval = self._check_weights(eval_set[2], y_eval, name="eval_set's w_eval")
         X_val = y_val = w_val = None
@@ -214,38 +297,65 @@ class _BaseBoosting(BaseEstimator):
         n_val = int(np.ceil(self.validation_fraction * n))
         fix = "use more rows or a larger validation_fraction, or n_iter_no_change=None"
         if n_val < 2 or n - n_val < 2:
-            raise ValueError(f"validation_fraction={self.validation_fraction!r} leaves {n_val} validation and "
-                             f"{n - n_val} training rows out of {n}; early stopping needs at least 2 of each: {fix}")
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction!r} leaves {n_val} validation and"
+                f" {n - n_val} training rows out of {n}; early stopping needs at least 2 of each:"
+                f" {fix}"
+            )
         stratify = None
         if self._task == "classification":
             counts = np.array([np.sum(y < 0), np.sum(y > 0)])
             if counts.min() < 2:
-                raise ValueError(f"early stopping (n_iter_no_change={self.n_iter_no_change!r}) needs at least 2 rows "
-                                 f"of each class to give both classes to the validation part; got {counts.tolist()}")
+                raise ValueError(
+                    f"early stopping (n_iter_no_change={self.n_iter_no_change!r}) needs at least 2"
+                    " rows of each class to give both classes to the validation part; got"
+                    f" {counts.tolist()}"
+                )
             stratify = y
         arrays = (X, y) if w is None else (X, y, w)
-        parts = train_test_split(*arrays, test_size=self.validation_fraction,
-                                 random_state=self.random_state, stratify=stratify)
+        parts = train_test_split(
+            *arrays,
+            test_size=self.validation_fraction,
+            random_state=self.random_state,
+            stratify=stratify,
+        )
         X_tr, X_val, y_tr, y_val = parts[:4]
         w_tr, w_val = (None, None) if w is None else parts[4:]
         if self._task == "classification":
             pos = (y_val > 0) if w_val is None else (y_val > 0) & (w_val > 0)
             neg = (y_val < 0) if w_val is None else (y_val < 0) & (w_val > 0)
             if not (pos.any() and neg.any()):
-                raise ValueError(f"validation_fraction={self.validation_fraction!r} gives a validation part without "
-                                 f"rows of positive weight in both classes: {fix}")
+                raise ValueError(
+                    f"validation_fraction={self.validation_fraction!r} gives a validation part"
+                    f" without rows of positive weight in both classes: {fix}"
+                )
         if w_val is not None and not np.any(w_val > 0):
-            raise ValueError(f"validation_fraction={self.validation_fraction!r} gives a validation part of weight 0: {fix}")
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction!r} gives a validation part of"
+                f" weight 0: {fix}"
+            )
         if w_tr is not None and not np.any(w_tr > 0):
-            raise ValueError(f"validation_fraction={self.validation_fraction!r} gives a training part of weight 0: {fix}")
-        self._check_classes_weighted(y_tr, w_tr, "the training part left by the early-stopping split")
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction!r} gives a training part of weight"
+                f" 0: {fix}"
+            )
+        self._check_classes_weighted(
+            y_tr, w_tr, "the training part left by the early-stopping split"
+        )
         return X_tr, y_tr, w_tr, X_val, y_val, w_val
 
     def _boost(self, X, y, w, eval_data, val_data):
-        algo, loss, nu, lam = ALGOS[self.algo], self._make_loss(), float(self.learning_rate), float(self.step)
+        algo, loss, nu, lam = (
+            ALGOS[self.algo],
+            self._make_loss(),
+            float(self.learning_rate),
+            float(self.step),
+        )
         rng = check_random_state(self.random_state)
         engine = make_engine(self.engine)
-        weighted = {} if w is None else {"sample_weight": w}  # no weights: the engines' unweighted paths
+        weighted = (
+            {} if w is None else {"sample_weight": w}
+        )  # no weights: the engines' unweighted paths
         T = int(self.n_estimators)
         alphas = nesterov_alphas(T) if algo.accelerated else np.zeros(T)
         t0 = time.perf_counter()
@@ -264,8 +374,16 @@ class _BaseBoosting(BaseEstimator):
         H, delta = F, np.zeros(len(y))
         idle = None if keep is None else _Replay(engine.prepare(X_idle), f0)
         elapsed = time.perf_counter() - t0
-        ev = None if eval_data[0] is None else _EvalTracker(engine.prepare(eval_data[0]), *eval_data[1:], f0, loss)
-        val = None if val_data[0] is None else _EvalTracker(engine.prepare(val_data[0]), *val_data[1:], f0, loss)
+        ev = (
+            None
+            if eval_data[0] is None
+            else _EvalTracker(engine.prepare(eval_data[0]), *eval_data[1:], f0, loss)
+        )
+        val = (
+            None
+            if val_data[0] is None
+            else _EvalTracker(engine.prepare(val_data[0]), *val_data[1:], f0, loss)
+        )
         history = None if val is None else np.full(int(self.n_iter_no_change), np.inf)
         reporter = _VerboseReporter(self.verbose, T, ev is not None, val is not None)
         trees, leaf_values = [], []
@@ -332,8 +450,11 @@ class _BaseBoosting(BaseEstimator):
         when no tree splits). Nesterov's model weights do not enter.
         """
         check_is_fitted(self)
-        per_tree = [np.bincount(tree.split_feature, tree.split_gain, minlength=self.n_features_in_)
-                    for tree in self.estimators_ if len(tree.split_feature) > 0]
+        per_tree = [
+            np.bincount(tree.split_feature, tree.split_gain, minlength=self.n_features_in_)
+            for tree in self.estimators_
+            if len(tree.split_feature) > 0
+        ]
         if not per_tree:
             return np.zeros(self.n_features_in_)
         mean = np.mean(per_tree, axis=0)
@@ -380,7 +501,9 @@ class _Replay:
 
 
 class _EvalTracker(_Replay):
-    """Replays the recursion on an evaluation set to record its (weighted) loss at every iteration."""
+    """Replays the recursion on an evaluation set to record its (weighted) loss at every
+    iteration.
+    """
 
     def __init__(self, Xp, y, w, f0, loss):
         super().__init__(Xp, f0)
@@ -514,9 +637,23 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
 
     _task = "regression"
 
-    def __init__(self, loss="ls", algo="prox", n_estimators=100, learning_rate=0.1, step=1.0,
-                 max_depth=3, tau=0.5, random_state=None, engine="exact", tie_rule="midpoint",
-                 n_iter_no_change=None, validation_fraction=0.1, tol=1e-4, verbose=0):
+    def __init__(
+        self,
+        loss="ls",
+        algo="prox",
+        n_estimators=100,
+        learning_rate=0.1,
+        step=1.0,
+        max_depth=3,
+        tau=0.5,
+        random_state=None,
+        engine="exact",
+        tie_rule="midpoint",
+        n_iter_no_change=None,
+        validation_fraction=0.1,
+        tol=1e-4,
+        verbose=0,
+    ):
         self.loss = loss
         self.algo = algo
         self.n_estimators = n_estimators
@@ -582,9 +719,24 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
 
     _task = "classification"
 
-    def __init__(self, loss="logistic", algo="prox", n_estimators=100, learning_rate=0.1, step=1.0,
-                 max_depth=3, beta=1.0, newton_steps=1, random_state=None, engine="exact",
-                 tie_rule="midpoint", n_iter_no_change=None, validation_fraction=0.1, tol=1e-4, verbose=0):
+    def __init__(
+        self,
+        loss="logistic",
+        algo="prox",
+        n_estimators=100,
+        learning_rate=0.1,
+        step=1.0,
+        max_depth=3,
+        beta=1.0,
+        newton_steps=1,
+        random_state=None,
+        engine="exact",
+        tie_rule="midpoint",
+        n_iter_no_change=None,
+        validation_fraction=0.1,
+        tol=1e-4,
+        verbose=0,
+    ):
         self.loss = loss
         self.algo = algo
         self.n_estimators = n_estimators
@@ -615,7 +767,10 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
             self.classes_ = classes
         known = np.isin(y, self.classes_)
         if not known.all():
-            raise ValueError(f"y contains labels {np.unique(y[~known])[:5].tolist()} not seen in fit: {self.classes_.tolist()}")
+            raise ValueError(
+                f"y contains labels {np.unique(y[~known])[:5].tolist()} not seen in fit:"
+                f" {self.classes_.tolist()}"
+            )
         return np.where(y == self.classes_[1], 1.0, -1.0)
 
     def decision_function(self, X):

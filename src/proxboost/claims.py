@@ -1,4 +1,5 @@
-"""The paper's 34 statements judged on stored curves and rows: three-state verdicts, ``results/claims.csv``.
+"""The paper's 34 statements judged on stored curves and rows: three-state verdicts,
+``results/claims.csv``.
 
     python -m proxboost.claims [--results results] [--out results/claims.csv]
 
@@ -113,8 +114,8 @@ STATEMENTS = {
 }
 
 # thresholds of docs/claims.md (the table there is the reference; these are its numbers)
-FLOOR_LEVEL = 1e-6         # floor: C(t) <= 1e-6 C(f_0) ...
-FLOOR_STEP = 1e-10         # ... and |C(t+j) - C(t)| <= 1e-10 C(f_0) for j = 1..50
+FLOOR_LEVEL = 1e-6  # floor: C(t) <= 1e-6 C(f_0) ...
+FLOOR_STEP = 1e-10  # ... and |C(t+j) - C(t)| <= 1e-10 C(f_0) for j = 1..50
 FLOOR_WINDOW = 50
 FASTER, SIMILAR_HI = 0.8, 1.25
 MIXED_OK, MIXED_BAD = 0.1, 0.3
@@ -147,7 +148,9 @@ def _fmt_key(v):
 
 
 def combine_all(verdicts) -> str:
-    """Cells of one statement in one run: all confirmed → confirmed; any contradicted → contradicted."""
+    """Cells of one statement in one run: all confirmed → confirmed; any contradicted →
+    contradicted.
+    """
     verdicts = list(verdicts)
     if verdicts and all(v == CONFIRMED for v in verdicts):
         return CONFIRMED
@@ -172,7 +175,8 @@ def aggregate_runs(verdicts) -> tuple[str, str]:
 
 def count_rule(n_yes, n_missing, need_yes, max_yes_contradicted) -> str:
     """Counting statement with missing cells: confirmed when ``n_yes ≥ need_yes``; contradicted
-    when even every missing cell going the statement's way leaves ``n_yes ≤ max_yes_contradicted``."""
+    when even every missing cell going the statement's way leaves ``n_yes ≤ max_yes_contradicted``.
+    """
     if n_yes >= need_yes:
         return CONFIRMED
     if n_yes + n_missing <= max_yes_contradicted:
@@ -199,7 +203,7 @@ def floor_start(loss, n_leaves=None) -> int | None:
             starts.append(int(multi[-1]) + 2 if multi.size else 1)
     tol, level = FLOOR_STEP * c0, FLOOR_LEVEL * c0
     for t in range(len(y) - FLOOR_WINDOW):
-        if y[t] <= level and np.all(np.abs(y[t + 1:t + 1 + FLOOR_WINDOW] - y[t]) <= tol):
+        if y[t] <= level and np.all(np.abs(y[t + 1 : t + 1 + FLOOR_WINDOW] - y[t]) <= tol):
             starts.append(t)
             break
     return min(starts) if starts else None
@@ -243,11 +247,13 @@ def _first_reach(values, xs, level) -> float:
     return float(xs[hit[0]]) if hit.size else math.inf
 
 
-LEVEL_MIN = 1e-12          # levels stop at 1e-12 C(f_0) (a loss reaching exactly 0 has its floor at 0)
+LEVEL_MIN = 1e-12  # levels stop at 1e-12 C(f_0) (a loss reaching exactly 0 has its floor at 0)
 
 
 def _levels(c0, floors, reach_min) -> list[float]:
-    """Levels 10^(−k/2)·c0, k ≥ 1, down to 10 × the highest floor, the lowest value reached and 1e-12·c0."""
+    """Levels 10^(−k/2)·c0, k ≥ 1, down to 10 × the highest floor, the lowest value reached and
+    1e-12·c0.
+    """
     bottom = max(10.0 * max(floors), LEVEL_MIN * c0, reach_min)
     out, k = [], 1
     while True:
@@ -282,16 +288,22 @@ def levels_rule(a: Curve, b: Curve, x="iteration") -> tuple[str, str]:
         return "unmeasurable", numbers + " (fewer than two levels above the floors)"
     if np.isfinite(ta).sum() >= 2 and np.all(ratio <= FASTER):
         return "a faster", numbers
-    if np.isfinite(tb).sum() >= 2 and np.all(np.where(np.isfinite(ta), tb / np.where(ta > 0, ta, np.nan), 0.0) <= FASTER):
+    if np.isfinite(tb).sum() >= 2 and np.all(
+        np.where(np.isfinite(ta), tb / np.where(ta > 0, ta, np.nan), 0.0) <= FASTER
+    ):
         return "b faster", numbers
-    if np.all(np.isfinite(ta) & np.isfinite(tb)) and np.all((ratio >= FASTER) & (ratio <= SIMILAR_HI)):
+    if np.all(np.isfinite(ta) & np.isfinite(tb)) and np.all(
+        (ratio >= FASTER) & (ratio <= SIMILAR_HI)
+    ):
         return "similar", numbers
     return "mixed", numbers
 
 
 def faster_verdict(outcome) -> str:
     """Statement "A converges faster than B" from a levels-rule outcome."""
-    return {"a faster": CONFIRMED, "b faster": CONTRADICTED, "similar": CONTRADICTED}.get(outcome, INCONCLUSIVE)
+    return {"a faster": CONFIRMED, "b faster": CONTRADICTED, "similar": CONTRADICTED}.get(
+        outcome, INCONCLUSIVE
+    )
 
 
 def mixed_up(a: Curve, b: Curve) -> tuple[str, float]:
@@ -310,15 +322,17 @@ def mixed_up(a: Curve, b: Curve) -> tuple[str, float]:
 
 
 def linear_fit(c: Curve) -> tuple[float, float, int] | None:
-    """(slope in decades per iteration, R², points) of log₁₀C(t) on t ∈ [50, min(floor, T)]; None if < 50 points."""
+    """(slope in decades per iteration, R², points) of log₁₀C(t) on t ∈ [50, min(floor, T)]; None if
+    < 50 points.
+    """
     t = np.arange(FIT_START, c.end + 1)
-    y = c.train[FIT_START:c.end + 1]
+    y = c.train[FIT_START : c.end + 1]
     ok = y > 0
     t, y = t[ok], np.log10(y[ok])
     if t.size < FIT_MIN_POINTS:
         return None
     fit = stats.linregress(t, y)
-    return float(fit.slope), float(fit.rvalue ** 2), int(t.size)
+    return float(fit.slope), float(fit.rvalue**2), int(t.size)
 
 
 def max_relative_gap(a: Curve, b: Curve) -> float:
@@ -406,18 +420,26 @@ def stated_curves(curves: pd.DataFrame | None, stated=None) -> pd.DataFrame | No
         return curves
     stated = STATED if stated is None else stated
     df = with_noise_column(curves)
-    df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    df["tie_rule"] = (
+        [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    )
     df["engine"] = df["engine"].astype(str) if "engine" in df else "exact"
     kept = []
     for exp, g in df.groupby("experiment", sort=True):
         counts = g.groupby("engine").size()
-        engine = next((e for e in ENGINE_PREFERENCE if e in counts.index), None) or str(counts.idxmax())
+        engine = next((e for e in ENGINE_PREFERENCE if e in counts.index), None) or str(
+            counts.idxmax()
+        )
         g = g[g["engine"] == engine]
         for col, value in stated.get(exp, {}).items():
             if col not in g:
                 continue
             v = g[col].astype(float)
-            keep = np.isclose(v, value) | v.isna() if col in ("step", "noise_std") else np.isclose(v, value)
+            keep = (
+                np.isclose(v, value) | v.isna()
+                if col in ("step", "noise_std")
+                else np.isclose(v, value)
+            )
             g = g[keep]
         kept.append(g)
     return pd.concat(kept, ignore_index=True)
@@ -436,21 +458,39 @@ class CurveSet:
             return
         for exp, g in df.groupby("experiment", sort=True):
             self.engines[exp] = str(g["engine"].iloc[0])
-            step = g["step"].astype(float).fillna(-1.0) if "step" in g else pd.Series(-1.0, index=g.index)
+            step = (
+                g["step"].astype(float).fillna(-1.0)
+                if "step" in g
+                else pd.Series(-1.0, index=g.index)
+            )
             keys = ["loss", "algo", "max_depth", step.rename("_step"), "seed", "tie_rule"]
             for (loss, algo, depth, s, seed, tie), run in g.groupby(keys, sort=True):
                 run = run.sort_values("iteration")
-                nl = run["n_leaves"].to_numpy(float) if "n_leaves" in run and run["n_leaves"].notna().any() else None
-                self.curves[(exp, loss, algo, int(depth), None if s < 0 else float(s), int(seed), tie)] = Curve(
-                    run["train_loss"].to_numpy(), run["test_loss"].to_numpy(), run["seconds"].to_numpy(), nl)
+                nl = (
+                    run["n_leaves"].to_numpy(float)
+                    if "n_leaves" in run and run["n_leaves"].notna().any()
+                    else None
+                )
+                self.curves[
+                    (exp, loss, algo, int(depth), None if s < 0 else float(s), int(seed), tie)
+                ] = Curve(
+                    run["train_loss"].to_numpy(),
+                    run["test_loss"].to_numpy(),
+                    run["seconds"].to_numpy(),
+                    nl,
+                )
                 self.leaf_counts.setdefault(exp, set()).add(nl is not None)
 
     def get(self, exp, loss, algo, depth, step, seed, tie_rule) -> Curve | None:
-        """The run's curve; the tie rule is ignored for losses without ties (default rule preferred)."""
+        """The run's curve; the tie rule is ignored for losses without ties (default rule
+        preferred).
+        """
         rules = [tie_rule] if loss in TIE_LOSSES else [DEFAULT_TIE_RULE, *sorted(self._rules(exp))]
         for rule in rules:
-            for s in ((step, None) if step is not None else (None,)):
-                c = self.curves.get((exp, loss, algo, int(depth), None if s is None else float(s), int(seed), rule))
+            for s in (step, None) if step is not None else (None,):
+                c = self.curves.get(
+                    (exp, loss, algo, int(depth), None if s is None else float(s), int(seed), rule)
+                )
                 if c is not None:
                     return c
         return None
@@ -464,18 +504,26 @@ class CurveSet:
         rules = sorted(self._rules(exp), key=lambda r: (r != DEFAULT_TIE_RULE, r))
         if not any(loss in TIE_LOSSES for loss in losses):
             rules = [DEFAULT_TIE_RULE]
-        return [(s, r) for r in (rules or [DEFAULT_TIE_RULE]) for s in seeds]
+        return [(s, r) for r in rules or [DEFAULT_TIE_RULE] for s in seeds]
 
     def protocol(self, exp, runs) -> str:
         if exp not in self.engines:
             return f"synthetic {exp}: no stored curves"
         seeds = sorted({s for s, _ in runs})
         rules = sorted({r for _, r in runs}, key=lambda r: (r != DEFAULT_TIE_RULE, r))
-        seed_txt = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}–{seeds[-1]} ({len(seeds)})"
+        seed_txt = (
+            f"seed {seeds[0]}"
+            if len(seeds) == 1
+            else f"seeds {seeds[0]}–{seeds[-1]} ({len(seeds)})"
+        )
         floors = self.leaf_counts.get(exp, set())
-        floor_txt = "" if floors == {True} else "; floors from the curves alone (no leaf counts stored)"
-        return (f"synthetic {exp}, {self.engines[exp]} trees, {seed_txt}, tie rule {'/'.join(rules)}, "
-                f"{len(runs)} run{'s' if len(runs) != 1 else ''}{floor_txt}")
+        floor_txt = (
+            "" if floors == {True} else "; floors from the curves alone (no leaf counts stored)"
+        )
+        return (
+            f"synthetic {exp}, {self.engines[exp]} trees, {seed_txt}, tie rule {'/'.join(rules)}, "
+            f"{len(runs)} run{'s' if len(runs) != 1 else ''}{floor_txt}"
+        )
 
 
 class _Run:
@@ -492,7 +540,7 @@ def _missing(*names) -> Cell:
     return Cell(INCONCLUSIVE, "no stored curve for " + ", ".join(names), 0)
 
 
-# -- convergence --------------------------------------------------------------------------------------
+# -- convergence -----------------------------------------------------------------------------------
 def _s1a(R):
     out = {}
     for d in CONVERGENCE_DEPTHS:
@@ -504,13 +552,14 @@ def _s1a(R):
         v = CONFIRMED if gap <= 1e-6 else CONTRADICTED if gap > 1e-3 else INCONCLUSIVE
         if not np.isfinite(gap):
             v = INCONCLUSIVE
-        out[scope(loss="ls", depth=d)] = Cell(v, f"max |C_P − C_G|/C_G before the floor (t < {min(g.end, p.end)}) "
-                                                 f"{gap:.2g}")
+        out[scope(loss="ls", depth=d)] = Cell(
+            v, f"max |C_P − C_G|/C_G before the floor (t < {min(g.end, p.end)}) {gap:.2g}"
+        )
     return out
 
 
 def _mixed_up_cells(R, losses, a, b, label):
-    """"Curves mixed up" per (loss, depth) for runs a and b, each an (algo, step) pair."""
+    """ "Curves mixed up" per (loss, depth) for runs a and b, each an (algo, step) pair."""
     out = {}
     for loss in losses:
         for d in CONVERGENCE_DEPTHS:
@@ -519,7 +568,9 @@ def _mixed_up_cells(R, losses, a, b, label):
                 out[scope(loss=loss, depth=d)] = _missing(f"{loss} {label}")
                 continue
             v, gap = mixed_up(ca, cb)
-            out[scope(loss=loss, depth=d)] = Cell(v, f"max gap {gap:.3g} decade before t = {min(ca.end, cb.end)}")
+            out[scope(loss=loss, depth=d)] = Cell(
+                v, f"max gap {gap:.3g} decade before t = {min(ca.end, cb.end)}"
+            )
     return out
 
 
@@ -532,18 +583,29 @@ def _s1c(R):
     for loss in ("ls", "exponential"):
         parts, bad, missing, notes = [], False, False, []
         for algo, step in (("gradient", None), ("prox", 1.0)):
-            fits = {d: (R.get(loss, algo, d, step)) for d in CONVERGENCE_DEPTHS}
-            fits = {d: (linear_fit(c) if c is not None else None) for d, c in fits.items()}
+            fits = {d: R.get(loss, algo, d, step) for d in CONVERGENCE_DEPTHS}
+            fits = {d: linear_fit(c) if c is not None else None for d, c in fits.items()}
             if any(f is None for f in fits.values()):
                 missing = True
-                notes.append(f"{short(algo)}: no fit window of {FIT_MIN_POINTS} points above the floor or no curve")
+                notes.append(
+                    f"{short(algo)}: no fit window of {FIT_MIN_POINTS} points above the floor or no"
+                    " curve"
+                )
                 continue
             (s3, r3, _), (s15, r15, _) = fits[3], fits[15]
             ratio = s15 / s3 if s3 < 0 else math.nan
             parts.append(min(r3, r15) >= 0.98 and ratio >= 1.5)
             bad |= min(r3, r15) < 0.9 or not (ratio > 1.0)
-            notes.append(f"{short(algo)}: R² {r3:.3f} (d3) / {r15:.3f} (d15), slope d15/d3 {ratio:.2f}")
-        v = CONTRADICTED if bad else CONFIRMED if (parts and all(parts) and not missing) else INCONCLUSIVE
+            notes.append(
+                f"{short(algo)}: R² {r3:.3f} (d3) / {r15:.3f} (d15), slope d15/d3 {ratio:.2f}"
+            )
+        v = (
+            CONTRADICTED
+            if bad
+            else CONFIRMED
+            if (parts and all(parts) and not missing)
+            else INCONCLUSIVE
+        )
         out[scope(loss=loss)] = Cell(v, "; ".join(notes))
     return out
 
@@ -553,14 +615,21 @@ def _residual_not_helping(R, losses=("ls", "exponential")):
     for loss in losses:
         for d in CONVERGENCE_DEPTHS:
             vs, notes = [], []
-            for res, plain, step in (("residual_gradient", "gradient", None), ("residual_prox", "prox", 1.0)):
+            for res, plain, step in (
+                ("residual_gradient", "gradient", None),
+                ("residual_prox", "prox", 1.0),
+            ):
                 a, b = R.get(loss, res, d, step), R.get(loss, plain, d, step)
                 if a is None or b is None:
                     vs.append(INCONCLUSIVE)
                     notes.append(f"{short(res)}/{short(plain)} missing")
                     continue
                 outcome, num = levels_rule(a, b)
-                vs.append({"b faster": CONFIRMED, "similar": CONFIRMED, "a faster": CONTRADICTED}.get(outcome, INCONCLUSIVE))
+                vs.append(
+                    {"b faster": CONFIRMED, "similar": CONFIRMED, "a faster": CONTRADICTED}.get(
+                        outcome, INCONCLUSIVE
+                    )
+                )
                 notes.append(f"{short(res)} vs {short(plain)}: {outcome} ({num})")
             out[scope(loss=loss, depth=d)] = Cell(combine_all(vs), "; ".join(notes))
     return out
@@ -576,8 +645,9 @@ def _faster_cells(R, a_algo, b_algo, losses=("lad", "hinge")):
                 out[scope(loss=loss, depth=d)] = _missing(f"{loss} {short(a_algo)}/{short(b_algo)}")
                 continue
             outcome, num = levels_rule(a, b)
-            out[scope(loss=loss, depth=d)] = Cell(faster_verdict(outcome),
-                                                  f"{short(a_algo)} vs {short(b_algo)}: {outcome} ({num})")
+            out[scope(loss=loss, depth=d)] = Cell(
+                faster_verdict(outcome), f"{short(a_algo)} vs {short(b_algo)}: {outcome} ({num})"
+            )
     return out
 
 
@@ -622,19 +692,26 @@ def _s2c(R):
             p = R.get(loss, "prox", d, 1.0)
             fit = linear_fit(p) if p is not None else None
             if fit is None:
-                out[scope(loss=loss, depth=d)] = Cell(INCONCLUSIVE, "no curve or fewer than 50 points above the floor",
-                                                      0 if p is None else 1)
+                out[scope(loss=loss, depth=d)] = Cell(
+                    INCONCLUSIVE,
+                    "no curve or fewer than 50 points above the floor",
+                    0 if p is None else 1,
+                )
                 continue
             slope, r2, n = fit
             v = CONFIRMED if r2 >= 0.95 else CONTRADICTED if r2 < 0.8 else INCONCLUSIVE
-            out[scope(loss=loss, depth=d)] = Cell(v, f"R² {r2:.3f} over {n} iterations, slope {slope:.3g} decade/it")
+            out[scope(loss=loss, depth=d)] = Cell(
+                v, f"R² {r2:.3f} over {n} iterations, slope {slope:.3g} decade/it"
+            )
     return out
 
 
 def _s1e(R):
     out = {}
-    pairs = (("pinball", "lad", (("2a", _s2a), ("2d", _s2d), ("2e", _s2e))),
-             ("logistic", "exponential", (("1b", _s1b), ("1d", _residual_not_helping))))
+    pairs = (
+        ("pinball", "lad", (("2a", _s2a), ("2d", _s2d), ("2e", _s2e))),
+        ("logistic", "exponential", (("1b", _s1b), ("1d", _residual_not_helping))),
+    )
     for new, ref, checks in pairs:
         if all(R.get(new, "gradient", d) is None for d in CONVERGENCE_DEPTHS):
             out[scope(loss=new)] = Cell(INCONCLUSIVE, f"no {new} convergence curves stored", 0)
@@ -643,8 +720,16 @@ def _s1e(R):
             a, b = fn(R, (new,)), fn(R, (ref,))
             for d in CONVERGENCE_DEPTHS:
                 va, vb = a[scope(loss=new, depth=d)].verdict, b[scope(loss=ref, depth=d)].verdict
-                v = CONFIRMED if va == vb else CONTRADICTED if {va, vb} == {CONFIRMED, CONTRADICTED} else INCONCLUSIVE
-                out[scope(loss=new, depth=d, methods=sid)] = Cell(v, f"{sid}: {new} {va}, {ref} {vb}")
+                v = (
+                    CONFIRMED
+                    if va == vb
+                    else CONTRADICTED
+                    if {va, vb} == {CONFIRMED, CONTRADICTED}
+                    else INCONCLUSIVE
+                )
+                out[scope(loss=new, depth=d, methods=sid)] = Cell(
+                    v, f"{sid}: {new} {va}, {ref} {vb}"
+                )
     return out
 
 
@@ -660,7 +745,9 @@ def _s5(R):
             if end < 2:
                 out[scope(loss=loss, depth=d)] = Cell(INCONCLUSIVE, "no iteration above the floors")
                 continue
-            ratio = float(np.median(np.diff(p.seconds[:end + 1])) / np.median(np.diff(g.seconds[:end + 1])))
+            ratio = float(
+                np.median(np.diff(p.seconds[: end + 1])) / np.median(np.diff(g.seconds[: end + 1]))
+            )
             notes = [f"median s/iteration P/G {ratio:.2f} over t ≤ {end}"]
             same, flips = True, False
             if loss in TIE_LOSSES:
@@ -675,7 +762,10 @@ def _s5(R):
                     vs = faster_verdict(levels_rule(a, b, x="seconds")[0])
                     same &= vi == vs
                     flips |= {vi, vs} == {CONFIRMED, CONTRADICTED}
-                    notes.append(f"{short(a_algo)} faster than {short(b_algo)}: {vi} (iterations) / {vs} (seconds)")
+                    notes.append(
+                        f"{short(a_algo)} faster than {short(b_algo)}: {vi} (iterations) / {vs}"
+                        " (seconds)"
+                    )
             if ratio <= 1.1 and same:
                 v = CONFIRMED
             elif ratio > 1.25 or flips:
@@ -722,8 +812,17 @@ def _s3a(R):
             out[sc] = Cell(INCONCLUSIVE, f"{len(rhos)} level(s) above the floors")
             continue
         rhos = np.array(rhos)
-        v = CONFIRMED if np.all(rhos <= -0.9) else CONTRADICTED if np.sum(rhos >= 0) > len(rhos) / 2 else INCONCLUSIVE
-        out[sc] = Cell(v, f"Spearman ρ(λ, t(L)) over {len(rhos)} levels: " + ", ".join(f"{r:.2f}" for r in rhos))
+        v = (
+            CONFIRMED
+            if np.all(rhos <= -0.9)
+            else CONTRADICTED
+            if np.sum(rhos >= 0) > len(rhos) / 2
+            else INCONCLUSIVE
+        )
+        out[sc] = Cell(
+            v,
+            f"Spearman ρ(λ, t(L)) over {len(rhos)} levels: " + ", ".join(f"{r:.2f}" for r in rhos),
+        )
     return out
 
 
@@ -733,7 +832,11 @@ def _s3b(R):
         ts = np.array([float(np.argmax(c.test <= 1.01 * c.test.min())) for c in cs])
         rho = _spearman(np.log10(STEP_GRID), ts)
         v = CONFIRMED if rho <= -0.9 else CONTRADICTED if rho >= 0 else INCONCLUSIVE
-        out[sc] = Cell(v, f"t* (test within 1 % of its minimum) per λ {', '.join(_g(t) for t in ts)}; ρ {rho:.2f}")
+        out[sc] = Cell(
+            v,
+            f"t* (test within 1 % of its minimum) per λ {', '.join(_g(t) for t in ts)}; ρ"
+            f" {rho:.2f}",
+        )
     return out
 
 
@@ -757,8 +860,12 @@ def _s3c(R):
             v = CONTRADICTED
         else:
             v = INCONCLUSIVE
-        out[scope(loss=loss)] = Cell(v, "P vs G per λ: " + ", ".join(f"{s:g} {o}" for s, o in outcomes.items())
-                                     + f"; λ₀ {'—' if lam0 is None else f'{lam0:g}'}")
+        out[scope(loss=loss)] = Cell(
+            v,
+            "P vs G per λ: "
+            + ", ".join(f"{s:g} {o}" for s, o in outcomes.items())
+            + f"; λ₀ {'—' if lam0 is None else f'{lam0:g}'}",
+        )
     return out
 
 
@@ -766,15 +873,22 @@ def _s3d(R):
     out = {}
     for loss in _PS:
         g, rg = R.get(loss, "gradient", 3), R.get(loss, "residual_gradient", 3)
-        lows = {(a, s): R.get(loss, a, 3, s) for a in ("prox", "residual_prox") for s in (0.1, 1.0, 10.0)}
+        lows = {
+            (a, s): R.get(loss, a, 3, s)
+            for a in ("prox", "residual_prox")
+            for s in (0.1, 1.0, 10.0)
+        }
         if g is None or rg is None or any(c is None for c in lows.values()):
             out[scope(loss=loss)] = _missing(f"{loss} G/RG/P/RP")
             continue
         refs = (g.test.min(), rg.test.min())
         ok = sum(int(c.test.min() < r) for c in lows.values() for r in refs)
         v = CONFIRMED if ok == 12 else CONTRADICTED if ok <= 6 else INCONCLUSIVE
-        out[scope(loss=loss)] = Cell(v, f"{ok}/12 comparisons hold; min test G {refs[0]:.4g}, RG {refs[1]:.4g}, " +
-                                     ", ".join(f"{short(a)} λ={s:g} {c.test.min():.4g}" for (a, s), c in lows.items()))
+        out[scope(loss=loss)] = Cell(
+            v,
+            f"{ok}/12 comparisons hold; min test G {refs[0]:.4g}, RG {refs[1]:.4g}, "
+            + ", ".join(f"{short(a)} λ={s:g} {c.test.min():.4g}" for (a, s), c in lows.items()),
+        )
     return out
 
 
@@ -799,10 +913,24 @@ def _s3e(R):
 
 
 def _acc_pairs(R, loss):
-    """(λ, plain name, accelerated name, plain curve, accelerated curve) for G/AG and P/AP at each λ."""
-    yield None, "gradient", "accelerated_gradient", R.get(loss, "gradient", 3), R.get(loss, "accelerated_gradient", 3)
+    """(λ, plain name, accelerated name, plain curve, accelerated curve) for G/AG and P/AP at each
+    λ.
+    """
+    yield (
+        None,
+        "gradient",
+        "accelerated_gradient",
+        R.get(loss, "gradient", 3),
+        R.get(loss, "accelerated_gradient", 3),
+    )
     for s in STEP_GRID:
-        yield s, "prox", "accelerated_prox", R.get(loss, "prox", 3, s), R.get(loss, "accelerated_prox", 3, s)
+        yield (
+            s,
+            "prox",
+            "accelerated_prox",
+            R.get(loss, "prox", 3, s),
+            R.get(loss, "accelerated_prox", 3, s),
+        )
 
 
 def _s4a(R):
@@ -813,10 +941,16 @@ def _s4a(R):
             if a is None or b is None:
                 out[sc] = _missing(f"{loss} {short(acc)}/{short(plain)}")
                 continue
-            levels = _levels(b.c0, (a.floor_level, b.floor_level), min(a.train.min(), b.train.min()))[:2]
+            levels = _levels(
+                b.c0, (a.floor_level, b.floor_level), min(a.train.min(), b.train.min())
+            )[:2]
             it_a, it_b = np.arange(a.T + 1), np.arange(b.T + 1)
-            ta = [_first_reach(a.train, it_a, L) for L in levels] + [float(np.argmax(a.test <= 1.05 * a.test.min()))]
-            tb = [_first_reach(b.train, it_b, L) for L in levels] + [float(np.argmax(b.test <= 1.05 * b.test.min()))]
+            ta = [_first_reach(a.train, it_a, L) for L in levels] + [
+                float(np.argmax(a.test <= 1.05 * a.test.min()))
+            ]
+            tb = [_first_reach(b.train, it_b, L) for L in levels] + [
+                float(np.argmax(b.test <= 1.05 * b.test.min()))
+            ]
             if len(levels) < 2:
                 v = INCONCLUSIVE
             elif all(x < y for x, y in zip(ta, tb)):
@@ -825,8 +959,11 @@ def _s4a(R):
                 v = CONTRADICTED
             else:
                 v = INCONCLUSIVE
-            out[sc] = Cell(v, f"t to the first two training levels and to 5 % of the min test loss: "
-                              f"{short(acc)} {', '.join(map(_g, ta))} vs {short(plain)} {', '.join(map(_g, tb))}")
+            out[sc] = Cell(
+                v,
+                "t to the first two training levels and to 5 % of the min test loss: "
+                f"{short(acc)} {', '.join(map(_g, ta))} vs {short(plain)} {', '.join(map(_g, tb))}",
+            )
     return out
 
 
@@ -844,7 +981,13 @@ def _s4b(R):
                 out[sc] = _missing(f"{loss} {short(acc)}")
                 continue
             rt, re = rise(a.train, a.c0), rise(a.test, a.c0)
-            v = CONFIRMED if min(rt, re) >= 2 else CONTRADICTED if max(rt, re) <= 1.1 else INCONCLUSIVE
+            v = (
+                CONFIRMED
+                if min(rt, re) >= 2
+                else CONTRADICTED
+                if max(rt, re) <= 1.1
+                else INCONCLUSIVE
+            )
             out[sc] = Cell(v, f"C(T)/min C: training {rt:.3g}, test {re:.3g}")
     return out
 
@@ -882,8 +1025,11 @@ def _s4d(R):
                 v = CONTRADICTED
             else:
                 v = INCONCLUSIVE
-            out[sc] = Cell(v, f"min test AP {mp:.4g} vs AG {mg:.4g} (ratio {mp / mg:.3f}); training at T "
-                              f"AP {ap.train[-1]:.3g} vs AG {ag.train[-1]:.3g}")
+            out[sc] = Cell(
+                v,
+                f"min test AP {mp:.4g} vs AG {mg:.4g} (ratio {mp / mg:.3f}); training at T "
+                f"AP {ap.train[-1]:.3g} vs AG {ag.train[-1]:.3g}",
+            )
     return out
 
 
@@ -900,16 +1046,20 @@ def _s4e(R):
             div += 1
             tr, te = int(np.argmin(a.train)), int(np.argmin(a.test))
             bad += tr < te
-            notes.append(f"{short(acc)}{'' if s is None else f' λ={s:g}'} argmin train {tr} / test {te}")
+            notes.append(
+                f"{short(acc)}{'' if s is None else f' λ={s:g}'} argmin train {tr} / test {te}"
+            )
         if not seen:
             out[scope(loss=loss)] = _missing(f"{loss} accelerated curves")
             continue
         v = INCONCLUSIVE if div == 0 else CONTRADICTED if bad else CONFIRMED
-        out[scope(loss=loss)] = Cell(v, f"{div} diverging curve(s) of {seen}" + ("; " + "; ".join(notes) if notes else ""))
+        out[scope(loss=loss)] = Cell(
+            v, f"{div} diverging curve(s) of {seen}" + ("; " + "; ".join(notes) if notes else "")
+        )
     return out
 
 
-# -- introduction ------------------------------------------------------------------------------------
+# -- introduction ----------------------------------------------------------------------------------
 def _decrease(c, which="train"):
     v = c.train if which == "train" else c.test
     return 1.0 - v[-1] / v[c.T // 2]
@@ -921,7 +1071,13 @@ def _s7a(R):
         return {"all": _missing("intro G")}
     dec = _decrease(g)
     v = CONFIRMED if dec < 0.05 else CONTRADICTED if dec >= 0.10 else INCONCLUSIVE
-    return {"all": Cell(v, f"C_G({g.T // 2}) {g.train[g.T // 2]:.4g} → C_G({g.T}) {g.train[-1]:.4g}: {dec:.1%} decrease")}
+    return {
+        "all": Cell(
+            v,
+            f"C_G({g.T // 2}) {g.train[g.T // 2]:.4g} → C_G({g.T}) {g.train[-1]:.4g}: {dec:.1%}"
+            " decrease",
+        )
+    }
 
 
 def _s7b(R):
@@ -930,7 +1086,13 @@ def _s7b(R):
         return {"all": _missing("intro P")}
     dec = _decrease(p)
     v = CONFIRMED if dec >= 0.10 else CONTRADICTED if dec < 0.05 else INCONCLUSIVE
-    return {"all": Cell(v, f"C_P({p.T // 2}) {p.train[p.T // 2]:.4g} → C_P({p.T}) {p.train[-1]:.4g}: {dec:.1%} decrease")}
+    return {
+        "all": Cell(
+            v,
+            f"C_P({p.T // 2}) {p.train[p.T // 2]:.4g} → C_P({p.T}) {p.train[-1]:.4g}: {dec:.1%}"
+            " decrease",
+        )
+    }
 
 
 def _s7c(R):
@@ -982,7 +1144,9 @@ def _seed_count_rule(verdicts) -> tuple[str, str]:
 
 
 def judge_synthetic(sid, cs: CurveSet) -> list[dict]:
-    """Rows of one synthetic statement: ``all``, per cell, per tie rule and per run (when several)."""
+    """Rows of one synthetic statement: ``all``, per cell, per tie rule and per run (when
+    several).
+    """
     exp, losses, fn = SYNTHETIC[sid]
     runs = cs.runs(exp, losses)
     proto = cs.protocol(exp, runs)
@@ -990,7 +1154,9 @@ def judge_synthetic(sid, cs: CurveSet) -> list[dict]:
     if not runs:
         return [_row(sid, "all", INCONCLUSIVE, f"no stored {exp} curves", proto, 0)]
     per_run = {run: fn(_Run(cs, exp, *run)) for run in runs}
-    run_verdict = {run: combine_all(c.verdict for c in cells.values()) for run, cells in per_run.items()}
+    run_verdict = {
+        run: combine_all(c.verdict for c in cells.values()) for run, cells in per_run.items()
+    }
     first = per_run[runs[0]]
     v, counts = agg(list(run_verdict.values()))
     detail = "; ".join(f"{k}: {c.numbers}" if k != "all" else c.numbers for k, c in first.items())
@@ -1001,8 +1167,16 @@ def judge_synthetic(sid, cs: CurveSet) -> list[dict]:
             continue
         cells = [per_run[run][key] for run in runs if key in per_run[run]]
         cv, ctext = agg([c.verdict for c in cells])
-        rows.append(_row(sid, key, cv, f"{ctext}. {cells[0].numbers}" if len(cells) > 1 else cells[0].numbers, proto,
-                         sum(c.n_support > 0 for c in cells)))
+        rows.append(
+            _row(
+                sid,
+                key,
+                cv,
+                f"{ctext}. {cells[0].numbers}" if len(cells) > 1 else cells[0].numbers,
+                proto,
+                sum(c.n_support > 0 for c in cells),
+            )
+        )
     rules = sorted({r for _, r in runs}, key=lambda r: (r != DEFAULT_TIE_RULE, r))
     if len(runs) > 1:
         for rule in rules:
@@ -1011,8 +1185,12 @@ def judge_synthetic(sid, cs: CurveSet) -> list[dict]:
             rows.append(_row(sid, scope(tie_rule=rule), rv, rtext, proto, len(vs)))
         for run in runs:
             seed, rule = run
-            text = "; ".join(f"{k}: {c.verdict}" if k != "all" else c.numbers for k, c in per_run[run].items())
-            rows.append(_row(sid, scope(tie_rule=rule, seed=seed), run_verdict[run], text, proto, 1))
+            text = "; ".join(
+                f"{k}: {c.verdict}" if k != "all" else c.numbers for k, c in per_run[run].items()
+            )
+            rows.append(
+                _row(sid, scope(tie_rule=rule, seed=seed), run_verdict[run], text, proto, 1)
+            )
     return rows
 
 
@@ -1023,7 +1201,10 @@ def _ratio(unit: ProtocolUnit, dataset) -> float:
     """n_test / n_train of the refitted models (train ∪ validation), 1/3 when not stored."""
     r = unit.rows[unit.rows["dataset"] == dataset]
     if {"n_test", "n_train", "n_validation"} <= set(r.columns):
-        v = (r["n_test"].astype(float) / (r["n_train"].astype(float) + r["n_validation"].astype(float))).dropna()
+        v = (
+            r["n_test"].astype(float)
+            / (r["n_train"].astype(float) + r["n_validation"].astype(float))
+        ).dropna()
         if not v.empty:
             return float(v.median())
     return 1.0 / 3.0
@@ -1058,20 +1239,41 @@ def _metric_name(metric):
 def _always(unit, comparisons, expected_cells):
     """The "always" rule on ``comparisons`` = {scope: Comparison} (Holm over them).
 
-    ``expected_cells``: how many cells every-dataset coverage needs. Returns (verdict, text, cells)."""
+    ``expected_cells``: how many cells every-dataset coverage needs. Returns (verdict, text, cells).
+    """
     keys = [k for k, c in comparisons.items() if c.n > 0]
     adj = dict(zip(keys, holm([comparisons[k].p for k in keys])))
-    cells = {k: Cell(comparisons[k].verdict(adj[k]), comparisons[k].text(adj[k]), comparisons[k].n) for k in keys}
+    cells = {
+        k: Cell(comparisons[k].verdict(adj[k]), comparisons[k].text(adj[k]), comparisons[k].n)
+        for k in keys
+    }
     raw = [comparisons[k].verdict() for k in keys]
     held = [c.verdict for c in cells.values()]
     missing = expected_cells - len(keys)
-    v = CONTRADICTED if CONTRADICTED in held else CONFIRMED if (held and all(x == CONFIRMED for x in held)
-                                                                and missing <= 0) else INCONCLUSIVE
-    raw_v = CONTRADICTED if CONTRADICTED in raw else CONFIRMED if (raw and all(x == CONFIRMED for x in raw)
-                                                                   and missing <= 0) else INCONCLUSIVE
-    text = (f"Holm: {held.count(CONFIRMED)} confirmed, {held.count(CONTRADICTED)} contradicted, "
-            f"{held.count(INCONCLUSIVE)} inconclusive of {len(keys)} cells ({max(missing, 0)} missing); "
-            f"raw rule: {raw_v} ({raw.count(CONFIRMED)}/{raw.count(CONTRADICTED)}/{raw.count(INCONCLUSIVE)})")
+    v = (
+        CONTRADICTED
+        if CONTRADICTED in held
+        else (
+            CONFIRMED
+            if (held and all(x == CONFIRMED for x in held) and missing <= 0)
+            else INCONCLUSIVE
+        )
+    )
+    raw_v = (
+        CONTRADICTED
+        if CONTRADICTED in raw
+        else (
+            CONFIRMED
+            if (raw and all(x == CONFIRMED for x in raw) and missing <= 0)
+            else INCONCLUSIVE
+        )
+    )
+    text = (
+        f"Holm: {held.count(CONFIRMED)} confirmed, {held.count(CONTRADICTED)} contradicted,"
+        f" {held.count(INCONCLUSIVE)} inconclusive of {len(keys)} cells ({max(missing, 0)}"
+        f" missing); raw rule: {raw_v}"
+        f" ({raw.count(CONFIRMED)}/{raw.count(CONTRADICTED)}/{raw.count(INCONCLUSIVE)})"
+    )
     return v, text, cells
 
 
@@ -1081,8 +1283,13 @@ def _r6a(unit, units):
     for ds in exp:
         if not _has(unit, ds, "ls", ("gradient",)):
             continue
-        scale = float(unit.rows[(unit.rows["dataset"] == ds) & (unit.rows["loss"] == "ls")
-                                & (unit.rows["algo"] == "gradient")]["test_loss"].median())
+        scale = float(
+            unit.rows[
+                (unit.rows["dataset"] == ds)
+                & (unit.rows["loss"] == "ls")
+                & (unit.rows["algo"] == "gradient")
+            ]["test_loss"].median()
+        )
         for a, b in (("prox", "gradient"), ("gradient", "xgboost"), ("prox", "xgboost")):
             c = _cmp(unit, ds, "ls", a, b)
             if c.n:
@@ -1103,17 +1310,30 @@ def _r6a(unit, units):
             v = CONTRADICTED
         else:
             v = INCONCLUSIVE
-        cells[k] = Cell(v, f"median Δ {rel:+.2%} of G's median loss, HL 95 % [{lo:+.2%}, {hi:+.2%}], "
-                           f"p {c.p:.2g}, Holm p {adj[k]:.2g}", c.n)
+        cells[k] = Cell(
+            v,
+            f"median Δ {rel:+.2%} of G's median loss, HL 95 % [{lo:+.2%}, {hi:+.2%}], "
+            f"p {c.p:.2g}, Holm p {adj[k]:.2g}",
+            c.n,
+        )
     for k, c in better.items():
         cells[k] = Cell(c.verdict(adj[k]), c.text(adj[k]), c.n)
     held = [c.verdict for c in cells.values()]
     missing = 5 * len(exp) - len(cells)
-    v = CONTRADICTED if CONTRADICTED in held else CONFIRMED if (held and all(x == CONFIRMED for x in held)
-                                                                and missing <= 0) else INCONCLUSIVE
-    text = (f"{held.count(CONFIRMED)} confirmed, {held.count(CONTRADICTED)} contradicted, "
-            f"{held.count(INCONCLUSIVE)} inconclusive of {len(cells)} judged comparisons "
-            f"({missing} of {5 * len(exp)} missing: 5 per dataset with ls rows)")
+    v = (
+        CONTRADICTED
+        if CONTRADICTED in held
+        else (
+            CONFIRMED
+            if (held and all(x == CONFIRMED for x in held) and missing <= 0)
+            else INCONCLUSIVE
+        )
+    )
+    text = (
+        f"{held.count(CONFIRMED)} confirmed, {held.count(CONTRADICTED)} contradicted, "
+        f"{held.count(INCONCLUSIVE)} inconclusive of {len(cells)} judged comparisons "
+        f"({missing} of {5 * len(exp)} missing: 5 per dataset with ls rows)"
+    )
     return v, text, cells
 
 
@@ -1123,7 +1343,9 @@ def _n_splits(unit, ds, loss) -> int:
 
 
 def _winners(unit, ds, loss, metric, methods, k=1):
-    g = unit.rows[(unit.rows["dataset"] == ds) & (unit.rows["loss"] == loss) & unit.rows["algo"].isin(methods)]
+    g = unit.rows[
+        (unit.rows["dataset"] == ds) & (unit.rows["loss"] == loss) & unit.rows["algo"].isin(methods)
+    ]
     med = g.groupby("algo")[metric].median().dropna().sort_values(kind="stable")
     return list(med.index[:k]), med
 
@@ -1138,13 +1360,23 @@ def _r6b(unit, units):
         (best,), med = _winners(unit, ds, "ls", "test_loss", methods)
         ok = best in ("residual_gradient", "residual_prox")
         yes += ok
-        cells[scope(dataset=ds)] = Cell(CONFIRMED if ok else CONTRADICTED,
-                                        f"lowest median ls test loss: {short(best)} ({med.iloc[0]:.4g}); "
-                                        f"RG {med.get('residual_gradient', math.nan):.4g}, "
-                                        f"RP {med.get('residual_prox', math.nan):.4g}", _n_splits(unit, ds, "ls"))
+        cells[scope(dataset=ds)] = Cell(
+            CONFIRMED if ok else CONTRADICTED,
+            f"lowest median ls test loss: {short(best)} ({med.iloc[0]:.4g}); "
+            f"RG {med.get('residual_gradient', math.nan):.4g}, "
+            f"RP {med.get('residual_prox', math.nan):.4g}",
+            _n_splits(unit, ds, "ls"),
+        )
     missing = len(exp) - len(cells)
     v = count_rule(yes, missing, 3, 1)
-    return v, f"residual method lowest on {yes} of {len(cells)} datasets ({missing} missing; ≥ 3 confirms, ≤ 1 contradicts)", cells
+    return (
+        v,
+        (
+            f"residual method lowest on {yes} of {len(cells)} datasets ({missing} missing; ≥ 3"
+            " confirms, ≤ 1 contradicts)"
+        ),
+        cells,
+    )
 
 
 def _r6c(unit, units):
@@ -1159,8 +1391,15 @@ def _r6c(unit, units):
 
 
 def _r6d(unit, units):
-    methods = ("gradient", "prox", "residual_gradient", "residual_prox", "accelerated_gradient", "accelerated_prox",
-               "xgboost")
+    methods = (
+        "gradient",
+        "prox",
+        "residual_gradient",
+        "residual_prox",
+        "accelerated_gradient",
+        "accelerated_prox",
+        "xgboost",
+    )
     cells, yes, n_exp = {}, 0, 0
     for loss in ("lad", "pinball"):
         for ds in _expected_datasets(units, (loss,)):
@@ -1170,14 +1409,22 @@ def _r6d(unit, units):
             (best,), med = _winners(unit, ds, loss, "test_loss", methods)
             ok = best in ("prox", "residual_prox")
             yes += ok
-            cells[scope(loss=loss, dataset=ds)] = Cell(CONFIRMED if ok else CONTRADICTED,
-                                                       f"lowest median test loss: {short(best)} ({med.iloc[0]:.4g})",
-                                                       _n_splits(unit, ds, loss))
+            cells[scope(loss=loss, dataset=ds)] = Cell(
+                CONFIRMED if ok else CONTRADICTED,
+                f"lowest median test loss: {short(best)} ({med.iloc[0]:.4g})",
+                _n_splits(unit, ds, loss),
+            )
     missing = n_exp - len(cells)
     need, worst = math.ceil(7 / 12 * n_exp), math.floor(4 / 12 * n_exp)
     v = count_rule(yes, missing, need, worst) if n_exp else INCONCLUSIVE
-    return v, (f"P or RP lowest in {yes} of {len(cells)} cells ({missing} missing; ≥ {need} of {n_exp} confirms, "
-               f"≤ {worst} contradicts)"), cells
+    return (
+        v,
+        (
+            f"P or RP lowest in {yes} of {len(cells)} cells ({missing} missing; ≥ {need} of {n_exp}"
+            f" confirms, ≤ {worst} contradicts)"
+        ),
+        cells,
+    )
 
 
 def _r6e(unit, units):
@@ -1197,13 +1444,21 @@ def _r6e(unit, units):
     adj = dict(zip(keys, holm([comps[k].p for k in keys])))
     cells = {k: Cell(comps[k].verdict(adj[k]), comps[k].text(adj[k]), comps[k].n) for k in keys}
     for k, c in engel.items():
-        cells[k] = Cell(c.verdict(), "reported, not counted (the paper's exception): " + c.text(), c.n)
+        cells[k] = Cell(
+            c.verdict(), "reported, not counted (the paper's exception): " + c.text(), c.n
+        )
     held = [cells[k].verdict for k in keys]
     conf, contra = held.count(CONFIRMED), held.count(CONTRADICTED)
     need = math.ceil(0.8 * n_exp)
     v = CONTRADICTED if contra else CONFIRMED if (n_exp and conf >= need) else INCONCLUSIVE
-    return v, (f"non-Engel cells (Holm): {conf} confirmed, {contra} contradicted of {len(keys)} judged, "
-               f"{n_exp - len(keys)} missing; ≥ {need} of {n_exp} confirms"), cells
+    return (
+        v,
+        (
+            f"non-Engel cells (Holm): {conf} confirmed, {contra} contradicted of {len(keys)}"
+            f" judged, {n_exp - len(keys)} missing; ≥ {need} of {n_exp} confirms"
+        ),
+        cells,
+    )
 
 
 def _r6j(unit, units):
@@ -1217,8 +1472,13 @@ def _r6j(unit, units):
                     continue
                 isb = c.verdict() == CONFIRMED
                 better += isb
-                cells[scope(loss=loss, dataset=ds, methods=f"{short(acc)} vs {short(plain)}")] = Cell(
-                    CONTRADICTED if isb else CONFIRMED, ("accelerated confirmed better: " if isb else "") + c.text(), c.n)
+                cells[scope(loss=loss, dataset=ds, methods=f"{short(acc)} vs {short(plain)}")] = (
+                    Cell(
+                        CONTRADICTED if isb else CONFIRMED,
+                        ("accelerated confirmed better: " if isb else "") + c.text(),
+                        c.n,
+                    )
+                )
     notbetter = len(cells) - better
     if n_exp and notbetter >= 0.8 * n_exp:
         v = CONFIRMED
@@ -1226,8 +1486,14 @@ def _r6j(unit, units):
         v = CONTRADICTED
     else:
         v = INCONCLUSIVE
-    return v, (f"accelerated confirmed better in {better} of {len(cells)} cells ({n_exp - len(cells)} missing); "
-               f"not better in ≥ 80 % of {n_exp} confirms"), cells
+    return (
+        v,
+        (
+            f"accelerated confirmed better in {better} of {len(cells)} cells ({n_exp - len(cells)}"
+            f" missing); not better in ≥ 80 % of {n_exp} confirms"
+        ),
+        cells,
+    )
 
 
 def _r6f(unit, units):
@@ -1237,7 +1503,9 @@ def _r6f(unit, units):
         for loss in CLASSIFICATION_LOSSES:
             for metric in ("test_loss", "test_error"):
                 n_exp += 1
-                methods = [m for m in PAPER_METHODS if metric == "test_error" or m not in LS_AND_ERROR_ONLY]
+                methods = [
+                    m for m in PAPER_METHODS if metric == "test_error" or m not in LS_AND_ERROR_ONLY
+                ]
                 if not _has(unit, ds, loss, methods, metric):
                     continue
                 top, med = _winners(unit, ds, loss, metric, methods, k=3)
@@ -1246,7 +1514,9 @@ def _r6f(unit, units):
                 seen |= set(top) & set(podium)
                 cells[scope(loss=loss, dataset=ds, metric=_metric_name(metric))] = Cell(
                     CONFIRMED if f >= 3 * 0.75 else CONTRADICTED if f < 3 * 0.5 else INCONCLUSIVE,
-                    "top 3 by median: " + ", ".join(f"{short(m)} {med[m]:.4g}" for m in top), _n_splits(unit, ds, loss))
+                    "top 3 by median: " + ", ".join(f"{short(m)} {med[m]:.4g}" for m in top),
+                    _n_splits(unit, ds, loss),
+                )
     places, missing = 3 * n_exp, 3 * (n_exp - len(cells))
     if n_exp and filled >= 0.75 * places and seen == set(podium):
         v = CONFIRMED
@@ -1254,8 +1524,15 @@ def _r6f(unit, units):
         v = CONTRADICTED
     else:
         v = INCONCLUSIVE
-    return v, (f"P/RP/RG/XGB fill {filled} of {3 * len(cells)} podium places in {len(cells)} cells "
-               f"({n_exp - len(cells)} missing); present: {', '.join(short(m) for m in podium if m in seen) or 'none'}"), cells
+    return (
+        v,
+        (
+            f"P/RP/RG/XGB fill {filled} of {3 * len(cells)} podium places in {len(cells)} cells"
+            f" ({n_exp - len(cells)} missing); present:"
+            f" {', '.join(short(m) for m in podium if m in seen) or 'none'}"
+        ),
+        cells,
+    )
 
 
 def _r6g(unit, units):
@@ -1277,19 +1554,40 @@ def _r6g(unit, units):
             if len(ks) < 4:
                 continue
             ver = {(k[2], k[3]): comps[k].verdict(adj[k]) for k in ks}
-            good = any(ver[(a, "gradient")] == CONFIRMED and ver[(a, "residual_gradient")] == CONFIRMED
-                       for a in ("prox", "residual_prox"))
-            bad = all(CONTRADICTED in (ver[(a, "gradient")], ver[(a, "residual_gradient")]) for a in ("prox", "residual_prox"))
+            good = any(
+                ver[(a, "gradient")] == CONFIRMED and ver[(a, "residual_gradient")] == CONFIRMED
+                for a in ("prox", "residual_prox")
+            )
+            bad = all(
+                CONTRADICTED in (ver[(a, "gradient")], ver[(a, "residual_gradient")])
+                for a in ("prox", "residual_prox")
+            )
             v = CONFIRMED if good else CONTRADICTED if bad else INCONCLUSIVE
             cells[scope(loss="hinge", dataset=ds, metric=_metric_name(metric))] = Cell(
-                v, "; ".join(f"{short(k[2])} vs {short(k[3])}: {comps[k].text(adj[k])}" for k in ks), comps[ks[0]].n)
+                v,
+                "; ".join(f"{short(k[2])} vs {short(k[3])}: {comps[k].text(adj[k])}" for k in ks),
+                comps[ks[0]].n,
+            )
     held = [c.verdict for c in cells.values()]
     missing = 2 * len(exp) - len(cells)
-    v = CONTRADICTED if CONTRADICTED in held else CONFIRMED if (held and all(x == CONFIRMED for x in held)
-                                                                and missing <= 0) else INCONCLUSIVE
-    return v, (f"{held.count(CONFIRMED)} confirmed, {held.count(CONTRADICTED)} contradicted, "
-               f"{held.count(INCONCLUSIVE)} inconclusive of {len(cells)} (dataset, metric) cells ({missing} missing; "
-               f"Holm over {len(keys)} comparisons)"), cells
+    v = (
+        CONTRADICTED
+        if CONTRADICTED in held
+        else (
+            CONFIRMED
+            if (held and all(x == CONFIRMED for x in held) and missing <= 0)
+            else INCONCLUSIVE
+        )
+    )
+    return (
+        v,
+        (
+            f"{held.count(CONFIRMED)} confirmed, {held.count(CONTRADICTED)} contradicted,"
+            f" {held.count(INCONCLUSIVE)} inconclusive of {len(cells)} (dataset, metric) cells"
+            f" ({missing} missing; Holm over {len(keys)} comparisons)"
+        ),
+        cells,
+    )
 
 
 def _r6h(unit, units):
@@ -1301,7 +1599,14 @@ def _r6h(unit, units):
                 for b in ("gradient", "accelerated_gradient"):
                     c = _cmp(unit, ds, loss, "accelerated_prox", b, metric)
                     if c.n:
-                        comps[scope(loss=loss, dataset=ds, methods=f"AP vs {short(b)}", metric=_metric_name(metric))] = c
+                        comps[
+                            scope(
+                                loss=loss,
+                                dataset=ds,
+                                methods=f"AP vs {short(b)}",
+                                metric=_metric_name(metric),
+                            )
+                        ] = c
     return _always(unit, comps, 8 * len(exp))
 
 
@@ -1319,7 +1624,10 @@ def _r6i(unit, units):
             isbig = c.median <= -0.01 and c.p < ALPHA
             big += isbig
             cells[scope(dataset=ds, methods=short(m), metric="error")] = Cell(
-                CONTRADICTED if isbig else CONFIRMED, ("big advantage: " if isbig else "") + c.text(), c.n)
+                CONTRADICTED if isbig else CONFIRMED,
+                ("big advantage: " if isbig else "") + c.text(),
+                c.n,
+            )
     missing = n_exp - len(cells)
     if n_exp and big + missing <= 0.25 * n_exp:
         v = CONFIRMED
@@ -1327,21 +1635,50 @@ def _r6i(unit, units):
         v = CONTRADICTED
     else:
         v = INCONCLUSIVE
-    return v, f"big advantage of hinge in {big} of {len(cells)} (method, dataset) cells ({missing} missing)", cells
+    return (
+        v,
+        (
+            f"big advantage of hinge in {big} of {len(cells)} (method, dataset) cells ({missing}"
+            " missing)"
+        ),
+        cells,
+    )
 
 
-REAL = {"6a": _r6a, "6b": _r6b, "6c": _r6c, "6d": _r6d, "6e": _r6e, "6j": _r6j, "6f": _r6f, "6g": _r6g,
-        "6h": _r6h, "6i": _r6i}
+REAL = {
+    "6a": _r6a,
+    "6b": _r6b,
+    "6c": _r6c,
+    "6d": _r6d,
+    "6e": _r6e,
+    "6j": _r6j,
+    "6f": _r6f,
+    "6g": _r6g,
+    "6h": _r6h,
+    "6i": _r6i,
+}
 
 
 def judge_real(sid, units) -> list[dict]:
-    """Rows of one real-data statement: per unit its cells; ``all`` from the unit with most judged cells."""
+    """Rows of one real-data statement: per unit its cells; ``all`` from the unit with most judged
+    cells.
+    """
     fn = REAL[sid]
     results = [(u, *fn(u, units)) for u in units]
     results = [r for r in results if r[3]]
     if not results:
-        return [_row(sid, "all", INCONCLUSIVE, "no stored rows for this statement", "real-world: no stored rows", 0)]
-    # the unit with the most judged cells; ties go to the preferred one (units are sorted by preference)
+        return [
+            _row(
+                sid,
+                "all",
+                INCONCLUSIVE,
+                "no stored rows for this statement",
+                "real-world: no stored rows",
+                0,
+            )
+        ]
+    # the unit with the most judged cells; ties go to the preferred one (units are sorted by
+    # preference)
     most = max(len(r[3]) for r in results)
     best = next(r for r in results if len(r[3]) == most)
     unit, v, text, cells = best
@@ -1378,7 +1715,9 @@ def intro_grid(curves: pd.DataFrame) -> pd.DataFrame:
     df = with_noise_column(curves[curves["experiment"] == "intro"])
     if df.empty:
         return pd.DataFrame()
-    df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    df["tie_rule"] = (
+        [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    )
     out = []
     keys = ["learning_rate", "noise_std", "tie_rule", "seed"]
     for key, g in df.groupby(keys, dropna=False, sort=True):
@@ -1387,13 +1726,28 @@ def intro_grid(curves: pd.DataFrame) -> pd.DataFrame:
             pr = pr.sort_values("iteration")
             if gr.empty or pr.empty:
                 continue
-            cg = Curve(gr["train_loss"].to_numpy(), gr["test_loss"].to_numpy(), gr["seconds"].to_numpy())
-            cp = Curve(pr["train_loss"].to_numpy(), pr["test_loss"].to_numpy(), pr["seconds"].to_numpy())
+            cg = Curve(
+                gr["train_loss"].to_numpy(), gr["test_loss"].to_numpy(), gr["seconds"].to_numpy()
+            )
+            cp = Curve(
+                pr["train_loss"].to_numpy(), pr["test_loss"].to_numpy(), pr["seconds"].to_numpy()
+            )
             R = _Pair(cg, cp)
             row = dict(zip(keys, key))
-            row.update(step=float(step), G_half=cg.train[cg.T // 2], G_end=cg.train[-1], P_half=cp.train[cp.T // 2],
-                       P_end=cp.train[-1], G_test_end=cg.test[-1], P_test_end=cp.test[-1],
-                       **{"7a": _s7a(R)["all"].verdict, "7b": _s7b(R)["all"].verdict, "7c": _s7c(R)["all"].verdict})
+            row.update(
+                step=float(step),
+                G_half=cg.train[cg.T // 2],
+                G_end=cg.train[-1],
+                P_half=cp.train[cp.T // 2],
+                P_end=cp.train[-1],
+                G_test_end=cg.test[-1],
+                P_test_end=cp.test[-1],
+                **{
+                    "7a": _s7a(R)["all"].verdict,
+                    "7b": _s7b(R)["all"].verdict,
+                    "7c": _s7c(R)["all"].verdict,
+                },
+            )
             out.append(row)
     return pd.DataFrame(out)
 
@@ -1402,7 +1756,9 @@ def intro_grid(curves: pd.DataFrame) -> pd.DataFrame:
 # all statements
 # =====================================================================================
 def criteria_sha(root=None) -> str:
-    """sha256 of ``docs/claims.md`` (searched from ``root``, the repository of this package, then the cwd)."""
+    """sha256 of ``docs/claims.md`` (searched from ``root``, the repository of this package, then
+    the cwd).
+    """
     candidates = [Path(root) / CRITERIA_FILE] if root else []
     candidates += [Path(__file__).resolve().parents[2] / CRITERIA_FILE, Path.cwd() / CRITERIA_FILE]
     for path in candidates:
@@ -1412,12 +1768,22 @@ def criteria_sha(root=None) -> str:
 
 
 def _row(sid, sc, verdict, numbers, protocol, n_support) -> dict:
-    return {"id": sid, "scope": sc, "verdict": verdict, "numbers": numbers, "protocol": protocol,
-            "n_support": int(n_support)}
+    return {
+        "id": sid,
+        "scope": sc,
+        "verdict": verdict,
+        "numbers": numbers,
+        "protocol": protocol,
+        "n_support": int(n_support),
+    }
 
 
-def judge(curves: pd.DataFrame | None, real: pd.DataFrame | None, sha: str | None = None) -> pd.DataFrame:
-    """Every statement of :data:`STATEMENTS` judged: the rows of ``claims.csv`` (ids in order, ``all`` first)."""
+def judge(
+    curves: pd.DataFrame | None, real: pd.DataFrame | None, sha: str | None = None
+) -> pd.DataFrame:
+    """Every statement of :data:`STATEMENTS` judged: the rows of ``claims.csv`` (ids in order,
+    ``all`` first).
+    """
     cs = CurveSet(curves)
     units = protocol_units(real) if real is not None else []
     rows = []
@@ -1437,7 +1803,9 @@ def write_claims(claims: pd.DataFrame, path) -> Path:
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m proxboost.claims", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m proxboost.claims", description=__doc__.splitlines()[0]
+    )
     p.add_argument("--results", default="results", help="results directory (default: results)")
     p.add_argument("--out", default=None, help="output file (default: <results>/claims.csv)")
     args = p.parse_args(argv)
@@ -1447,7 +1815,10 @@ def main(argv=None):
     claims = judge(load_curves(args.results), load(args.results))
     out = write_claims(claims, args.out or Path(args.results) / "claims.csv")
     counts = claims[claims["scope"] == "all"]["verdict"].value_counts()
-    print(f"wrote {out}: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in (CONFIRMED, CONTRADICTED, INCONCLUSIVE)))
+    print(
+        f"wrote {out}: "
+        + ", ".join(f"{counts.get(v, 0)} {v}" for v in (CONFIRMED, CONTRADICTED, INCONCLUSIVE))
+    )
 
 
 if __name__ == "__main__":

@@ -32,7 +32,15 @@ from omegaconf import DictConfig, OmegaConf
 
 log = logging.getLogger("proxboost.run")
 
-__all__ = ["Preflight", "UserError", "check_jobs", "check_values", "main", "run_arguments", "sweep_table"]
+__all__ = [
+    "Preflight",
+    "UserError",
+    "check_jobs",
+    "check_values",
+    "main",
+    "run_arguments",
+    "sweep_table",
+]
 
 
 class UserError(ValueError):
@@ -84,8 +92,12 @@ def check_values(cfg) -> None:
     """Types of the top-level run settings (the pipeline checks the protocol, grid and data)."""
     from .pipeline import TIE_RULES
 
-    if cfg.n_jobs is not None and not (_is_int(cfg.n_jobs) and cfg.n_jobs != 0 and cfg.n_jobs >= -1):
-        raise UserError(f"n_jobs must be an integer >= 1, -1 or null (every core), got {cfg.n_jobs!r}")
+    if cfg.n_jobs is not None and not (
+        _is_int(cfg.n_jobs) and cfg.n_jobs != 0 and cfg.n_jobs >= -1
+    ):
+        raise UserError(
+            f"n_jobs must be an integer >= 1, -1 or null (every core), got {cfg.n_jobs!r}"
+        )
     for key in ("progress", "skip_task_mismatch", "skip_unavailable"):
         if not isinstance(cfg[key], bool):
             raise UserError(f"{key} must be true or false, got {cfg[key]!r}")
@@ -109,8 +121,10 @@ def check_writable(folder) -> None:
         with tempfile.NamedTemporaryFile(dir=nearest, prefix=".write-check-"):
             pass
     except OSError as exc:
-        raise UserError(f"results_dir {str(folder)!r} is not writable ({exc.strerror}): "
-                        f"choose another with results_dir=<folder>") from None
+        raise UserError(
+            f"results_dir {str(folder)!r} is not writable ({exc.strerror}): "
+            "choose another with results_dir=<folder>"
+        ) from None
 
 
 def _results_dir(cfg) -> str:
@@ -125,7 +139,9 @@ def run_arguments(cfg, conf_dir=None) -> dict:
     from hydra.utils import instantiate
 
     check_values(cfg)
-    config = {key: OmegaConf.to_container(cfg[key], resolve=True) for key in ("dataset", "algo", "grid")}
+    config = {
+        key: OmegaConf.to_container(cfg[key], resolve=True) for key in ("dataset", "algo", "grid")
+    }
     conf_dir = conf_dir or _config_dir()
     try:
         loss = instantiate(cfg.loss)
@@ -160,7 +176,9 @@ def _synthetic_specs(cfg):
     from .curves import specs_from_config
 
     try:
-        return specs_from_config(OmegaConf.to_container(cfg.synthetic, resolve=True), engine=cfg.engine.name)
+        return specs_from_config(
+            OmegaConf.to_container(cfg.synthetic, resolve=True), engine=cfg.engine.name
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"synthetic: {exc}") from None
 
@@ -192,7 +210,7 @@ def _inner_n_jobs(cfg):
     return None
 
 
-# -- interrupts -------------------------------------------------------------------------------------
+# -- interrupts ------------------------------------------------------------------------------------
 # Ctrl-C (SIGINT to the terminal's process group) and SIGTERM (``kill``, ``scancel``, a closing
 # session) stop a run the same way: one line, exit code 130, running fits abandoned (their rows
 # are recomputed by the rerun), and every named semaphore and memory-mapping folder released,
@@ -321,7 +339,9 @@ def _stop_workers():
         feeder = getattr(call_queue, "_thread", None)
         if feeder is not None:
             feeder.join(_LAUNCHER_GRACE)
-    executor = manager = call_queue = feeder = None  # this frame's references, so that gc can free the pool
+    executor = manager = call_queue = feeder = (
+        None  # this frame's references, so that gc can free the pool
+    )
     gc.collect()
 
 
@@ -334,8 +354,11 @@ def _in_launcher_worker() -> bool:
     from hydra.types import RunMode
 
     hc = HydraConfig.get()
-    return (hc.mode == RunMode.MULTIRUN and "joblib" in str(hc.launcher.get("_target_", ""))
-            and multiprocessing.parent_process() is not None)
+    return (
+        hc.mode == RunMode.MULTIRUN
+        and "joblib" in str(hc.launcher.get("_target_", ""))
+        and multiprocessing.parent_process() is not None
+    )
 
 
 def _leave_worker(code: int):
@@ -366,10 +389,18 @@ def interruptible(app):
         _stop_workers()  # the joblib launcher's pool (a basic run's job stopped its own already)
         rows = [p for loc in _SWEEP["locations"] for p in results.run_dir(*loc).glob("split-*.csv")]
         # curves: <experiment folder>/<dataset>/<loss>/<algo>/<run>_<hash>.csv (proxboost.curves)
-        rows += [p for folder in _SWEEP["experiments"] for p in folder.glob("*/*/*/*.csv")
-                 if not p.name.endswith(".predictions.csv")]
+        rows += [
+            p
+            for folder in _SWEEP["experiments"]
+            for p in folder.glob("*/*/*/*.csv")
+            if not p.name.endswith(".predictions.csv")
+        ]
         n = sum(1 for p in rows if p.stat().st_mtime >= _SWEEP["start"])
-        print(f"interrupted: {n} rows stored; rerun the same command to finish", file=sys.stderr, flush=True)
+        print(
+            f"interrupted: {n} rows stored; rerun the same command to finish",
+            file=sys.stderr,
+            flush=True,
+        )
         raise SystemExit(130) from None
 
 
@@ -398,8 +429,13 @@ def _job(cfg: DictConfig, in_launcher_worker: bool):
             check_values(cfg)
             check_writable(_results_dir(cfg))
             specs = _synthetic_specs(cfg)
-            curves.run_experiment(cfg.synthetic.experiment, specs, _results_dir(cfg), progress=cfg.progress,
-                                  log=log.info)
+            curves.run_experiment(
+                cfg.synthetic.experiment,
+                specs,
+                _results_dir(cfg),
+                progress=cfg.progress,
+                log=log.info,
+            )
             return None
         args = run_arguments(cfg)
         check_writable(args["results_dir"])
@@ -414,15 +450,21 @@ def _job(cfg: DictConfig, in_launcher_worker: bool):
         _stop_workers()
         if in_launcher_worker:  # the sweep's own process reports, once
             _leave_worker(130)
-        n = pipeline.ROWS_STORED + curves.CURVES_STORED  # by this command (a basic sweep: every job)
-        print(f"interrupted: {n} rows stored; rerun the same command to finish", file=sys.stderr, flush=True)
+        n = (
+            pipeline.ROWS_STORED + curves.CURVES_STORED
+        )  # by this command (a basic sweep: every job)
+        print(
+            f"interrupted: {n} rows stored; rerun the same command to finish",
+            file=sys.stderr,
+            flush=True,
+        )
         raise SystemExit(130) from None
     if df is None or df.empty:
         return None
     return float(df["test_loss"].mean())
 
 
-# -- a whole sweep -----------------------------------------------------------------------------------
+# -- a whole sweep ---------------------------------------------------------------------------------
 def _sweep_jobs(config) -> list[list[str]]:
     """The override lists of every job of a basic-sweeper multirun."""
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
@@ -487,20 +529,29 @@ class Preflight(Callback):
         jobs = _sweep_jobs(config)
         problems, mismatched, skipped, locations, experiments, complete = check_jobs(config, jobs)
         if mismatched and not config.skip_task_mismatch:
-            problems.append(f"{len(mismatched)} job(s) of this sweep pair a loss with a dataset of another task "
-                            f"(e.g. {mismatched[0]}); add skip_task_mismatch=true to skip them")
+            problems.append(
+                f"{len(mismatched)} job(s) of this sweep pair a loss with a dataset of another task"
+                f" (e.g. {mismatched[0]}); add skip_task_mismatch=true to skip them"
+            )
         if problems:
             for line in dict.fromkeys(problems):  # each problem once, in order
                 log.error("%s", line)
             raise SystemExit(2)
-        for line, count in Counter(mismatched).items():  # one line per distinct pair, with its job count
+        for line, count in Counter(
+            mismatched
+        ).items():  # one line per distinct pair, with its job count
             log.warning("skipped %d job%s: %s", count, "s" * (count > 1), line)
         self.locations += locations
         _SWEEP["locations"] += locations
         _SWEEP["experiments"] += dict.fromkeys(experiments)
-        log.info("checked the %d jobs of this sweep before any fit: %d to run, %d complete already "
-                 "(only read), %d skipped", len(jobs), len(jobs) - len(mismatched) - skipped - complete,
-                 complete, len(mismatched) + skipped)
+        log.info(
+            "checked the %d jobs of this sweep before any fit: %d to run, %d complete already "
+            "(only read), %d skipped",
+            len(jobs),
+            len(jobs) - len(mismatched) - skipped - complete,
+            complete,
+            len(mismatched) + skipped,
+        )
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
         if self.locations:
@@ -513,20 +564,24 @@ def sweep_table(locations) -> list[str]:
     mean ± std test loss and error, rows, folder)."""
     from . import results
 
-    lines = ["sweep rows: dataset | loss | method | engine | test loss mean ± std | test error mean ± std | "
-             "rows | folder"]
+    lines = [
+        "sweep rows: dataset | loss | method | engine | test loss mean ± std | test error mean ±"
+        " std | rows | folder"
+    ]
     for location in locations:
         where = results.run_dir(*location)
         df = results.load(where)
         _, _, dataset, loss, algo, engine, _ = location
 
-        def cell(col):
+        def cell(col, df=df):
             v = df[col].astype(float) if len(df) else df[col]
             if not len(df) or v.isna().all():
                 return "—"
             std = v.std(ddof=1) if v.notna().sum() > 1 else 0.0
             return f"{v.mean():.4g} ± {std:.2g}" if not math.isnan(std) else f"{v.mean():.4g}"
 
-        lines.append(f"{dataset} | {loss} | {algo} | {engine} | {cell('test_loss')} | {cell('test_error')} | "
-                     f"{len(df)} | {where}")
+        lines.append(
+            f"{dataset} | {loss} | {algo} | {engine} | {cell('test_loss')} | {cell('test_error')} |"
+            f" {len(df)} | {where}"
+        )
     return lines

@@ -68,9 +68,29 @@ __all__ = [
 
 CURVE_COLUMNS = ("iteration", "seconds", "train_loss", "test_loss", "n_leaves")
 SETTING_COLUMNS = (
-    "experiment", "dataset", "task", "loss", "algo", "max_depth", "learning_rate", "step",
-    "n_estimators", "tau", "beta", "newton_steps", "seed", "random_state", "engine", "tie_rule",
-    "n_train", "n_test", "n_features", "split", "fit_seconds", "identity_hash", "identity",
+    "experiment",
+    "dataset",
+    "task",
+    "loss",
+    "algo",
+    "max_depth",
+    "learning_rate",
+    "step",
+    "n_estimators",
+    "tau",
+    "beta",
+    "newton_steps",
+    "seed",
+    "random_state",
+    "engine",
+    "tie_rule",
+    "n_train",
+    "n_test",
+    "n_features",
+    "split",
+    "fit_seconds",
+    "identity_hash",
+    "identity",
 )
 SPLIT_RULE = "50/50: permutation by numpy default_rng(seed), first half train"
 
@@ -126,7 +146,9 @@ class RunSpec:
 
     def label(self) -> str:
         lam = "" if self.step is None else f" λ={_fmt_float(self.step)}"
-        return f"{self.experiment}: {self.dataset}/{self.loss}/{self.algo} depth={self.max_depth}{lam}"
+        return (
+            f"{self.experiment}: {self.dataset}/{self.loss}/{self.algo} depth={self.max_depth}{lam}"
+        )
 
 
 def experiment_dir(results_dir, experiment) -> Path:
@@ -141,8 +163,8 @@ def _loss(spec: RunSpec):
 
 def curve_identity(spec: RunSpec) -> str:
     """Canonical JSON of everything that determines a run's curve (see :mod:`proxboost.results`)."""
-    from .pipeline import dataset_identity
     from .methods import loss_params
+    from .pipeline import dataset_identity
 
     loss = _loss(spec)
     _, _, info = _load(spec)
@@ -151,10 +173,16 @@ def curve_identity(spec: RunSpec) -> str:
         "dataset": dataset_identity(info, spec.seed),
         "split": "halves",
         "loss": {"name": loss.name, **loss_params(loss)},
-        "method": BoostingMethod(spec.algo, loss, engine=spec.engine, tie_rule=spec.tie_rule).identity(),
-        "params": {"max_depth": int(spec.max_depth), "learning_rate": float(spec.learning_rate),
-                   "step": None if spec.step is None else float(spec.step),
-                   "n_estimators": int(spec.n_estimators), "random_state": int(spec.seed)},
+        "method": (
+            BoostingMethod(spec.algo, loss, engine=spec.engine, tie_rule=spec.tie_rule).identity()
+        ),
+        "params": {
+            "max_depth": int(spec.max_depth),
+            "learning_rate": float(spec.learning_rate),
+            "step": None if spec.step is None else float(spec.step),
+            "n_estimators": int(spec.n_estimators),
+            "random_state": int(spec.seed),
+        },
         "grid_predictions": int(spec.grid_predictions),
     }
     return results.canonical_json(identity)
@@ -180,7 +208,9 @@ def _predictions_path(curve_file: Path) -> Path:
 
 
 def _data_path(results_dir, spec: RunSpec) -> Path:
-    return experiment_dir(results_dir, spec.experiment) / spec.dataset / f"data-seed-{spec.seed}.csv"
+    return (
+        experiment_dir(results_dir, spec.experiment) / spec.dataset / f"data-seed-{spec.seed}.csv"
+    )
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -205,33 +235,55 @@ def run_one(spec: RunSpec, results_dir="results") -> Path | None:
     X, y, info = _load(spec)
     task = info.task
     tr, te = synthetic_split(len(y), spec.seed)
-    est = make_estimator(_loss(spec), spec.algo, engine=spec.engine, tie_rule=spec.tie_rule,
-                         n_estimators=spec.n_estimators, learning_rate=spec.learning_rate,
-                         step=1.0 if spec.step is None else spec.step, max_depth=spec.max_depth,
-                         random_state=spec.seed)
+    est = make_estimator(
+        _loss(spec),
+        spec.algo,
+        engine=spec.engine,
+        tie_rule=spec.tie_rule,
+        n_estimators=spec.n_estimators,
+        learning_rate=spec.learning_rate,
+        step=1.0 if spec.step is None else spec.step,
+        max_depth=spec.max_depth,
+        random_state=spec.seed,
+    )
     est.fit(X[tr], y[tr], eval_set=(X[te], y[te]))
     T = spec.n_estimators
     leaves = np.full(T + 1, np.nan)
     if hasattr(est, "n_leaves_"):  # one count per tree, t = 1..T
         leaves[1:] = np.asarray(est.n_leaves_, dtype=np.float64)
-    curve = pd.DataFrame({
-        "iteration": np.arange(T + 1),
-        "seconds": est.train_time_,
-        "train_loss": est.train_loss_,
-        "test_loss": est.eval_loss_,
-        "n_leaves": leaves,
-    })
+    curve = pd.DataFrame(
+        {
+            "iteration": np.arange(T + 1),
+            "seconds": est.train_time_,
+            "train_loss": est.train_loss_,
+            "test_loss": est.eval_loss_,
+            "n_leaves": leaves,
+        }
+    )
     settings = {
-        "experiment": spec.experiment, "dataset": spec.dataset, "task": task, "loss": spec.loss,
-        "algo": spec.algo, "max_depth": spec.max_depth, "learning_rate": spec.learning_rate,
-        "step": math.nan if spec.step is None else spec.step, "n_estimators": T,
+        "experiment": spec.experiment,
+        "dataset": spec.dataset,
+        "task": task,
+        "loss": spec.loss,
+        "algo": spec.algo,
+        "max_depth": spec.max_depth,
+        "learning_rate": spec.learning_rate,
+        "step": math.nan if spec.step is None else spec.step,
+        "n_estimators": T,
         "tau": spec.tau if spec.loss == "pinball" else math.nan,
         "beta": spec.beta if spec.loss == "exponential" else math.nan,
         "newton_steps": spec.newton_steps if task == "classification" else math.nan,
-        "seed": spec.seed, "random_state": spec.seed, "engine": spec.engine, "tie_rule": spec.tie_rule,
-        "n_train": len(tr), "n_test": len(te), "n_features": X.shape[1], "split": SPLIT_RULE,
+        "seed": spec.seed,
+        "random_state": spec.seed,
+        "engine": spec.engine,
+        "tie_rule": spec.tie_rule,
+        "n_train": len(tr),
+        "n_test": len(te),
+        "n_features": X.shape[1],
+        "split": SPLIT_RULE,
         "fit_seconds": float(est.train_time_[-1]),
-        "identity_hash": results.identity_hash(identity), "identity": identity,
+        "identity_hash": results.identity_hash(identity),
+        "identity": identity,
         **provenance(),
     }
     _write_first_row(curve, settings)
@@ -242,13 +294,34 @@ def run_one(spec: RunSpec, results_dir="results") -> Path | None:
         if not data_file.exists():
             part = np.empty(len(y), dtype=object)
             part[tr], part[te] = "train", "test"
-            atomic_write_csv(pd.DataFrame({"x": X[:, 0], "y": y, "part": part}), data_file,
-                             float_format=FLOAT_FORMAT)
+            atomic_write_csv(
+                pd.DataFrame({"x": X[:, 0], "y": y, "part": part}),
+                data_file,
+                float_format=FLOAT_FORMAT,
+            )
         grid = np.linspace(0.0, 1.0, spec.grid_predictions)
         pred = pd.DataFrame({"x": grid, "prediction": est.predict(grid[:, None])})
-        _write_first_row(pred, {k: settings[k] for k in ("experiment", "dataset", "loss", "algo", "max_depth",
-                                                         "learning_rate", "step", "n_estimators", "seed",
-                                                         "engine", "tie_rule", "identity_hash", "commit")})
+        _write_first_row(
+            pred,
+            {
+                k: settings[k]
+                for k in (
+                    "experiment",
+                    "dataset",
+                    "loss",
+                    "algo",
+                    "max_depth",
+                    "learning_rate",
+                    "step",
+                    "n_estimators",
+                    "seed",
+                    "engine",
+                    "tie_rule",
+                    "identity_hash",
+                    "commit",
+                )
+            },
+        )
         atomic_write_csv(pred, _predictions_path(path), float_format=FLOAT_FORMAT)
     atomic_write_csv(curve, path, float_format=FLOAT_FORMAT)  # last: marks the run as finished
     global CURVES_STORED
@@ -267,8 +340,10 @@ def run_experiment(experiment: str, specs, results_dir="results", progress=True,
     """Run ``specs`` one at a time (skipping stored runs) with a tqdm bar; return seconds spent."""
     specs = list(specs)
     todo = [s for s in specs if not is_stored(results_dir, s)]
-    log(f"[{experiment}] {len(specs)} runs, {len(specs) - len(todo)} already stored, {len(todo)} to do "
-        f"-> {experiment_dir(results_dir, experiment)}")
+    log(
+        f"[{experiment}] {len(specs)} runs, {len(specs) - len(todo)} already stored, {len(todo)} to"
+        f" do -> {experiment_dir(results_dir, experiment)}"
+    )
     t0 = time.perf_counter()
     # the bar advances by iterations x (a rough cost of one iteration) so that its time-left
     # estimate accounts for deep trees costing more than shallow ones
@@ -277,8 +352,15 @@ def run_experiment(experiment: str, specs, results_dir="results", progress=True,
     if progress and todo:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=sum(weights), desc=experiment, unit="it", unit_scale=False, dynamic_ncols=True, mininterval=2.0,
-                   bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} [{elapsed}<{remaining}] {postfix}")
+        bar = tqdm(
+            total=sum(weights),
+            desc=experiment,
+            unit="it",
+            unit_scale=False,
+            dynamic_ncols=True,
+            mininterval=2.0,
+            bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} [{elapsed}<{remaining}] {postfix}",
+        )
     try:
         for spec, w in zip(todo, weights):
             if bar is not None:
@@ -312,9 +394,17 @@ def load_curves(results_dir="results", experiment=None) -> pd.DataFrame:
     root = Path(results_dir) / "synthetic"
     if experiment is not None:
         root = root / experiment
-    files = sorted(p for p in root.rglob("*.csv")
-                   if not p.name.endswith(".predictions.csv") and not p.name.startswith("data")
-                   and not p.name.startswith(".")) if root.is_dir() else []
+    files = (
+        sorted(
+            p
+            for p in root.rglob("*.csv")
+            if not p.name.endswith(".predictions.csv")
+            and not p.name.startswith("data")
+            and not p.name.startswith(".")
+        )
+        if root.is_dir()
+        else []
+    )
     if not files:
         return pd.DataFrame(columns=[*CURVE_COLUMNS, *SETTING_COLUMNS])
     df = pd.concat([read_curve(p) for p in files], ignore_index=True)
@@ -331,8 +421,14 @@ def load_intro(results_dir="results"):
     """``(curves, predictions, data)`` of the introduction example (empty frames if missing)."""
     root = experiment_dir(results_dir, "intro")
     curves = load_curves(results_dir, "intro")
-    preds = [read_curve(p) for p in sorted(root.rglob("*.predictions.csv"))] if root.is_dir() else []
-    predictions = pd.concat(preds, ignore_index=True) if preds else pd.DataFrame(columns=["x", "prediction", "algo"])
+    preds = (
+        [read_curve(p) for p in sorted(root.rglob("*.predictions.csv"))] if root.is_dir() else []
+    )
+    predictions = (
+        pd.concat(preds, ignore_index=True)
+        if preds
+        else pd.DataFrame(columns=["x", "prediction", "algo"])
+    )
     data_files = sorted(root.rglob("data*.csv")) if root.is_dir() else []
     data = pd.read_csv(data_files[0]) if data_files else pd.DataFrame(columns=["x", "y", "part"])
     return curves, predictions, data
@@ -357,7 +453,10 @@ def specs_from_config(config: dict, engine="exact") -> list[RunSpec]:
 
     unknown = [a for a in as_list("algo") if a not in BOOSTING]
     if unknown:
-        raise ValueError(f"synthetic.algo {unknown[0]!r} is not a boosting algorithm; valid: {', '.join(BOOSTING)}")
+        raise ValueError(
+            f"synthetic.algo {unknown[0]!r} is not a boosting algorithm; valid:"
+            f" {', '.join(BOOSTING)}"
+        )
     specs = []
     for problem in as_list("problems"):
         dataset, _, loss = str(problem).partition("/")
@@ -367,12 +466,24 @@ def specs_from_config(config: dict, engine="exact") -> list[RunSpec]:
                 for step in steps:
                     for seed in as_list("seed"):
                         for tie_rule in as_list("tie_rule"):
-                            specs.append(RunSpec(
-                                config["experiment"], dataset, loss, algo, max_depth=int(depth),
-                                learning_rate=float(config["learning_rate"]), n_estimators=int(config["n_estimators"]),
-                                step=step, seed=int(seed), engine=engine, tie_rule=str(tie_rule),
-                                tau=float(config.get("tau", 0.5)), beta=float(config.get("beta", 1.0)),
-                                newton_steps=int(config.get("newton_steps", 1)),
-                                grid_predictions=int(config.get("grid_predictions", 0)),
-                                dataset_params=dict(config.get("dataset_params") or {})))
+                            specs.append(
+                                RunSpec(
+                                    config["experiment"],
+                                    dataset,
+                                    loss,
+                                    algo,
+                                    max_depth=int(depth),
+                                    learning_rate=float(config["learning_rate"]),
+                                    n_estimators=int(config["n_estimators"]),
+                                    step=step,
+                                    seed=int(seed),
+                                    engine=engine,
+                                    tie_rule=str(tie_rule),
+                                    tau=float(config.get("tau", 0.5)),
+                                    beta=float(config.get("beta", 1.0)),
+                                    newton_steps=int(config.get("newton_steps", 1)),
+                                    grid_predictions=int(config.get("grid_predictions", 0)),
+                                    dataset_params=dict(config.get("dataset_params") or {}),
+                                )
+                            )
     return specs

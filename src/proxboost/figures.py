@@ -38,7 +38,14 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
+from matplotlib.ticker import (
+    FixedLocator,
+    FuncFormatter,
+    LogLocator,
+    MaxNLocator,
+    NullFormatter,
+    NullLocator,
+)
 
 from ._io import atomic_path
 from .analysis import loss_differences, paired_deltas, rows_per_dataset, shared_methods
@@ -70,12 +77,28 @@ __all__ = [
     "save",
 ]
 
-FIGURE_IDS = ("intro", "convergence", "convergence_time", "proximal_step", "regression_loss",
-              "classification_loss", "classification_error", "claims")
+FIGURE_IDS = (
+    "intro",
+    "convergence",
+    "convergence_time",
+    "proximal_step",
+    "regression_loss",
+    "classification_loss",
+    "classification_error",
+    "claims",
+)
 
 #: Matplotlib settings of every figure, applied with ``rc_context`` (never globally).
-STYLE = {"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
-         "xtick.labelsize": 8, "ytick.labelsize": 8, "figure.dpi": 100, "svg.hashsalt": "proxboost"}
+STYLE = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "figure.dpi": 100,
+    "svg.hashsalt": "proxboost",
+}
 #: Metadata written into the files: no creation date, no software string (reproducible bytes).
 PNG_METADATA = {"Software": None}
 PDF_METADATA = {"CreationDate": None, "Creator": None, "Producer": None}
@@ -88,10 +111,12 @@ N_MARKS = 8
 
 def _styled(fn):
     """Run ``fn`` inside ``rc_context(STYLE)``: the figure's look without touching global state."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with mpl.rc_context(STYLE):
             return fn(*args, **kwargs)
+
     return wrapper
 
 
@@ -104,7 +129,13 @@ def save(fig: Figure, out_dir, fid) -> list[Path]:
         for ext, meta in (("png", PNG_METADATA), ("pdf", PDF_METADATA)):
             path = out_dir / f"{fid}.{ext}"
             with atomic_path(path, suffix=f".{ext}") as tmp:
-                fig.savefig(tmp, format=ext, dpi=150 if ext == "png" else None, bbox_inches="tight", metadata=meta)
+                fig.savefig(
+                    tmp,
+                    format=ext,
+                    dpi=150 if ext == "png" else None,
+                    bbox_inches="tight",
+                    metadata=meta,
+                )
             paths.append(path)
     return paths
 
@@ -116,14 +147,26 @@ def _shade(color, frac):
 
 
 def _markevery(n, slot, n_slots):
-    """Marker positions: N_MARKS per curve, shifted by ``slot`` so overlapping curves show all markers."""
+    """Marker positions: N_MARKS per curve, shifted by ``slot`` so overlapping curves show all
+    markers.
+    """
     step = max(n // N_MARKS, 1)
     start = int(step * (slot + 0.5) / max(n_slots, 1))
     return slice(min(start, n - 1), None, step)
 
 
 def _empty(ax, text):
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="0.35", wrap=True)
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        fontsize=9,
+        color="0.35",
+        wrap=True,
+    )
     ax.set_xticks([])
     ax.set_yticks([])
 
@@ -131,7 +174,11 @@ def _empty(ax, text):
 def _data_ylim(ax):
     """(min, max) of the positive y values drawn in ``ax`` (lines and bands)."""
     ys = [np.asarray(ln.get_ydata(), float) for ln in ax.get_lines() if ln.get_label() != "_floor"]
-    ys += [np.asarray(c.get_paths()[0].vertices[:, 1], float) for c in ax.collections if c.get_label() == "_band"]
+    ys += [
+        np.asarray(c.get_paths()[0].vertices[:, 1], float)
+        for c in ax.collections
+        if c.get_label() == "_band"
+    ]
     ys = np.concatenate(ys) if ys else np.array([])
     ys = ys[np.isfinite(ys) & (ys > 0)]
     return (float(ys.min()), float(ys.max())) if ys.size else (None, None)
@@ -155,10 +202,20 @@ def _log_y(ax, lo=None, hi=None):
     decades = math.log10(hi / lo)
     fmt = FuncFormatter(lambda v, _: f"{v:g}")
     if decades < 1:
-        ticks = [t for t in MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi) if lo <= t <= hi and t > 0]
+        ticks = [
+            t
+            for t in MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+            if lo <= t <= hi and t > 0
+        ]
         low = float(f"{dlo:.2g}") if dlo is not None else None
-        if low is not None and lo <= low < min(ticks, default=hi) and (not ticks or ticks[0] > lo * (hi / lo) ** 0.15):
-            ticks = [low] + ticks   # a labelled tick at the bottom of the data, however the round ticks fall
+        if (
+            low is not None
+            and lo <= low < min(ticks, default=hi)
+            and (not ticks or ticks[0] > lo * (hi / lo) ** 0.15)
+        ):
+            ticks = [
+                low
+            ] + ticks  # a labelled tick at the bottom of the data, however the round ticks fall
         ax.yaxis.set_major_locator(FixedLocator(ticks))
         ax.yaxis.set_major_formatter(fmt)
         ax.yaxis.set_minor_locator(NullLocator())
@@ -211,8 +268,16 @@ def _series(curves, x="iteration", **where):
     run = g[g["seed"] == (0 if 0 in seeds else seeds[0])].sort_values("iteration")
     band = None
     if len(seeds) > 1:
-        band = g.groupby("iteration").agg(train_lo=("train_loss", "min"), train_hi=("train_loss", "max"),
-                                          test_lo=("test_loss", "min"), test_hi=("test_loss", "max")).reset_index()
+        band = (
+            g.groupby("iteration")
+            .agg(
+                train_lo=("train_loss", "min"),
+                train_hi=("train_loss", "max"),
+                test_lo=("test_loss", "min"),
+                test_hi=("test_loss", "max"),
+            )
+            .reset_index()
+        )
     return run, band, len(seeds)
 
 
@@ -221,13 +286,24 @@ def _plot_series(ax, run, band, col, x="iteration", **kw):
     ax.plot(xs, run[col].to_numpy(float), **kw)
     if band is not None and x == "iteration":
         which = "train" if col == "train_loss" else "test"
-        ax.fill_between(band["iteration"], band[f"{which}_lo"], band[f"{which}_hi"], color=kw.get("color", "grey"),
-                        alpha=0.12, lw=0, label="_band")
+        ax.fill_between(
+            band["iteration"],
+            band[f"{which}_lo"],
+            band[f"{which}_hi"],
+            color=kw.get("color", "grey"),
+            alpha=0.12,
+            lw=0,
+            label="_band",
+        )
 
 
 def _floor_of(run) -> float | None:
     """Floor level of a stored curve (docs/claims.md), None when it has none."""
-    nl = run["n_leaves"].to_numpy(float) if "n_leaves" in run and run["n_leaves"].notna().any() else None
+    nl = (
+        run["n_leaves"].to_numpy(float)
+        if "n_leaves" in run and run["n_leaves"].notna().any()
+        else None
+    )
     t = floor_start(run["train_loss"].to_numpy(float), nl)
     return None if t is None else float(run["train_loss"].iloc[t])
 
@@ -251,12 +327,20 @@ def _settings_text(curves, what):
     seeds = sorted(set(curves["seed"].astype(int)))
     rules = sorted(set(curves["tie_rule"].astype(str)))
     engines = sorted(set(curves["engine"].astype(str)))
-    seed_txt = (f"data/tree seed {seeds[0]}" if len(seeds) == 1 else
-                f"seed 0 drawn, band = min–max over seeds {seeds[0]}–{seeds[-1]} ({len(seeds)})")
-    rule_txt = f", tie rule {DEFAULT_TIE_RULE}" + (f" (also stored: {', '.join(r for r in rules if r != DEFAULT_TIE_RULE)})"
-                                                   if len(rules) > 1 else "")
-    return (f"{what} — {seed_txt}{rule_txt}, 50/50 train/test split, T = {'/'.join(map(str, T))}, "
-            f"ν = {'/'.join(f'{v:g}' for v in nus)}, {'/'.join(engines)} trees")
+    seed_txt = (
+        f"data/tree seed {seeds[0]}"
+        if len(seeds) == 1
+        else f"seed 0 drawn, band = min–max over seeds {seeds[0]}–{seeds[-1]} ({len(seeds)})"
+    )
+    rule_txt = f", tie rule {DEFAULT_TIE_RULE}" + (
+        f" (also stored: {', '.join(r for r in rules if r != DEFAULT_TIE_RULE)})"
+        if len(rules) > 1
+        else ""
+    )
+    return (
+        f"{what} — {seed_txt}{rule_txt}, 50/50 train/test split, T = {'/'.join(map(str, T))}, "
+        f"ν = {'/'.join(f'{v:g}' for v in nus)}, {'/'.join(engines)} trees"
+    )
 
 
 def _exp(curves, name):
@@ -281,33 +365,65 @@ def fig_intro(curves, predictions, data) -> Figure:
             tr = data[data["part"] == "train"]
             axp.scatter(tr["x"], tr["y"], s=5, color="0.65", lw=0, label="training data", zorder=1)
         xs = np.linspace(0, 1, 2000)
-        axp.plot(xs, np.sin(2 * np.pi * xs) + np.sin(32 * np.pi * xs), color="0.3", lw=0.6, ls=":",
-                 label="sin(2πx) + sin(32πx)", zorder=2)
+        axp.plot(
+            xs,
+            np.sin(2 * np.pi * xs) + np.sin(32 * np.pi * xs),
+            color="0.3",
+            lw=0.6,
+            ls=":",
+            label="sin(2πx) + sin(32πx)",
+            zorder=2,
+        )
         run, band, _ = _series(curves, algo=algo, **({"step": 1.0} if algo == "prox" else {}))
-        pred = predictions[predictions["algo"] == algo] if predictions is not None and not predictions.empty else None
+        pred = (
+            predictions[predictions["algo"] == algo]
+            if predictions is not None and not predictions.empty
+            else None
+        )
         if pred is not None and not pred.empty:
             if run is not None and "identity_hash" in pred and "identity_hash" in run:
-                pred = pred[pred["identity_hash"] == run["identity_hash"].iloc[0]]   # the drawn run's f_T
+                pred = pred[
+                    pred["identity_hash"] == run["identity_hash"].iloc[0]
+                ]  # the drawn run's f_T
             elif "seed" in pred:
                 pred = pred[pred["seed"].astype(int) == int(pred["seed"].astype(int).min())]
         if pred is not None and not pred.empty:
             pred = pred.sort_values("x")
-            axp.plot(pred["x"], pred["prediction"], color=st["color"], lw=1.6, label=f"f_T, {st['label']}", zorder=3)
+            axp.plot(
+                pred["x"],
+                pred["prediction"],
+                color=st["color"],
+                lw=1.6,
+                label=f"f_T, {st['label']}",
+                zorder=3,
+            )
         else:
             missing.append(f"{algo} predictions")
         axp.set_xlabel("x")
         axp.set_ylabel("y")
         axp.set_title(f"{st['label']}: prediction f_T")
         lo, hi = axp.get_ylim()
-        axp.set_ylim(lo, hi + 0.22 * (hi - lo))          # room for the legend above the data
+        axp.set_ylim(lo, hi + 0.22 * (hi - lo))  # room for the legend above the data
         axp.legend(loc="upper center", ncol=3, fontsize=7, framealpha=0.9)
         if run is None:
             missing.append(f"{algo} curves")
             continue
         drawn += 1
-        for k, (col, ls, what) in enumerate((("train_loss", "-", "training"), ("test_loss", "--", "test"))):
-            _plot_series(axl, run, band, col, color=st["color"], ls=ls, marker=st["marker"], ms=4,
-                         markevery=_markevery(len(run), 2 * drawn + k, 4), label=f"{st['short']}, {what} loss")
+        for k, (col, ls, what) in enumerate(
+            (("train_loss", "-", "training"), ("test_loss", "--", "test"))
+        ):
+            _plot_series(
+                axl,
+                run,
+                band,
+                col,
+                color=st["color"],
+                ls=ls,
+                marker=st["marker"],
+                ms=4,
+                markevery=_markevery(len(run), 2 * drawn + k, 4),
+                label=f"{st['short']}, {what} loss",
+            )
     if drawn:
         axl.axhline(0.12, color="0.5", lw=0.8, ls=":", label="0.12 (the paper's plateau)")
         _log_y(axl)
@@ -318,20 +434,33 @@ def fig_intro(curves, predictions, data) -> Figure:
         axl.grid(True, which="both", alpha=0.25)
     else:
         _empty(axl, "no stored intro runs")
-    sub = _settings_text(curves, "sines data (docs/protocol.md), lad loss, depth 2, λ = 1 per sample")
-    fig.suptitle("Introduction example: subgradient (G) vs proximal (P) boosting\n" + sub, fontsize=9)
+    sub = _settings_text(
+        curves, "sines data (docs/protocol.md), lad loss, depth 2, λ = 1 per sample"
+    )
+    fig.suptitle(
+        "Introduction example: subgradient (G) vs proximal (P) boosting\n" + sub, fontsize=9
+    )
     if missing:
-        fig.text(0.5, -0.01, "missing: " + ", ".join(missing), ha="center", color="firebrick", fontsize=8)
+        fig.text(
+            0.5, -0.01, "missing: " + ", ".join(missing), ha="center", color="firebrick", fontsize=8
+        )
     fig.tight_layout()
     return fig
 
 
 @_styled
 def fig_convergence(curves, x="iteration") -> Figure:
-    """Convergence: training loss vs iteration (``x="iteration"``) or seconds (``x="seconds"``), floor shaded."""
+    """Convergence: training loss vs iteration (``x="iteration"``) or seconds (``x="seconds"``),
+    floor shaded.
+    """
     curves = _exp(_prepare_curves(curves), "convergence")
     algos = ("gradient", "prox", "residual_gradient", "residual_prox")
-    panels = (("ls", "regression"), ("exponential", "classification"), ("lad", "regression"), ("hinge", "classification"))
+    panels = (
+        ("ls", "regression"),
+        ("exponential", "classification"),
+        ("lad", "regression"),
+        ("hinge", "classification"),
+    )
     fig = Figure(figsize=(10, 7.2))
     axes = fig.subplots(2, 2)
     missing, n_seeds = [], 1
@@ -340,19 +469,41 @@ def fig_convergence(curves, x="iteration") -> Figure:
         for depth in (3, 15):
             for k, algo in enumerate(algos):
                 st = style(algo)
-                run, band, ns = _series(curves, loss=loss, algo=algo, max_depth=depth,
-                                        **({"step": 1.0} if "prox" in algo else {}))
+                run, band, ns = _series(
+                    curves,
+                    loss=loss,
+                    algo=algo,
+                    max_depth=depth,
+                    **({"step": 1.0} if "prox" in algo else {}),
+                )
                 if run is None:
                     missing.append(f"{loss}/{st['short']}/depth {depth}")
                     continue
                 n += 1
                 n_seeds = max(n_seeds, ns)
                 floors.append(_floor_of(run))
-                # vs seconds, iterations are not evenly spaced (a tree that stops splitting is cheap):
+                # vs seconds, iterations are not evenly spaced (a tree that stops splitting is
+                # cheap):
                 # markers evenly spaced along the drawn line instead
-                every = _markevery(len(run), k, len(algos)) if x == "iteration" else (0.02 + 0.03 * k, 0.12)
-                _plot_series(ax, run, band, "train_loss", x=x, color=st["color"], ls=DEPTH_STYLES[depth], lw=1.3,
-                             marker=st["marker"], ms=4.5, mfc="none" if depth == 15 else st["color"], markevery=every)
+                every = (
+                    _markevery(len(run), k, len(algos))
+                    if x == "iteration"
+                    else (0.02 + 0.03 * k, 0.12)
+                )
+                _plot_series(
+                    ax,
+                    run,
+                    band,
+                    "train_loss",
+                    x=x,
+                    color=st["color"],
+                    ls=DEPTH_STYLES[depth],
+                    lw=1.3,
+                    marker=st["marker"],
+                    ms=4.5,
+                    mfc="none" if depth == 15 else st["color"],
+                    markevery=every,
+                )
         if n == 0:
             _empty(ax, f"no stored run for {loss}")
             continue
@@ -360,33 +511,66 @@ def fig_convergence(curves, x="iteration") -> Figure:
         levels = [f for f in floors if f is not None]
         _shade_floor(ax, max(levels) if levels else None)
         ax.set_title(f"{LOSS_NAMES[loss]} — synthetic {dataset}")
-        ax.set_xlabel("iteration t" if x == "iteration" else "wall-clock seconds (cumulative fit time)")
+        ax.set_xlabel(
+            "iteration t" if x == "iteration" else "wall-clock seconds (cumulative fit time)"
+        )
         ax.set_ylabel("training loss C(f_t)")
         ax.grid(True, which="both", alpha=0.25)
-    handles = [Line2D([], [], color=style(a)["color"], marker=style(a)["marker"], label=style(a)["label"]) for a in algos]
-    handles += [Line2D([], [], color="0.2", ls=ls, label=f"depth {d}" + (" (open markers)" if d == 15 else ""))
-                for d, ls in DEPTH_STYLES.items()]
+    handles = [
+        Line2D([], [], color=style(a)["color"], marker=style(a)["marker"], label=style(a)["label"])
+        for a in algos
+    ]
+    handles += [
+        Line2D(
+            [], [], color="0.2", ls=ls, label=f"depth {d}" + (" (open markers)" if d == 15 else "")
+        )
+        for d, ls in DEPTH_STYLES.items()
+    ]
     handles.append(Patch(color=FLOOR_COLOR, label="numerical floor (≤ 10 × floor level)"))
-    fig.legend(handles=handles, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.01), frameon=False)
+    fig.legend(
+        handles=handles, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.01), frameon=False
+    )
     what = "vs iteration" if x == "iteration" else "vs wall-clock seconds"
     sub = _settings_text(curves, "λ = 1 per sample")
     if x == "seconds":
         sub += "\nruns executed one at a time on a shared machine: times are noisy" + (
-            "; seed 0 only (seconds differ per seed)" if n_seeds > 1 else "")
-    fig.suptitle(f"Convergence: training loss {what}, trees of depth 3 (solid) and 15 (dashed)\n{sub}", fontsize=9)
+            "; seed 0 only (seconds differ per seed)" if n_seeds > 1 else ""
+        )
+    fig.suptitle(
+        f"Convergence: training loss {what}, trees of depth 3 (solid) and 15 (dashed)\n{sub}",
+        fontsize=9,
+    )
     if missing:
-        fig.text(0.5, -0.06, "missing runs: " + ", ".join(missing), ha="center", color="firebrick", fontsize=8, wrap=True)
+        fig.text(
+            0.5,
+            -0.06,
+            "missing runs: " + ", ".join(missing),
+            ha="center",
+            color="firebrick",
+            fontsize=8,
+            wrap=True,
+        )
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
 @_styled
 def fig_proximal_step(curves) -> Figure:
-    """Proximal step: training and test loss vs iteration for each λ; lad (top two rows) and hinge (bottom)."""
+    """Proximal step: training and test loss vs iteration for each λ; lad (top two rows) and hinge
+    (bottom).
+    """
     curves = _exp(_prepare_curves(curves), "proximal_step")
-    families = (("prox", "gradient", "plain"), ("residual_prox", "residual_gradient", "residual"),
-                ("accelerated_prox", "accelerated_gradient", "accelerated"))
-    rows = (("lad", "train_loss"), ("lad", "test_loss"), ("hinge", "train_loss"), ("hinge", "test_loss"))
+    families = (
+        ("prox", "gradient", "plain"),
+        ("residual_prox", "residual_gradient", "residual"),
+        ("accelerated_prox", "accelerated_gradient", "accelerated"),
+    )
+    rows = (
+        ("lad", "train_loss"),
+        ("lad", "test_loss"),
+        ("hinge", "train_loss"),
+        ("hinge", "test_loss"),
+    )
     fig = Figure(figsize=(12, 12.5))
     axes = fig.subplots(4, 3, sharex=True)
     missing = []
@@ -399,8 +583,18 @@ def fig_proximal_step(curves) -> Figure:
             if run is not None:
                 n += 1
                 st = style(galgo)
-                _plot_series(ax, run, band, col, color=st["color"], lw=1.4, marker=st["marker"], ms=4,
-                             markevery=_markevery(len(run), 0, 6), label=f"{st['short']} (no λ)")
+                _plot_series(
+                    ax,
+                    run,
+                    band,
+                    col,
+                    color=st["color"],
+                    lw=1.4,
+                    marker=st["marker"],
+                    ms=4,
+                    markevery=_markevery(len(run), 0, 6),
+                    label=f"{st['short']} (no λ)",
+                )
             elif r % 2 == 0:
                 missing.append(f"{loss}/{galgo}")
             st = style(palgo)
@@ -411,15 +605,26 @@ def fig_proximal_step(curves) -> Figure:
                         missing.append(f"{loss}/{st['short']} λ={s:g}")
                     continue
                 n += 1
-                _plot_series(ax, run, band, col, color=_shade(st["color"], 0.25 + 0.75 * k / (len(STEP_GRID) - 1)),
-                             lw=1.2, marker=st["marker"], ms=3.5, markevery=_markevery(len(run), k + 1, 6),
-                             label=f"{st['short']} λ={s:g}")
+                _plot_series(
+                    ax,
+                    run,
+                    band,
+                    col,
+                    color=_shade(st["color"], 0.25 + 0.75 * k / (len(STEP_GRID) - 1)),
+                    lw=1.2,
+                    marker=st["marker"],
+                    ms=3.5,
+                    markevery=_markevery(len(run), k + 1, 6),
+                    label=f"{st['short']} λ={s:g}",
+                )
             if n == 0:
                 _empty(ax, f"no stored run for {loss} / {fam}")
                 continue
             ax.grid(True, which="both", alpha=0.25)
-            ax.set_title(f"{loss}, {'training' if col == 'train_loss' else 'test'} loss — "
-                         f"{style(palgo)['short']} vs {style(galgo)['short']}")
+            ax.set_title(
+                f"{loss}, {'training' if col == 'train_loss' else 'test'} loss — "
+                f"{style(palgo)['short']} vs {style(galgo)['short']}"
+            )
             if c == 0:
                 ax.set_ylabel(f"{loss}: {'training' if col == 'train_loss' else 'test'} loss")
             if r == len(rows) - 1:
@@ -436,16 +641,35 @@ def fig_proximal_step(curves) -> Figure:
             bottom = 1e-3 * first
             ys = np.concatenate([np.asarray(ln.get_ydata(), float) for ln in ax.get_lines()])
             if np.nanmin(ys) < bottom:
-                ax.text(0.99, 0.01, "curves leaving the bottom go below 1e-3 × C(f_0) (down to 0)",
-                        transform=ax.transAxes, ha="right", va="bottom", fontsize=6.5, color="0.3")
+                ax.text(
+                    0.99,
+                    0.01,
+                    "curves leaving the bottom go below 1e-3 × C(f_0) (down to 0)",
+                    transform=ax.transAxes,
+                    ha="right",
+                    va="bottom",
+                    fontsize=6.5,
+                    color="0.3",
+                )
             _log_y(ax, max(lo, bottom) if lo is not None else bottom, hi)
-        if row_axes:   # plain and residual variants share their y axis (comparable at a glance)
+        if row_axes:  # plain and residual variants share their y axis (comparable at a glance)
             _share_log_y(row_axes)
     sub = _settings_text(curves, "depth 3, λ per sample (darker = larger λ)")
-    fig.suptitle("Proximal step: training and test loss vs iteration for λ ∈ {0.01, 0.1, 1, 10, 100}; "
-                 "gradient counterparts do not use λ\n" + sub, fontsize=9)
+    fig.suptitle(
+        "Proximal step: training and test loss vs iteration for λ ∈ {0.01, 0.1, 1, 10, 100}; "
+        "gradient counterparts do not use λ\n" + sub,
+        fontsize=9,
+    )
     if missing:
-        fig.text(0.5, -0.01, "missing runs: " + ", ".join(missing), ha="center", color="firebrick", fontsize=8, wrap=True)
+        fig.text(
+            0.5,
+            -0.01,
+            "missing runs: " + ", ".join(missing),
+            ha="center",
+            color="firebrick",
+            fontsize=8,
+            wrap=True,
+        )
     fig.tight_layout()
     return fig
 
@@ -460,7 +684,9 @@ def _protocol_caption(info, datasets):
             by.setdefault(info[ds]["protocol"], []).append(ds)
     if not by:
         return "protocol: no stored real-world rows"
-    return "protocol (grid/splits/T_max, trees): " + "; ".join(f"{p} ({', '.join(d)})" for p, d in by.items())
+    return "protocol (grid/splits/T_max, trees): " + "; ".join(
+        f"{p} ({', '.join(d)})" for p, d in by.items()
+    )
 
 
 def _strip_box(ax, groups, marked=(), reference_line=0.0):
@@ -469,21 +695,43 @@ def _strip_box(ax, groups, marked=(), reference_line=0.0):
     rng = np.random.default_rng(0)
     positions = np.arange(len(groups))
     data = [np.asarray(v, float) for _, v in groups]
-    bp = ax.boxplot(data, positions=positions, widths=0.6, showfliers=False, patch_artist=True,
-                    medianprops={"color": "black", "lw": 1.2}, whiskerprops={"lw": 0.8}, capprops={"lw": 0.8})
+    bp = ax.boxplot(
+        data,
+        positions=positions,
+        widths=0.6,
+        showfliers=False,
+        patch_artist=True,
+        medianprops={"color": "black", "lw": 1.2},
+        whiskerprops={"lw": 0.8},
+        capprops={"lw": 0.8},
+    )
     for patch, (algo, _) in zip(bp["boxes"], groups):
         patch.set_facecolor(_shade(style(algo)["color"], 0.35))
         patch.set_edgecolor(style(algo)["color"])
     for pos, (algo, v) in zip(positions, groups):
         st = style(algo)
-        ax.scatter(pos + rng.uniform(-0.18, 0.18, len(v)), v, s=10, color=st["color"], marker=st["marker"],
-                   lw=0, alpha=0.85, zorder=3, label=f"_points {algo}")
+        ax.scatter(
+            pos + rng.uniform(-0.18, 0.18, len(v)),
+            v,
+            s=10,
+            color=st["color"],
+            marker=st["marker"],
+            lw=0,
+            alpha=0.85,
+            zorder=3,
+            label=f"_points {algo}",
+        )
     ax.axhline(reference_line, color="0.25", lw=0.8, ls="--", zorder=0)
     ax.set_xticks(positions)
-    crowded = len(groups) > 7  # e.g. nine methods with the starred baselines: upright labels would overlap
-    ax.set_xticklabels([style(a)["short"] + ("*" if a in marked else "") for a, _ in groups],
-                       rotation=45 if crowded else 0, ha="right" if crowded else "center",
-                       rotation_mode="anchor" if crowded else "default")
+    crowded = (
+        len(groups) > 7
+    )  # e.g. nine methods with the starred baselines: upright labels would overlap
+    ax.set_xticklabels(
+        [style(a)["short"] + ("*" if a in marked else "") for a, _ in groups],
+        rotation=45 if crowded else 0,
+        ha="right" if crowded else "center",
+        rotation_mode="anchor" if crowded else "default",
+    )
     ax.set_xlim(-0.7, len(groups) - 0.3)
     _maybe_symlog(ax, np.concatenate(data) if data else np.array([]))
 
@@ -500,11 +748,21 @@ def _maybe_symlog(ax, values):
         # ticks at 0 and at the decades outside the linear part only: the default locator also puts
         # decades inside it, whose labels then overlap around 0
         decades = 10.0 ** np.arange(np.ceil(np.log10(bulk)), np.ceil(np.log10(v.max())) + 1)
-        ax.autoscale_view()  # margins in the symlog coordinates: the largest points clear the top edge
+        # margins in the symlog coordinates: the largest points clear the top edge
+        ax.autoscale_view()
         limits = ax.get_ylim()
         ax.set_yticks(np.concatenate([-decades[::-1], [0.0], decades]))
         ax.set_ylim(limits)  # set_yticks widens the view to every tick
-        ax.text(0.99, 0.01, "symlog scale", transform=ax.transAxes, ha="right", va="bottom", fontsize=6, color="0.4")
+        ax.text(
+            0.99,
+            0.01,
+            "symlog scale",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=6,
+            color="0.4",
+        )
 
 
 def panel_groups(rows, ds, loss, metric, mode) -> list[tuple[str, np.ndarray]]:
@@ -516,12 +774,25 @@ def panel_groups(rows, ds, loss, metric, mode) -> list[tuple[str, np.ndarray]]:
     else:
         d = paired_deltas(rows, ds, loss, metric)
     shown = _expected(loss, metric, mode) + list(EXTRA_BASELINES)
-    return [(a, d[d["algo"] == a]["delta"].to_numpy()) for a in METHOD_ORDER if a in shown and (d["algo"] == a).any()]
+    return [
+        (a, d[d["algo"] == a]["delta"].to_numpy())
+        for a in METHOD_ORDER
+        if a in shown and (d["algo"] == a).any()
+    ]
 
 
 def _expected(loss, metric, mode):
-    """The paper's methods expected in a panel (the extra baselines are drawn when stored, never required)."""
-    boost = ["prox", "residual_gradient", "residual_prox", "accelerated_gradient", "accelerated_prox", "xgboost"]
+    """The paper's methods expected in a panel (the extra baselines are drawn when stored, never
+    required).
+    """
+    boost = [
+        "prox",
+        "residual_gradient",
+        "residual_prox",
+        "accelerated_gradient",
+        "accelerated_prox",
+        "xgboost",
+    ]
     if mode == "hinge_minus_exp":
         return ["gradient"] + boost
     if metric == "test_error" or loss == "ls":
@@ -531,8 +802,12 @@ def _expected(loss, metric, mode):
 
 @_styled
 def _delta_figure(real, datasets, panel_rows, title, figsize_per=(2.9, 2.6)) -> Figure:
-    """Grid of Δ panels: one row per entry of ``panel_rows`` (label, loss, metric, mode), one column per dataset."""
-    rows, info = rows_per_dataset(real, datasets) if real is not None and not real.empty else (None, {})
+    """Grid of Δ panels: one row per entry of ``panel_rows`` (label, loss, metric, mode), one column
+    per dataset.
+    """
+    rows, info = (
+        rows_per_dataset(real, datasets) if real is not None and not real.empty else (None, {})
+    )
     ncol = len(datasets)
     fig = Figure(figsize=(figsize_per[0] * ncol, figsize_per[1] * len(panel_rows) + 1.2))
     axes = fig.subplots(len(panel_rows), ncol, squeeze=False)
@@ -553,24 +828,57 @@ def _delta_figure(real, datasets, panel_rows, title, figsize_per=(2.9, 2.6)) -> 
             meta = info[ds]
             ax.set_title(f"{ds}\n{meta['protocol']}, {meta['n_splits']} splits", fontsize=8)
             if not groups:
-                _empty(ax, f"no paired rows for {loss if mode != 'hinge_minus_exp' else 'hinge & exponential'}")
+                _empty(
+                    ax,
+                    "no paired rows for"
+                    f" {loss if mode != 'hinge_minus_exp' else 'hinge & exponential'}",
+                )
                 continue
             used.update(a for a, _ in groups)
             _strip_box(ax, groups, shared)
             ax.grid(True, axis="y", alpha=0.25)
             miss = [style(a)["short"] for a in expected if a not in {g for g, _ in groups}]
             if miss:
-                ax.text(0.01, 0.99, "missing: " + ", ".join(miss), transform=ax.transAxes, ha="left", va="top",
-                        fontsize=6.5, color="firebrick")
-    handles = [Line2D([], [], color=style(a)["color"], marker=style(a)["marker"], ls="", label=style(a)["label"])
-               for a in METHOD_ORDER if a in used]
+                ax.text(
+                    0.01,
+                    0.99,
+                    "missing: " + ", ".join(miss),
+                    transform=ax.transAxes,
+                    ha="left",
+                    va="top",
+                    fontsize=6.5,
+                    color="firebrick",
+                )
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=style(a)["color"],
+            marker=style(a)["marker"],
+            ls="",
+            label=style(a)["label"],
+        )
+        for a in METHOD_ORDER
+        if a in used
+    ]
     if handles:
-        fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 5), frameon=False,
-                   bbox_to_anchor=(0.5, -0.01))
+        fig.legend(
+            handles=handles,
+            loc="lower center",
+            ncol=min(len(handles), 5),
+            frameon=False,
+            bbox_to_anchor=(0.5, -0.01),
+        )
     width = int(fig.get_figwidth() * 13)
-    caption = (f"{_protocol_caption(info, datasets)}; box = quartiles over splits (whiskers 1.5 IQR), "
-               "points = splits, dashed line = 0"
-               + ("; * = loss-independent: one fit per split, the same rows under every loss" if any_shared else ""))
+    caption = (
+        f"{_protocol_caption(info, datasets)}; box = quartiles over splits (whiskers 1.5 IQR), "
+        "points = splits, dashed line = 0"
+        + (
+            "; * = loss-independent: one fit per split, the same rows under every loss"
+            if any_shared
+            else ""
+        )
+    )
     fig.suptitle(textwrap.fill(title, width) + "\n" + textwrap.fill(caption, width), fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
@@ -578,29 +886,49 @@ def _delta_figure(real, datasets, panel_rows, title, figsize_per=(2.9, 2.6)) -> 
 
 def fig_regression_loss(real) -> Figure:
     """Δ test loss vs gradient per regression dataset; rows ls, lad, pinball."""
-    rows = [(f"Δ test loss ({loss})", loss, "test_loss", "delta") for loss in ("ls", "lad", "pinball")]
-    return _delta_figure(real, REGRESSION_DATASETS, rows,
-                         "Regression: Δ test loss = test loss − that of gradient boosting on the same split; "
-                         "rows: least squares, least absolute deviation, pinball τ=0.9")
+    rows = [
+        (f"Δ test loss ({loss})", loss, "test_loss", "delta") for loss in ("ls", "lad", "pinball")
+    ]
+    return _delta_figure(
+        real,
+        REGRESSION_DATASETS,
+        rows,
+        "Regression: Δ test loss = test loss − that of gradient boosting on the same split; "
+        "rows: least squares, least absolute deviation, pinball τ=0.9",
+    )
 
 
 def fig_classification_loss(real) -> Figure:
     """Δ test loss vs gradient per classification dataset; rows exponential, hinge."""
-    rows = [(f"Δ test loss ({loss})", loss, "test_loss", "delta") for loss in ("exponential", "hinge")]
-    return _delta_figure(real, CLASSIFICATION_DATASETS, rows,
-                         "Classification: Δ test loss = test loss − that of gradient boosting on the same split; "
-                         "rows: exponential β=1, hinge", figsize_per=(3.6, 2.8))
+    rows = [
+        (f"Δ test loss ({loss})", loss, "test_loss", "delta") for loss in ("exponential", "hinge")
+    ]
+    return _delta_figure(
+        real,
+        CLASSIFICATION_DATASETS,
+        rows,
+        "Classification: Δ test loss = test loss − that of gradient boosting on the same split; "
+        "rows: exponential β=1, hinge",
+        figsize_per=(3.6, 2.8),
+    )
 
 
 def fig_classification_error(real) -> Figure:
     """Δ misclassification rate (exponential, hinge) and hinge − exponential per method."""
-    rows = [("Δ test error (exponential)", "exponential", "test_error", "delta"),
-            ("Δ test error (hinge)", "hinge", "test_error", "delta"),
-            ("hinge − exponential\ntest error", None, "test_error", "hinge_minus_exp")]
-    return _delta_figure(real, CLASSIFICATION_DATASETS, rows,
-                         "Classification: misclassification rate; Δ = error − that of gradient boosting (same loss, "
-                         "same split); bottom: error with hinge − error with exponential (same method, same split; "
-                         "random forests, LightGBM and HGB do not depend on the loss)", figsize_per=(3.6, 2.8))
+    rows = [
+        ("Δ test error (exponential)", "exponential", "test_error", "delta"),
+        ("Δ test error (hinge)", "hinge", "test_error", "delta"),
+        ("hinge − exponential\ntest error", None, "test_error", "hinge_minus_exp"),
+    ]
+    return _delta_figure(
+        real,
+        CLASSIFICATION_DATASETS,
+        rows,
+        "Classification: misclassification rate; Δ = error − that of gradient boosting (same loss, "
+        "same split); bottom: error with hinge − error with exponential (same method, same split; "
+        "random forests, LightGBM and HGB do not depend on the loss)",
+        figsize_per=(3.6, 2.8),
+    )
 
 
 # =====================================================================================
@@ -609,7 +937,9 @@ def fig_classification_error(real) -> Figure:
 def _cell_rows(claims, sid, protocol):
     """A statement's cell rows (per loss, dataset, …) on the protocol its verdict rests on, without
     the per-tie-rule and per-run rows."""
-    g = claims[(claims["id"] == sid) & (claims["scope"] != "all") & (claims["protocol"] == protocol)]
+    g = claims[
+        (claims["id"] == sid) & (claims["scope"] != "all") & (claims["protocol"] == protocol)
+    ]
     return g[~g["scope"].str.startswith("tie_rule=")]
 
 
@@ -619,12 +949,22 @@ def fig_claims(claims: pd.DataFrame) -> Figure:
     ids = list(STATEMENTS)
     fig = Figure(figsize=(10, 0.26 * len(ids) + 1.4))
     ax = fig.add_subplot(1, 1, 1)
-    top = claims[claims["scope"] == "all"].set_index("id") if claims is not None and not claims.empty else None
+    top = (
+        claims[claims["scope"] == "all"].set_index("id")
+        if claims is not None and not claims.empty
+        else None
+    )
     for i, sid in enumerate(ids):
         y = len(ids) - 1 - i
         verdict = top.loc[sid, "verdict"] if top is not None and sid in top.index else INCONCLUSIVE
-        ax.barh(y, 1.0, left=0.0, color=VERDICT_COLORS[verdict], edgecolor="white").patches[0].set_label(f"_verdict {sid}")
-        cells = _cell_rows(claims, sid, top.loc[sid, "protocol"]) if top is not None and sid in top.index else pd.DataFrame()
+        ax.barh(y, 1.0, left=0.0, color=VERDICT_COLORS[verdict], edgecolor="white").patches[
+            0
+        ].set_label(f"_verdict {sid}")
+        cells = (
+            _cell_rows(claims, sid, top.loc[sid, "protocol"])
+            if top is not None and sid in top.index
+            else pd.DataFrame()
+        )
         left = 1.3
         if not cells.empty:
             n = len(cells)
@@ -647,8 +987,14 @@ def fig_claims(claims: pd.DataFrame) -> Figure:
     handles = [Patch(color=c, label=v) for v, c in VERDICT_COLORS.items()]
     fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False)
     protos = sorted(set(top["protocol"])) if top is not None else []
-    sub = "criteria: docs/claims.md; verdicts: results/claims.csv" + (f"; {len(protos)} protocols" if protos else "")
-    fig.suptitle("The paper's statements: verdict of each (left) and of its cells on the same protocol (right)\n" + sub, fontsize=9)
+    sub = "criteria: docs/claims.md; verdicts: results/claims.csv" + (
+        f"; {len(protos)} protocols" if protos else ""
+    )
+    fig.suptitle(
+        "The paper's statements: verdict of each (left) and of its cells on the same protocol"
+        " (right)\n" + sub,
+        fontsize=9,
+    )
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 
@@ -662,19 +1008,32 @@ def make_all(results_dir="results", out_dir="figures", only=None, log=print) -> 
     only = set(only or FIGURE_IDS)
     t0 = time.perf_counter()
     out = {}
-    curves = load_curves(results_dir) if only & {"convergence", "convergence_time", "proximal_step", "claims"} else None
+    curves = (
+        load_curves(results_dir)
+        if only & {"convergence", "convergence_time", "proximal_step", "claims"}
+        else None
+    )
     if "intro" in only:
         c, p, d = load_intro(results_dir)
         out["intro"] = save(fig_intro(c, p, d), out_dir, "intro")
     if "convergence" in only:
         out["convergence"] = save(fig_convergence(curves, "iteration"), out_dir, "convergence")
     if "convergence_time" in only:
-        out["convergence_time"] = save(fig_convergence(curves, "seconds"), out_dir, "convergence_time")
+        out["convergence_time"] = save(
+            fig_convergence(curves, "seconds"), out_dir, "convergence_time"
+        )
     if "proximal_step" in only:
         out["proximal_step"] = save(fig_proximal_step(curves), out_dir, "proximal_step")
-    real = load(results_dir) if only & {"regression_loss", "classification_loss", "classification_error", "claims"} else None
-    for fid, fn in (("regression_loss", fig_regression_loss), ("classification_loss", fig_classification_loss),
-                    ("classification_error", fig_classification_error)):
+    real = (
+        load(results_dir)
+        if only & {"regression_loss", "classification_loss", "classification_error", "claims"}
+        else None
+    )
+    for fid, fn in (
+        ("regression_loss", fig_regression_loss),
+        ("classification_loss", fig_classification_loss),
+        ("classification_error", fig_classification_error),
+    ):
         if fid in only:
             out[fid] = save(fn(real), out_dir, fid)
     if "claims" in only:
@@ -686,15 +1045,24 @@ def make_all(results_dir="results", out_dir="figures", only=None, log=print) -> 
 
             claims = judge(curves, real)
         out["claims"] = save(fig_claims(claims), out_dir, "claims")
-    log(f"wrote {sum(len(v) for v in out.values())} files to {out_dir}/ in {time.perf_counter() - t0:.1f} s")
+    log(
+        f"wrote {sum(len(v) for v in out.values())} files to {out_dir}/ in"
+        f" {time.perf_counter() - t0:.1f} s"
+    )
     return out
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m proxboost.figures", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m proxboost.figures", description=__doc__.splitlines()[0]
+    )
     p.add_argument("--results", default="results", help="results directory (default: results)")
     p.add_argument("--out", default="figures", help="output directory (default: figures)")
-    p.add_argument("--only", default=None, help="comma-separated figure ids (default: all of " + ", ".join(FIGURE_IDS) + ")")
+    p.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated figure ids (default: all of " + ", ".join(FIGURE_IDS) + ")",
+    )
     args = p.parse_args(argv)
     only = [s.strip() for s in args.only.split(",")] if args.only else None
     if only:

@@ -158,7 +158,9 @@ class Loss:
 
     def init(self, y, w=None):
         y = np.asarray(y, dtype=float)
-        return float(self.line_search(y, np.zeros_like(y), np.zeros(len(y), dtype=np.intp), 1, w)[0])
+        return float(
+            self.line_search(y, np.zeros_like(y), np.zeros(len(y), dtype=np.intp), 1, w)[0]
+        )
 
     def direction(self, y, z, step, proximal):
         """The direction of an iteration: proximal pseudo-residual or negative subgradient."""
@@ -435,11 +437,15 @@ def make_loss(name, tau=0.5, beta=1.0, newton_steps=1):
             raise ValueError(f"tau={tau!r} is out of range: the pinball level must be in (0, 1)")
         return Pinball(tau)
     if name in ("exponential", "logistic"):
-        if isinstance(newton_steps, bool) or not (isinstance(newton_steps, (int, np.integer)) and newton_steps >= 1):
+        if isinstance(newton_steps, bool) or not (
+            isinstance(newton_steps, (int, np.integer)) and newton_steps >= 1
+        ):
             raise ValueError(f"newton_steps={newton_steps!r} must be an integer >= 1")
         if name == "exponential":
             if not beta > 0:
-                raise ValueError(f"beta={beta!r} is out of range: the exponential scale must be > 0")
+                raise ValueError(
+                    f"beta={beta!r} is out of range: the exponential scale must be > 0"
+                )
             return Exponential(beta, newton_steps)
         return Logistic(newton_steps)
     return LOSSES[name]()

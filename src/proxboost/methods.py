@@ -42,8 +42,12 @@ __all__ = [
 
 BOOSTING_ALGOS = tuple(_BOOSTING_ALGOS)
 #: Baselines and their classes in :mod:`proxboost.baselines`.
-_BASELINES = {"xgboost": "XGBoostMethod", "random_forest": "RandomForestMethod", "lightgbm": "LightGBMMethod",
-              "sklearn_hgb": "HistGradientBoostingMethod"}
+_BASELINES = {
+    "xgboost": "XGBoostMethod",
+    "random_forest": "RandomForestMethod",
+    "lightgbm": "LightGBMMethod",
+    "sklearn_hgb": "HistGradientBoostingMethod",
+}
 BASELINE_ALGOS = tuple(_BASELINES)
 ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS
 
@@ -113,16 +117,30 @@ def make_estimator(loss, algo, engine="exact", tie_rule=DEFAULT_TIE_RULE, **para
     if _accepts(cls, "tie_rule"):
         kw["tie_rule"] = tie_rule
     elif tie_rule != DEFAULT_TIE_RULE:
-        raise ValueError(f"tie_rule={tie_rule!r} is not available in this version of the estimators; "
-                         f"use tie_rule={DEFAULT_TIE_RULE!r}")
+        raise ValueError(
+            f"tie_rule={tie_rule!r} is not available in this version of the estimators; "
+            f"use tie_rule={DEFAULT_TIE_RULE!r}"
+        )
     return cls(loss=loss.name, algo=algo, engine=engine, **kw)
 
 
 def estimator_options(estimator) -> dict:
     """The estimator's parameters other than the loss's, the grid's, the per-fit ones and
     those that never change numbers — with the tie rule always written out."""
-    fixed = {"loss", "algo", "engine", "n_estimators", "random_state", "max_depth", "learning_rate",
-             "step", "tau", "beta", "newton_steps", *_NOT_NUMERICAL}
+    fixed = {
+        "loss",
+        "algo",
+        "engine",
+        "n_estimators",
+        "random_state",
+        "max_depth",
+        "learning_rate",
+        "step",
+        "tau",
+        "beta",
+        "newton_steps",
+        *_NOT_NUMERICAL,
+    }
     options = {k: v for k, v in estimator.get_params(deep=False).items() if k not in fixed}
     options.setdefault("tie_rule", DEFAULT_TIE_RULE)
     return options
@@ -135,27 +153,41 @@ class BoostingMethod:
 
     def __init__(self, algo, loss, engine="exact", tie_rule=DEFAULT_TIE_RULE):
         if algo not in BOOSTING_ALGOS:
-            raise ValueError(f"algo '{algo}' is not a boosting algorithm; valid: {', '.join(BOOSTING_ALGOS)}")
+            raise ValueError(
+                f"algo '{algo}' is not a boosting algorithm; valid: {', '.join(BOOSTING_ALGOS)}"
+            )
         self.name = algo
         self.loss = loss
         self.engine = engine
         self.tie_rule = tie_rule
-        self.grid_axes = ("max_depth", "learning_rate") + (("step",) if algo in PROXIMAL_ALGOS else ())
+        self.grid_axes = ("max_depth", "learning_rate") + (
+            ("step",) if algo in PROXIMAL_ALGOS else ()
+        )
 
     def reports_loss(self) -> bool:
         return True
 
     def estimator(self, params, n_estimators, random_state):
-        kw = dict(n_estimators=int(n_estimators), learning_rate=float(params["learning_rate"]),
-                  max_depth=int(params["max_depth"]), random_state=int(random_state))
+        kw = dict(
+            n_estimators=int(n_estimators),
+            learning_rate=float(params["learning_rate"]),
+            max_depth=int(params["max_depth"]),
+            random_state=int(random_state),
+        )
         if "step" in params:
             kw["step"] = float(params["step"])
-        return make_estimator(self.loss, self.name, engine=self.engine, tie_rule=self.tie_rule, **kw)
+        return make_estimator(
+            self.loss, self.name, engine=self.engine, tie_rule=self.tie_rule, **kw
+        )
 
     def identity(self) -> dict:
         est = make_estimator(self.loss, self.name, engine=self.engine, tie_rule=self.tie_rule)
-        return {"algo": self.name, "engine": self.engine, "options": estimator_options(est),
-                "libraries": engine_libraries(self.engine)}
+        return {
+            "algo": self.name,
+            "engine": self.engine,
+            "options": estimator_options(est),
+            "libraries": engine_libraries(self.engine),
+        }
 
     def validation_curve(self, params, train, valid, max_estimators, random_state):
         est = self.estimator(params, max_estimators, random_state)

@@ -1,4 +1,5 @@
-"""Names shared by the analysis, the claims, the report and the figures: methods, losses, datasets, λ grids, styles.
+"""Names shared by the analysis, the claims, the report and the figures: methods, losses, datasets,
+λ grids, styles.
 
 Plain constants only (no state is changed on import). A method's short name and colour are the
 same in every table and figure; the paper draws its proposed methods in blue, orange and green,
@@ -8,8 +9,14 @@ residual gradient boosting in red and XGBoost in pink.
 from __future__ import annotations
 
 #: The six boosting algorithms of the paper, in the order of its figures.
-BOOSTING_METHODS = ("gradient", "prox", "residual_gradient", "residual_prox", "accelerated_gradient",
-                    "accelerated_prox")
+BOOSTING_METHODS = (
+    "gradient",
+    "prox",
+    "residual_gradient",
+    "residual_prox",
+    "accelerated_gradient",
+    "accelerated_prox",
+)
 #: The paper's baselines.
 PAPER_BASELINES = ("xgboost", "random_forest")
 #: The paper's eight methods (statements about "the methods" count these only).
@@ -25,15 +32,44 @@ REFERENCE = "gradient"
 METHOD_STYLES = {
     "gradient": {"short": "G", "color": "#222222", "marker": "o", "label": "gradient (G)"},
     "prox": {"short": "P", "color": "#1f77b4", "marker": "s", "label": "prox (P)"},
-    "residual_prox": {"short": "RP", "color": "#ff7f0e", "marker": "^", "label": "residual prox (RP)"},
-    "accelerated_prox": {"short": "AP", "color": "#2ca02c", "marker": "D", "label": "accelerated prox (AP)"},
-    "residual_gradient": {"short": "RG", "color": "#d62728", "marker": "v", "label": "residual gradient (RG)"},
-    "accelerated_gradient": {"short": "AG", "color": "#9467bd", "marker": "P",
-                             "label": "accelerated gradient (AG)"},
+    "residual_prox": {
+        "short": "RP",
+        "color": "#ff7f0e",
+        "marker": "^",
+        "label": "residual prox (RP)",
+    },
+    "accelerated_prox": {
+        "short": "AP",
+        "color": "#2ca02c",
+        "marker": "D",
+        "label": "accelerated prox (AP)",
+    },
+    "residual_gradient": {
+        "short": "RG",
+        "color": "#d62728",
+        "marker": "v",
+        "label": "residual gradient (RG)",
+    },
+    "accelerated_gradient": {
+        "short": "AG",
+        "color": "#9467bd",
+        "marker": "P",
+        "label": "accelerated gradient (AG)",
+    },
     "xgboost": {"short": "XGB", "color": "#e377c2", "marker": "X", "label": "XGBoost (XGB)"},
     "lightgbm": {"short": "LGBM", "color": "#17becf", "marker": "h", "label": "LightGBM (LGBM)"},
-    "sklearn_hgb": {"short": "HGB", "color": "#bcbd22", "marker": "p", "label": "scikit-learn HistGB (HGB)"},
-    "random_forest": {"short": "RF", "color": "#8c564b", "marker": "*", "label": "random forest (RF)"},
+    "sklearn_hgb": {
+        "short": "HGB",
+        "color": "#bcbd22",
+        "marker": "p",
+        "label": "scikit-learn HistGB (HGB)",
+    },
+    "random_forest": {
+        "short": "RF",
+        "color": "#8c564b",
+        "marker": "*",
+        "label": "random forest (RF)",
+    },
 }
 
 #: Methods that report only the least-squares loss and the misclassification rate (as in the paper).
@@ -48,8 +84,14 @@ REGRESSION_LOSSES = ("ls", "lad", "pinball")
 CLASSIFICATION_LOSSES = ("exponential", "hinge")
 #: Losses whose leaf line search can have ties (piecewise-linear objectives): the tie rule matters.
 TIE_LOSSES = ("lad", "pinball", "hinge")
-LOSS_NAMES = {"ls": "least squares (ls)", "lad": "least absolute deviation (lad)", "pinball": "pinball τ=0.9",
-              "exponential": "exponential β=1", "logistic": "logistic", "hinge": "hinge"}
+LOSS_NAMES = {
+    "ls": "least squares (ls)",
+    "lad": "least absolute deviation (lad)",
+    "pinball": "pinball τ=0.9",
+    "exponential": "exponential β=1",
+    "logistic": "logistic",
+    "hinge": "hinge",
+}
 
 #: The tie rule used when a stored curve or row does not name one (docs/method.md, tie rules).
 DEFAULT_TIE_RULE = "midpoint"
@@ -70,7 +112,9 @@ CONVERGENCE_DEPTHS = (3, 15)
 
 def style(method) -> dict:
     """Style of ``method`` (grey dots with its own name when unknown)."""
-    return METHOD_STYLES.get(method, {"short": str(method), "color": "grey", "marker": ".", "label": str(method)})
+    return METHOD_STYLES.get(
+        method, {"short": str(method), "color": "grey", "marker": ".", "label": str(method)}
+    )
 
 
 def short(method) -> str:
@@ -79,6 +123,10 @@ def short(method) -> str:
 
 def tie_rule_of(value) -> str:
     """The tie rule a stored value names: :data:`DEFAULT_TIE_RULE` when empty or missing."""
-    if value is None or (isinstance(value, float) and value != value) or str(value) in ("", "nan", "None"):
+    if (
+        value is None
+        or (isinstance(value, float) and value != value)
+        or str(value) in ("", "nan", "None")
+    ):
         return DEFAULT_TIE_RULE
     return str(value)

@@ -91,7 +91,7 @@ def resolve_n_jobs(n_jobs, n_tasks=None) -> int:
     return max(n, 1)
 
 
-# -- identity ---------------------------------------------------------------------------------------
+# -- identity --------------------------------------------------------------------------------------
 def dataset_identity(info, seed) -> dict:
     """What determines a loaded dataset's numbers: a generator's name, every parameter (defaults
     written out) and seed; or a real dataset's name and the sha256 of the file read."""
@@ -99,12 +99,18 @@ def dataset_identity(info, seed) -> dict:
         from .datasets import _synthetic  # the generators' signatures hold their defaults
 
         generate = getattr(_synthetic, f"make_{info.name}")
-        defaults = {name: p.default for name, p in inspect.signature(generate).parameters.items()
-                    if name != "random_state" and p.default is not inspect.Parameter.empty}
+        defaults = {
+            name: p.default
+            for name, p in inspect.signature(generate).parameters.items()
+            if name != "random_state" and p.default is not inspect.Parameter.empty
+        }
         given = {k: v for k, v in info.params.items() if k != "random_state" and v is not None}
         return {"name": info.name, "params": {**defaults, **given}, "seed": int(seed)}
-    return {"name": info.name, "params": {k: v for k, v in info.params.items() if v is not None},
-            "sha256": {name: info.sha256 for name in info.files}}
+    return {
+        "name": info.name,
+        "params": {k: v for k, v in info.params.items() if v is not None},
+        "sha256": {name: info.sha256 for name in info.files},
+    }
 
 
 def run_identity(*, dataset, loss, method, grid, n_splits, max_estimators, fractions, seed) -> dict:
@@ -117,12 +123,16 @@ def run_identity(*, dataset, loss, method, grid, n_splits, max_estimators, fract
         "loss": {"name": loss.name, **loss_params(loss)},
         "method": method.identity(),
         "grid": canonical_grid(grid, method.grid_axes),
-        "protocol": {"n_splits": int(n_splits), "max_estimators": int(max_estimators),
-                     "fractions": [float(f) for f in fractions], "seed": int(seed)},
+        "protocol": {
+            "n_splits": int(n_splits),
+            "max_estimators": int(max_estimators),
+            "fractions": [float(f) for f in fractions],
+            "seed": int(seed),
+        },
     }
 
 
-# -- scheduling -------------------------------------------------------------------------------------
+# -- scheduling ------------------------------------------------------------------------------------
 def _task(key, parent_pid, fn, *args):
     if os.getpid() != parent_pid:
         # a worker process. Ctrl-C reaches every process of the terminal's group: the parent
@@ -134,9 +144,23 @@ def _task(key, parent_pid, fn, *args):
     return key, fn(*args), time.perf_counter() - t0
 
 
-def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
-                 fractions=DEFAULT_FRACTIONS, seed=0, splits=None, n_jobs=1, on_row=None,
-                 progress=True, desc=None, base_row=None):
+def run_protocol(
+    X,
+    y,
+    method,
+    grid_points,
+    *,
+    n_splits=20,
+    max_estimators=1000,
+    fractions=DEFAULT_FRACTIONS,
+    seed=0,
+    splits=None,
+    n_jobs=1,
+    on_row=None,
+    progress=True,
+    desc=None,
+    base_row=None,
+):
     """Run the protocol on ``splits`` (default ``range(n_splits)``) and return the rows (dicts).
 
     ``on_row(row)`` is called as soon as a split's row is known (e.g. to store it). ``base_row``
@@ -156,29 +180,51 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
     rows = []
     if not splits:
         return rows
-    log.info("%s: %d fits + %d refits on %d worker(s); OMP_NUM_THREADS=%s", desc or method.name,
-             len(splits) * G, len(splits), n_workers, os.environ.get("OMP_NUM_THREADS", "unset"))
+    log.info(
+        "%s: %d fits + %d refits on %d worker(s); OMP_NUM_THREADS=%s",
+        desc or method.name,
+        len(splits) * G,
+        len(splits),
+        n_workers,
+        os.environ.get("OMP_NUM_THREADS", "unset"),
+    )
     per_wave = max(1, math.ceil(2 * n_workers / G))
     parent_pid = os.getpid()
-    waves = [splits[i:i + per_wave] for i in range(0, len(splits), per_wave)]
-    parts = {}    # split -> (train, valid, test indices) while the split is open
-    curves = {}   # split -> [(values, n_estimators) or None] * G
+    waves = [splits[i : i + per_wave] for i in range(0, len(splits), per_wave)]
+    parts = {}  # split -> (train, valid, test indices) while the split is open
+    curves = {}  # split -> [(values, n_estimators) or None] * G
     seconds = {}  # split -> fit seconds so far
-    chosen = {}   # split -> (g, T, validation value), waiting for its refit
+    chosen = {}  # split -> (g, T, validation value), waiting for its refit
 
     def fit_tasks(k):
         tr, va, te = parts[k] = split_indices(len(y), k, seed, fractions)
         curves[k], seconds[k] = [None] * G, 0.0
         for g, params in enumerate(grid_points):
-            yield delayed(_task)(("fit", k, g), parent_pid, method.validation_curve, params, (X[tr], y[tr]), (X[va], y[va]),
-                                 int(max_estimators), split_random_state(k, seed))
+            yield delayed(_task)(
+                ("fit", k, g),
+                parent_pid,
+                method.validation_curve,
+                params,
+                (X[tr], y[tr]),
+                (X[va], y[va]),
+                int(max_estimators),
+                split_random_state(k, seed),
+            )
 
     def refit_task(k):
         tr, va, te = parts[k]
         trval = np.concatenate([tr, va])
         g, T, _ = chosen[k]
-        return delayed(_task)(("refit", k), parent_pid, method.refit_predict, grid_points[g], T, (X[trval], y[trval]), X[te],
-                              split_random_state(k, seed))
+        return delayed(_task)(
+            ("refit", k),
+            parent_pid,
+            method.refit_predict,
+            grid_points[g],
+            T,
+            (X[trval], y[trval]),
+            X[te],
+            split_random_state(k, seed),
+        )
 
     def handle(key, result, elapsed):
         if key[0] == "fit":
@@ -190,11 +236,25 @@ def run_protocol(X, y, method, grid_points, *, n_splits=20, max_estimators=1000,
             return
         _, k = key
         g, T, val_loss = chosen.pop(k)
-        test_loss, test_error = test_metrics(method.loss, y[parts.pop(k)[2]], result,
-                                             report_loss=method.reports_loss())
+        test_loss, test_error = test_metrics(
+            method.loss, y[parts.pop(k)[2]], result, report_loss=method.reports_loss()
+        )
         row = dict(base_row or {})
-        row.update(split_row(k, grid_points[g], g, G, T, val_loss, test_loss, test_error, sizes, seed,
-                             method.val_metric))
+        row.update(
+            split_row(
+                k,
+                grid_points[g],
+                g,
+                G,
+                T,
+                val_loss,
+                test_loss,
+                test_error,
+                sizes,
+                seed,
+                method.val_metric,
+            )
+        )
         row.update(fit_seconds=seconds.pop(k) + elapsed, refit_seconds=elapsed)
         rows.append(row)
         if on_row is not None:
@@ -236,6 +296,7 @@ def _fit_pool(n_workers):
     sweep then ends with a "leaked semlock" warning. The executor holds none. Its running fits
     are abandoned, not awaited, when the consumer stops early (an interrupt)."""
     from concurrent.futures import ThreadPoolExecutor
+
     from joblib import Parallel
     from joblib._parallel_backends import ThreadingBackend
     from joblib.parallel import get_active_backend
@@ -276,11 +337,18 @@ def _progress_bar(total, desc, enabled):
         # it is a named one that the worker never releases when the interrupted sweep kills it
         # (a "leaked semaphore" warning at exit). One bar per process needs only a thread lock.
         std.tqdm.set_lock(threading.RLock())
-    return tqdm(total=total, desc=desc, unit="fit", disable=not enabled, mininterval=1.0,
-                dynamic_ncols=True, smoothing=0.1)
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit="fit",
+        disable=not enabled,
+        mininterval=1.0,
+        dynamic_ncols=True,
+        smoothing=0.1,
+    )
 
 
-# -- one run ----------------------------------------------------------------------------------------
+# -- one run ---------------------------------------------------------------------------------------
 def _dataset_task(dataset):
     from .datasets import dataset_info
 
@@ -330,11 +398,28 @@ class Run:
         return results.stored_splits(*self.location)
 
 
-def plan_run(*, dataset="synthetic", loss="ls", algo="prox", grid=None, grid_name="custom",
-             dataset_params=None, loss_params=None, algo_options=None, engine="exact",
-             tie_rule=DEFAULT_TIE_RULE, n_splits=20, max_estimators=1000, fractions=DEFAULT_FRACTIONS,
-             seed=0, results_dir="results", mirror=None, loss_label=None,
-             skip_task_mismatch=False, skip_unavailable=False):
+def plan_run(
+    *,
+    dataset="synthetic",
+    loss="ls",
+    algo="prox",
+    grid=None,
+    grid_name="custom",
+    dataset_params=None,
+    loss_params=None,
+    algo_options=None,
+    engine="exact",
+    tie_rule=DEFAULT_TIE_RULE,
+    n_splits=20,
+    max_estimators=1000,
+    fractions=DEFAULT_FRACTIONS,
+    seed=0,
+    results_dir="results",
+    mirror=None,
+    loss_label=None,
+    skip_task_mismatch=False,
+    skip_unavailable=False,
+):
     """Check a run's inputs, load its data and compute its identity — no fit.
 
     ``loss`` is a loss object or its name (then built with ``loss_params``). Raises
@@ -349,19 +434,25 @@ def plan_run(*, dataset="synthetic", loss="ls", algo="prox", grid=None, grid_nam
     if isinstance(loss, Loss):
         loss_obj = loss
     else:
-        loss_kw = {k: v for k, v in dict(loss_params or {}).items() if k in ("tau", "beta", "newton_steps")}
+        loss_kw = {
+            k: v for k, v in dict(loss_params or {}).items() if k in ("tau", "beta", "newton_steps")
+        }
         try:
             loss_obj = make_loss(loss, **loss_kw)
         except ValueError as exc:
             raise ProtocolError(str(exc)) from exc
     loss = loss_obj.name
     if tie_rule not in TIE_RULES:
-        raise ProtocolError(f"tie_rule '{tie_rule}' is not a tie rule; valid choices: {', '.join(TIE_RULES)}")
+        raise ProtocolError(
+            f"tie_rule '{tie_rule}' is not a tie rule; valid choices: {', '.join(TIE_RULES)}"
+        )
     if algo in BOOSTING_ALGOS:
         from .engines import ENGINES
 
         if engine not in ENGINES:
-            raise ProtocolError(f"engine '{engine}' is not available; valid choices: {', '.join(sorted(ENGINES))}")
+            raise ProtocolError(
+                f"engine '{engine}' is not available; valid choices: {', '.join(sorted(ENGINES))}"
+            )
     try:
         method = make_method(algo, loss_obj, engine=engine, options=algo_options, tie_rule=tie_rule)
         method.identity()  # builds the estimator once: a bad option fails here
@@ -394,29 +485,64 @@ def plan_run(*, dataset="synthetic", loss="ls", algo="prox", grid=None, grid_nam
     except (TypeError, ValueError) as exc:  # the dataset's own parameter checks
         raise ProtocolError(f"dataset '{dataset}': {exc}") from None
     split_sizes(len(y), fractions)  # fail before any fit if the data cannot be split
-    identity = results.canonical_json(run_identity(
-        dataset=dataset_identity(info, seed), loss=loss_obj, method=method, grid=grid or {},
-        n_splits=n_splits, max_estimators=max_estimators, fractions=fractions, seed=seed))
+    identity = results.canonical_json(
+        run_identity(
+            dataset=dataset_identity(info, seed),
+            loss=loss_obj,
+            method=method,
+            grid=grid or {},
+            n_splits=n_splits,
+            max_estimators=max_estimators,
+            fractions=fractions,
+            seed=seed,
+        )
+    )
 
     protocol = protocol_name(grid_name, n_splits, max_estimators, fractions, seed)
     extra = {k: v for k, v in dataset_params.items() if k != "task"}
     dataset_key = dataset if not extra else f"{dataset}-{_short_hash(extra)}"
     loss_key = loss_label or loss
     base_row = {
-        "protocol": protocol, "dataset": dataset_key, "loss": loss_key, "algo": algo, "engine": method.engine,
-        "task": loss_obj.task, "tau": getattr(loss_obj, "tau", math.nan) if loss == "pinball" else math.nan,
+        "protocol": protocol,
+        "dataset": dataset_key,
+        "loss": loss_key,
+        "algo": algo,
+        "engine": method.engine,
+        "task": loss_obj.task,
+        "tau": getattr(loss_obj, "tau", math.nan) if loss == "pinball" else math.nan,
         "beta": getattr(loss_obj, "beta", math.nan) if loss == "exponential" else math.nan,
-        "newton_steps": getattr(loss_obj, "newton_steps", math.nan) if loss_obj.task == "classification" else math.nan,
-        "grid": grid_name, "max_estimators": int(max_estimators), "n_splits": int(n_splits),
-        "train_fraction": fractions[0], "validation_fraction": fractions[1], "test_fraction": fractions[2],
-        "seed": int(seed), "dataset_params": json.dumps(extra, sort_keys=True),
-        "tie_rule": tie_rule if algo in BOOSTING_ALGOS else "none", "identity": identity,
+        "newton_steps": (
+            getattr(loss_obj, "newton_steps", math.nan)
+            if loss_obj.task == "classification"
+            else math.nan
+        ),
+        "grid": grid_name,
+        "max_estimators": int(max_estimators),
+        "n_splits": int(n_splits),
+        "train_fraction": fractions[0],
+        "validation_fraction": fractions[1],
+        "test_fraction": fractions[2],
+        "seed": int(seed),
+        "dataset_params": json.dumps(extra, sort_keys=True),
+        "tie_rule": tie_rule if algo in BOOSTING_ALGOS else "none",
+        "identity": identity,
     }
-    return Run(label=f"{dataset_key}/{loss_key}/{algo}", protocol=protocol, method=method,
-               grid_points=grid_points, X=X, y=y, identity=identity,
-               location=(results_dir, protocol, dataset_key, loss_key, algo, method.engine, identity),
-               base_row=base_row, n_splits=int(n_splits), max_estimators=int(max_estimators),
-               fractions=fractions, seed=int(seed), tie_rule=tie_rule)
+    return Run(
+        label=f"{dataset_key}/{loss_key}/{algo}",
+        protocol=protocol,
+        method=method,
+        grid_points=grid_points,
+        X=X,
+        y=y,
+        identity=identity,
+        location=(results_dir, protocol, dataset_key, loss_key, algo, method.engine, identity),
+        base_row=base_row,
+        n_splits=int(n_splits),
+        max_estimators=int(max_estimators),
+        fractions=fractions,
+        seed=int(seed),
+        tie_rule=tie_rule,
+    )
 
 
 def execute(run: Run, n_jobs=None, progress=True):
@@ -424,12 +550,26 @@ def execute(run: Run, n_jobs=None, progress=True):
     return every row of the run (a DataFrame)."""
     method, where = run.method, run.where
     if method.engine == "none":
-        log.info("%s grows its own trees: the tree engine does not apply (stored as engine=none)", method.name)
+        log.info(
+            "%s grows its own trees: the tree engine does not apply (stored as engine=none)",
+            method.name,
+        )
     stored = run.stored_splits()
     todo = [k for k in range(run.n_splits) if k not in stored]
-    log.info("%s: protocol %s, engine %s, tie rule %s, %d grid points x T_max %d; %d/%d splits stored, "
-             "%d to run; rows in %s", run.label, run.protocol, method.engine, run.tie_rule, len(run.grid_points),
-             run.max_estimators, run.n_splits - len(todo), run.n_splits, len(todo), where)
+    log.info(
+        "%s: protocol %s, engine %s, tie rule %s, %d grid points x T_max %d; %d/%d splits stored, "
+        "%d to run; rows in %s",
+        run.label,
+        run.protocol,
+        method.engine,
+        run.tie_rule,
+        len(run.grid_points),
+        run.max_estimators,
+        run.n_splits - len(todo),
+        run.n_splits,
+        len(todo),
+        where,
+    )
     if todo:
         results_dir = run.location[0]
 
@@ -437,13 +577,33 @@ def execute(run: Run, n_jobs=None, progress=True):
             global ROWS_STORED
             path = results.write_row(results_dir, {**row, **results.provenance()})
             ROWS_STORED += 1
-            log.info("%s split %d: %s, T=%d, %s -> %s", run.label, row["split"], _metrics_text(row),
-                     row["n_estimators"], row["params"], path)
+            log.info(
+                "%s split %d: %s, T=%d, %s -> %s",
+                run.label,
+                row["split"],
+                _metrics_text(row),
+                row["n_estimators"],
+                row["params"],
+                path,
+            )
 
         t0 = time.perf_counter()
-        run_protocol(run.X, run.y, method, run.grid_points, n_splits=run.n_splits,
-                     max_estimators=run.max_estimators, fractions=run.fractions, seed=run.seed, splits=todo,
-                     n_jobs=n_jobs, on_row=store, progress=progress, desc=run.label, base_row=run.base_row)
+        run_protocol(
+            run.X,
+            run.y,
+            method,
+            run.grid_points,
+            n_splits=run.n_splits,
+            max_estimators=run.max_estimators,
+            fractions=run.fractions,
+            seed=run.seed,
+            splits=todo,
+            n_jobs=n_jobs,
+            on_row=store,
+            progress=progress,
+            desc=run.label,
+            base_row=run.base_row,
+        )
         log.info("%s: %d rows computed in %.1f s", run.label, len(todo), time.perf_counter() - t0)
     df = results.load(where)
     log.info(summary_line(df, run.label, run.protocol, method.engine, where))
@@ -475,7 +635,8 @@ def _metrics_text(row) -> str:
 
 
 def summary_line(df, label, protocol, engine, where) -> str:
-    """``<label> [<protocol>, engine <e>]: test loss m ± s (and error) over n splits; rows in <dir>``
+    """``<label> [<protocol>, engine <e>]: test loss m ± s (and error) over n splits; rows in
+    <dir>``
     (std with ddof=1)."""
     n = len(df)
     if n == 0:
@@ -489,4 +650,7 @@ def summary_line(df, label, protocol, engine, where) -> str:
     te = df["test_error"].astype(float)
     if te.notna().any():
         parts.append(f"misclassification {te.mean():.4g} ± {te.std(ddof=1) if n > 1 else 0.0:.2g}")
-    return f"{label} [{protocol}, engine {engine}]: {', '.join(parts)} over {n} splits; rows in {where}"
+    return (
+        f"{label} [{protocol}, engine {engine}]: {', '.join(parts)} over {n} splits; rows in"
+        f" {where}"
+    )

@@ -66,7 +66,7 @@ class TaskMismatchError(ProtocolError):
     """A loss of one task (regression, classification) asked of a dataset of the other."""
 
 
-# -- validation -------------------------------------------------------------------------------------
+# -- validation ------------------------------------------------------------------------------------
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
@@ -76,16 +76,25 @@ def validate_protocol(n_splits, fractions, max_estimators, seed=0):
     if not _is_int(n_splits) or n_splits < 1:
         raise ProtocolError(f"protocol.n_splits must be an integer >= 1, got {n_splits!r}")
     if not _is_int(max_estimators) or max_estimators < 1:
-        raise ProtocolError(f"protocol.max_estimators (T_max) must be an integer >= 1, got {max_estimators!r}")
+        raise ProtocolError(
+            f"protocol.max_estimators (T_max) must be an integer >= 1, got {max_estimators!r}"
+        )
     if not _is_int(seed) or seed < 0:
         raise ProtocolError(f"protocol.seed must be an integer >= 0, got {seed!r}")
     fr = tuple(fractions)
-    if len(fr) != 3 or not all(isinstance(f, (int, float, np.number)) and not isinstance(f, bool) for f in fr):
-        raise ProtocolError(f"protocol.fractions must be three numbers (train, validation, test), got {fractions!r}")
+    if len(fr) != 3 or not all(
+        isinstance(f, (int, float, np.number)) and not isinstance(f, bool) for f in fr
+    ):
+        raise ProtocolError(
+            f"protocol.fractions must be three numbers (train, validation, test), got {fractions!r}"
+        )
     if not all(0.0 < f < 1.0 for f in fr):
         raise ProtocolError(f"protocol.fractions must each lie in (0, 1), got {fr}")
     if abs(sum(fr) - 1.0) > 1e-9:
-        raise ProtocolError(f"protocol.fractions (train, validation, test) must sum to 1, got {fr} (sum {sum(fr):.12g})")
+        raise ProtocolError(
+            f"protocol.fractions (train, validation, test) must sum to 1, got {fr} (sum"
+            f" {sum(fr):.12g})"
+        )
     return fr
 
 
@@ -93,30 +102,37 @@ def check_task(loss_name, loss_task, dataset_name, dataset_task):
     """Raise if the loss does not fit the dataset's task."""
     if loss_task != dataset_task:
         raise TaskMismatchError(
-            f"loss '{loss_name}' is a {loss_task} loss but dataset '{dataset_name}' is a {dataset_task} dataset"
+            f"loss '{loss_name}' is a {loss_task} loss but dataset '{dataset_name}' is a"
+            f" {dataset_task} dataset"
         )
 
 
-# -- splits, grid, selection, metrics ---------------------------------------------------------------
+# -- splits, grid, selection, metrics --------------------------------------------------------------
 def split_sizes(n, fractions=DEFAULT_FRACTIONS):
     n_train = int(round(fractions[0] * n))
     n_val = int(round(fractions[1] * n))
     n_test = n - n_train - n_val
     if min(n_train, n_val, n_test) < 1 or n_train < 2:
         raise ProtocolError(
-            f"{n} rows cannot be split by fractions {tuple(fractions)}: sizes {n_train}/{n_val}/{n_test}"
+            f"{n} rows cannot be split by fractions {tuple(fractions)}: sizes"
+            f" {n_train}/{n_val}/{n_test}"
         )
     return n_train, n_val, n_test
 
 
 def split_indices(n, k, seed=0, fractions=DEFAULT_FRACTIONS):
-    """Row indices (train, validation, test) of split ``k`` — each sorted, disjoint, covering 0..n-1.
+    """Row indices (train, validation, test) of split ``k`` — each sorted, disjoint, covering
+    0..n-1.
 
     Shuffled by ``numpy.random.default_rng((seed, k))``: the same for every method and loss.
     """
     n_train, n_val, _ = split_sizes(n, fractions)
     perm = np.random.default_rng((int(seed), int(k))).permutation(n)
-    return (np.sort(perm[:n_train]), np.sort(perm[n_train:n_train + n_val]), np.sort(perm[n_train + n_val:]))
+    return (
+        np.sort(perm[:n_train]),
+        np.sort(perm[n_train : n_train + n_val]),
+        np.sort(perm[n_train + n_val :]),
+    )
 
 
 def split_random_state(k, seed=0) -> int:
@@ -133,8 +149,10 @@ GRID_AXES = {
     "max_depth": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
     "learning_rate": (lambda v: _is_number(v) and 0 < v <= 1, "a number in (0, 1]"),
     "step": (lambda v: _is_number(v) and v > 0 and math.isfinite(v), "a number > 0 (per-sample λ)"),
-    "max_features": (lambda v: v in ("sqrt", "log2") or (_is_number(v) and 0 < v <= 1),
-                     "a fraction in (0, 1], 'sqrt' or 'log2'"),
+    "max_features": (
+        lambda v: v in ("sqrt", "log2") or (_is_number(v) and 0 < v <= 1),
+        "a fraction in (0, 1], 'sqrt' or 'log2'",
+    ),
 }
 
 
@@ -187,7 +205,9 @@ def select(curves):
     """
     c = np.asarray(curves, dtype=np.float64)
     if c.ndim != 2 or c.size == 0:
-        raise ValueError(f"curves must be a non-empty 2-d array (grid points × T), got shape {c.shape}")
+        raise ValueError(
+            f"curves must be a non-empty 2-d array (grid points × T), got shape {c.shape}"
+        )
     c = np.where(np.isnan(c), np.inf, c)
     m = c.min()
     t = int(np.flatnonzero((c == m).any(axis=0))[0])
@@ -245,12 +265,21 @@ def split_row(k, params, g, n_grid, T, val_loss, test_loss, test_error, sizes, s
     """The columns of one split's result row that the protocol determines."""
     n_train, n_val, n_test = sizes
     return dict(
-        split=int(k), test_loss=test_loss, test_error=test_error, val_loss=val_loss,
-        val_metric=val_metric, n_estimators=int(T),
+        split=int(k),
+        test_loss=test_loss,
+        test_error=test_error,
+        val_loss=val_loss,
+        val_metric=val_metric,
+        n_estimators=int(T),
         max_depth=_nan_if_none(params.get("max_depth")),
         learning_rate=_nan_if_none(params.get("learning_rate")),
         step=_nan_if_none(params.get("step")),
         max_features=str(params["max_features"]) if "max_features" in params else math.nan,
-        params=json.dumps(params, sort_keys=True), grid_index=int(g), n_grid=int(n_grid),
-        random_state=split_random_state(k, seed), n_train=n_train, n_validation=n_val, n_test=n_test,
+        params=json.dumps(params, sort_keys=True),
+        grid_index=int(g),
+        n_grid=int(n_grid),
+        random_state=split_random_state(k, seed),
+        n_train=n_train,
+        n_validation=n_val,
+        n_test=n_test,
     )

@@ -1,4 +1,5 @@
-"""``results/SUMMARY.md`` and ``results/claims.csv`` from the stored results: the 34 verdicts first, then the details.
+"""``results/SUMMARY.md`` and ``results/claims.csv`` from the stored results: the 34 verdicts first,
+then the details.
 
     python -m proxboost.report [--results results]
 
@@ -30,8 +31,24 @@ import numpy as np
 import pandas as pd
 
 from ._io import atomic_path
-from .analysis import compare, format_number, format_p, paired_values, rows_per_dataset, shared_methods, variant_differences
-from .claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, intro_grid, judge, write_claims
+from .analysis import (
+    compare,
+    format_number,
+    format_p,
+    paired_values,
+    rows_per_dataset,
+    shared_methods,
+    variant_differences,
+)
+from .claims import (
+    CONFIRMED,
+    CONTRADICTED,
+    INCONCLUSIVE,
+    STATEMENTS,
+    intro_grid,
+    judge,
+    write_claims,
+)
 from .naming import (
     CLASSIFICATION_DATASETS,
     CLASSIFICATION_LOSSES,
@@ -46,17 +63,23 @@ from .naming import (
 
 __all__ = ["baselines_table", "build_summary", "cpu_table", "main", "write_reports"]
 
-GROUPS = (("Convergence", ("1a", "1b", "1c", "1d", "1e", "2a", "2b", "2c", "2d", "2e", "5")),
-          ("Proximal step", ("3a", "3b", "3c", "3d", "3e", "4a", "4b", "4c", "4d", "4e")),
-          ("Real world", ("6a", "6b", "6c", "6d", "6e", "6j", "6f", "6g", "6h", "6i")),
-          ("Introduction", ("7a", "7b", "7c")))
+GROUPS = (
+    ("Convergence", ("1a", "1b", "1c", "1d", "1e", "2a", "2b", "2c", "2d", "2e", "5")),
+    ("Proximal step", ("3a", "3b", "3c", "3d", "3e", "4a", "4b", "4c", "4d", "4e")),
+    ("Real world", ("6a", "6b", "6c", "6d", "6e", "6j", "6f", "6g", "6h", "6i")),
+    ("Introduction", ("7a", "7b", "7c")),
+)
 
 
 #: Why a dataset of the paper has no stored rows (shown in its place).
-MISSING = {"advertisements": ": no copy of the UCI file `ad.data` was available to the machine that computed the stored "
-                             "rows (no network access; no checksum of the file is known, docs/protocol.md). Its "
-                             "loader is tested on a generated file; `make datasets` then `make results` add its rows "
-                             "where the file can be downloaded"}
+MISSING = {
+    "advertisements": (
+        ": no copy of the UCI file `ad.data` was available to the machine that computed the stored "
+        "rows (no network access; no checksum of the file is known, docs/protocol.md). Its "
+        "loader is tested on a generated file; `make datasets` then `make results` add its rows "
+        "where the file can be downloaded"
+    )
+}
 
 
 def _cell(text) -> str:
@@ -75,19 +98,31 @@ def _lead(numbers: str) -> str:
 def claims_table(claims: pd.DataFrame) -> list[str]:
     """The 34-row table and a count per group."""
     top = claims[claims["scope"] == "all"].set_index("id")
-    lines = ["| id | statement (paper line) | verdict | rests on | numbers |", "|---|---|---|---|---|"]
+    lines = [
+        "| id | statement (paper line) | verdict | rests on | numbers |",
+        "|---|---|---|---|---|",
+    ]
     for sid, (text, line) in STATEMENTS.items():
         r = top.loc[sid]
-        lines.append(f"| {sid} | {_cell(text)} (l. {line}) | **{r['verdict']}** | {_cell(r['protocol'])} | "
-                     f"{_cell(_lead(r['numbers']))} |")
+        lines.append(
+            f"| {sid} | {_cell(text)} (l. {line}) | **{r['verdict']}** | {_cell(r['protocol'])} | "
+            f"{_cell(_lead(r['numbers']))} |"
+        )
     lines.append("")
     for name, ids in GROUPS:
         v = top.loc[list(ids), "verdict"]
-        lines.append(f"- {name}: {(v == CONFIRMED).sum()} confirmed, {(v == CONTRADICTED).sum()} contradicted, "
-                     f"{(v == INCONCLUSIVE).sum()} inconclusive (of {len(ids)}).")
+        lines.append(
+            f"- {name}: {(v == CONFIRMED).sum()} confirmed, {(v == CONTRADICTED).sum()}"
+            f" contradicted, {(v == INCONCLUSIVE).sum()} inconclusive (of {len(ids)})."
+        )
     v = top["verdict"]
-    lines += [f"- All: {(v == CONFIRMED).sum()} confirmed, {(v == CONTRADICTED).sum()} contradicted, "
-              f"{(v == INCONCLUSIVE).sum()} inconclusive (of {len(v)}).", ""]
+    lines += [
+        (
+            f"- All: {(v == CONFIRMED).sum()} confirmed, {(v == CONTRADICTED).sum()} contradicted, "
+            f"{(v == INCONCLUSIVE).sum()} inconclusive (of {len(v)})."
+        ),
+        "",
+    ]
     return lines
 
 
@@ -96,15 +131,21 @@ def claims_details(claims: pd.DataFrame) -> list[str]:
     for sid, (text, line) in STATEMENTS.items():
         g = claims[claims["id"] == sid]
         top = g[g["scope"] == "all"].iloc[0]
-        lines += [f"### {sid}. {text} (l. {line}) — {top['verdict']}", "",
-                  f"Rests on: {top['protocol']}. {top['numbers']}", ""]
+        lines += [
+            f"### {sid}. {text} (l. {line}) — {top['verdict']}",
+            "",
+            f"Rests on: {top['protocol']}. {top['numbers']}",
+            "",
+        ]
         cells = g[g["scope"] != "all"]
         if cells.empty:
             continue
         lines += ["| scope | verdict | numbers | protocol | n |", "|---|---|---|---|---|"]
         for _, r in cells.iterrows():
-            lines.append(f"| {_cell(r['scope'])} | {r['verdict']} | {_cell(r['numbers'])} | {_cell(r['protocol'])} | "
-                         f"{int(r['n_support'])} |")
+            lines.append(
+                f"| {_cell(r['scope'])} | {r['verdict']} | {_cell(r['numbers'])} |"
+                f" {_cell(r['protocol'])} | {int(r['n_support'])} |"
+            )
         lines.append("")
     return lines
 
@@ -113,7 +154,9 @@ def _metric_cells(rows, ga, ds, loss, algo, metric):
     v = ga[metric].astype(float).dropna()
     if v.empty:
         return ["not reported", "—", "—", "—"]
-    cells = [f"{format_number(v.mean())} ± {format_number(v.std(ddof=1) if len(v) > 1 else math.nan)}"]
+    cells = [
+        f"{format_number(v.mean())} ± {format_number(v.std(ddof=1) if len(v) > 1 else math.nan)}"
+    ]
     if algo == REFERENCE:
         return cells + ["(reference)", "", ""]
     g = rows[(rows["dataset"] == ds) & (rows["loss"] == loss)]
@@ -140,12 +183,20 @@ def outlier_notes(g: pd.DataFrame) -> list[str]:
             continue
         median = float(v["test_loss"].median())
         far = v[v["test_loss"] > OUTLIER_FACTOR * median] if median > 0 else v.iloc[:0]
-        notes += [f"split {int(r.split)} of {algo}: test loss {format_number(r.test_loss)}, "
-                  f"{r.test_loss / median:.0f} × its median {format_number(median)}" for r in far.itertuples()]
+        notes += [
+            f"split {int(r.split)} of {algo}: test loss {format_number(r.test_loss)}, "
+            f"{r.test_loss / median:.0f} × its median {format_number(median)}"
+            for r in far.itertuples()
+        ]
     if not notes:
         return []
-    return [f"Outlying splits (test loss above {OUTLIER_FACTOR} × the method's median; they dominate the mean ± "
-            f"std, not the paired medians, W/T/L or p): {'; '.join(notes)}.", ""]
+    return [
+        (
+            f"Outlying splits (test loss above {OUTLIER_FACTOR} × the method's median; they"
+            f" dominate the mean ± std, not the paired medians, W/T/L or p): {'; '.join(notes)}."
+        ),
+        "",
+    ]
 
 
 def real_world_tables(real: pd.DataFrame) -> list[str]:
@@ -157,9 +208,17 @@ def real_world_tables(real: pd.DataFrame) -> list[str]:
             lines += [f"### {ds}", "", f"_No stored rows{MISSING.get(ds, '')}._", ""]
             continue
         meta = info[ds]
-        other = (f" Also stored, not used here: {'; '.join(meta['other_protocols'])}."
-                 if meta["other_protocols"] else "")
-        lines += [f"### {ds}", "", f"Protocol {meta['protocol']}, {meta['n_splits']} splits.{other}", ""]
+        other = (
+            f" Also stored, not used here: {'; '.join(meta['other_protocols'])}."
+            if meta["other_protocols"]
+            else ""
+        )
+        lines += [
+            f"### {ds}",
+            "",
+            f"Protocol {meta['protocol']}, {meta['n_splits']} splits.{other}",
+            "",
+        ]
         clf = ds in CLASSIFICATION_DATASETS
         shared = shared_methods(rows, ds)
         for loss in CLASSIFICATION_LOSSES if clf else REGRESSION_LOSSES:
@@ -167,7 +226,9 @@ def real_world_tables(real: pd.DataFrame) -> list[str]:
             if g.empty:
                 lines += [f"**{loss}**: no stored rows.", ""]
                 continue
-            head = "| method | splits | test loss mean ± std | median Δ loss | W/T/L vs gradient | p |"
+            head = (
+                "| method | splits | test loss mean ± std | median Δ loss | W/T/L vs gradient | p |"
+            )
             sep = "|---|---|---|---|---|---|"
             if clf:
                 head += " error mean ± std | median Δ error | W/T/L | p |"
@@ -178,7 +239,9 @@ def real_world_tables(real: pd.DataFrame) -> list[str]:
                 if ga.empty:
                     continue
                 name = f"{algo} (loss-independent)" if algo in shared else algo
-                cells = [name, str(ga["split"].nunique())] + _metric_cells(rows, ga, ds, loss, algo, "test_loss")
+                cells = [name, str(ga["split"].nunique())] + _metric_cells(
+                    rows, ga, ds, loss, algo, "test_loss"
+                )
                 if clf:
                     cells += _metric_cells(rows, ga, ds, loss, algo, "test_error")
                 lines.append("| " + " | ".join(cells) + " |")
@@ -187,10 +250,15 @@ def real_world_tables(real: pd.DataFrame) -> list[str]:
         if shared:
             g = rows[(rows["dataset"] == ds) & rows["algo"].isin(shared)]
             run = ", ".join(f"`{v}`" for v in sorted(set(g["run_loss"])))
-            lines += [f"Loss-independent ({', '.join(shared)}): the classifier does not depend on the loss, so it "
-                      f"is fitted once per split (run with {run}) and the same rows appear under every loss, each "
-                      "paired with that loss's gradient boosting on the same split; reported for the "
-                      "misclassification rate only.", ""]
+            lines += [
+                (
+                    f"Loss-independent ({', '.join(shared)}): the classifier does not depend on the"
+                    f" loss, so it is fitted once per split (run with {run}) and the same rows"
+                    " appear under every loss, each paired with that loss's gradient boosting on"
+                    " the same split; reported for the misclassification rate only."
+                ),
+                "",
+            ]
     return lines
 
 
@@ -216,12 +284,18 @@ def baselines_table(real: pd.DataFrame) -> list[str]:
     """
     rows, info = rows_per_dataset(real)
     losses = ("lad", "pinball")
-    have = rows[rows["algo"].isin(BASELINES) & rows["loss"].isin(losses)] if not rows.empty else rows
+    have = (
+        rows[rows["algo"].isin(BASELINES) & rows["loss"].isin(losses)] if not rows.empty else rows
+    )
     if have.empty:
         return ["_No stored LightGBM or HistGradientBoosting rows for `lad` or `pinball` yet._", ""]
     pairs = [(a, b) for a in PROXIMAL for b in BASELINES]
-    lines = ["| loss | dataset | protocol | " + " | ".join(f"{short(a)} − {short(b)}" for a, b in pairs) + " |",
-             "|---|---|---|" + "---|" * len(pairs)]
+    lines = [
+        "| loss | dataset | protocol | "
+        + " | ".join(f"{short(a)} − {short(b)}" for a, b in pairs)
+        + " |",
+        "|---|---|---|" + "---|" * len(pairs),
+    ]
     for loss in losses:
         for ds in REGRESSION_DATASETS:
             if ds not in info or not ((have["dataset"] == ds) & (have["loss"] == loss)).any():
@@ -233,25 +307,37 @@ def baselines_table(real: pd.DataFrame) -> list[str]:
                     cells.append("—")
                     continue
                 share = f" ({c.median / c.scale:+.1%})" if c.scale else ""
-                cells.append(f"{format_number(c.median, 3)}{share} · {c.wins}/{c.ties}/{c.losses} · p {format_p(c.p)}")
-            lines.append(f"| {loss} | {ds} | {_cell(info[ds]['protocol'])}, {info[ds]['n_splits']} splits | "
-                         + " | ".join(cells) + " |")
+                cells.append(
+                    f"{format_number(c.median, 3)}{share} · {c.wins}/{c.ties}/{c.losses} · p"
+                    f" {format_p(c.p)}"
+                )
+            lines.append(
+                f"| {loss} | {ds} | {_cell(info[ds]['protocol'])}, {info[ds]['n_splits']} splits | "
+                + " | ".join(cells)
+                + " |"
+            )
     judged = rows[rows["loss"].isin(losses)]
     n_prox, n_base = _grid_points(judged, PROXIMAL), _grid_points(judged, BASELINES)
-    sizes = (f": {n_prox} grid points against {n_base}" if n_prox and n_base else "")
-    lines += ["",
-              "Cell: median Δ (share of the baseline's median test loss) · W/T/L = splits where the proximal "
-              "method is lower / equal / higher · two-sided Wilcoxon p; Δ = test loss of the proximal method − "
-              "that of the baseline on the same split (pinball τ = 0.9; the baselines use their native "
-              "absolute-error and quantile objectives). The comparison is not symmetric: the proximal methods "
-              f"also tune λ, so their validation selection chooses among more settings{sizes} (depth × learning "
-              "rate × λ against depth × learning rate, each with T ∈ [0, T_max] read on the validation curve).",
-              ""]
+    sizes = f": {n_prox} grid points against {n_base}" if n_prox and n_base else ""
+    lines += [
+        "",
+        (
+            "Cell: median Δ (share of the baseline's median test loss) · W/T/L = splits where the"
+            " proximal method is lower / equal / higher · two-sided Wilcoxon p; Δ = test loss of"
+            " the proximal method − that of the baseline on the same split (pinball τ = 0.9; the"
+            " baselines use their native absolute-error and quantile objectives). The comparison"
+            " is not symmetric: the proximal methods also tune λ, so their validation selection"
+            f" chooses among more settings{sizes} (depth × learning rate × λ against depth ×"
+            " learning rate, each with T ∈ [0, T_max] read on the validation curve)."
+        ),
+        "",
+    ]
     return lines
 
 
 def cpu_table(real: pd.DataFrame) -> list[str]:
-    """Per protocol: compute hours of the stored rows per dataset and method, from their own timings.
+    """Per protocol: compute hours of the stored rows per dataset and method, from their own
+    timings.
 
     A row's ``fit_seconds`` is the time of every grid fit of its split plus the refit on
     train ∪ validation (``refit_seconds`` is that refit's share), each fit timed in its worker and
@@ -262,26 +348,38 @@ def cpu_table(real: pd.DataFrame) -> list[str]:
         return ["_No stored rows with timings._", ""]
     df = real.copy()
     df["engine"] = df["engine"].fillna("exact").astype(str) if "engine" in df else "exact"
-    df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    df["tie_rule"] = (
+        [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    )
     df["fit_seconds"] = df["fit_seconds"].astype(float)
     lines = []
     for proto, g in df.groupby("protocol", sort=True):
         boost_variants = sorted({(e, t) for e, t in zip(g["engine"], g["tie_rule"]) if e != "none"})
 
-        def column(algo, engine, tie):
+        def column(algo, engine, tie, boost_variants=boost_variants):
             if engine == "none" or len(boost_variants) <= 1:
                 return algo
             return f"{algo} ({engine}" + ("" if tie == DEFAULT_TIE_RULE else f", {tie}") + ")"
 
-        g = g.assign(_col=[column(a, e, t) for a, e, t in zip(g["algo"], g["engine"], g["tie_rule"])])
+        g = g.assign(
+            _col=[column(a, e, t) for a, e, t in zip(g["algo"], g["engine"], g["tie_rule"])]
+        )
         order = {a: i for i, a in enumerate(METHOD_ORDER)}
         cols = sorted(set(g["_col"]), key=lambda c: (order.get(c.split(" (")[0], len(order)), c))
         hours = g.groupby(["dataset", "_col"])["fit_seconds"].sum(min_count=1) / 3600.0
-        ds_order = [d for d in REGRESSION_DATASETS + CLASSIFICATION_DATASETS if d in set(g["dataset"])]
+        ds_order = [
+            d for d in REGRESSION_DATASETS + CLASSIFICATION_DATASETS if d in set(g["dataset"])
+        ]
         ds_order += sorted(set(g["dataset"]) - set(ds_order))
         untimed = int(g["fit_seconds"].isna().sum())
-        lines += [f"**{proto}** ({len(g)} rows" + (f", {untimed} without timing" if untimed else "") + ")", "",
-                  "| dataset | rows | " + " | ".join(cols) + " | total |", "|---|---|" + "---|" * (len(cols) + 1)]
+        lines += [
+            f"**{proto}** ({len(g)} rows"
+            + (f", {untimed} without timing" if untimed else "")
+            + ")",
+            "",
+            "| dataset | rows | " + " | ".join(cols) + " | total |",
+            "|---|---|" + "---|" * (len(cols) + 1),
+        ]
 
         def h(x):
             if x is None or not math.isfinite(x):
@@ -290,17 +388,25 @@ def cpu_table(real: pd.DataFrame) -> list[str]:
 
         for ds in ds_order:
             gd = g[g["dataset"] == ds]
-            lines.append(f"| {ds} | {len(gd)} | " + " | ".join(h(hours.get((ds, c), math.nan)) for c in cols)
-                         + f" | {h(gd['fit_seconds'].sum() / 3600.0)} |")
+            lines.append(
+                f"| {ds} | {len(gd)} | "
+                + " | ".join(h(hours.get((ds, c), math.nan)) for c in cols)
+                + f" | {h(gd['fit_seconds'].sum() / 3600.0)} |"
+            )
         per_col = g.groupby("_col")["fit_seconds"].sum() / 3600.0
-        lines += [f"| total | {len(g)} | " + " | ".join(h(per_col.get(c, math.nan)) for c in cols)
-                  + f" | {h(g['fit_seconds'].sum() / 3600.0)} |", ""]
+        lines += [
+            f"| total | {len(g)} | "
+            + " | ".join(h(per_col.get(c, math.nan)) for c in cols)
+            + f" | {h(g['fit_seconds'].sum() / 3600.0)} |",
+            "",
+        ]
     return lines
 
 
 def variant_table(real: pd.DataFrame, column: str, title: str, what: str, claims=None) -> list[str]:
     """Paired differences between two values of ``column`` (engine, tie rule) on the same runs;
-    with ``claims``, followed by the verdicts that change between them (:func:`verdict_agreement`)."""
+    with ``claims``, followed by the verdicts that change between them (:func:`verdict_agreement`).
+    """
     if real is None or real.empty:
         return []
     df = real.copy()
@@ -314,23 +420,39 @@ def variant_table(real: pd.DataFrame, column: str, title: str, what: str, claims
         m = variant_differences(df, column, a, b)
         if m.empty:
             continue
-        lines += [f"**{a} − {b}**", "", f"| protocol | dataset | loss | algo | splits | median Δ ({a} − {b}) | "
-                  f"mean \\|Δ\\| / loss | W/T/L ({a} lower / tie / higher) | p | median fit s {a} / {b} |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for (proto, ds, loss, algo), g in m.groupby(["protocol", "dataset", "loss", "algo"], sort=True):
+        lines += [
+            f"**{a} − {b}**",
+            "",
+            (
+                f"| protocol | dataset | loss | algo | splits | median Δ ({a} − {b}) | mean \\|Δ\\|"
+                f" / loss | W/T/L ({a} lower / tie / higher) | p | median fit s {a} / {b} |"
+            ),
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for (proto, ds, loss, algo), g in m.groupby(
+            ["protocol", "dataset", "loss", "algo"], sort=True
+        ):
             c = compare(g["value_a"], g["value_b"])
             rel = float(np.mean(np.abs(g["delta"]) / g["value_b"].abs()))
-            fs = (f"{format_number(g['fit_seconds_a'].median(), 3)} / {format_number(g['fit_seconds_b'].median(), 3)}"
-                  if "fit_seconds_a" in g else "—")
-            lines.append(f"| {proto} | {ds} | {loss} | {algo} | {c.n} | {format_number(c.median)} | {format_number(rel)} | "
-                         f"{c.wins}/{c.ties}/{c.losses} | {format_p(c.p)} | {fs} |")
+            fs = (
+                f"{format_number(g['fit_seconds_a'].median(), 3)} /"
+                f" {format_number(g['fit_seconds_b'].median(), 3)}"
+                if "fit_seconds_a" in g
+                else "—"
+            )
+            lines.append(
+                f"| {proto} | {ds} | {loss} | {algo} | {c.n} | {format_number(c.median)} |"
+                f" {format_number(rel)} | {c.wins}/{c.ties}/{c.losses} | {format_p(c.p)} | {fs} |"
+            )
         lines.append("")
     if not lines:
         return []
     return [f"## {title}", "", what, ""] + lines + verdict_agreement(claims, column)
 
 
-_UNIT_LABEL = re.compile(r"^(?P<protocol>[^,]+), (?P<engine>\S+) trees(?:, tie rule (?P<tie_rule>\S+))?$")
+_UNIT_LABEL = re.compile(
+    r"^(?P<protocol>[^,]+), (?P<engine>\S+) trees(?:, tie rule (?P<tie_rule>\S+))?$"
+)
 
 
 def verdict_agreement(claims: pd.DataFrame, column: str) -> list[str]:
@@ -349,16 +471,23 @@ def verdict_agreement(claims: pd.DataFrame, column: str) -> list[str]:
     others = [c for c in ("protocol", "engine", "tie_rule") if c != column]
     lines = []
     for a, b in itertools.combinations(sorted(df[column].unique()), 2):
-        m = df[df[column] == a].merge(df[df[column] == b], on=["id", "scope", *others], suffixes=("_a", "_b"))
+        m = df[df[column] == a].merge(
+            df[df[column] == b], on=["id", "scope", *others], suffixes=("_a", "_b")
+        )
         if m.empty:
             continue
         changed = m[m["verdict_a"] != m["verdict_b"]].sort_values(["id", "scope"])
-        lines += [f"Verdicts of the cells judged under both **{a}** and **{b}**: {len(m) - len(changed)} of {len(m)} "
-                  f"the same" + (", these differ:" if len(changed) else "."), ""]
+        lines += [
+            f"Verdicts of the cells judged under both **{a}** and **{b}**: {len(m) - len(changed)}"
+            f" of {len(m)} the same" + (", these differ:" if len(changed) else "."),
+            "",
+        ]
         if len(changed):
             lines += [f"| id | scope | protocol | {a} | {b} |", "|---|---|---|---|---|"]
-            lines += [f"| {r.id} | {r.scope} | {r.protocol} | {r.verdict_a} | {r.verdict_b} |"
-                      for r in changed.itertuples()]
+            lines += [
+                f"| {r.id} | {r.scope} | {r.protocol} | {r.verdict_a} | {r.verdict_b} |"
+                for r in changed.itertuples()
+            ]
             lines.append("")
     return lines
 
@@ -367,13 +496,20 @@ def intro_grid_table(curves: pd.DataFrame) -> list[str]:
     grid = intro_grid(curves)
     if grid.empty:
         return []
-    lines = ["## Introduction example: sensitivity to the unstated settings", "",
-             "The paper gives neither ν, λ, n nor the noise of its introduction example. Per setting stored "
-             "(learning rate ν, λ, noise σ when recorded, tie rule), over seeds: the training loss of gradient (G) "
-             "and proximal (P) boosting at T/2 and T (median over seeds), and the verdicts of 7a–7c by the criteria "
-             "of docs/claims.md (confirmed / contradicted / inconclusive seeds).", "",
-             "| ν | λ | σ | tie rule | seeds | G C(T/2) | G C(T) | P C(T/2) | P C(T) | 7a | 7b | 7c |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Introduction example: sensitivity to the unstated settings",
+        "",
+        (
+            "The paper gives neither ν, λ, n nor the noise of its introduction example. Per setting"
+            " stored (learning rate ν, λ, noise σ when recorded, tie rule), over seeds: the"
+            " training loss of gradient (G) and proximal (P) boosting at T/2 and T (median over"
+            " seeds), and the verdicts of 7a–7c by the criteria of docs/claims.md (confirmed /"
+            " contradicted / inconclusive seeds)."
+        ),
+        "",
+        "| ν | λ | σ | tie rule | seeds | G C(T/2) | G C(T) | P C(T/2) | P C(T) | 7a | 7b | 7c |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     keys = ["learning_rate", "step", "noise_std", "tie_rule"]
 
     def counts(s):
@@ -381,9 +517,12 @@ def intro_grid_table(curves: pd.DataFrame) -> list[str]:
 
     for key, g in grid.groupby(keys, dropna=False, sort=True):
         nu, lam, sigma, rule = key
-        lines.append(f"| {nu:g} | {lam:g} | {'—' if pd.isna(sigma) else f'{sigma:g}'} | {rule} | {len(g)} | "
-                     f"{format_number(g['G_half'].median())} | {format_number(g['G_end'].median())} | {format_number(g['P_half'].median())} | "
-                     f"{format_number(g['P_end'].median())} | {counts(g['7a'])} | {counts(g['7b'])} | {counts(g['7c'])} |")
+        lines.append(
+            f"| {nu:g} | {lam:g} | {'—' if pd.isna(sigma) else f'{sigma:g}'} | {rule} | {len(g)} |"
+            f" {format_number(g['G_half'].median())} | {format_number(g['G_end'].median())} |"
+            f" {format_number(g['P_half'].median())} | {format_number(g['P_end'].median())} |"
+            f" {counts(g['7a'])} | {counts(g['7b'])} | {counts(g['7c'])} |"
+        )
     return lines + [""]
 
 
@@ -391,10 +530,23 @@ def synthetic_tables(curves: pd.DataFrame) -> list[str]:
     if curves is None or curves.empty:
         return ["_No synthetic curves stored._", ""]
     df = curves.copy()
-    df["tie_rule"] = [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    df["tie_rule"] = (
+        [tie_rule_of(v) for v in df["tie_rule"]] if "tie_rule" in df else DEFAULT_TIE_RULE
+    )
     df["_step"] = df["step"].astype(float).fillna(-1.0)
     lines = []
-    keys = ["experiment", "dataset", "loss", "algo", "max_depth", "_step", "learning_rate", "engine", "seed", "tie_rule"]
+    keys = [
+        "experiment",
+        "dataset",
+        "loss",
+        "algo",
+        "max_depth",
+        "_step",
+        "learning_rate",
+        "engine",
+        "seed",
+        "tie_rule",
+    ]
     for exp in ("intro", "convergence", "proximal_step"):
         g = df[df["experiment"] == exp]
         if g.empty:
@@ -407,20 +559,34 @@ def synthetic_tables(curves: pd.DataFrame) -> list[str]:
         g = first if not first.empty else g
         n_shown = g.groupby(keys, sort=False).ngroups
         if n_all > n_shown:
-            lines += [f"_{exp}: {n_all} runs stored; shown: seed {int(g['seed'].min())} under the "
-                      f"{DEFAULT_TIE_RULE} rule ({n_shown} runs)._", ""]
-        lines += [f"**{exp}**", "",
-                  "| dataset | loss | algo | depth | λ | ν | engine | seed | tie rule | train loss at T | "
-                  "min test loss (t) | test loss at T | fit s |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            lines += [
+                (
+                    f"_{exp}: {n_all} runs stored; shown: seed {int(g['seed'].min())} under the "
+                    f"{DEFAULT_TIE_RULE} rule ({n_shown} runs)._"
+                ),
+                "",
+            ]
+        lines += [
+            f"**{exp}**",
+            "",
+            (
+                "| dataset | loss | algo | depth | λ | ν | engine | seed | tie rule | train loss at"
+                " T | min test loss (t) | test loss at T | fit s |"
+            ),
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for k, run in g.groupby(keys, sort=True):
             run = run.sort_values("iteration")
             imin = int(np.argmin(run["test_loss"].to_numpy()))
             last = run.iloc[-1]
             lam = "—" if k[5] < 0 else f"{k[5]:g}"
-            lines.append(f"| {k[1]} | {k[2]} | {k[3]} | {int(k[4])} | {lam} | {k[6]:g} | {k[7]} | {int(k[8])} | "
-                         f"{k[9]} | {format_number(last['train_loss'])} | {format_number(run['test_loss'].iloc[imin])} "
-                         f"({int(run['iteration'].iloc[imin])}) | {format_number(last['test_loss'])} | {last['seconds']:.2f} |")
+            lines.append(
+                f"| {k[1]} | {k[2]} | {k[3]} | {int(k[4])} | {lam} | {k[6]:g} | {k[7]} |"
+                f" {int(k[8])} | {k[9]} | {format_number(last['train_loss'])} |"
+                f" {format_number(run['test_loss'].iloc[imin])}"
+                f" ({int(run['iteration'].iloc[imin])}) | {format_number(last['test_loss'])} |"
+                f" {last['seconds']:.2f} |"
+            )
         lines.append("")
     return lines
 
@@ -433,47 +599,94 @@ def _commits(*frames) -> list[str]:
     return sorted(out)
 
 
-def build_summary(curves: pd.DataFrame, real: pd.DataFrame, claims: pd.DataFrame, results_name="results") -> str:
+def build_summary(
+    curves: pd.DataFrame, real: pd.DataFrame, claims: pd.DataFrame, results_name="results"
+) -> str:
     commits = _commits(curves, real)
     sha = str(claims["criteria_sha"].iloc[0]) if not claims.empty else "unknown"
-    L = ["# Results summary", "",
-         f"Generated by `python -m proxboost.report` from the results stored in `{results_name}/` (nothing is "
-         "fitted). Code versions (commit) found in the stored results: "
-         + (", ".join(f"`{c}`" for c in commits) or "none") + ".", "",
-         "## The paper's statements", "",
-         "Each statement of the paper gets its own verdict (confirmed, contradicted or inconclusive) by the "
-         f"criteria of `docs/claims.md` (sha256 `{sha[:16]}…`, also in `claims.csv`), fixed before the runs they "
-         "judge. \"Rests on\" names the runs behind the verdict: for synthetic statements the experiment, tree "
-         "engine, seeds and tie rules; for real-world statements one protocol (grid/splits/T_max, tree engine), "
-         "never several combined. λ is the per-sample proximal step (docs/method.md). Every row of "
-         "`claims.csv`, with its per-cell breakdown, is listed under Details.", ""]
+    L = [
+        "# Results summary",
+        "",
+        f"Generated by `python -m proxboost.report` from the results stored in `{results_name}/`"
+        " (nothing is fitted). Code versions (commit) found in the stored results: "
+        + (", ".join(f"`{c}`" for c in commits) or "none")
+        + ".",
+        "",
+        "## The paper's statements",
+        "",
+        (
+            "Each statement of the paper gets its own verdict (confirmed, contradicted or"
+            f" inconclusive) by the criteria of `docs/claims.md` (sha256 `{sha[:16]}…`, also in"
+            ' `claims.csv`), fixed before the runs they judge. "Rests on" names the runs behind'
+            " the verdict: for synthetic statements the experiment, tree engine, seeds and tie"
+            " rules; for real-world statements one protocol (grid/splits/T_max, tree engine),"
+            " never several combined. λ is the per-sample proximal step (docs/method.md). Every"
+            " row of `claims.csv`, with its per-cell breakdown, is listed under Details."
+        ),
+        "",
+    ]
     L += claims_table(claims)
-    L += ["## Real-world datasets", "",
-          "Δ = value − value of `gradient` on the same split; W/T/L = splits where the method is lower / equal / "
-          "higher; p = two-sided Wilcoxon signed-rank p-value (1 when every Δ is 0). The splits overlap, so these "
-          "p-values are optimistic (the Nadeau–Bengio corrected test is given with the verdicts).", ""]
+    L += [
+        "## Real-world datasets",
+        "",
+        (
+            "Δ = value − value of `gradient` on the same split; W/T/L = splits where the method is"
+            " lower / equal / higher; p = two-sided Wilcoxon signed-rank p-value (1 when every Δ is"
+            " 0). The splits overlap, so these p-values are optimistic (the Nadeau–Bengio corrected"
+            " test is given with the verdicts)."
+        ),
+        "",
+    ]
     L += real_world_tables(real)
-    L += ["## Proximal boosting against LightGBM and HistGradientBoosting (lad, pinball)", "",
-          "What a practitioner would use today for absolute-error or quantile boosting, on the same splits "
-          "(docs/protocol.md, baselines).", ""]
+    L += [
+        "## Proximal boosting against LightGBM and HistGradientBoosting (lad, pinball)",
+        "",
+        (
+            "What a practitioner would use today for absolute-error or quantile boosting, on the"
+            " same splits (docs/protocol.md, baselines)."
+        ),
+        "",
+    ]
     L += baselines_table(real)
-    L += ["## Compute time of the stored rows", "",
-          "Hours of fitting per protocol, dataset and method, summed from the rows' own timings (`fit_seconds`: "
-          "every grid fit of a split and its refit, each single-threaded; CPU time when the machine was not "
-          "oversubscribed), every stored row once.", ""]
+    L += [
+        "## Compute time of the stored rows",
+        "",
+        (
+            "Hours of fitting per protocol, dataset and method, summed from the rows' own timings"
+            " (`fit_seconds`: every grid fit of a split and its refit, each single-threaded; CPU"
+            " time when the machine was not oversubscribed), every stored row once."
+        ),
+        "",
+    ]
     L += cpu_table(real)
-    L += variant_table(real, "engine", "Tree engines compared on the protocol",
-                       "The same runs grown with two tree engines (docs/engines.md): Δ = test loss under the first − "
-                       "under the second, on the same split; fit seconds = grid fits + refit of one split, on a "
-                       "possibly shared machine.", claims)
-    L += variant_table(real, "tie_rule", "Tie rules compared on the protocol",
-                       "The same runs under two leaf tie rules (docs/method.md, tie rule): Δ = test loss under the "
-                       "first − under the second, on the same split. A real-world verdict depends on the rule when "
-                       "these differences are of the size of the differences between methods.", claims)
+    L += variant_table(
+        real,
+        "engine",
+        "Tree engines compared on the protocol",
+        "The same runs grown with two tree engines (docs/engines.md): Δ = test loss under the first"
+        " − under the second, on the same split; fit seconds = grid fits + refit of one split, on a"
+        " possibly shared machine.",
+        claims,
+    )
+    L += variant_table(
+        real,
+        "tie_rule",
+        "Tie rules compared on the protocol",
+        "The same runs under two leaf tie rules (docs/method.md, tie rule): Δ = test loss under the"
+        " first − under the second, on the same split. A real-world verdict depends on the rule"
+        " when these differences are of the size of the differences between methods.",
+        claims,
+    )
     L += intro_grid_table(curves)
-    L += ["## Synthetic runs", "",
-          "One row per stored run: final training loss, minimal test loss (and where), final test loss and the "
-          "cumulative fit seconds (runs executed one at a time).", ""]
+    L += [
+        "## Synthetic runs",
+        "",
+        (
+            "One row per stored run: final training loss, minimal test loss (and where), final test"
+            " loss and the cumulative fit seconds (runs executed one at a time)."
+        ),
+        "",
+    ]
     L += synthetic_tables(curves)
     L += ["## Details of the verdicts", ""]
     L += claims_details(claims)
@@ -497,19 +710,31 @@ def write_reports(results_dir="results") -> tuple[Path, Path]:
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m proxboost.report", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m proxboost.report", description=__doc__.splitlines()[0]
+    )
     p.add_argument("--results", default="results", help="results directory (default: results)")
     only = p.add_mutually_exclusive_group()
-    only.add_argument("--baselines-table", action="store_true",
-                      help="print the lad/pinball table of P and RP against LightGBM and HGB (Markdown) and exit")
-    only.add_argument("--cpu-table", action="store_true",
-                      help="print the compute hours per protocol, dataset and method (Markdown) and exit")
+    only.add_argument(
+        "--baselines-table",
+        action="store_true",
+        help="print the lad/pinball table of P and RP against LightGBM and HGB (Markdown) and exit",
+    )
+    only.add_argument(
+        "--cpu-table",
+        action="store_true",
+        help="print the compute hours per protocol, dataset and method (Markdown) and exit",
+    )
     args = p.parse_args(argv)
     if args.baselines_table or args.cpu_table:
         from .results import load
 
         real = load(args.results)
-        print("\n".join(baselines_table(real) if args.baselines_table else cpu_table(real)).rstrip("\n"))
+        print(
+            "\n".join(baselines_table(real) if args.baselines_table else cpu_table(real)).rstrip(
+                "\n"
+            )
+        )
         return
     csv, md = write_reports(args.results)
     print(f"wrote {csv} and {md}")

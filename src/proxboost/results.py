@@ -182,7 +182,7 @@ def _package_root() -> Path:
 _OUTPUT_DIRS = ("results", "figures")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def git_commit(repo: str | None = None) -> str:
     """``git rev-parse HEAD`` of the proxboost checkout, ``+ "-dirty"`` if tracked files changed.
 
@@ -199,7 +199,10 @@ def git_commit(repo: str | None = None) -> str:
             return "unknown"
         status = subprocess.run(
             ["git", "status", "--porcelain", "--", ".", *(f":(exclude){d}" for d in _OUTPUT_DIRS)],
-            cwd=cwd, capture_output=True, text=True, timeout=30,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -217,7 +220,7 @@ def _version(module: str) -> str:
     return str(getattr(mod, "__version__", "unknown"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def library_versions() -> dict:
     """Versions of Python and of the libraries that shape the numbers."""
     return {
@@ -236,13 +239,14 @@ def provenance() -> dict:
 
     Keys: ``commit``, ``created`` (ISO 8601, UTC, seconds), ``python_version``,
     ``numpy_version``, ``scikit_learn_version``, ``xgboost_version``, ``lightgbm_version``,
-    ``pandas_version``, ``proxboost_version``. The git call and the imports are done once per process.
+    ``pandas_version``, ``proxboost_version``. The git call and the imports are done once per
+    process.
     """
     created = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     return {"commit": git_commit(), "created": created, **library_versions()}
 
 
-# -- writing ----------------------------------------------------------------------------------------
+# -- writing ---------------------------------------------------------------------------------------
 def atomic_write_csv(df: pd.DataFrame, path, **to_csv_kwargs) -> Path:
     """Write ``df`` to ``path`` as CSV atomically (temporary file in the same directory, then
     :func:`os.replace`). Parent directories are created. ``index=False`` unless given.
@@ -257,7 +261,9 @@ def atomic_write_csv(df: pd.DataFrame, path, **to_csv_kwargs) -> Path:
     return path
 
 
-def run_dir(results_dir, protocol: str, dataset: str, loss: str, algo: str, engine: str, identity) -> Path:
+def run_dir(
+    results_dir, protocol: str, dataset: str, loss: str, algo: str, engine: str, identity
+) -> Path:
     """Directory holding the rows of one run: its readable path, then its identity's short hash."""
     short = identity_hash(identity)[:HASH_LENGTH]
     return Path(results_dir).joinpath(*protocol.split("/"), dataset, loss, algo, engine, short)
@@ -265,7 +271,10 @@ def run_dir(results_dir, protocol: str, dataset: str, loss: str, algo: str, engi
 
 def row_path(results_dir, protocol, dataset, loss, algo, engine, identity, split) -> Path:
     """Path of one row: ``<run_dir>/split-XX.csv``."""
-    return run_dir(results_dir, protocol, dataset, loss, algo, engine, identity) / f"split-{int(split):02d}.csv"
+    return (
+        run_dir(results_dir, protocol, dataset, loss, algo, engine, identity)
+        / f"split-{int(split):02d}.csv"
+    )
 
 
 def write_row(results_dir, row: dict) -> Path:
@@ -298,7 +307,7 @@ def stored_splits(results_dir, protocol, dataset, loss, algo, engine, identity) 
         return set()
     splits = set()
     for p in directory.glob(ROW_FILE_GLOB):
-        stem = p.stem[len("split-"):]
+        stem = p.stem[len("split-") :]
         if stem.isdigit() and stored_identity(p) == text:
             splits.add(int(stem))
     return splits
@@ -313,12 +322,13 @@ def stored_identity(path) -> str | None:
     return str(df["identity"].iloc[0]) if "identity" in df.columns and len(df) else None
 
 
-# -- reading ----------------------------------------------------------------------------------------
+# -- reading ---------------------------------------------------------------------------------------
 def load(path=None) -> pd.DataFrame:
     """All result rows stored under ``path`` (default ``results/``) as one tidy DataFrame.
 
     One row per stored (identity, split), sorted by the readable keys, the identity hash and
-    the split; columns as :data:`ROW_COLUMNS`. Only row files (``split-XX.csv``) are read, so other files under the
+    the split; columns as :data:`ROW_COLUMNS`. Only row files (``split-XX.csv``) are read, so other
+    files under the
     directory (curves of the synthetic experiments, temporary files) are ignored. Returns an
     empty DataFrame with the row columns when nothing is stored.
     """
@@ -339,10 +349,16 @@ def load(path=None) -> pd.DataFrame:
         for header, bodies in groups.items()
     ]
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    columns = [c for c in ROW_COLUMNS if c in df.columns] + [c for c in df.columns if c not in ROW_COLUMNS]
+    columns = [c for c in ROW_COLUMNS if c in df.columns] + [
+        c for c in df.columns if c not in ROW_COLUMNS
+    ]
     df = df[columns]
     for c in ("protocol", "dataset", "loss", "algo", "engine", "commit", "identity_hash"):
         if c in df.columns:
             df[c] = df[c].astype(str)
-    order = [*KEY_COLUMNS[:-1], *(["identity_hash"] if "identity_hash" in df.columns else []), "split"]
+    order = [
+        *KEY_COLUMNS[:-1],
+        *(["identity_hash"] if "identity_hash" in df.columns else []),
+        "split",
+    ]
     return df.sort_values(order, kind="stable").reset_index(drop=True)

@@ -44,17 +44,30 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
     df["tie_rule"] = df["tie_rule"].fillna("—").astype(str)
     out = []
     for key, g in df.groupby(_GROUP, sort=True):
-        out.append(dict(zip(_GROUP, key), rows=len(g), test_loss=_mean_std(g["test_loss"]),
-                        test_error=_mean_std(g["test_error"]),
-                        mean_T=f"{g['n_estimators'].astype(float).mean():.0f}"))
+        out.append(
+            dict(
+                zip(_GROUP, key),
+                rows=len(g),
+                test_loss=_mean_std(g["test_loss"]),
+                test_error=_mean_std(g["test_error"]),
+                mean_T=f"{g['n_estimators'].astype(float).mean():.0f}",
+            )
+        )
     return pd.DataFrame(out, columns=[*_GROUP, "rows", "test_loss", "test_error", "mean_T"])
 
 
 def _markdown(table: pd.DataFrame, folder: str) -> str:
-    lines = [f"# Sweep report: `{folder}`", "",
-             "Test loss and misclassification: mean ± std over the stored splits (made by "
-             "`python -m proxboost.sweep`; nothing is fitted).", "",
-             "| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines = [
+        f"# Sweep report: `{folder}`",
+        "",
+        (
+            "Test loss and misclassification: mean ± std over the stored splits (made by "
+            "`python -m proxboost.sweep`; nothing is fitted)."
+        ),
+        "",
+        "| " + " | ".join(table.columns) + " |",
+        "|" + "---|" * len(table.columns),
+    ]
     for row in table.itertuples(index=False):
         lines.append("| " + " | ".join(str(v) for v in row) + " |")
     return "\n".join(lines) + "\n"
@@ -97,7 +110,9 @@ def write_report(results_dir, out=None) -> list[Path]:
 
     df = load(results_dir)
     if df.empty:
-        raise SystemExit(f"no result rows under {results_dir}: run a sweep first (python run.py -m ...)")
+        raise SystemExit(
+            f"no result rows under {results_dir}: run a sweep first (python run.py -m ...)"
+        )
     out = Path(results_dir if out is None else out)
     md = out / "report.md"
     with atomic_path(md) as tmp:
@@ -108,9 +123,13 @@ def write_report(results_dir, out=None) -> list[Path]:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m proxboost.sweep", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m proxboost.sweep", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("results", help="a results folder (e.g. runs, or results)")
-    parser.add_argument("--out", default=None, help="where to write report.md and report.png (default: the folder)")
+    parser.add_argument(
+        "--out", default=None, help="where to write report.md and report.png (default: the folder)"
+    )
     args = parser.parse_args(argv)
     for path in write_report(args.results, args.out):
         print(f"wrote {path}")

@@ -1,4 +1,5 @@
-"""``python -m proxboost.datasets [--prefetch] [--docs] [--mirror DIR] [--data-home DIR] [--offline]``.
+"""``python -m proxboost.datasets [--prefetch] [--docs] [--mirror DIR] [--data-home DIR]
+[--offline]``.
 
 Lists every dataset with its task, n, d, where its file is (cache, mirror, missing) and its source;
 ``--prefetch`` copies (from the mirror) or downloads every real dataset's file into the cache,
@@ -29,8 +30,16 @@ def _table(mirror, data_home) -> str:
     rows = [("id", "task", "n", "d", "file", "source")]
     for name in list_datasets():
         info = dataset_info(name)
-        rows.append((name, info.task, str(info.n or "-"), str(info.d or "-"),
-                     _where(name, mirror, data_home), info.source))
+        rows.append(
+            (
+                name,
+                info.task,
+                str(info.n or "-"),
+                str(info.d or "-"),
+                _where(name, mirror, data_home),
+                info.source,
+            )
+        )
     widths = [max(len(row[j]) for row in rows) for j in range(5)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[5] for row in rows]
     lines.insert(1, "-" * len(lines[0]))
@@ -38,11 +47,17 @@ def _table(mirror, data_home) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m proxboost.datasets", description=__doc__.split("\n\n")[1])
+    parser = argparse.ArgumentParser(
+        prog="python -m proxboost.datasets", description=__doc__.split("\n\n")[1]
+    )
     parser.add_argument("--prefetch", action="store_true", help="fill the cache")
-    parser.add_argument("--docs", action="store_true", help="with --prefetch: description files too")
+    parser.add_argument(
+        "--docs", action="store_true", help="with --prefetch: description files too"
+    )
     parser.add_argument("--mirror", help="local mirror (default $PROXBOOST_DATA_MIRROR)")
-    parser.add_argument("--data-home", help="cache folder (default $PROXBOOST_DATA_HOME, else <repo>/data)")
+    parser.add_argument(
+        "--data-home", help="cache folder (default $PROXBOOST_DATA_HOME, else <repo>/data)"
+    )
     parser.add_argument("--offline", action="store_true", help="never download")
     args = parser.parse_args(argv)
     mirror, data_home = get_mirror(args.mirror), get_data_home(args.data_home)
@@ -50,12 +65,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"mirror: {mirror if mirror is not None else '(none: set $PROXBOOST_DATA_MIRROR)'}")
     code = 0
     if args.prefetch:
-        statuses = prefetch(mirror=mirror, data_home=data_home, download=False if args.offline else None,
-                            docs=args.docs)
+        statuses = prefetch(
+            mirror=mirror,
+            data_home=data_home,
+            download=False if args.offline else None,
+            docs=args.docs,
+        )
         code = 1 if "failed" in statuses.values() else 0
         print()
     print(_table(mirror, data_home))
-    missing = [n for n in list_datasets(synthetic=False) if _where(n, mirror, data_home) == "MISSING"]
+    missing = [
+        n for n in list_datasets(synthetic=False) if _where(n, mirror, data_home) == "MISSING"
+    ]
     for name in missing:
         print(f"{name}: {REGISTRY[name]['file']['name']} from {REGISTRY[name]['file']['urls'][0]}")
     return code

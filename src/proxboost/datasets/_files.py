@@ -147,15 +147,22 @@ def _download(dataset: str, file: dict, cache: Path) -> tuple[str | None, list[s
         if host in _unreachable_hosts:
             failures.append(f"{host} unreachable")
             continue
-        fetcher = pooch.create(path=cache, base_url="", registry={key: known}, urls={key: url},
-                               retry_if_failed=DOWNLOAD_RETRIES)
+        fetcher = pooch.create(
+            path=cache,
+            base_url="",
+            registry={key: known},
+            urls={key: url},
+            retry_if_failed=DOWNLOAD_RETRIES,
+        )
         try:
             fetcher.fetch(key, downloader=_downloader)
             return url, failures
         except _Unreachable as exc:
             failures.append(str(exc))
         except (ValueError, requests.exceptions.RequestException, OSError) as exc:
-            failures.append(f"{url}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            failures.append(
+                f"{url}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            )
     return None, failures
 
 
@@ -177,7 +184,11 @@ def fetch(dataset: str, file: dict, *, mirror=None, data_home=None, download=Non
         if ok:
             path, stored = _copy_from_mirror(source, dest)
             if corrupt:
-                done = "copied a verified one from the mirror" if stored else "read the mirror's verified copy"
+                done = (
+                    "copied a verified one from the mirror"
+                    if stored
+                    else "read the mirror's verified copy"
+                )
                 log.warning("%s; %s (%s)", corrupt[0], done, source)
             return Resolved(path, "mirror", actual, expected is not None, stored)
         corrupt.append(f"{name} in the mirror ({source}) failed its checksum")
@@ -194,10 +205,18 @@ def fetch(dataset: str, file: dict, *, mirror=None, data_home=None, download=Non
     url = file["urls"][0] if file["urls"] else "(no public URL)"
     if corrupt:
         raise ChecksumError(
-            f"{'; '.join(corrupt)} (sha256 {got}, expected {expected}); no verified copy was found ({tried}), so the "
-            f"file was not used: replace it with a copy from {url}")
-    searched = (f"the cache {dest.parent} and the mirror {root / dataset}" if root is not None else
-                f"the cache {dest.parent} (no mirror: set ${ENV_MIRROR} to a folder holding {dataset}/{name})")
+            f"{'; '.join(corrupt)} (sha256 {got}, expected {expected}); no verified copy was found"
+            f" ({tried}), so the file was not used: replace it with a copy from {url}"
+        )
+    searched = (
+        f"the cache {dest.parent} and the mirror {root / dataset}"
+        if root is not None
+        else (
+            f"the cache {dest.parent} (no mirror: set ${ENV_MIRROR} to a folder holding"
+            f" {dataset}/{name})"
+        )
+    )
     raise DatasetUnavailableError(
         f"dataset {dataset!r} needs {name}, not found: searched {searched}; {tried}; "
-        f"get it from {url} and put it in {dest.parent}/")
+        f"get it from {url} and put it in {dest.parent}/"
+    )

@@ -38,41 +38,67 @@ def _generate(info: DatasetInfo, random_state, params: dict) -> Dataset:
     params = {k: v for k, v in params.items() if v is not None}  # None = the model's default
     unknown = sorted(set(params) - set(_GENERATOR_PARAMS))
     if unknown:
-        raise TypeError(f"unknown parameters {unknown} for dataset {info.name!r}; allowed: {_GENERATOR_PARAMS}")
-    X, y = getattr(_synthetic, REGISTRY[info.name]["generator"])(random_state=random_state, **params)
+        raise TypeError(
+            f"unknown parameters {unknown} for dataset {info.name!r}; allowed: {_GENERATOR_PARAMS}"
+        )
+    X, y = getattr(_synthetic, REGISTRY[info.name]["generator"])(
+        random_state=random_state, **params
+    )
     used = {k: params.get(k) for k in _GENERATOR_PARAMS}
-    used["random_state"] = (random_state if random_state is None or isinstance(random_state, (int, np.integer))
-                            else repr(random_state))
+    used["random_state"] = (
+        random_state
+        if random_state is None or isinstance(random_state, (int, np.integer))
+        else repr(random_state)
+    )
     return Dataset(X, y, dataclasses.replace(info, n=X.shape[0], d=X.shape[1], params=used))
 
 
 def _read(info: DatasetInfo, mirror, data_home, download, params: dict) -> Dataset:
     if any(v is not None for v in params.values()):
-        raise TypeError(f"dataset {info.name!r} takes no parameters {sorted(params)}: a real dataset is loaded whole")
+        raise TypeError(
+            f"dataset {info.name!r} takes no parameters {sorted(params)}: a real dataset is loaded"
+            " whole"
+        )
     entry = REGISTRY[info.name]
-    resolved = fetch(info.name, entry["file"], mirror=mirror, data_home=data_home, download=download)
+    resolved = fetch(
+        info.name, entry["file"], mirror=mirror, data_home=data_home, download=download
+    )
     try:
         X, y, names = READERS[entry["read"]["format"]](resolved.path, entry["read"])
         if X.shape != (info.n, info.d):
             raise DatasetShapeError(
-                f"dataset {info.name!r}: {resolved.path} gives (n, d) = {X.shape} after preprocessing, "
-                f"expected {(info.n, info.d)}; the file is not the published one: replace it with a "
-                f"copy from {entry['file']['urls'][0]}")
+                f"dataset {info.name!r}: {resolved.path} gives (n, d) = {X.shape} after"
+                f" preprocessing, expected {(info.n, info.d)}; the file is not the published one:"
+                f" replace it with a copy from {entry['file']['urls'][0]}"
+            )
     except Exception:
         if resolved.stored:  # written into the cache by this call: never leave a refused file
             resolved.path.unlink(missing_ok=True)
         raise
     if not resolved.verified:
-        warnings.warn(f"{info.name}: {resolved.path} has no known checksum; accepted on its size check "
-                      f"(n = {X.shape[0]}, d = {X.shape[1]}) and recorded as unverified (info.verified = False)",
-                      UnverifiedDataWarning, stacklevel=3)
-    return Dataset(X, y, dataclasses.replace(
-        info, sha256=resolved.sha256, verified=resolved.verified, paths=(str(resolved.path),),
-        origin=resolved.origin, feature_names=tuple(names)))
+        warnings.warn(
+            f"{info.name}: {resolved.path} has no known checksum; accepted on its size check (n ="
+            f" {X.shape[0]}, d = {X.shape[1]}) and recorded as unverified (info.verified = False)",
+            UnverifiedDataWarning,
+            stacklevel=3,
+        )
+    return Dataset(
+        X,
+        y,
+        dataclasses.replace(
+            info,
+            sha256=resolved.sha256,
+            verified=resolved.verified,
+            paths=(str(resolved.path),),
+            origin=resolved.origin,
+            feature_names=tuple(names),
+        ),
+    )
 
 
-def load_dataset(name: str, random_state=None, mirror=None, data_home=None, *, download=None,
-                 **params) -> Dataset:
+def load_dataset(
+    name: str, random_state=None, mirror=None, data_home=None, *, download=None, **params
+) -> Dataset:
     """Load a dataset by id: ``X, y, info = load_dataset(name, ...)``.
 
     Parameters
@@ -115,12 +141,16 @@ def load_dataset(name: str, random_state=None, mirror=None, data_home=None, *, d
     info = dataset_info(name)
     if name == "synthetic":
         if task not in TASKS:
-            raise ValueError("the dataset 'synthetic' picks 'regression' or 'classification' from the "
-                             f"loss's task: call load_dataset('synthetic', task=...), got task={task!r}")
+            raise ValueError(
+                "the dataset 'synthetic' picks 'regression' or 'classification' from the "
+                f"loss's task: call load_dataset('synthetic', task=...), got task={task!r}"
+            )
         info = dataset_info(task)
     elif task is not None and task != info.task:
-        raise ValueError(f"dataset {name!r} is a {info.task} dataset; it cannot be used with a {task} "
-                         f"loss (task={task!r})")
+        raise ValueError(
+            f"dataset {name!r} is a {info.task} dataset; it cannot be used with a {task} "
+            f"loss (task={task!r})"
+        )
     if info.synthetic:
         X, y, info = _generate(info, random_state, params)
     else:
@@ -140,8 +170,15 @@ def is_available(name: str, mirror=None, data_home=None) -> bool:
     return info.synthetic or locate(name, REGISTRY[name]["file"], mirror, data_home) is not None
 
 
-def prefetch(names=None, mirror=None, data_home=None, *, download=None, docs=False,
-             log: Callable[[str], None] = print) -> dict[str, str]:
+def prefetch(
+    names=None,
+    mirror=None,
+    data_home=None,
+    *,
+    download=None,
+    docs=False,
+    log: Callable[[str], None] = print,
+) -> dict[str, str]:
     """Copy from the mirror or download every real dataset's file into the cache (and its
     description files with ``docs=True``); one line per dataset through ``log``.
 
@@ -154,7 +191,9 @@ def prefetch(names=None, mirror=None, data_home=None, *, download=None, docs=Fal
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UnverifiedDataWarning)
-                info = load_dataset(name, mirror=mirror, data_home=data_home, download=download).info
+                info = load_dataset(
+                    name, mirror=mirror, data_home=data_home, download=download
+                ).info
         except DatasetUnavailableError as exc:
             statuses[name] = "unavailable"
             log(f"{name}: unavailable, skipped ({exc})")
@@ -164,7 +203,10 @@ def prefetch(names=None, mirror=None, data_home=None, *, download=None, docs=Fal
             log(f"{name}: REFUSED: {exc}")
             continue
         statuses[name] = "ok"
-        log(f"{name}: ok ({info.origin})" + ("" if info.verified else " (unverified: size check only)"))
+        log(
+            f"{name}: ok ({info.origin})"
+            + ("" if info.verified else " (unverified: size check only)")
+        )
         for file in REGISTRY[name]["docs"] if docs else ():
             try:
                 fetch(name, file, mirror=mirror, data_home=data_home, download=download)

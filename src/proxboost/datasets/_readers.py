@@ -17,12 +17,30 @@ import pandas as pd
 Parsed = tuple[np.ndarray, np.ndarray, tuple[str, ...]]
 
 ADULT_COLUMNS = (
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-    "hours-per-week", "native-country", "income",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
 )
 ADULT_CATEGORICAL = (
-    "workclass", "marital-status", "occupation", "relationship", "race", "sex", "native-country",
+    "workclass",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "native-country",
 )
 
 
@@ -30,7 +48,9 @@ def _numeric(df: pd.DataFrame, path: Path) -> np.ndarray:
     try:
         return df.to_numpy(dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: non-numeric values ({exc}); the file is not the published one") from exc
+        raise ValueError(
+            f"{path}: non-numeric values ({exc}); the file is not the published one"
+        ) from exc
 
 
 def _labels(values: pd.Series, labels: dict, path: Path) -> np.ndarray:
@@ -50,10 +70,14 @@ def _table(path: Path, spec: dict) -> pd.DataFrame:
             warnings.filterwarnings("ignore", message="Unknown encoding", category=UserWarning)
             objects = rdata.read_rda(str(path))
         if spec["object"] not in objects:
-            raise ValueError(f"{path}: no R object named {spec['object']!r} (found {sorted(objects)})")
+            raise ValueError(
+                f"{path}: no R object named {spec['object']!r} (found {sorted(objects)})"
+            )
         return pd.DataFrame(objects[spec["object"]])
     header = spec.get("header", "infer")
-    return pd.read_csv(path, sep=spec.get("sep", ","), index_col=spec.get("index_col"), header=header)
+    return pd.read_csv(
+        path, sep=spec.get("sep", ","), index_col=spec.get("index_col"), header=header
+    )
 
 
 def read_table(path: Path, spec: dict) -> Parsed:
@@ -64,9 +88,15 @@ def read_table(path: Path, spec: dict) -> Parsed:
     features = spec.get("features") or [c for c in df.columns if c != target]
     missing = [c for c in (*features, target) if c not in df.columns]
     if missing:
-        raise ValueError(f"{path}: expected columns {missing} are missing (found {list(df.columns)[:20]})")
+        raise ValueError(
+            f"{path}: expected columns {missing} are missing (found {list(df.columns)[:20]})"
+        )
     X = _numeric(df.loc[:, list(features)], path)
-    y = _labels(df[target], spec["labels"], path) if "labels" in spec else _numeric(df[[target]], path)[:, 0]
+    y = (
+        _labels(df[target], spec["labels"], path)
+        if "labels" in spec
+        else _numeric(df[[target]], path)[:, 0]
+    )
     names = tuple(f"x{c}" if isinstance(c, (int, np.integer)) else str(c) for c in features)
     return X, y, names
 
@@ -74,8 +104,14 @@ def read_table(path: Path, spec: dict) -> Parsed:
 def read_adult(path: Path, spec: dict) -> Parsed:
     """UCI ``adult.data``: complete rows, ``education`` dropped, categoricals as integer codes."""
     text_columns = {c: str for c in (*ADULT_CATEGORICAL, "education", "income")}
-    df = pd.read_csv(path, header=None, names=list(ADULT_COLUMNS), skipinitialspace=True,
-                     na_values="?", dtype=text_columns)
+    df = pd.read_csv(
+        path,
+        header=None,
+        names=list(ADULT_COLUMNS),
+        skipinitialspace=True,
+        na_values="?",
+        dtype=text_columns,
+    )
     df = df.dropna().drop(columns="education")
     y = _labels(df.pop("income").str.rstrip("."), {">50K": 1.0, "<=50K": -1.0}, path)
     for column in ADULT_CATEGORICAL:  # codes in lexicographic order of the categories present
@@ -110,5 +146,9 @@ def read_advertisements(path: Path, spec: dict) -> Parsed:
     return _numeric(df, path), y, names[:d]
 
 
-READERS = {"csv": read_table, "rda": read_table, "adult": read_adult,
-           "advertisements": read_advertisements}
+READERS = {
+    "csv": read_table,
+    "rda": read_table,
+    "adult": read_adult,
+    "advertisements": read_advertisements,
+}

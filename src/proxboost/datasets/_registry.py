@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 TASKS = ("regression", "classification")
-REGISTRY: dict[str, dict] = json.loads((Path(__file__).with_name("registry.json")).read_text("utf-8"))
+REGISTRY: dict[str, dict] = json.loads(
+    (Path(__file__).with_name("registry.json")).read_text("utf-8")
+)
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,16 @@ class DatasetInfo:
 def _info(name: str, entry: dict) -> DatasetInfo:
     file = entry.get("file")
     return DatasetInfo(
-        name=name, task=entry["task"], n=entry["n"], d=entry["d"], source=entry["source"],
-        licence=entry["licence"], description=entry["description"], synthetic=file is None,
-        files=(file["name"],) if file else (), sha256=file["sha256"] if file else None,
+        name=name,
+        task=entry["task"],
+        n=entry["n"],
+        d=entry["d"],
+        source=entry["source"],
+        licence=entry["licence"],
+        description=entry["description"],
+        synthetic=file is None,
+        files=(file["name"],) if file else (),
+        sha256=file["sha256"] if file else None,
         verified=file is None or file["sha256"] is not None,
     )
 
@@ -98,6 +107,9 @@ def list_datasets(task: str | None = None, synthetic: bool | None = None) -> lis
     or only synthetic / only real ones."""
     if task is not None and task not in TASKS:
         raise ValueError(f"task must be one of {TASKS} or None, got {task!r}")
-    return [name for name, info in INFOS.items()
-            if task in (None, info.task) or info.task == "any"
-            if synthetic is None or info.synthetic == synthetic]
+    return [
+        name
+        for name, info in INFOS.items()
+        if task in (None, info.task) or info.task == "any"
+        if synthetic is None or info.synthetic == synthetic
+    ]

@@ -63,7 +63,8 @@ _LEAF = -1
 _SMALL = -2
 
 # Kernels that allocate nothing are compiled without reference counting (`_nrt=False`, a numba
-# option that is not public API: pyproject.toml bounds numba to the tested versions): numba otherwise
+# option that is not public API: pyproject.toml bounds numba to the tested versions): numba
+# otherwise
 # increments and decrements the count of every array argument at each call (two atomic
 # operations per array), which took a quarter of the tree time in the per-feature scans.
 _kernel = njit(cache=True, nogil=True, _nrt=False)
@@ -309,7 +310,9 @@ def _sort_values(cv, cg, cw, k):
 
 
 @_kernel
-def _collect(X32, B, f, code, Sv, So, seg_lo, seg_hi, nid, label, target, w, rows, start, end, cv, cg, cw):
+def _collect(
+    X32, B, f, code, Sv, So, seg_lo, seg_hi, nid, label, target, w, rows, start, end, cv, cg, cw
+):
     """The node's rows in coarse bin ``code`` of feature f, sorted by value into cv, cg, cw.
 
     From the bin's global sorted segment (So[seg_lo:seg_hi], membership by node label) when it
@@ -340,8 +343,39 @@ def _collect(X32, B, f, code, Sv, So, seg_lo, seg_hi, nid, label, target, w, row
 
 
 @_kernel
-def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, label, target, w, rows, start, end,
-                 s_node, w_node, wmin, best, cv, cg, cw, nonempty, inner, inner_s, inner_w):
+def _scan_binned(
+    H,
+    o,
+    po,
+    lo,
+    hi,
+    hv,
+    multi,
+    X32,
+    B,
+    f,
+    So,
+    Sv,
+    bstart,
+    nid,
+    label,
+    target,
+    w,
+    rows,
+    start,
+    end,
+    s_node,
+    w_node,
+    wmin,
+    best,
+    cv,
+    cg,
+    cw,
+    nonempty,
+    inner,
+    inner_s,
+    inner_w,
+):
     """Candidates of feature f on a node with histogram H (sums and weights of bin b at
     2 * (o + b), positive parts of a coarse feature at po + b), inside the bin range
     lo[f] .. hi[f], which is narrowed to the node's non-empty bins. ``hv``, ``multi``: the
@@ -349,7 +383,8 @@ def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, la
     ``bstart``: a coarse feature's sorted order.
 
     Exact-coded features (``po`` -1): one bin per distinct value (values hv), candidates between
-    consecutive non-empty bins. Otherwise coarse bins whose edges lie at gaps wider than FEATURE_THRESHOLD: the
+    consecutive non-empty bins. Otherwise coarse bins whose edges lie at gaps wider than
+    FEATURE_THRESHOLD: the
     candidates between non-empty bins come from the histogram; those inside a bin are
     evaluated exactly (its node rows sorted) only when a bound on their proxy beats the best so
     far (the proxy is convex in each of S_L and W_L: its maximum over the bin's box of possible
@@ -380,7 +415,11 @@ def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, la
         prev = -1
         for j in range(m):
             b = nonempty[j]
-            if prev >= 0 and hv[np.uint64(b)] > hv[np.uint64(prev)] + thr and _may_beat(sl, wl, s_node, w_node, best):
+            if (
+                prev >= 0
+                and hv[np.uint64(b)] > hv[np.uint64(prev)] + thr
+                and _may_beat(sl, wl, s_node, w_node, best)
+            ):
                 proxy = _proxy(sl, wl, s_node, w_node)
                 if proxy > best:
                     best = proxy
@@ -396,11 +435,31 @@ def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, la
     if first == last:
         if not multi[first]:  # one coarse bin holding one distinct value: constant
             return -1, best, a, bb, lo_bin, hi_bin
-        k = _collect(X32, B, f, first, Sv, So, bstart[first], bstart[first + 1], nid, label, target, w,
-                     rows, start, end, cv, cg, cw)
+        k = _collect(
+            X32,
+            B,
+            f,
+            first,
+            Sv,
+            So,
+            bstart[first],
+            bstart[first + 1],
+            nid,
+            label,
+            target,
+            w,
+            rows,
+            start,
+            end,
+            cv,
+            cg,
+            cw,
+        )
         if cv[k - 1] <= cv[0] + thr:
             return -1, best, a, bb, lo_bin, hi_bin
-        found, best, a, bb, _, _ = _scan_values(cv, cg, cw, w, k, 0.0, 0.0, s_node, w_node, thr, best, False)
+        found, best, a, bb, _, _ = _scan_values(
+            cv, cg, cw, w, k, 0.0, 0.0, s_node, w_node, thr, best, False
+        )
         return found, best, a, bb, lo_bin, hi_bin
     # first the candidates between bins (from the histogram), listing the bins with room for a
     # candidate inside (with their left sums); then those of the listed bins whose bound can
@@ -422,7 +481,9 @@ def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, la
                 lo_bin = nonempty[j - 1]
                 hi_bin = b
                 j_best = j
-        inner[np.uint64(n_in)] = j  # kept (branch-free) when the bin has two values and room on each side
+        inner[np.uint64(n_in)] = (
+            j  # kept (branch-free) when the bin has two values and room on each side
+        )
         inner_s[np.uint64(n_in)] = sl
         inner_w[np.uint64(n_in)] = wl
         n_in += np.int64(multi[np.uint64(b)]) & np.int64(wb >= 2.0 * wmin)
@@ -450,13 +511,35 @@ def _scan_binned(H, o, po, lo, hi, hv, multi, X32, B, f, So, Sv, bstart, nid, la
         w_rr = w_node - w_hi
         refine = aa * w_rr + cc * w_lo >= best * (w_lo * w_rr) * (1.0 - 1e-9)
         if refine:  # the corners
-            bound = max(max(_proxy(lo_l, w_lo, s_node, w_node), _proxy(hi_l, w_lo, s_node, w_node)),
-                        max(_proxy(lo_l, w_hi, s_node, w_node), _proxy(hi_l, w_hi, s_node, w_node)))
+            bound = max(
+                max(_proxy(lo_l, w_lo, s_node, w_node), _proxy(hi_l, w_lo, s_node, w_node)),
+                max(_proxy(lo_l, w_hi, s_node, w_node), _proxy(hi_l, w_hi, s_node, w_node)),
+            )
             refine = bound + 1e-9 * (abs(bound) + abs(best)) > best
         if refine:
-            k = _collect(X32, B, f, b, Sv, So, bstart[b], bstart[b + 1], nid, label, target, w, rows, start, end,
-                         cv, cg, cw)
-            res, best, va, vb, _, _ = _scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best, j < j_best)
+            k = _collect(
+                X32,
+                B,
+                f,
+                b,
+                Sv,
+                So,
+                bstart[b],
+                bstart[b + 1],
+                nid,
+                label,
+                target,
+                w,
+                rows,
+                start,
+                end,
+                cv,
+                cg,
+                cw,
+            )
+            res, best, va, vb, _, _ = _scan_values(
+                cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best, j < j_best
+            )
             if res > 0:
                 found = 1
                 a = va
@@ -488,7 +571,9 @@ def _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best, 
             wts[i + 1] = c
     if keys[m - 1] <= keys[0] + thr:
         return -1, best, 0.0, 0.0
-    found, best, a, b, _, _ = _scan_values(keys, vals, wts, w, m, 0.0, 0.0, s_node, w_node, thr, best, False)
+    found, best, a, b, _, _ = _scan_values(
+        keys, vals, wts, w, m, 0.0, 0.0, s_node, w_node, thr, best, False
+    )
     return found, best, a, b
 
 
@@ -525,9 +610,47 @@ def _bin_edge_values(f, lo_bin, hi_bin, So, Sv, bstart, nid, label, X32, B, rows
 # The tree builder
 # ---------------------------------------------------------------------------------------------
 @_kernel
-def _split_node(features, constant, n_known, state, H, buf, rlo, rhi, off, poff, hv, multi, X32, B, So, Sv, bstart,
-                loc, nid, label, target, w, rows, start, end, s_node, w_node, wmin, thr, keys, vals, wts, cv, cg, cw,
-                nonempty, inner, inner_s, inner_w):
+def _split_node(
+    features,
+    constant,
+    n_known,
+    state,
+    H,
+    buf,
+    rlo,
+    rhi,
+    off,
+    poff,
+    hv,
+    multi,
+    X32,
+    B,
+    So,
+    Sv,
+    bstart,
+    loc,
+    nid,
+    label,
+    target,
+    w,
+    rows,
+    start,
+    end,
+    s_node,
+    w_node,
+    wmin,
+    thr,
+    keys,
+    vals,
+    wts,
+    cv,
+    cg,
+    cw,
+    nonempty,
+    inner,
+    inner_s,
+    inner_w,
+):
     """scikit-learn's ``node_split_best`` on one node: (feature, a, b, code, n_total_constants).
 
     feature -1: no candidate on any feature. ``code`` >= 0 when the split falls between two bins
@@ -562,12 +685,42 @@ def _split_node(features, constant, n_known, state, H, buf, rlo, rhi, off, poff,
         if buf >= 0:
             k = loc[f]  # (slices cost nothing here: no reference counting)
             res, prox, a, b, lo_bin, hi_bin = _scan_binned(
-                H[buf], off[f], poff[f], rlo[buf], rhi[buf], hv[f], multi[f], X32, B, f, So[k], Sv[k], bstart[k], nid,
-                label, target, w, rows, start, end, s_node, w_node, wmin, best, cv, cg, cw, nonempty, inner, inner_s,
-                inner_w)
+                H[buf],
+                off[f],
+                poff[f],
+                rlo[buf],
+                rhi[buf],
+                hv[f],
+                multi[f],
+                X32,
+                B,
+                f,
+                So[k],
+                Sv[k],
+                bstart[k],
+                nid,
+                label,
+                target,
+                w,
+                rows,
+                start,
+                end,
+                s_node,
+                w_node,
+                wmin,
+                best,
+                cv,
+                cg,
+                cw,
+                nonempty,
+                inner,
+                inner_s,
+                inner_w,
+            )
         else:
-            res, prox, a, b = _scan_small(X32, f, target, w, rows, start, end, s_node, w_node, thr, best,
-                                          keys, vals, wts)
+            res, prox, a, b = _scan_small(
+                X32, f, target, w, rows, start, end, s_node, w_node, thr, best, keys, vals, wts
+            )
         if res < 0:  # constant in this node (and its descendants)
             t = features[f_j]
             features[f_j] = features[n_total]
@@ -591,15 +744,20 @@ def _split_node(features, constant, n_known, state, H, buf, rlo, rhi, off, poff,
         features[i] = constant[i]
     for i in range(n_known, n_total):
         constant[i] = features[i]
-    if best_f >= 0 and best_lo >= 0 and poff[best_f] >= 0:  # between two coarse bins: their edge values
+    if (
+        best_f >= 0 and best_lo >= 0 and poff[best_f] >= 0
+    ):  # between two coarse bins: their edge values
         k = loc[best_f]
-        best_a, best_b = _bin_edge_values(best_f, best_lo, best_hi, So[k], Sv[k], bstart[k], nid, label, X32, B,
-                                          rows, start, end)
+        best_a, best_b = _bin_edge_values(
+            best_f, best_lo, best_hi, So[k], Sv[k], bstart[k], nid, label, X32, B, rows, start, end
+        )
     return best_f, best_a, best_b, best_lo, n_total
 
 
 @_kernel
-def _partition_rows(X32, B, f, thr, code, target, w, rows, tmp, nid, label_l, label_r, start, end, coarse):
+def _partition_rows(
+    X32, B, f, thr, code, target, w, rows, tmp, nid, label_l, label_r, start, end, coarse
+):
     """Stable partition of rows[start:end] by X[r, f] <= thr (B[r, f] <= code when code >= 0,
     the same rows); node labels; each side's weight,
     sum and square sum, accumulated over its rows in their order (scikit-learn's fresh
@@ -648,11 +806,74 @@ def _impurity(q, s, wsum):
 
 
 @_kernel
-def _grow_nodes(X32, B, off, poff, nbins, hv, multi, loc, So, Sv, bstart, target, w, rows, n_act, max_depth, eps, thr,
-                small, tmp_r, nid, gpos, H, cv, cg, cw, root_counts, fc, coarse, wmin, w0, s0, q0, feature, threshold,
-                left, right, leaf_of_node, gain, leaf_ids, features, constant, state, keys, vals, wts, nonempty,
-                inner, inner_s, inner_w, free, n_free, rlo, rhi, st_parent, st_isleft, st_label, st_start, st_end,
-                st_depth, st_mode, st_nconst, st_imp, st_w, st_s, st_q):
+def _grow_nodes(
+    X32,
+    B,
+    off,
+    poff,
+    nbins,
+    hv,
+    multi,
+    loc,
+    So,
+    Sv,
+    bstart,
+    target,
+    w,
+    rows,
+    n_act,
+    max_depth,
+    eps,
+    thr,
+    small,
+    tmp_r,
+    nid,
+    gpos,
+    H,
+    cv,
+    cg,
+    cw,
+    root_counts,
+    fc,
+    coarse,
+    wmin,
+    w0,
+    s0,
+    q0,
+    feature,
+    threshold,
+    left,
+    right,
+    leaf_of_node,
+    gain,
+    leaf_ids,
+    features,
+    constant,
+    state,
+    keys,
+    vals,
+    wts,
+    nonempty,
+    inner,
+    inner_s,
+    inner_w,
+    free,
+    n_free,
+    rlo,
+    rhi,
+    st_parent,
+    st_isleft,
+    st_label,
+    st_start,
+    st_end,
+    st_depth,
+    st_mode,
+    st_nconst,
+    st_imp,
+    st_w,
+    st_s,
+    st_q,
+):
     """The node loop of ``_grow`` on its preallocated arrays (no reference counting:
     ``_grow`` allocates, this kernel only reads and writes). Returns (n_nodes, n_leaves)."""
     p = X32.shape[1]
@@ -728,9 +949,46 @@ def _grow_nodes(X32, B, off, poff, nbins, hv, multi, loc, So, Sv, bstart, target
         label_r = 0
         if buf != _LEAF:
             best_f, a, b, code, n_const = _split_node(
-                features, constant, st_nconst[top], state, H, buf, rlo, rhi, off, poff, hv, multi, X32, B, So, Sv,
-                bstart, loc, nid, label, target, w, rows, start, end, sn, wn, wmin, thr, keys, vals, wts, cv, cg, cw,
-                nonempty, inner, inner_s, inner_w)
+                features,
+                constant,
+                st_nconst[top],
+                state,
+                H,
+                buf,
+                rlo,
+                rhi,
+                off,
+                poff,
+                hv,
+                multi,
+                X32,
+                B,
+                So,
+                Sv,
+                bstart,
+                loc,
+                nid,
+                label,
+                target,
+                w,
+                rows,
+                start,
+                end,
+                sn,
+                wn,
+                wmin,
+                thr,
+                keys,
+                vals,
+                wts,
+                cv,
+                cg,
+                cw,
+                nonempty,
+                inner,
+                inner_s,
+                inner_w,
+            )
         if best_f >= 0:
             thr_v = a / 2.0 + b / 2.0
             if thr_v == b:
@@ -752,8 +1010,23 @@ def _grow_nodes(X32, B, off, poff, nbins, hv, multi, loc, So, Sv, bstart, target
                 label_l = n_labels
                 label_r = n_labels + 1
                 n_labels += 2
-                mid, wl, sl, ql, wr_f, sr_f, qr_f = _partition_rows(X32, B, best_f, thr_v, code, target, w, rows,
-                                                                    tmp_r, nid, label_l, label_r, start, end, coarse)
+                mid, wl, sl, ql, wr_f, sr_f, qr_f = _partition_rows(
+                    X32,
+                    B,
+                    best_f,
+                    thr_v,
+                    code,
+                    target,
+                    w,
+                    rows,
+                    tmp_r,
+                    nid,
+                    label_l,
+                    label_r,
+                    start,
+                    end,
+                    coarse,
+                )
             wr = wn - wl
             imp_l = _impurity(ql, sl, wl)
             imp_r = _impurity(qn - ql, sn - sl, wr)  # scikit-learn's children_impurity
@@ -802,7 +1075,9 @@ def _grow_nodes(X32, B, off, poff, nbins, hv, multi, loc, So, Sv, bstart, target
             # whose rounding could leave empty bins non-empty)
             small_left = nl <= nr
             need_small = need_l if small_left else need_r
-            into, subtract, buf_l, buf_r, n_free = child_buffers(buf, small_left, need_l, need_r, free, n_free)
+            into, subtract, buf_l, buf_r, n_free = child_buffers(
+                buf, small_left, need_l, need_r, free, n_free
+            )
             if into >= 0:
                 if into != buf:
                     for f in range(p):
@@ -810,14 +1085,38 @@ def _grow_nodes(X32, B, off, poff, nbins, hv, multi, loc, So, Sv, bstart, target
                         rhi[into, f] = rhi[buf, f]
                 if w is None or need_small:
                     _zero_ranges(H, into, off, poff, rlo, rhi)
-                    _build_hist(H, into, B, off, fc, poff, target, gpos, w, rows, start if small_left else mid,
-                                mid if small_left else end)
+                    _build_hist(
+                        H,
+                        into,
+                        B,
+                        off,
+                        fc,
+                        poff,
+                        target,
+                        gpos,
+                        w,
+                        rows,
+                        start if small_left else mid,
+                        mid if small_left else end,
+                    )
                 if subtract and w is None:
                     _subtract_ranges(H, buf, into, off, poff, rlo, rhi)
                 elif subtract:
                     _zero_ranges(H, buf, off, poff, rlo, rhi)
-                    _build_hist(H, buf, B, off, fc, poff, target, gpos, w, rows, mid if small_left else start,
-                                end if small_left else mid)
+                    _build_hist(
+                        H,
+                        buf,
+                        B,
+                        off,
+                        fc,
+                        poff,
+                        target,
+                        gpos,
+                        w,
+                        rows,
+                        mid if small_left else start,
+                        end if small_left else mid,
+                    )
             if need_l:
                 mode_l = buf_l
             if need_r:
@@ -854,8 +1153,38 @@ def _grow_nodes(X32, B, off, poff, nbins, hv, multi, loc, So, Sv, bstart, target
 
 
 @njit(cache=True, nogil=True)
-def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, target, w, rows, n_act, max_depth,
-          max_nodes, seed, eps, thr, small, tmp_r, nid, gpos, H, cv, cg, cw, root_counts):
+def _grow(
+    X32,
+    B,
+    off,
+    poff,
+    nbins,
+    exact,
+    hv,
+    multi,
+    loc,
+    So,
+    Sv,
+    bstart,
+    target,
+    w,
+    rows,
+    n_act,
+    max_depth,
+    max_nodes,
+    seed,
+    eps,
+    thr,
+    small,
+    tmp_r,
+    nid,
+    gpos,
+    H,
+    cv,
+    cg,
+    cw,
+    root_counts,
+):
     """Grow one tree depth-first (scikit-learn's node order); see the module docstring.
 
     ``rows[:n_act]``: the rows taking part (``nid`` 0 on them, -1 elsewhere); with unit weights
@@ -900,7 +1229,9 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
     vals = np.empty(small + 1)
     wts = np.empty(small + 1)
     nonempty = np.empty(MAX_CODES, np.int64)
-    inner = np.empty(MAX_CODES, np.int64)  # coarse bins with room for a candidate inside, their left sums
+    inner = np.empty(
+        MAX_CODES, np.int64
+    )  # coarse bins with room for a candidate inside, their left sums
     inner_s = np.empty(MAX_CODES)
     inner_w = np.empty(MAX_CODES)
 
@@ -925,13 +1256,83 @@ def _grow(X32, B, off, poff, nbins, exact, hv, multi, loc, So, Sv, bstart, targe
     st_q = np.empty(cap)
 
     n_nodes, n_leaves = _grow_nodes(
-        X32, B, off, poff, nbins, hv, multi, loc, So, Sv, bstart, target, w, rows, n_act, max_depth, eps, thr, small,
-        tmp_r, nid, gpos, H, cv, cg, cw, root_counts, fc, coarse, wmin, w0, s0, q0, feature, threshold, left, right,
-        leaf_of_node, gain, leaf_ids, features, constant, state, keys, vals, wts, nonempty, inner, inner_s, inner_w,
-        free, n_free, rlo, rhi, st_parent, st_isleft, st_label, st_start, st_end, st_depth, st_mode, st_nconst,
-        st_imp, st_w, st_s, st_q)
-    return (feature[:n_nodes].copy(), threshold[:n_nodes].copy(), left[:n_nodes].copy(),
-            right[:n_nodes].copy(), leaf_of_node[:n_nodes].copy(), gain[:n_nodes].copy(), leaf_ids, n_leaves)
+        X32,
+        B,
+        off,
+        poff,
+        nbins,
+        hv,
+        multi,
+        loc,
+        So,
+        Sv,
+        bstart,
+        target,
+        w,
+        rows,
+        n_act,
+        max_depth,
+        eps,
+        thr,
+        small,
+        tmp_r,
+        nid,
+        gpos,
+        H,
+        cv,
+        cg,
+        cw,
+        root_counts,
+        fc,
+        coarse,
+        wmin,
+        w0,
+        s0,
+        q0,
+        feature,
+        threshold,
+        left,
+        right,
+        leaf_of_node,
+        gain,
+        leaf_ids,
+        features,
+        constant,
+        state,
+        keys,
+        vals,
+        wts,
+        nonempty,
+        inner,
+        inner_s,
+        inner_w,
+        free,
+        n_free,
+        rlo,
+        rhi,
+        st_parent,
+        st_isleft,
+        st_label,
+        st_start,
+        st_end,
+        st_depth,
+        st_mode,
+        st_nconst,
+        st_imp,
+        st_w,
+        st_s,
+        st_q,
+    )
+    return (
+        feature[:n_nodes].copy(),
+        threshold[:n_nodes].copy(),
+        left[:n_nodes].copy(),
+        right[:n_nodes].copy(),
+        leaf_of_node[:n_nodes].copy(),
+        gain[:n_nodes].copy(),
+        leaf_ids,
+        n_leaves,
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -963,7 +1364,9 @@ class ExactData:
         self.off = off
         # positive parts of the coarse features' bins, after the sums and weights of all bins
         coarse_bins = np.where(exact, 0, nbins)
-        self.poff = np.where(exact, -1, 2 * off[-1] + np.cumsum(coarse_bins) - coarse_bins).astype(np.int64)
+        self.poff = np.where(exact, -1, 2 * off[-1] + np.cumsum(coarse_bins) - coarse_bins).astype(
+            np.int64
+        )
         self.hist_size = int(2 * off[-1] + coarse_bins.sum())
         self.nbins = nbins
         self.exact = exact
@@ -1028,14 +1431,18 @@ class ExactTree:
 
     def apply(self, Xp):
         X32 = _as_float32(Xp)
-        return _apply_tree(X32, self.feature, self.threshold, self.left, self.right, self.leaf_of_node)
+        return _apply_tree(
+            X32, self.feature, self.threshold, self.left, self.right, self.leaf_of_node
+        )
 
 
 def _as_float32(Xp):
     if isinstance(Xp, ExactData):
         return Xp.X32
     if not (isinstance(Xp, np.ndarray) and Xp.dtype == np.float32 and Xp.ndim == 2):
-        raise TypeError("the exact engine works on prepared rows: pass X through engine.prepare first")
+        raise TypeError(
+            "the exact engine works on prepared rows: pass X through engine.prepare first"
+        )
     return Xp if Xp.flags.c_contiguous else np.ascontiguousarray(Xp)
 
 
@@ -1071,13 +1478,17 @@ class ExactEngine:
         if X32.ndim != 2:
             raise ValueError(f"X must be 2-dimensional, got shape {X32.shape}")
         if not np.isfinite(X32).all():
-            raise ValueError("X contains NaN or infinity (or values beyond float32's range): the exact "
-                             "engine splits finite float32 values only")
+            raise ValueError(
+                "X contains NaN or infinity (or values beyond float32's range): the exact "
+                "engine splits finite float32 values only"
+            )
         if not fit:
             return X32
         n, p = X32.shape
         if n >= 2**31 - 1:
-            raise ValueError(f"X has {n} rows; the exact engine indexes rows with int32 (at most 2**31 - 2)")
+            raise ValueError(
+                f"X has {n} rows; the exact engine indexes rows with int32 (at most 2**31 - 2)"
+            )
         B = np.empty((n, p), np.uint8)
         nbins = np.zeros(p, np.int64)
         exact = np.zeros(p, np.bool_)
@@ -1117,7 +1528,9 @@ class ExactEngine:
     def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
         """Grow one tree on ``target``: scikit-learn's tree for the same ``random_state`` draw."""
         if not isinstance(Xp, ExactData):
-            raise TypeError("ExactEngine.grow needs prepared training rows: call prepare(X, fit=True)")
+            raise TypeError(
+                "ExactEngine.grow needs prepared training rows: call prepare(X, fit=True)"
+            )
         if not isinstance(random_state, np.random.RandomState):
             random_state = check_random_state(random_state)
         seed = int(random_state.randint(0, RAND_R_MAX))  # scikit-learn's splitter seed
@@ -1131,9 +1544,17 @@ class ExactEngine:
         n_buf = min(depth_cap, n // (SMALL_NODE + 1)) + 3
         shape = (n, n_buf, Xp.hist_size)
         if self._work is None or self._work[0] != shape:
-            self._work = (shape, np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int32),
-                          np.empty(n), np.empty((n_buf, Xp.hist_size)), np.empty(n, np.float32), np.empty(n),
-                          np.empty(n))
+            self._work = (
+                shape,
+                np.empty(n, np.int32),
+                np.empty(n, np.int32),
+                np.empty(n, np.int32),
+                np.empty(n),
+                np.empty((n_buf, Xp.hist_size)),
+                np.empty(n, np.float32),
+                np.empty(n),
+                np.empty(n),
+            )
         _, rows, tmp_r, nid, gpos, H, cv, cg, cw = self._work
         if sample_weight is None:
             w, n_act = None, n  # rows and node labels are set by the compiled builder
@@ -1144,8 +1565,35 @@ class ExactEngine:
             rows[:n_act] = np.flatnonzero(active)
             nid[:] = np.where(active, 0, -1)
         feature, threshold, left, right, leaf_of_node, gain, leaf_ids, n_leaves = _grow(
-            Xp.X32, Xp.B, Xp.off, Xp.poff, Xp.nbins, Xp.exact, Xp.hv, Xp.multi, Xp.loc, Xp.So, Xp.Sv, Xp.bstart, target, w, rows, n_act,
-            depth_cap, max_nodes, seed, _EPSILON, FEATURE_THRESHOLD, SMALL_NODE, tmp_r, nid, gpos, H, cv, cg, cw,
+            Xp.X32,
+            Xp.B,
+            Xp.off,
+            Xp.poff,
+            Xp.nbins,
+            Xp.exact,
+            Xp.hv,
+            Xp.multi,
+            Xp.loc,
+            Xp.So,
+            Xp.Sv,
+            Xp.bstart,
+            target,
+            w,
+            rows,
+            n_act,
+            depth_cap,
+            max_nodes,
+            seed,
+            _EPSILON,
+            FEATURE_THRESHOLD,
+            SMALL_NODE,
+            tmp_r,
+            nid,
+            gpos,
+            H,
+            cv,
+            cg,
+            cw,
             Xp.root_counts,
         )
         tree = ExactTree(feature, threshold, left, right, leaf_of_node, n_leaves, gain)

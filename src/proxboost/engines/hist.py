@@ -59,7 +59,8 @@ empty (histogram subtraction applies as without weights, and its rounding can le
 weight in an empty bin). The root's weights and counts are cached per prepared array and
 weight array, like the unweighted root counts. ``prepare(X, fit=True, sample_weight=w)``
 learns the edges from the positive-weight rows (quantiles of weighted counts), from the same
-sort of each column as the unweighted binning. Each tree reports ``split_feature`` and ``split_gain`` per internal node (the weighted
+sort of each column as the unweighted binning. Each tree reports ``split_feature`` and
+``split_gain`` per internal node (the weighted
 impurity decrease over the root's weight; see ``docs/engines.md``).
 
 Trees grow depth-first with an explicit stack (no leaf limit, so the tree equals the
@@ -432,8 +433,24 @@ def _child_mode(depth, max_depth, m, wsum, s, q, eps, small):
 
 
 @njit(cache=True, nogil=True)
-def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, max_nodes, eps, small,
-               root_stats, rows, tmp, hist):
+def _grow_tree(
+    bins,
+    offsets,
+    n_bins,
+    edges,
+    rep,
+    target,
+    w,
+    n_act,
+    max_depth,
+    max_nodes,
+    eps,
+    small,
+    root_stats,
+    rows,
+    tmp,
+    hist,
+):
     """Grow one tree (see the module docstring). Workspace: rows, tmp (n,), hist (buffers,
     S * total bins; S = 2 unweighted, 3 weighted).
 
@@ -515,15 +532,18 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
         nxt = -1
         proxy = -np.inf
         if buf >= 0:
-            best_f, best_b, proxy = _best_split(hist[buf], offsets, rlo[buf], rhi[buf], wnode, nonempty, S)
+            best_f, best_b, proxy = _best_split(
+                hist[buf], offsets, rlo[buf], rhi[buf], wnode, nonempty, S
+            )
             if best_f >= 0:
                 o = offsets[best_f]
                 nxt = best_b + 1
                 while hist[buf, S * (o + nxt) + S - 1] == 0.0:
                     nxt += 1
         elif buf == _SMALL:
-            best_f, best_b, nxt, proxy = _best_split_small(bins, target, w, rows, start, end, snode, wnode,
-                                                           keys, vals, wts)
+            best_f, best_b, nxt, proxy = _best_split_small(
+                bins, target, w, rows, start, end, snode, wnode, keys, vals, wts
+            )
         if best_f < 0:  # leaf
             if buf >= 0:
                 free[n_free] = buf
@@ -565,7 +585,9 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
             n_leaves += 2
             continue
 
-        mid_pos, wl, sl, ql, wr, sr, qr = _partition(bins, target, w, rows, tmp, start, end, best_f, best_b)
+        mid_pos, wl, sl, ql, wr, sr, qr = _partition(
+            bins, target, w, rows, tmp, start, end, best_f, best_b
+        )
 
         nl = mid_pos - start
         nr = end - mid_pos
@@ -575,8 +597,9 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
             small_is_left = nl <= nr
             s_start = start if small_is_left else mid_pos
             s_end = mid_pos if small_is_left else end
-            into, subtract, buf_l, buf_r, n_free = child_buffers(buf, small_is_left, mode_l == 0, mode_r == 0, free,
-                                                                 n_free)
+            into, subtract, buf_l, buf_r, n_free = child_buffers(
+                buf, small_is_left, mode_l == 0, mode_r == 0, free, n_free
+            )
             if into >= 0:
                 if into != buf:
                     for f in range(p):
@@ -611,8 +634,16 @@ def _grow_tree(bins, offsets, n_bins, edges, rep, target, w, n_act, max_depth, m
         st_q[top] = ql
         top += 1
 
-    return (feature[:n_nodes].copy(), threshold[:n_nodes].copy(), left[:n_nodes].copy(),
-            right[:n_nodes].copy(), leaf_of_node[:n_nodes].copy(), gain[:n_nodes].copy(), leaf_ids, n_leaves)
+    return (
+        feature[:n_nodes].copy(),
+        threshold[:n_nodes].copy(),
+        left[:n_nodes].copy(),
+        right[:n_nodes].copy(),
+        leaf_of_node[:n_nodes].copy(),
+        gain[:n_nodes].copy(),
+        leaf_ids,
+        n_leaves,
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -655,7 +686,9 @@ class HistTree:
     root's weight, see ``docs/engines.md``).
     """
 
-    def __init__(self, feature, threshold_bin, left, right, leaf_of_node, n_leaves, threshold, gain):
+    def __init__(
+        self, feature, threshold_bin, left, right, leaf_of_node, n_leaves, threshold, gain
+    ):
         internal = left >= 0
         self.split_feature = feature[internal].astype(np.intp)
         self.split_gain = gain[internal]
@@ -673,7 +706,9 @@ class HistTree:
 
     def apply(self, Xp):
         Xp = _as_bins(Xp)
-        return _apply_tree(Xp, self.feature, self.threshold_bin, self.left, self.right, self.leaf_of_node)
+        return _apply_tree(
+            Xp, self.feature, self.threshold_bin, self.left, self.right, self.leaf_of_node
+        )
 
 
 def _check_weight(sample_weight, n):
@@ -687,7 +722,9 @@ def _check_weight(sample_weight, n):
 
 def _as_bins(Xp):
     if not (isinstance(Xp, np.ndarray) and Xp.dtype == np.uint8 and Xp.ndim == 2):
-        raise TypeError("the hist engine works on binned rows (uint8, 2-d): pass X through engine.prepare first")
+        raise TypeError(
+            "the hist engine works on binned rows (uint8, 2-d): pass X through engine.prepare first"
+        )
     return Xp if Xp.flags.c_contiguous else np.ascontiguousarray(Xp)
 
 
@@ -704,7 +741,9 @@ class HistEngine:
 
     def __init__(self, max_bins=MAX_BINS):
         if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= 255):
-            raise ValueError(f"max_bins={max_bins!r} is out of range; allowed values: an integer in [2, 255]")
+            raise ValueError(
+                f"max_bins={max_bins!r} is out of range; allowed values: an integer in [2, 255]"
+            )
         self.max_bins = int(max_bins)
         self.edges_ = None
         self._reset_cache()
@@ -763,9 +802,13 @@ class HistEngine:
                 self._rep2d[j, : len(reps[j])] = reps[j]
             return out
         if self.edges_ is None:
-            raise ValueError("HistEngine.prepare(X) needs the bin edges: call prepare(X_train, fit=True) first")
+            raise ValueError(
+                "HistEngine.prepare(X) needs the bin edges: call prepare(X_train, fit=True) first"
+            )
         if p != len(self.edges_):
-            raise ValueError(f"X has {p} features, the bin edges were learned on {len(self.edges_)}")
+            raise ValueError(
+                f"X has {p} features, the bin edges were learned on {len(self.edges_)}"
+            )
         for j in range(p):
             out[:, j] = np.searchsorted(self.edges_[j], X[:, j], side="left")
         return out
@@ -781,7 +824,9 @@ class HistEngine:
             raise ValueError("HistEngine.grow needs prepared data: call prepare(X, fit=True) first")
         Xp = _as_bins(Xp)
         if Xp.shape[1] != len(self.edges_):
-            raise ValueError(f"Xp has {Xp.shape[1]} features, the bin edges were learned on {len(self.edges_)}")
+            raise ValueError(
+                f"Xp has {Xp.shape[1]} features, the bin edges were learned on {len(self.edges_)}"
+            )
         target = np.ascontiguousarray(target, dtype=np.float64)
         n = Xp.shape[0]
         if target.shape != (n,):
@@ -796,19 +841,40 @@ class HistEngine:
         n_act = len(active)
         shape = (n, n_buf, len(root_stats))
         if self._work is None or self._work[0] != shape:
-            self._work = (shape, np.empty(n, np.int32), np.empty(n, np.int32), np.empty((n_buf, len(root_stats))))
+            self._work = (
+                shape,
+                np.empty(n, np.int32),
+                np.empty(n, np.int32),
+                np.empty((n_buf, len(root_stats))),
+            )
         _, rows, tmp, hist = self._work
         rows[:n_act] = active
         feature, thr, left, right, leaf_of_node, gain, leaf_ids, n_leaves = _grow_tree(
-            Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d, target, w, n_act,
-            stack_depth, max_nodes, _EPSILON, SMALL_NODE, root_stats, rows, tmp, hist,
+            Xp,
+            self.offsets_,
+            self.n_bins_,
+            self._edges2d,
+            self._rep2d,
+            target,
+            w,
+            n_act,
+            stack_depth,
+            max_nodes,
+            _EPSILON,
+            SMALL_NODE,
+            root_stats,
+            rows,
+            tmp,
+            hist,
         )
         if len(idle):
             _label_rows(Xp, idle, feature, thr, left, right, leaf_of_node, leaf_ids)
         internal = left >= 0
         threshold = np.full(len(left), np.nan)
         threshold[internal] = self._edges2d[feature[internal], thr[internal]]
-        return leaf_ids, HistTree(feature, thr, left, right, leaf_of_node, n_leaves, threshold, gain)
+        return leaf_ids, HistTree(
+            feature, thr, left, right, leaf_of_node, n_leaves, threshold, gain
+        )
 
     def _rows_and_root_stats(self, Xp, sample_weight):
         """(weights or None, rows of positive weight, rows of weight 0, root weights and counts).
@@ -816,9 +882,15 @@ class HistEngine:
         Computed once per prepared array and weight array (found by identity: neither may be
         modified in place between ``grow`` calls), the same for every tree of a fit.
         """
-        hit = self._rows is not None and self._bins_ref() is Xp and (
-            self._rows[0] is None if sample_weight is None
-            else self._weight_ref is not None and self._weight_ref() is sample_weight)
+        hit = (
+            self._rows is not None
+            and self._bins_ref() is Xp
+            and (
+                self._rows[0] is None
+                if sample_weight is None
+                else self._weight_ref is not None and self._weight_ref() is sample_weight
+            )
+        )
         if hit:
             return self._rows
         n = Xp.shape[0]
@@ -832,5 +904,7 @@ class HistEngine:
             idle = np.flatnonzero(~positive).astype(np.int32)
             self._rows = (w, active, idle, _root_stats(Xp, self.offsets_, w, active, len(active)))
         self._bins_ref = weakref.ref(Xp)
-        self._weight_ref = weakref.ref(sample_weight) if isinstance(sample_weight, np.ndarray) else None
+        self._weight_ref = (
+            weakref.ref(sample_weight) if isinstance(sample_weight, np.ndarray) else None
+        )
         return self._rows

@@ -21,8 +21,8 @@ def node_gains(tree_):
     left, right = tree_.children_left, tree_.children_right
     internal = np.flatnonzero(left != -1)
     w, imp = tree_.weighted_n_node_samples, tree_.impurity
-    l, r = left[internal], right[internal]
-    gain = (w[internal] * imp[internal] - w[l] * imp[l] - w[r] * imp[r]) / w[0]
+    lc, rc = left[internal], right[internal]
+    gain = (w[internal] * imp[internal] - w[lc] * imp[lc] - w[rc] * imp[rc]) / w[0]
     return tree_.feature[internal].astype(np.intp), gain.astype(np.float64)
 
 
@@ -68,8 +68,12 @@ class SklearnEngine:
                 reg.fit(Xp, target, sample_weight=sample_weight, check_input=False)
             else:
                 pos = np.flatnonzero(sample_weight > 0)
-                reg.fit(np.ascontiguousarray(Xp[pos]), np.asarray(target)[pos],
-                        sample_weight=sample_weight[pos], check_input=False)
+                reg.fit(
+                    np.ascontiguousarray(Xp[pos]),
+                    np.asarray(target)[pos],
+                    sample_weight=sample_weight[pos],
+                    check_input=False,
+                )
         tree_ = reg.tree_
         is_leaf = tree_.children_left == -1
         node_to_leaf = np.full(tree_.node_count, -1, dtype=np.intp)
