@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-# Real-data tests read the data files from $PROXBOOST_DATA_MIRROR (a folder of the raw files,
-# see README, "Data files") and are skipped with a reason when it is unset.
+# Real-data tests read the data files from a mirror: $PROXBOOST_DATA_MIRROR (.ci/run sets it on
+# the CI machine), else data/ once `make datasets` has filled it; without either they are skipped
+# with that reason (README, "Data: how files are found").
 
 .PHONY: lint format test test-fast figures results datasets bench env clean slurm-check
 
@@ -52,8 +53,10 @@ results: $(STAMP)
 	$(PY) run.py -m +experiment=tie_rules
 	$(PY) -m proxboost.report --results results
 
+# Every real dataset's files (data and description) into data/; exit 1 if one with a verified
+# source could not be obtained.
 datasets: $(STAMP)
-	$(PY) -m proxboost.datasets --prefetch
+	$(PY) -m proxboost.datasets --prefetch --docs
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_fit.py

@@ -1,12 +1,14 @@
 """Shared fixtures of the test suite: the data mirror, the paper's synthetic data, no network.
 
-- The dataset mirror is found only through ``$PROXBOOST_DATA_MIRROR`` (``make test`` sets it where
-  a mirror exists); a test that needs real data asks for the ``data_mirror`` fixture and is skipped,
-  with the reason, where the variable is unset.
-- No test touches the network or the repository's ``data/`` cache: for the whole session
-  downloads are disabled (``PROXBOOST_OFFLINE=1``, inherited by the subprocesses that tests start)
-  and the cache is a temporary folder (``PROXBOOST_DATA_HOME``). Tests of the download path
-  replace the downloader themselves.
+- The real-data tests read the public data files from a **mirror**: a read-only folder laid out as
+  ``<mirror>/<dataset>/<file>``. It is ``$PROXBOOST_DATA_MIRROR`` (``.ci/run`` sets it to the CI
+  machine's mirror), else the repository's ``data/`` when it holds data files (``make datasets``
+  fills it on a machine with internet). A test that needs real data asks for the ``data_mirror``
+  fixture and is skipped, with that explanation, where neither exists.
+- No test touches the network or writes to the mirror: for the whole session downloads are
+  disabled (``PROXBOOST_OFFLINE=1``, inherited by the subprocesses that tests start) and the cache
+  is a temporary folder (``PROXBOOST_DATA_HOME``), so ``data/`` is only ever read. Tests of the
+  download path replace the downloader themselves.
 - ``synthetic_data`` draws the paper's synthetic models through the package's own generators,
   so that no test re-implements them as a data source (the generator tests in
   ``test_datasets.py`` check them against independent formulas).
@@ -32,12 +34,35 @@ MIRROR_ENV = "PROXBOOST_DATA_MIRROR"
 TIE_RTOL = 1e-12  # two different splits tie when their exact gains agree to this, relative
 
 
+REPO_DATA = Path(__file__).resolve().parents[1] / "data"
+NO_MIRROR = (
+    "needs the real data files: set $PROXBOOST_DATA_MIRROR to a mirror folder "
+    "(<mirror>/<dataset>/<file>), or run `make datasets` on a machine with internet to fill data/"
+)
+
+
+def find_mirror(environ=os.environ, repo_data: Path = REPO_DATA) -> Path | None:
+    """The mirror the tests read: ``$PROXBOOST_DATA_MIRROR``, else ``repo_data`` if it holds a
+    data file (``<dataset>/<file>``), else None."""
+    value = environ.get(MIRROR_ENV, "").strip()
+    if value:
+        return Path(value).expanduser()
+    if repo_data.is_dir() and any(p.is_file() for p in repo_data.glob("*/*")):
+        return repo_data
+    return None
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _offline_session_cache(tmp_path_factory):
-    """Downloads off and a temporary cache for the whole session (restored afterwards)."""
-    saved = {k: os.environ.get(k) for k in ("PROXBOOST_OFFLINE", "PROXBOOST_DATA_HOME")}
+    """Downloads off, a temporary cache and the mirror in the environment for the whole session
+    (subprocesses inherit them; restored afterwards)."""
+    names = ("PROXBOOST_OFFLINE", "PROXBOOST_DATA_HOME", MIRROR_ENV)
+    saved = {k: os.environ.get(k) for k in names}
+    mirror = find_mirror()
     os.environ["PROXBOOST_OFFLINE"] = "1"
     os.environ["PROXBOOST_DATA_HOME"] = str(tmp_path_factory.mktemp("data-cache"))
+    if mirror is not None:
+        os.environ[MIRROR_ENV] = str(mirror)
     yield
     for key, value in saved.items():
         if value is None:
@@ -48,13 +73,12 @@ def _offline_session_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def data_mirror() -> Path:
-    """The dataset mirror named by ``$PROXBOOST_DATA_MIRROR``; skips the test where it is unset."""
-    value = os.environ.get(MIRROR_ENV, "").strip()
-    if not value:
-        pytest.skip(f"needs the real data files: set {MIRROR_ENV} to a dataset mirror folder")
-    path = Path(value).expanduser()
+    """The dataset mirror (:func:`find_mirror`); skips the test, saying how to get one, without."""
+    path = find_mirror()
+    if path is None:
+        pytest.skip(NO_MIRROR)
     if not path.is_dir():
-        pytest.skip(f"{MIRROR_ENV}={value} is not a folder")
+        pytest.skip(f"{MIRROR_ENV}={path} is not a folder; {NO_MIRROR}")
     return path
 
 
