@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # Real-data tests read the data files from a mirror: $PROXBOOST_DATA_MIRROR (.ci/run sets it on
 # the CI machine), else data/ once `make datasets` has filled it; without either they are skipped
-# with that reason (README, "Data: how files are found").
+# with that reason (docs/data.md).
 
 .PHONY: lint format test test-fast figures results datasets bench env clean slurm-check
 

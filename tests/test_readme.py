@@ -1,4 +1,4 @@
-"""The README's examples and commands run as written."""
+"""The README's examples and commands, and those of the docs pages, run as written."""
 
 import os
 import re
@@ -9,8 +9,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-TEXT = (Path(__file__).parents[1] / "README.md").read_text()
+REPO = Path(__file__).resolve().parents[1]
+TEXT = (REPO / "README.md").read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, re.S)
+#: Every page whose commands are run, checked or listed: the README and the docs pages.
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+README_MAX_LINES = 250
+
+
+def _python_blocks(page: str, after: str = "") -> list[str]:
+    """The ``python`` blocks of ``docs/<page>``, those after the heading ``after`` if given."""
+    text = (REPO / "docs" / page).read_text()
+    if after:
+        text = text[text.index(after) :]
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+def test_readme_is_short():
+    """A newcomer reads it in ten minutes: tables and details live in docs/."""
+    assert len(TEXT.splitlines()) <= README_MAX_LINES
 
 
 def test_readme_example_runs():
@@ -21,11 +38,11 @@ def test_readme_example_runs():
     assert set(namespace["clf"].predict(namespace["X"])) <= {"yes", "no"}
 
 
-def test_readme_estimator_examples_run(capsys):
-    """The estimator sections' examples continue the first example (same namespace, in order)."""
+def test_estimator_examples_run(capsys):
+    """docs/estimators.md's examples run in order, in one namespace."""
     namespace = {}
-    for block in [b for b in BLOCKS if "load_dataset" not in b]:
-        exec(compile(block, "README.md", "exec"), namespace)
+    for block in _python_blocks("estimators.md", after="## Examples"):
+        exec(compile(block, "docs/estimators.md", "exec"), namespace)
     np.testing.assert_allclose(namespace["proba"].sum(axis=1), 1.0)
     assert namespace["wreg"].eval_loss_.shape == (101,)
     es = namespace["es"]
@@ -35,20 +52,19 @@ def test_readme_estimator_examples_run(capsys):
     assert namespace["authors"].tie_rule == "authors"
 
 
-def test_readme_data_example_runs(data_mirror):
-    (block,) = [b for b in BLOCKS if "load_dataset" in b]
+def test_data_example_runs(data_mirror):
+    (block,) = [b for b in _python_blocks("data.md") if "load_dataset" in b]
     namespace = {}
-    exec(compile(block, "README.md", "exec"), namespace)
+    exec(compile(block, "docs/data.md", "exec"), namespace)
     assert namespace["X"].shape == (235, 1) and namespace["info"].origin in ("mirror", "cache")
 
 
-# -- the README's commands -------------------------------------------------------------------------
-# Every command of the README is run here as written (in a temporary folder, with overrides that
-# make it cheap appended), or checked without fitting (every other `python run.py` line: its jobs
-# pass the checks a sweep makes before any fit), or listed in NOT_RUN with the reason. A
-# command added to the README, or edited, must be one of these, so a broken command fails here.
-REPO = Path(__file__).resolve().parents[1]
-
+# -- the commands of the README and the docs pages ----------------------------------------------
+# Every command of the README and of the docs pages is run here as written (in a temporary
+# folder, with overrides that make it cheap appended), or checked without fitting (every other
+# `python run.py` line: its jobs pass the checks a sweep makes before any fit), or listed in
+# NOT_RUN with the reason. A command added to a page, or edited, must be one of these, so a broken
+# command fails here.
 #: Overrides that make a `python run.py` line cheap: 2 splits, 1 grid point, 5 iterations.
 TINY = [
     "protocol.n_splits=2",
@@ -65,10 +81,11 @@ TINY = [
 RUN = {
     "python run.py loss=hinge algo=residual_prox": TINY,
     "python run.py dataset=engel loss=lad algo=prox grid=paper": TINY,
-    "python run.py --cfg job": [],
+    "python run.py --cfg job --resolve": [],
     "python -m proxboost.sweep runs": [],
     "python -c \"from proxboost.results import load; print(load('runs'))\"": [],
     "python -m proxboost.datasets --prefetch": [],
+    "python -m proxboost.datasets --prefetch --docs": [],
     "python -m proxboost.datasets": [],
     "python -m proxboost.report --cpu-table": [],  # on an empty results/ folder
     "python -m proxboost.report --baselines-table": [],  # on an empty results/ folder
@@ -90,7 +107,12 @@ NOT_RUN = {
     "make results": (
         "it recomputes every stored result (CPU-hours); each of its run.py lines is checked here"
     ),
-    "make datasets": "it is `python -m proxboost.datasets --prefetch`, run here",
+    "make datasets": "it is `python -m proxboost.datasets --prefetch --docs`, run here",
+    "python benchmarks/bench_weights.py --base <checkout of an earlier revision>": (
+        "a benchmark of several minutes against another checkout (a placeholder)"
+    ),
+    "python benchmarks/tie_rules.py": "a benchmark of several minutes",
+    "python -m proxboost.sweep <folder>": "a pattern (<folder>), run here as `... sweep runs`",
     "make bench": "a benchmark of several minutes",
     "make slurm-check": (
         "it needs root and installs slurm-wlm and munge (experiments/slurm_check.sh)"
@@ -103,21 +125,22 @@ NOT_RUN = {
 
 
 def readme_commands() -> list[str]:
-    """Each line of the README's ``bash`` blocks (continuations joined, comments dropped) and each
-    inline code span that starts with ``python``, ``make``, ``pip`` or ``git``; once each, in order.
-    """
+    """Each line of the ``bash`` blocks of the README and the docs pages (continuations joined,
+    comments dropped) and each inline code span that starts with ``python``, ``make``, ``pip`` or
+    ``git``; once each, in order."""
     commands = []
-    for block in re.findall(r"```bash\n(.*?)```", TEXT, re.S):
-        for line in block.replace("\\\n", " ").splitlines():
-            line = line.split(" #")[0].strip()
-            if line and not line.startswith("#"):
-                commands.append(" ".join(line.split()))
-    prose = re.sub(r"```.*?```", "", TEXT, flags=re.S)
-    commands += [
-        span
-        for span in re.findall(r"`([^`\n]+)`", prose)
-        if re.match(r"(python|make|pip|git) ", span)
-    ]
+    for text in (page.read_text() for page in PAGES):
+        for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                line = line.split(" #")[0].strip()
+                if line and not line.startswith("#"):
+                    commands.append(" ".join(line.split()))
+        prose = re.sub(r"```.*?```", "", text, flags=re.S)
+        commands += [
+            span
+            for span in re.findall(r"`([^`\n]+)`", prose)
+            if re.match(r"(python|make|pip|git) ", span)
+        ]
     return list(dict.fromkeys(commands))
 
 
@@ -133,7 +156,9 @@ def _run_py_overrides(command) -> list[str]:
     return [
         a
         for a in shlex.split(command)[2:]
-        if a not in ("-m", "--multirun", "--cfg", "job") and "<" not in a and ">" not in a
+        if a not in ("-m", "--multirun", "--cfg", "job", "--resolve")
+        and "<" not in a
+        and ">" not in a
     ]
 
 
@@ -261,3 +286,33 @@ def test_readme_commands_run(data_mirror, tmp_path):
     )
     assert "engel" in outputs["python -m proxboost.datasets"]
     assert (tmp_path / "results" / "SUMMARY.md").is_file()
+
+
+def test_readme_numbers_of_the_workstation_sweep():
+    """The README quotes only deterministic numbers: the sweep's jobs and grid sizes are the
+    configuration's."""
+    from hydra import compose, initialize_config_dir
+
+    text = " ".join(TEXT.split())
+    jobs, losses, methods = map(
+        int, re.search(r"It runs (\d+) jobs \((\d+) losses × (\d+) methods\)", text).groups()
+    )
+    grid_g, grid_p, trees = map(
+        int,
+        re.search(
+            r"(\d+) \(gradient\) or (\d+) \(proximal\) grid points of (\d+) trees", text
+        ).groups(),
+    )
+    splits = int(re.search(r"fits, per loss, (\d+) splits", text).group(1))
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+        cfg = compose(
+            config_name="config",
+            overrides=["+experiment=paper", "dataset=engel"],
+            return_hydra_config=True,
+        )
+    params = cfg.hydra.sweeper.params
+    assert (losses, methods) == (len(params.loss.split(",")), len(params.algo.split(",")))
+    assert jobs == losses * methods
+    depth_nu = len(cfg.grid.max_depth) * len(cfg.grid.learning_rate)
+    assert (grid_g, grid_p) == (depth_nu, depth_nu * len(cfg.grid.step))
+    assert (trees, splits) == (cfg.protocol.max_estimators, cfg.protocol.n_splits)
