@@ -14,7 +14,7 @@ env: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[experiments,test]'
 	touch $(STAMP)
 
 # ruff: the linter rules and the formatting of pyproject.toml's [tool.ruff]; `make format` fixes both

@@ -97,7 +97,8 @@ NOT_RUN = {
     "git clone <this repository> proxboost && cd proxboost": (
         "the repository's address is a placeholder"
     ),
-    "pip install -e .": "it would install into the environment running the tests",
+    "pip install .": "tests/test_install.py installs the core into a fresh environment",
+    "pip install '.[experiments]'": "it would install into the environment running the tests",
     "make test": "it runs this test suite",
     "make test-fast": "it runs this test suite (the tests not marked slow)",
     "make figures": (
