@@ -37,6 +37,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._input_kinds import check_feature_kinds
 from ._leafops import TIE_RULES
 from .engines import ENGINES, make_engine
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, leaf_means, make_loss
@@ -264,6 +265,7 @@ class _BaseBoosting(BaseEstimator):
         self
         """
         self._validate_params()
+        check_feature_kinds(X)
         X, y = validate_data(
             self, X, y, ensure_all_finite=True, y_numeric=self._task == "regression"
         )
@@ -276,6 +278,7 @@ class _BaseBoosting(BaseEstimator):
                 raise ValueError(
                     "eval_set must be a tuple (X_eval, y_eval) or (X_eval, y_eval, w_eval)"
                 )
+            check_feature_kinds(eval_set[0], "eval_set's X_eval")
             X_eval = validate_data(self, eval_set[0], reset=False, ensure_all_finite=True)
             y_eval = self._encode_target(np.asarray(eval_set[1]), fit=False)
             if len(y_eval) != len(X_eval):
@@ -464,6 +467,7 @@ class _BaseBoosting(BaseEstimator):
     # -- prediction ------------------------------------------------------------------------------
     def _raw_predict(self, X):
         check_is_fitted(self)
+        check_feature_kinds(X)
         Xp = self.engine_.prepare(validate_data(self, X, reset=False, ensure_all_finite=True))
         F = np.full(Xp.shape[0], self.init_)
         for w, tree, c in zip(self.weights_[1:], self.estimators_, self.leaf_values_):
@@ -472,6 +476,7 @@ class _BaseBoosting(BaseEstimator):
 
     def _staged_raw_predict(self, X):
         check_is_fitted(self)
+        check_feature_kinds(X)
         Xp = self.engine_.prepare(validate_data(self, X, reset=False, ensure_all_finite=True))
         F = H = np.full(Xp.shape[0], self.init_)
         for tree, c, alpha in zip(self.estimators_, self.leaf_values_, self.alphas_):
