@@ -42,8 +42,8 @@ def check_feature_kinds(X, what: str = "X") -> None:
     """Raise ``ValueError`` (one line) if ``X`` holds a column that is not numeric or boolean.
 
     ``X`` is a data frame (checked per column, named in the message) or anything array-like (its
-    dtype checked as a whole; an object array is accepted when every value is a number or a
-    boolean, as scikit-learn's conversion would accept it).
+    dtype checked as a whole; an object array is refused when it holds a string, and otherwise
+    left to scikit-learn's conversion, which accepts numbers and booleans).
     """
     dtypes = getattr(X, "dtypes", None)
     if dtypes is not None and hasattr(dtypes, "items"):
@@ -60,9 +60,9 @@ def check_feature_kinds(X, what: str = "X") -> None:
         return  # lists and other array-likes: scikit-learn's conversion says what is wrong
     kind = _kind(array.dtype)
     if kind == "object":
-        numeric = _IS_NUMBER(array).astype(bool) if array.size else np.ones(0, bool)
-        if not numeric.all():
-            where = tuple(int(i) for i in np.argwhere(~numeric)[0])
+        text = _IS_TEXT(array).astype(bool) if array.size else np.zeros(0, bool)
+        if text.any():
+            where = tuple(int(i) for i in np.argwhere(text)[0])
             bad = array[where]
             column = f" in column {where[1]}" if len(where) == 2 else ""
             raise ValueError(
@@ -74,5 +74,5 @@ def check_feature_kinds(X, what: str = "X") -> None:
         raise ValueError(f"{what} has dtype {described}, not numbers: {ENCODE_HINT}")
 
 
-#: Elementwise "is this object a number or a boolean" for object arrays (the error path only).
-_IS_NUMBER = np.frompyfunc(lambda v: isinstance(v, (int, float, bool, np.number, np.bool_)), 1, 1)
+#: Elementwise "is this object text" for object arrays.
+_IS_TEXT = np.frompyfunc(lambda v: isinstance(v, (str, bytes)), 1, 1)
