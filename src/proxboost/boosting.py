@@ -26,7 +26,7 @@ lambda_paper = n * lambda. The values of the paper's experiments are per-sample 
 """
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import expit
@@ -184,6 +184,10 @@ class _BaseBoosting(BaseEstimator):
             "a float in (0, 1)",
         )
         _check_range("tol", self.tol, 0.0, np.inf, False, True, "a finite float >= 0")
+        if not isinstance(self.warm_start, (bool, np.bool_)):
+            raise ValueError(
+                f"warm_start={self.warm_start!r} is not allowed; allowed values: a bool"
+            )
         if not isinstance(self.verbose, bool):  # True / False are accepted, as in scikit-learn
             _check_range(
                 "verbose",
@@ -287,11 +291,42 @@ class _BaseBoosting(BaseEstimator):
                 )
             if len(eval_set) == 3 and eval_set[2] is not None:
                 w_eval = self._check_weights(eval_set[2], y_eval, name="eval_set's w_eval")
+        data_key = _data_key(X, y, w, X_eval, y_eval, w_eval)
+        if self._warm():
+            if int(self.n_estimators) < self.n_iter_:
+                raise ValueError(
+                    f"n_estimators={self.n_estimators} must be larger or equal to n_iter_="
+                    f"{self.n_iter_} when warm_start=True; set warm_start=False to fit anew"
+                )
+            if self._state_.data_key != data_key:
+                raise ValueError(
+                    "warm_start=True continues the previous fit, which was on other data: pass "
+                    "the same X, y, sample_weight and eval_set, or set warm_start=False"
+                )
+        else:
+            self.__dict__.pop("_state_", None)
         X_val = y_val = w_val = None
         if self.n_iter_no_change is not None:
             X, y, w, X_val, y_val, w_val = self._split_validation(X, y, w)
         self._boost(X, y, w, (X_eval, y_eval, w_eval), (X_val, y_val, w_val))
+        self._state_.data_key = data_key
         return self
+
+    def _warm(self) -> bool:
+        """Whether this fit continues the previous one (``warm_start`` and a previous fit whose
+        settings allow it: the same early-stopping choice)."""
+        state = getattr(self, "_state_", None)
+        if not (self.warm_start and state is not None):
+            return False
+        if (state.history is None) != (self.n_iter_no_change is None) or (
+            state.history is not None and len(state.history) != int(self.n_iter_no_change)
+        ):
+            raise ValueError(
+                "warm_start=True cannot change n_iter_no_change: set it back to "
+                f"{None if state.history is None else len(state.history)!r}, or set "
+                "warm_start=False"
+            )
+        return True
 
     def _split_validation(self, X, y, w):
         """Carve the early-stopping validation rows out of the training data (scikit-learn's
@@ -315,15 +350,18 @@ class _BaseBoosting(BaseEstimator):
                     f" {counts.tolist()}"
                 )
             stratify = y
-        arrays = (X, y) if w is None else (X, y, w)
-        parts = train_test_split(
-            *arrays,
-            test_size=self.validation_fraction,
-            random_state=self.random_state,
-            stratify=stratify,
-        )
-        X_tr, X_val, y_tr, y_val = parts[:4]
-        w_tr, w_val = (None, None) if w is None else parts[4:]
+        if self._warm():  # the previous fit's validation rows, whatever the random_state
+            rows_tr, rows_val = self._state_.validation_split
+        else:
+            rows_tr, rows_val = train_test_split(
+                np.arange(n),
+                test_size=self.validation_fraction,
+                random_state=self.random_state,
+                stratify=stratify,
+            )
+        self._validation_split = (rows_tr, rows_val)
+        X_tr, X_val, y_tr, y_val = X[rows_tr], X[rows_val], y[rows_tr], y[rows_val]
+        w_tr, w_val = (None, None) if w is None else (w[rows_tr], w[rows_val])
         if self._task == "classification":
             pos = (y_val > 0) if w_val is None else (y_val > 0) & (w_val > 0)
             neg = (y_val < 0) if w_val is None else (y_val < 0) & (w_val > 0)
@@ -348,17 +386,15 @@ class _BaseBoosting(BaseEstimator):
         return X_tr, y_tr, w_tr, X_val, y_val, w_val
 
     def _boost(self, X, y, w, eval_data, val_data):
+        """Grow trees until ``n_estimators`` (or early stopping), from scratch or, with
+        ``warm_start``, from the state the previous fit left in ``_state_``."""
         algo, loss, nu, lam = (
             ALGOS[self.algo],
             self._make_loss(),
             float(self.learning_rate),
             float(self.step),
         )
-        rng = check_random_state(self.random_state)
         engine = make_engine(self.engine)
-        weighted = (
-            {} if w is None else {"sample_weight": w}
-        )  # no weights: the engines' unweighted paths
         T = int(self.n_estimators)
         alphas = nesterov_alphas(T) if algo.accelerated else np.zeros(T)
         t0 = time.perf_counter()
@@ -368,30 +404,38 @@ class _BaseBoosting(BaseEstimator):
         # them (the same numbers, without the directions, line-search passes and updates of
         # rows that cannot move the fit)
         keep = None if w is None or np.all(w > 0) else w > 0
+        X_idle = None
         if keep is not None:
             X_idle, X, y, w = X[~keep], X[keep], y[keep], w[keep]
-            weighted = {"sample_weight": w}
+        # no weights: the engines' unweighted paths
+        weighted = {} if w is None else {"sample_weight": w}
         Xp = engine.prepare(X, fit=True, **weighted)
-        f0 = loss.init(y, w)
-        F = np.full(len(y), f0)
-        H, delta = F, np.zeros(len(y))
-        idle = None if keep is None else _Replay(engine.prepare(X_idle), f0)
-        elapsed = time.perf_counter() - t0
-        ev = (
-            None
-            if eval_data[0] is None
-            else _EvalTracker(engine.prepare(eval_data[0]), *eval_data[1:], f0, loss)
-        )
-        val = (
-            None
-            if val_data[0] is None
-            else _EvalTracker(engine.prepare(val_data[0]), *val_data[1:], f0, loss)
-        )
-        history = None if val is None else np.full(int(self.n_iter_no_change), np.inf)
+        state = self._state_ if self._warm() else None
+        if state is None:
+            f0 = loss.init(y, w)
+            state = _LoopState.start(
+                f0, len(y), check_random_state(self.random_state), self.n_iter_no_change
+            )
+            state.train_loss.append(loss.value(y, state.F, w))
+        f0 = state.f0
+        idle = None if keep is None else _Replay(engine.prepare(X_idle), f0, state.idle)
+        ev = None
+        if eval_data[0] is not None:
+            ev = _EvalTracker(engine.prepare(eval_data[0]), *eval_data[1:], f0, loss, state.ev)
+        val = None
+        if val_data[0] is not None:
+            val = _EvalTracker(engine.prepare(val_data[0]), *val_data[1:], f0, loss, state.val)
+        state.elapsed += time.perf_counter() - t0
         reporter = _VerboseReporter(self.verbose, T, ev is not None, val is not None)
-        trees, leaf_values = [], []
-        train_loss, times = [loss.value(y, F, w)], [0.0]
-        for t in range(T):
+        rng, history = state.rng, state.history
+        F, H, delta = state.F, state.H, state.delta
+        trees, leaf_values, train_loss, times = (
+            state.trees,
+            state.leaf_values,
+            state.train_loss,
+            state.times,
+        )
+        for t in range(len(trees), T if not state.stopped else len(trees)):
             t0 = time.perf_counter()
             r = loss.direction(y, H, lam, algo.proximal)
             target = r + delta if algo.residual else r
@@ -406,11 +450,11 @@ class _BaseBoosting(BaseEstimator):
             F = F_next
             if idle is not None:
                 idle.update(tree, c, alphas[t])
-            elapsed += time.perf_counter() - t0
+            state.elapsed += time.perf_counter() - t0
             trees.append(tree)
             leaf_values.append(c)
             train_loss.append(loss.value(y, F, w))
-            times.append(elapsed)
+            times.append(state.elapsed)
             if ev is not None:
                 ev.update(tree, c, alphas[t])
             if val is not None:
@@ -422,13 +466,20 @@ class _BaseBoosting(BaseEstimator):
                 if np.any(val.losses[-1] + self.tol < history):
                     history[t % len(history)] = val.losses[-1]
                 else:
+                    state.stopped = True
                     break
+        state.F, state.H, state.delta = F, H, delta
+        state.idle = None if idle is None else idle.vectors()
+        state.ev = None if ev is None else ev.vectors()
+        state.val = None if val is None else val.vectors()
+        state.validation_split = self.__dict__.pop("_validation_split", None)
+        self._state_ = state
         n_iter = len(trees)
         self.engine_ = engine
         self.loss_ = loss
         self.init_ = f0
-        self.estimators_ = trees
-        self.leaf_values_ = leaf_values
+        self.estimators_ = list(trees)
+        self.leaf_values_ = list(leaf_values)
         self.n_iter_ = n_iter
         self.n_leaves_ = np.array([tree.n_leaves for tree in trees], dtype=np.intp)
         self.alphas_ = alphas[:n_iter]
@@ -442,7 +493,8 @@ class _BaseBoosting(BaseEstimator):
             F_all[keep], F_all[~keep] = F, idle.F
             F = F_all
         self.train_prediction_ = F
-        self.n_capped_steps_ = getattr(loss, "n_capped_steps", 0)
+        state.n_capped_steps += getattr(loss, "n_capped_steps", 0)
+        self.n_capped_steps_ = state.n_capped_steps
 
     @property
     def feature_importances_(self):
@@ -491,13 +543,67 @@ class _BaseBoosting(BaseEstimator):
         return tags
 
 
+def _data_key(*arrays) -> tuple:
+    """A cheap fingerprint of a fit's data (shapes and column sums of each array), so that
+    ``warm_start`` refuses to continue a fit on other data instead of silently mixing them."""
+    key = []
+    for a in arrays:
+        if a is None:
+            key.append(None)
+        else:
+            a = np.asarray(a, dtype=float)
+            key.append((a.shape, np.sum(a, axis=0).tobytes()))
+    return tuple(key)
+
+
+@dataclass
+class _LoopState:
+    """What the boosting loop carries from one iteration to the next, kept after ``fit`` so that
+    ``warm_start`` continues exactly where it stopped: the fitted rows' F_t, H_t and residual
+    Delta_t, the trees' random state, the recorded curves, the replays of the other row sets
+    (their F_t, H_t, losses), the early-stopping history, and whether it stopped."""
+
+    f0: float
+    F: np.ndarray
+    H: np.ndarray
+    delta: np.ndarray
+    rng: np.random.RandomState
+    history: np.ndarray | None
+    elapsed: float = 0.0
+    stopped: bool = False
+    n_capped_steps: int = 0
+    trees: list = field(default_factory=list)
+    leaf_values: list = field(default_factory=list)
+    train_loss: list = field(default_factory=list)
+    times: list = field(default_factory=lambda: [0.0])
+    idle: dict | None = None
+    ev: dict | None = None
+    val: dict | None = None
+    data_key: tuple | None = None  # identifies the data of the fit (see _data_key)
+    validation_split: tuple | None = None  # the early-stopping rows (training, validation)
+
+    @classmethod
+    def start(cls, f0, n, rng, n_iter_no_change):
+        F = np.full(n, f0)
+        history = None if n_iter_no_change is None else np.full(int(n_iter_no_change), np.inf)
+        return cls(f0=f0, F=F, H=F, delta=np.zeros(n), rng=rng, history=history)
+
+
 class _Replay:
     """Replays the recursion F_t, H_t with each new tree on prepared rows outside the fit
-    (training rows of weight 0, evaluation rows): the fitted rows' operations, row by row."""
+    (training rows of weight 0, evaluation rows): the fitted rows' operations, row by row.
+    ``vectors`` (from :meth:`vectors` of a previous fit) resumes it for ``warm_start``."""
 
-    def __init__(self, Xp, f0):
+    def __init__(self, Xp, f0, vectors=None):
         self.Xp = Xp
-        self.F = self.H = np.full(len(Xp), f0)
+        if vectors is None:
+            self.F = self.H = np.full(len(Xp), f0)
+        else:
+            self.F, self.H = vectors["F"], vectors["H"]
+
+    def vectors(self) -> dict:
+        """What :meth:`__init__` needs to resume the replay."""
+        return {"F": self.F, "H": self.H}
 
     def update(self, tree, c, alpha):
         F_next = self.H + c[tree.apply(self.Xp)]
@@ -510,10 +616,13 @@ class _EvalTracker(_Replay):
     iteration.
     """
 
-    def __init__(self, Xp, y, w, f0, loss):
-        super().__init__(Xp, f0)
+    def __init__(self, Xp, y, w, f0, loss, vectors=None):
+        super().__init__(Xp, f0, vectors)
         self.y, self.w, self.loss = y, w, loss
-        self.losses = [loss.value(y, self.F, w)]
+        self.losses = [loss.value(y, self.F, w)] if vectors is None else list(vectors["losses"])
+
+    def vectors(self) -> dict:
+        return {**super().vectors(), "losses": list(self.losses)}
 
     def update(self, tree, c, alpha):
         super().update(tree, c, alpha)
@@ -583,6 +692,13 @@ _PARAMS_DOC = """
     verbose : int >= 0, default=0
         1: print the iteration, training loss, eval / validation loss and time left on
         scikit-learn's schedule (1-10, then every 10th, 100th, ...); > 1: every iteration.
+    warm_start : bool, default=False
+        True: ``fit`` adds trees to the previous fit until ``n_estimators`` instead of fitting
+        anew, continuing exactly where it stopped (the Nesterov sequence, the residual Delta,
+        the trees' random state, the curves, the eval set's replay and the early-stopping rows
+        and history), so fitting 100 trees and then 200 gives the model of 200 at once, bit for
+        bit. It needs the same X, y, sample_weight and eval_set as the previous fit (refused
+        otherwise) and n_estimators >= ``n_iter_``; a fit that stopped early stays stopped.
 """
 
 _ATTRS_DOC = """
@@ -658,6 +774,7 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
         validation_fraction=0.1,
         tol=1e-4,
         verbose=0,
+        warm_start=False,
     ):
         self.loss = loss
         self.algo = algo
@@ -673,6 +790,7 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.verbose = verbose
+        self.warm_start = warm_start
 
     def _encode_target(self, y, fit):
         y = np.asarray(y, dtype=float).ravel()
@@ -741,6 +859,7 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
         validation_fraction=0.1,
         tol=1e-4,
         verbose=0,
+        warm_start=False,
     ):
         self.loss = loss
         self.algo = algo
@@ -757,6 +876,7 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.validation_fraction = validation_fraction
         self.tol = tol
         self.verbose = verbose
+        self.warm_start = warm_start
 
     def _encode_target(self, y, fit):
         if fit:

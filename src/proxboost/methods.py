@@ -52,8 +52,9 @@ BASELINE_ALGOS = tuple(_BASELINES)
 ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS
 
 
-#: Estimator parameters that never change the numbers (left out of identities).
-_NOT_NUMERICAL = frozenset({"n_jobs", "verbose"})
+#: Estimator parameters that never change the numbers (left out of identities). ``warm_start``
+#: continues a fit bit for bit as if it had been fitted at once (and the pipeline fits anew).
+_NOT_NUMERICAL = frozenset({"n_jobs", "verbose", "warm_start"})
 
 #: Library behind each tree-engine module (its version enters the identity of the rows).
 _ENGINE_MODULE_LIBRARIES = {
