@@ -148,9 +148,16 @@ class _BaseBoosting(BaseEstimator):
         _check_range(
             "learning_rate", self.learning_rate, 0.0, 1.0, True, False, "a float in (0, 1]"
         )
-        _check_range(
-            "step", self.step, 0.0, np.inf, True, True, "a float > 0 (per-sample proximal step)"
-        )
+        if not _is_auto(self.step):
+            _check_range(
+                "step",
+                self.step,
+                0.0,
+                np.inf,
+                True,
+                True,
+                'a float > 0 (per-sample proximal step) or "auto"',
+            )
         _check_range("tau", self._param("tau", 0.5), 0.0, 1.0, True, True, "a float in (0, 1)")
         _check_range("beta", self._param("beta", 1.0), 0.0, np.inf, True, True, "a float > 0")
         _check_range(
@@ -388,12 +395,7 @@ class _BaseBoosting(BaseEstimator):
     def _boost(self, X, y, w, eval_data, val_data):
         """Grow trees until ``n_estimators`` (or early stopping), from scratch or, with
         ``warm_start``, from the state the previous fit left in ``_state_``."""
-        algo, loss, nu, lam = (
-            ALGOS[self.algo],
-            self._make_loss(),
-            float(self.learning_rate),
-            float(self.step),
-        )
+        algo, loss, nu = ALGOS[self.algo], self._make_loss(), float(self.learning_rate)
         engine = make_engine(self.engine)
         T = int(self.n_estimators)
         alphas = nesterov_alphas(T) if algo.accelerated else np.zeros(T)
@@ -418,6 +420,8 @@ class _BaseBoosting(BaseEstimator):
             )
             state.train_loss.append(loss.value(y, state.F, w))
         f0 = state.f0
+        # lambda: the given per-sample step, or "auto"'s from the training target and f_0
+        lam = loss.auto_step(y, f0, w) if _is_auto(self.step) else float(self.step)
         idle = None if keep is None else _Replay(engine.prepare(X_idle), f0, state.idle)
         ev = None
         if eval_data[0] is not None:
@@ -481,6 +485,7 @@ class _BaseBoosting(BaseEstimator):
         self.estimators_ = list(trees)
         self.leaf_values_ = list(leaf_values)
         self.n_iter_ = n_iter
+        self.step_ = lam
         self.n_leaves_ = np.array([tree.n_leaves for tree in trees], dtype=np.intp)
         self.alphas_ = alphas[:n_iter]
         self.weights_ = model_weights(self.alphas_)
@@ -541,6 +546,11 @@ class _BaseBoosting(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _is_auto(step) -> bool:
+    """Whether ``step`` asks for the scale-free step (the string "auto")."""
+    return isinstance(step, str) and step == "auto"
 
 
 def _data_key(*arrays) -> tuple:
@@ -665,9 +675,12 @@ _PARAMS_DOC = """
         Maximum number of boosting iterations T.
     learning_rate : float in (0, 1], default=0.1
         Shrinkage nu of every line-searched tree.
-    step : float > 0, default=1.0
+    step : float > 0 or "auto", default=1.0
         Per-sample proximal step lambda (the authors' ``step``; the paper's appendix writes
-        n * lambda). Used by the proximal algorithms only.
+        n * lambda). Used by the proximal algorithms only. "auto": for ``lad`` and ``pinball``,
+        whose lambda is in the units of y, the weighted median absolute deviation of y from f_0
+        (so it scales with the target); 1 for the other losses, whose lambda has no unit of y
+        (``docs/estimators.md``). The value used is ``step_``.
     max_depth : int >= 1, default=3
         Depth of the regression trees.
     random_state : int, RandomState instance or None, default=None
@@ -731,6 +744,8 @@ _ATTRS_DOC = """
         f_T = sum_t weights_[t] c_t (all ones without acceleration; those of T = ``n_iter_``).
     n_capped_steps_ : int
         Newton line-search steps that hit the cap (exponential / logistic losses).
+    step_ : float
+        The per-sample proximal step lambda used (``step``, or the value "auto" chose).
 """
 
 

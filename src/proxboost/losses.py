@@ -162,6 +162,12 @@ class Loss:
             self.line_search(y, np.zeros_like(y), np.zeros(len(y), dtype=np.intp), 1, w)[0]
         )
 
+    def auto_step(self, y, f0, w=None) -> float:
+        """The per-sample proximal step of ``step="auto"``: 1, for the losses whose step carries
+        no unit of y (least squares: lambda multiplies a squared error; the margin losses: the
+        labels are +-1). :class:`Pinball` and ``lad`` override it."""
+        return 1.0
+
     def direction(self, y, z, step, proximal):
         """The direction of an iteration: proximal pseudo-residual or negative subgradient."""
         return self.prox_residual(y, z, step) if proximal else self.negative_gradient(y, z)
@@ -220,6 +226,21 @@ class Pinball(Loss):
 
     def line_search(self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
         return quantile_line_search(y - z, leaf_ids, n_leaves, self.tau, w, tie_rule, leaf_values)
+
+    def auto_step(self, y, f0, w=None) -> float:
+        """The step of ``step="auto"``, in the units of y: the weighted median absolute
+        deviation of y from f_0, so that at the first iteration the proximal direction is the
+        scaled residual u / lambda on the half of the rows nearest f_0 and the subgradient's sign
+        on the other half. Falls back to the weighted mean absolute deviation when more than
+        half of the weight sits on f_0, and to 1 when y is constant. Every operation (the
+        deviations, an exact weighted selection and a midpoint) commutes with multiplying y by
+        a power of two, so 1024 y gives 1024 lambda bit for bit."""
+        deviation = np.abs(np.asarray(y, dtype=float) - f0)
+        zeros = np.zeros(len(deviation), dtype=np.intp)
+        spread = float(quantile_line_search(deviation, zeros, 1, 0.5, w)[0])
+        if spread <= 0.0:
+            spread = float(np.average(deviation, weights=w))
+        return spread if spread > 0.0 else 1.0
 
 
 class LeastAbsolute(Pinball):
