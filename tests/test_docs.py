@@ -55,3 +55,21 @@ def test_code_map_lists_every_module_and_every_module_says_what_it_owns():
         named = f"`{rel.as_posix()}`" in code_map or f"`{path.name}`" in code_map
         folder = len(rel.parts) > 1 and f"`{rel.parts[0]}/`" in code_map
         assert named or folder, f"{rel} is missing from the code map in docs/index.md"
+
+
+#: Pages whose python examples read real data files (run with the data mirror only).
+NEEDS_DATA = {"data.md"}
+
+
+@pytest.mark.parametrize(
+    "page",
+    [p for p in PAGES if p.name != "README.md" and "```python" in p.read_text()],
+    ids=lambda p: p.name,
+)
+def test_every_python_example_of_the_docs_runs(page, request, capsys):
+    """Each docs page's python blocks run as written, in order, in one namespace."""
+    if page.name in NEEDS_DATA:
+        request.getfixturevalue("data_mirror")
+    namespace = {}
+    for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
+        exec(compile(block, str(page.relative_to(REPO)), "exec"), namespace)

@@ -39,6 +39,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._input_kinds import check_feature_kinds
 from ._leafops import TIE_RULES
+from ._multi_quantile import GapBudget, MultiQuantile, check_taus
+from .conformal import conformal_interval, cqr_correction
 from .engines import ENGINES, make_engine
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, leaf_means, make_loss
 
@@ -158,7 +160,13 @@ class _BaseBoosting(BaseEstimator):
                 True,
                 'a float > 0 (per-sample proximal step) or "auto"',
             )
-        _check_range("tau", self._param("tau", 0.5), 0.0, 1.0, True, True, "a float in (0, 1)")
+        taus = check_taus(self._param("tau", 0.5))
+        if taus is None:
+            _check_range("tau", self._param("tau", 0.5), 0.0, 1.0, True, True, "a float in (0, 1)")
+        elif self.loss != "pinball":
+            raise ValueError(
+                f"tau={self.tau!r} (several quantiles) needs loss='pinball'; got loss={self.loss!r}"
+            )
         _check_range("beta", self._param("beta", 1.0), 0.0, np.inf, True, True, "a float > 0")
         _check_range(
             "newton_steps",
@@ -211,6 +219,9 @@ class _BaseBoosting(BaseEstimator):
         return getattr(self, name, default)
 
     def _make_loss(self):
+        taus = check_taus(self._param("tau", 0.5))
+        if taus is not None:
+            return MultiQuantile(taus)
         return make_loss(
             self.loss,
             tau=self._param("tau", 0.5),
@@ -315,6 +326,7 @@ class _BaseBoosting(BaseEstimator):
         X_val = y_val = w_val = None
         if self.n_iter_no_change is not None:
             X, y, w, X_val, y_val, w_val = self._split_validation(X, y, w)
+        self.__dict__.pop("interval_correction_", None)  # a calibration belongs to one fit
         self._boost(X, y, w, (X_eval, y_eval, w_eval), (X_val, y_val, w_val))
         self._state_.data_key = data_key
         return self
@@ -395,7 +407,7 @@ class _BaseBoosting(BaseEstimator):
     def _boost(self, X, y, w, eval_data, val_data):
         """Grow trees until ``n_estimators`` (or early stopping), from scratch or, with
         ``warm_start``, from the state the previous fit left in ``_state_``."""
-        algo, loss, nu = ALGOS[self.algo], self._make_loss(), float(self.learning_rate)
+        algo, loss = ALGOS[self.algo], self._make_loss()
         engine = make_engine(self.engine)
         T = int(self.n_estimators)
         alphas = nesterov_alphas(T) if algo.accelerated else np.zeros(T)
@@ -442,11 +454,14 @@ class _BaseBoosting(BaseEstimator):
         for t in range(len(trees), T if not state.stopped else len(trees)):
             t0 = time.perf_counter()
             r = loss.direction(y, H, lam, algo.proximal)
+            if r.ndim == 2:  # several quantiles: one tree, grown for one level in turn
+                r = loss.tree_target(r, t)
             target = r + delta if algo.residual else r
             leaf_ids, tree = engine.grow(Xp, target, self.max_depth, rng, **weighted)
             fit = leaf_means(target, leaf_ids, tree.n_leaves, w)  # the tree's least-squares fit
-            c = loss.line_search(y, H, leaf_ids, tree.n_leaves, w, self.tie_rule, fit)
-            c = nu * np.where(fit == 0.0, 0.0, c)
+            c = self._leaf_values(
+                loss, y, H, leaf_ids, tree.n_leaves, w, fit, state, alphas[: t + 1]
+            )
             F_next = H + c[leaf_ids]
             if algo.residual:
                 delta = target - fit[leaf_ids]
@@ -463,12 +478,17 @@ class _BaseBoosting(BaseEstimator):
                 ev.update(tree, c, alphas[t])
             if val is not None:
                 val.update(tree, c, alphas[t])
-            reporter.update(t, train_loss[-1], ev and ev.losses[-1], val and val.losses[-1])
+            reporter.update(
+                t,
+                _total(train_loss[-1]),
+                ev and _total(ev.losses[-1]),
+                val and _total(val.losses[-1]),
+            )
             # scikit-learn's rule: stop unless the validation loss beats one of the last
             # n_iter_no_change values by tol; the trees up to this iteration are kept
             if val is not None:
-                if np.any(val.losses[-1] + self.tol < history):
-                    history[t % len(history)] = val.losses[-1]
+                if np.any(_total(val.losses[-1]) + self.tol < history):
+                    history[t % len(history)] = _total(val.losses[-1])
                 else:
                     state.stopped = True
                     break
@@ -494,12 +514,28 @@ class _BaseBoosting(BaseEstimator):
         self.validation_loss_ = None if val is None else np.asarray(val.losses)
         self.train_time_ = np.asarray(times)
         if idle is not None:  # the training rows in their order, weight 0 included
-            F_all = np.empty(len(keep))
+            F_all = np.empty((len(keep),) + F.shape[1:])
             F_all[keep], F_all[~keep] = F, idle.F
             F = F_all
         self.train_prediction_ = F
         state.n_capped_steps += getattr(loss, "n_capped_steps", 0)
         self.n_capped_steps_ = state.n_capped_steps
+
+    def _leaf_values(self, loss, y, H, leaf_ids, n_leaves, w, fit, state, alphas):
+        """The tree's line-searched, shrunk leaf values (a leaf whose fitted value is exactly 0
+        keeps 0). Several quantiles: one column per level, solved together so that no gap
+        between adjacent levels can close anywhere (``_multi_quantile``)."""
+        nu = float(self.learning_rate)
+        if state.budget is None:
+            c = loss.line_search(y, H, leaf_ids, n_leaves, w, self.tie_rule, fit)
+            return nu * np.where(fit == 0.0, 0.0, c)
+        min_steps = state.budget.next_min_steps(model_weights(alphas))
+        c = loss.line_search(y, H, leaf_ids, n_leaves, w, self.tie_rule, fit, min_steps / nu)
+        if np.all(min_steps <= 0.0):  # 0 in every level satisfies the bounds: keep the rule
+            c[fit == 0.0] = 0.0
+        c = nu * c
+        state.budget.add(c)
+        return c
 
     @property
     def feature_importances_(self):
@@ -526,7 +562,7 @@ class _BaseBoosting(BaseEstimator):
         check_is_fitted(self)
         check_feature_kinds(X)
         Xp = self.engine_.prepare(validate_data(self, X, reset=False, ensure_all_finite=True))
-        F = np.full(Xp.shape[0], self.init_)
+        F = _constant(Xp.shape[0], self.init_)
         for w, tree, c in zip(self.weights_[1:], self.estimators_, self.leaf_values_):
             F += w * c[tree.apply(Xp)]
         return F
@@ -535,7 +571,7 @@ class _BaseBoosting(BaseEstimator):
         check_is_fitted(self)
         check_feature_kinds(X)
         Xp = self.engine_.prepare(validate_data(self, X, reset=False, ensure_all_finite=True))
-        F = H = np.full(Xp.shape[0], self.init_)
+        F = H = _constant(Xp.shape[0], self.init_)
         for tree, c, alpha in zip(self.estimators_, self.leaf_values_, self.alphas_):
             F_next = H + c[tree.apply(Xp)]
             H = F_next + alpha * (F_next - F) if alpha else F_next
@@ -546,6 +582,16 @@ class _BaseBoosting(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _constant(n, f0):
+    """n rows of the constant f_0 (a float, or one value per quantile level)."""
+    return np.full((n,) + np.shape(f0), f0)
+
+
+def _total(loss_value):
+    """A recorded loss as one number: several quantiles count by the sum of their losses."""
+    return float(np.sum(loss_value)) if np.ndim(loss_value) else loss_value
 
 
 def _is_auto(step) -> bool:
@@ -591,12 +637,14 @@ class _LoopState:
     val: dict | None = None
     data_key: tuple | None = None  # identifies the data of the fit (see _data_key)
     validation_split: tuple | None = None  # the early-stopping rows (training, validation)
+    budget: GapBudget | None = None  # several quantiles: the gaps the next tree may close
 
     @classmethod
     def start(cls, f0, n, rng, n_iter_no_change):
-        F = np.full(n, f0)
+        F = _constant(n, f0)
         history = None if n_iter_no_change is None else np.full(int(n_iter_no_change), np.inf)
-        return cls(f0=f0, F=F, H=F, delta=np.zeros(n), rng=rng, history=history)
+        budget = GapBudget(f0) if np.ndim(f0) else None
+        return cls(f0=f0, F=F, H=F, delta=np.zeros(n), rng=rng, history=history, budget=budget)
 
 
 class _Replay:
@@ -607,7 +655,7 @@ class _Replay:
     def __init__(self, Xp, f0, vectors=None):
         self.Xp = Xp
         if vectors is None:
-            self.F = self.H = np.full(len(Xp), f0)
+            self.F = self.H = _constant(len(Xp), f0)
         else:
             self.F, self.H = vectors["F"], vectors["H"]
 
@@ -757,8 +805,13 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
     loss : {{"ls", "lad", "pinball"}}, default="ls"
         Least squares, least absolute deviation, or the pinball (quantile) loss at ``tau``.
     {_PARAMS_DOC}
-    tau : float in (0, 1), default=0.5
-        Quantile level of the pinball loss.
+    tau : float in (0, 1) or list of floats, default=0.5
+        Quantile level of the pinball loss. A strictly increasing list of K levels fits them
+        together with shared trees: ``predict`` returns shape (n, K) and the columns never
+        cross, for any row and at every stage (``docs/quantiles.md``); ``train_loss_`` and
+        ``eval_loss_`` then have one column per level, early stopping uses their sum, and
+        ``score`` is the negated mean pinball loss. ``predict_interval`` and ``calibrate``
+        give intervals with guaranteed coverage.
     {_ATTRS_DOC}
     Examples
     --------
@@ -820,6 +873,50 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
     def staged_predict(self, X):
         """Yield f_1(X), ..., f_T(X) (replaying the recursion, as scikit-learn's staged_predict)."""
         yield from self._staged_raw_predict(X)
+
+    def score(self, X, y, sample_weight=None):
+        """R^2 of the predictions (scikit-learn's regressor score); with several quantiles
+        (``tau`` a list), the negated mean over the levels of their mean pinball losses, so that
+        higher is better and model selection tools work unchanged."""
+        if check_taus(self.tau) is None:
+            return super().score(X, y, sample_weight=sample_weight)
+        y = self._encode_target(y, fit=False)
+        w = self._check_weights(sample_weight, y)
+        return -float(np.mean(self.loss_.value(y, self.predict(X), w)))
+
+    def _check_interval_model(self):
+        check_is_fitted(self)
+        taus = check_taus(self.tau)
+        if taus is None or len(taus) < 2:
+            raise ValueError(
+                f"an interval needs at least two quantile levels; this model has tau={self.tau!r}"
+                ": fit with e.g. tau=[0.05, 0.95]"
+            )
+        return taus
+
+    def calibrate(self, X_cal, y_cal):
+        """Conformalize the interval of the outermost levels on rows used neither for fitting
+        nor for model selection (conformalized quantile regression, ``proxboost.conformal``):
+        ``predict_interval`` then has coverage at least tau_K - tau_1 on new exchangeable rows.
+        Sets ``interval_correction_`` (+inf when there are too few rows for that level)."""
+        taus = self._check_interval_model()
+        y_cal = self._encode_target(y_cal, fit=False)
+        P = self.predict(X_cal)
+        alpha = 1.0 - (taus[-1] - taus[0])
+        self.interval_correction_ = cqr_correction(P[:, 0], P[:, -1], y_cal, alpha)
+        return self
+
+    def predict_interval(self, X):
+        """(n, 2): the predictions of the outermost levels tau_1 and tau_K (nominal coverage
+        tau_K - tau_1), conformalized when ``calibrate`` was called (see
+        :func:`proxboost.conformal.conformal_interval` for a negative correction)."""
+        self._check_interval_model()
+        P = self.predict(X)
+        lower, upper = P[:, 0], P[:, -1]
+        correction = getattr(self, "interval_correction_", None)
+        if correction is not None:
+            lower, upper = conformal_interval(lower, upper, correction)
+        return np.column_stack([lower, upper])
 
 
 # scale s of P(+1 | x) = sigma(s f(x)) for the losses with a probability model

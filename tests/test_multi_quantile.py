@@ -1,0 +1,162 @@
+"""Several quantiles in one model (``tau=[...]``): columns that never cross, by construction."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import make_scorer, mean_pinball_loss
+from sklearn.model_selection import GridSearchCV
+
+from proxboost import BoostingRegressor
+from proxboost._multi_quantile import MultiQuantile, check_taus
+from proxboost.boosting import ALGOS
+from proxboost.losses import make_loss
+
+RNG = np.random.RandomState(11)
+N = 200
+X = RNG.uniform(-2, 2, size=(N, 3))
+Y = X[:, 0] + (0.1 + np.abs(X[:, 1])) * RNG.standard_t(3, size=N)  # heteroscedastic
+W = RNG.randint(0, 4, size=N).astype(float)
+FAR = RNG.normal(scale=50.0, size=(500, 3))  # rows far outside the training data
+TAUS = [0.05, 0.3, 0.5, 0.9, 0.95]
+
+
+def _never_cross(est, Xs):
+    for P in [est.predict(Xs), *est.staged_predict(Xs)]:
+        assert P.shape == (len(Xs), len(est.tau))
+        assert np.all(np.diff(P, axis=1) >= 0.0)
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist", "sklearn"])
+@pytest.mark.parametrize("algo", sorted(ALGOS))
+def test_columns_never_cross_anywhere_at_any_stage(engine, algo):
+    est = BoostingRegressor(
+        loss="pinball",
+        tau=TAUS,
+        algo=algo,
+        engine=engine,
+        n_estimators=40,
+        learning_rate=0.5,
+        max_depth=3,
+        random_state=0,
+    ).fit(X, Y, sample_weight=W, eval_set=(X[:50], Y[:50]))
+    assert est.train_loss_.shape == (41, len(TAUS)) and est.eval_loss_.shape == (41, len(TAUS))
+    _never_cross(est, np.vstack([X, FAR]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_interval_follows_the_local_spread(seed):
+    """Gaps open where the data spread and stay small where they do not: on data 40 times as
+    spread for x_1 > 0, the interval there ends much wider than for x_1 < 0."""
+    rng = np.random.RandomState(seed)
+    x = rng.uniform(-1, 1, size=(600, 2))
+    y = x[:, 1] + np.where(x[:, 0] < 0, 0.05, 2.0) * rng.normal(size=600)
+    est = BoostingRegressor(
+        loss="pinball", tau=[0.1, 0.9], n_estimators=200, learning_rate=0.2, random_state=seed
+    ).fit(x, y)
+    width = np.diff(est.predict(np.array([[-0.5, 0.0], [0.5, 0.0]])), axis=1).ravel()
+    assert width[0] < 0.25 * width[1]
+    _never_cross(est, np.vstack([x, FAR[:, :2]]))
+
+
+def test_ordered_leaves_solve_the_constrained_problem():
+    """Pooling adjacent violators against a brute-force search over a grid of ordered c."""
+    rng = np.random.RandomState(0)
+    taus = np.array([0.2, 0.5, 0.7])
+    loss = MultiQuantile(taus)
+    for _ in range(15):
+        m = 7
+        y = rng.normal(size=m)
+        H = -np.array([0.5, 0.0, -0.5]) + 0.3 * rng.normal(size=(m, 3))  # levels out of order
+        w = rng.randint(1, 4, size=m).astype(float)
+        b = np.array([-0.1, 0.05])
+        c = loss.line_search(y, H, np.zeros(m, dtype=np.intp), 1, w, "midpoint", None, b)[0]
+        assert np.all(np.diff(c) >= b - 1e-12)
+
+        def objective(cs, y=y, H=H, w=w):
+            return sum(
+                np.sum(w * make_loss("pinball", tau=t).pointwise(y, H[:, k] + cs[k]))
+                for k, t in enumerate(taus)
+            )
+
+        grid = np.linspace(-3, 3, 61)
+        best = min(
+            objective((a, b2, c3))
+            for a in grid
+            for b2 in grid[grid >= a + b[0] - 1e-12]
+            for c3 in grid[grid >= b2 + b[1] - 1e-12]
+        )
+        assert objective(c) <= best + 1e-9
+
+
+def test_one_level_and_the_scalar():
+    one = BoostingRegressor(loss="pinball", tau=[0.7], n_estimators=20, random_state=0).fit(X, Y)
+    assert one.predict(X).shape == (N, 1)
+    scalar = BoostingRegressor(loss="pinball", tau=0.7, n_estimators=20, random_state=0).fit(X, Y)
+    assert scalar.predict(X).shape == (N,)
+
+
+@pytest.mark.parametrize(
+    "tau, loss, match",
+    [
+        ([0.5, 0.5], "pinball", "strictly increasing"),
+        ([0.9, 0.1], "pinball", "strictly increasing"),
+        ([0.0, 0.5], "pinball", "strictly increasing"),
+        ([], "pinball", "non-empty"),
+        (["a"], "pinball", "strictly increasing"),
+        ([0.1, 0.9], "lad", "needs loss='pinball'"),
+    ],
+)
+def test_bad_levels_are_refused_in_one_line(tau, loss, match):
+    with pytest.raises(ValueError, match=match):
+        BoostingRegressor(loss=loss, tau=tau, n_estimators=2).fit(X, Y)
+
+
+def test_clone_pickle_params_and_grid_search():
+    est = BoostingRegressor(loss="pinball", tau=[0.1, 0.9], n_estimators=15, random_state=0)
+    assert clone(est).get_params()["tau"] == [0.1, 0.9]
+    fitted = est.fit(X, Y)
+    again = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(again.predict(X), fitted.predict(X))
+    other = clone(est).set_params(tau=[0.2, 0.5, 0.8])
+    assert other.fit(X, Y).predict(X).shape == (N, 3)
+
+    def mean_pinball(y_true, P):
+        return np.mean(
+            [mean_pinball_loss(y_true, P[:, k], alpha=t) for k, t in enumerate([0.1, 0.9])]
+        )
+
+    search = GridSearchCV(
+        BoostingRegressor(loss="pinball", tau=[0.1, 0.9], n_estimators=15, random_state=0),
+        {"max_depth": [1, 3]},
+        scoring=make_scorer(mean_pinball, greater_is_better=False),
+        cv=3,
+    ).fit(X, Y)
+    assert search.best_params_["max_depth"] in (1, 3)
+    # score is the negated mean pinball loss over the levels
+    assert fitted.score(X, Y) == pytest.approx(-mean_pinball(Y, fitted.predict(X)))
+
+
+def test_early_stopping_uses_the_sum_and_warm_start_continues():
+    def make(**kw):
+        return BoostingRegressor(
+            loss="pinball", tau=[0.1, 0.5, 0.9], learning_rate=0.5, random_state=0, **kw
+        )
+
+    es = make(n_estimators=500, n_iter_no_change=5).fit(X, Y)
+    assert es.n_iter_ < 500 and es.validation_loss_.shape == (es.n_iter_ + 1, 3)
+    once = make(n_estimators=30).fit(X, Y)
+    warm = make(n_estimators=12, warm_start=True).fit(X, Y)
+    warm.set_params(n_estimators=30).fit(X, Y)
+    np.testing.assert_array_equal(once.predict(FAR), warm.predict(FAR))
+    np.testing.assert_array_equal(once.train_loss_, warm.train_loss_)
+
+
+def test_levels_are_checked_and_start_together():
+    assert check_taus(0.3) is None
+    np.testing.assert_array_equal(check_taus([0.1, 0.2]), [0.1, 0.2])
+    f0 = MultiQuantile([0.1, 0.5, 0.8]).init(Y)
+    np.testing.assert_array_equal(
+        f0, np.full(3, make_loss("pinball", tau=np.mean([0.1, 0.5, 0.8])).init(Y))
+    )
