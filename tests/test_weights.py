@@ -224,8 +224,10 @@ def test_fit_integer_weights_are_repeated_rows(loss, algo, engine, monkeypatch):
     repeated = _estimator(loss, algo, engine).fit(
         X[rep], y[rep], eval_set=(X_eval[eval_rep], y_eval[eval_rep])
     )
-    # the trees got the weights, on the positive-weight rows only (rows of weight 0 are not fitted)
-    assert all(np.array_equal(sw, w[w > 0]) for _, sw in log)
+    # the trees got the weights, on the positive-weight rows only (rows of weight 0 are not
+    # fitted), scaled by the power of two that puts the largest in [0.5, 1) (an exact scaling)
+    scale = np.ldexp(1.0, -np.frexp(np.max(w))[1])
+    assert all(np.array_equal(sw, w[w > 0] * scale) for _, sw in log)
     _assert_same_fit_or_tie(weighted, repeated, log, X, X_eval, w)
 
 

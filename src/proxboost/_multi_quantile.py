@@ -74,6 +74,7 @@ class MultiQuantile:
     f_0, directions and leaf line searches take and return one column per level."""
 
     name, task = "pinball", "regression"
+    target_bound = Pinball.target_bound
 
     def __init__(self, taus):
         self.taus = np.asarray(taus, dtype=float)

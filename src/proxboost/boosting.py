@@ -250,7 +250,33 @@ class _BaseBoosting(BaseEstimator):
             raise ValueError(f"{name} has negative values (min {w.min()!r}); weights must be >= 0")
         if not np.any(w > 0):
             raise ValueError(f"{name} is all zero; at least one row needs a positive weight")
-        return None if np.all(w == 1.0) else w
+        if np.all(w == w[0]):
+            return None  # uniform positive weights: the unweighted path (weights are relative)
+        # Scale by a power of two (exact) so that the largest weight lies in [0.5, 1): a fit then
+        # depends on the weights' ratios only, and weights of 1e-200 or 1e200 behave as any
+        # others (c * w gives the fit of w bit for bit for every power of two c)
+        _, exponent = np.frexp(np.max(w))
+        scaled = np.ldexp(w, -exponent)
+        smallest = np.min(scaled[w > 0])
+        if smallest < np.finfo(np.float64).tiny:
+            raise ValueError(
+                f"{name}'s positive weights span too many orders of magnitude (max {np.max(w)!r},"
+                f" min {np.min(w[w > 0])!r}): the smallest would underflow once the largest is"
+                " scaled to 1; set those rows' weight to 0 or rescale the weights"
+            )
+        return scaled
+
+    def _check_target_range(self, y, name):
+        """Refuse targets beyond the loss's bound, within which every internal sum (rows,
+        weights, the engines' impurity sums) and the recorded losses stay finite."""
+        bound = self._make_loss().target_bound
+        largest = float(np.max(np.abs(y))) if len(y) else 0.0
+        if largest > bound:
+            raise ValueError(
+                f"{name} has values up to {largest:.3g} in absolute value, beyond the {bound:.0e}"
+                f" that loss={self.loss!r} keeps finite (see docs/method.md, overflow policy):"
+                " rescale the target"
+            )
 
     def _check_classes_weighted(self, y, w, what):
         """Classifier: both classes need rows of positive weight (the loss has no minimiser
@@ -292,6 +318,7 @@ class _BaseBoosting(BaseEstimator):
             self, X, y, ensure_all_finite=True, y_numeric=self._task == "regression"
         )
         y = self._encode_target(y, fit=True)
+        self._check_target_range(y, "y")
         w = self._check_weights(sample_weight, y)
         self._check_classes_weighted(y, w, "sample_weight")
         X_eval = y_eval = w_eval = None
@@ -303,6 +330,7 @@ class _BaseBoosting(BaseEstimator):
             check_feature_kinds(eval_set[0], "eval_set's X_eval")
             X_eval = validate_data(self, eval_set[0], reset=False, ensure_all_finite=True)
             y_eval = self._encode_target(np.asarray(eval_set[1]), fit=False)
+            self._check_target_range(y_eval, "eval_set's y_eval")
             if len(y_eval) != len(X_eval):
                 raise ValueError(
                     f"eval_set has {len(X_eval)} rows in X_eval but {len(y_eval)} in y_eval"
@@ -381,6 +409,7 @@ class _BaseBoosting(BaseEstimator):
         self._validation_split = (rows_tr, rows_val)
         X_tr, X_val, y_tr, y_val = X[rows_tr], X[rows_val], y[rows_tr], y[rows_val]
         w_tr, w_val = (None, None) if w is None else (w[rows_tr], w[rows_val])
+        w_val = _unweighted_if_uniform(w_val)
         if self._task == "classification":
             pos = (y_val > 0) if w_val is None else (y_val > 0) & (w_val > 0)
             neg = (y_val < 0) if w_val is None else (y_val < 0) & (w_val > 0)
@@ -421,6 +450,7 @@ class _BaseBoosting(BaseEstimator):
         X_idle = None
         if keep is not None:
             X_idle, X, y, w = X[~keep], X[keep], y[keep], w[keep]
+        w = _unweighted_if_uniform(w)
         # no weights: the engines' unweighted paths
         weighted = {} if w is None else {"sample_weight": w}
         Xp = engine.prepare(X, fit=True, **weighted)
@@ -582,6 +612,14 @@ class _BaseBoosting(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _unweighted_if_uniform(w):
+    """None (the unweighted path) for weights that are all positive and equal, else ``w``:
+    weights are relative, so uniform ones change nothing but the rounding."""
+    if w is None or len(w) == 0 or not (w[0] > 0 and np.all(w == w[0])):
+        return w
+    return None
 
 
 def _constant(n, f0):

@@ -141,6 +141,9 @@ class Loss:
 
     name = None
     task = None
+    #: Largest |y| a fit accepts: within it every internal sum (over up to 10^7 rows, weights
+    #: included) and the recorded losses stay finite. Labels of the classifiers are +-1.
+    target_bound = np.inf
 
     def value(self, y, z, w=None):
         values = self.pointwise(y, z)
@@ -184,6 +187,8 @@ class LeastSquares(Loss):
     """``ls``: l(y, z) = (y - z)^2 / 2."""
 
     name, task = "ls", "regression"
+    #: the squares of residuals up to 2e150, summed over 10^7 rows, stay below 1.8e308
+    target_bound = 1e150
 
     def pointwise(self, y, z):
         return 0.5 * (y - z) ** 2
@@ -205,6 +210,8 @@ class Pinball(Loss):
     """``pinball``: l(y, z) = max(tau u, (tau - 1) u), u = y - z, tau in (0, 1)."""
 
     name, task = "pinball", "regression"
+    #: residuals up to 2e300, summed over 10^7 rows (the mean is rescaled), stay finite
+    target_bound = 1e300
 
     def __init__(self, tau=0.5):
         self.tau = float(tau)

@@ -1474,7 +1474,8 @@ class ExactEngine:
         ``sample_weight`` is accepted for the common interface and not needed: the candidate
         splits are the node's own values, whatever the weights.
         """
-        X32 = np.ascontiguousarray(X, dtype=np.float32)
+        with np.errstate(over="ignore"):  # values beyond float32's range become inf: refused
+            X32 = np.ascontiguousarray(X, dtype=np.float32)
         if X32.ndim != 2:
             raise ValueError(f"X must be 2-dimensional, got shape {X32.shape}")
         if not np.isfinite(X32).all():

@@ -54,7 +54,14 @@ class SklearnEngine:
     name = "sklearn"
 
     def prepare(self, X, fit=False, sample_weight=None):
-        return np.ascontiguousarray(X, dtype=DTYPE)
+        with np.errstate(over="ignore"):  # values beyond float32's range become inf: refused
+            X32 = np.ascontiguousarray(X, dtype=DTYPE)
+        if np.isinf(X32).any():  # also finite float64 values beyond float32's range
+            raise ValueError(
+                "X contains infinity (or values beyond float32's range, about 3.4e38): "
+                "scikit-learn's tree splits finite float32 values only; rescale the features"
+            )
+        return X32
 
     def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
         reg = DecisionTreeRegressor(
