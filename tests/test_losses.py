@@ -682,22 +682,26 @@ def test_newton_step_cap_counts():
     y = np.array([1.0, 1.0, -1.0, -1.0, 1.0, 1.0])
     z = np.array([-20.0, -20.0, 20.0, 20.0, -30.0, -30.0])
     ids = np.array([0, 0, 1, 1, 2, 2])
-    assert loss.n_capped_steps == 0
-    c = loss.line_search(y, z, ids, 3)
+    c, n_capped = loss.line_search_counted(y, z, ids, 3)
     np.testing.assert_array_equal(c, [cap, -cap, 0.0])
-    assert loss.n_capped_steps == 2
+    assert n_capped == 2
+    np.testing.assert_array_equal(loss.line_search(y, z, ids, 3), c)  # the same values
     # three steps from y z = -25: margins -25 -> -15 -> -5 -> +5, each step (~e^{|yz|}) capped
     loss3 = make_loss("logistic", newton_steps=3)
-    c = loss3.line_search(y[:4], 1.25 * z[:4], ids[:4], 2)
+    c, n_capped = loss3.line_search_counted(y[:4], 1.25 * z[:4], ids[:4], 2)
     np.testing.assert_array_equal(c, [3 * cap, -3 * cap])
-    assert loss3.n_capped_steps == 6
-    # a step within the cap is not counted; the count accumulates across calls
-    loss.line_search(np.array([1.0, -1.0]), np.array([0.3, 0.1]), np.zeros(2, int), 1)
-    assert loss.n_capped_steps == 2
+    assert n_capped == 6
+    # a step within the cap is not counted; the loss keeps no state between calls
+    small_step = loss.line_search_counted(
+        np.array([1.0, -1.0]), np.array([0.3, 0.1]), np.zeros(2, int), 1
+    )
+    assert small_step[1] == 0 and not hasattr(loss, "n_capped_steps")
     # exponential: one step is at most 1/beta in magnitude, so only beta < 1/cap can be capped
     small = make_loss("exponential", beta=0.5 / cap)
-    c = small.line_search(np.ones(3), np.zeros(3), np.zeros(3, int), 1)
-    assert c[0] == cap and small.n_capped_steps == 1
+    c, n_capped = small.line_search_counted(np.ones(3), np.zeros(3), np.zeros(3, int), 1)
+    assert c[0] == cap and n_capped == 1
+    for other in ("ls", "lad", "hinge"):
+        assert make_loss(other).line_search_counted(y, z, ids, 3)[1] == 0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
@@ -40,6 +40,16 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._input_kinds import check_feature_kinds
 from ._leafops import TIE_RULES
 from ._multi_quantile import GapBudget, MultiQuantile, check_taus
+from ._validation import (
+    Choice,
+    Flag,
+    Levels,
+    Number,
+    Step,
+    Verbose,
+    integer_at_least_one,
+    positive_float,
+)
 from .conformal import conformal_interval, cqr_correction
 from .engines import ENGINES, make_engine
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, leaf_means, make_loss
@@ -90,144 +100,59 @@ def model_weights(alphas):
     return weights
 
 
-def _check_range(name, value, low, high, low_open, high_open, allowed, integer=False):
-    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
-    ok = isinstance(value, kinds) and not isinstance(value, bool)
-    if ok:
-        ok = (value > low if low_open else value >= low) and (
-            value < high if high_open else value <= high
-        )
-    if not ok:
-        raise ValueError(f"{name}={value!r} is out of range; allowed values: {allowed}")
-
-
 class _BaseBoosting(BaseEstimator):
     """The boosting loop; subclasses map targets and expose predictions."""
 
     _task = None
 
     # -- validation ------------------------------------------------------------------------------
-    def _validate_params(self):
-        allowed = REGRESSION_LOSSES if self._task == "regression" else CLASSIFICATION_LOSSES
-        if self.loss not in allowed:
-            other = "BoostingClassifier" if self._task == "regression" else "BoostingRegressor"
-            hint = (
-                f" ({self.loss!r} is a {LOSSES[self.loss].task} loss: use {other})"
-                if self.loss in LOSSES
-                else ""
-            )
-            raise ValueError(
-                f"loss={self.loss!r} is not allowed for {type(self).__name__}; allowed values:"
-                f" {list(allowed)}{hint}"
-            )
-        if self.algo not in ALGOS:
-            raise ValueError(
-                f"algo={self.algo!r} is not a known algorithm; allowed values: {list(ALGOS)}"
-            )
-        if self.engine not in ENGINES:
-            raise ValueError(
-                f"engine={self.engine!r} is not a known tree engine; allowed values:"
-                f" {sorted(ENGINES)}"
-            )
-        if self.tie_rule not in TIE_RULES:
-            raise ValueError(
-                f"tie_rule={self.tie_rule!r} is not a known tie rule; allowed values:"
-                f" {list(TIE_RULES)}"
-            )
-        _check_range(
-            "n_estimators",
-            self.n_estimators,
-            1,
-            np.inf,
-            False,
-            True,
-            "an integer >= 1",
-            integer=True,
-        )
-        _check_range(
-            "max_depth", self.max_depth, 1, np.inf, False, True, "an integer >= 1", integer=True
-        )
-        _check_range(
-            "learning_rate", self.learning_rate, 0.0, 1.0, True, False, "a float in (0, 1]"
-        )
-        if not _is_auto(self.step):
-            _check_range(
-                "step",
-                self.step,
-                0.0,
-                np.inf,
-                True,
-                True,
-                'a float > 0 (per-sample proximal step) or "auto"',
-            )
-        taus = check_taus(self._param("tau", 0.5))
-        if taus is None:
-            _check_range("tau", self._param("tau", 0.5), 0.0, 1.0, True, True, "a float in (0, 1)")
-        elif self.loss != "pinball":
-            raise ValueError(
-                f"tau={self.tau!r} (several quantiles) needs loss='pinball'; got loss={self.loss!r}"
-            )
-        _check_range("beta", self._param("beta", 1.0), 0.0, np.inf, True, True, "a float > 0")
-        _check_range(
-            "newton_steps",
-            self._param("newton_steps", 1),
-            1,
-            np.inf,
-            False,
-            True,
-            "an integer >= 1",
-            integer=True,
-        )
-        if self.n_iter_no_change is not None:
-            _check_range(
+    #: The parameters both estimators have (scikit-learn's validation framework: checked by
+    #: ``_fit_context`` at the start of ``fit``; see ``proxboost._validation``). Each subclass
+    #: adds its loss and the loss's own parameters.
+    _parameter_constraints: dict = {
+        "algo": [Choice("algo", ALGOS)],
+        "n_estimators": [integer_at_least_one("n_estimators")],
+        "learning_rate": [
+            Number("learning_rate", 0.0, 1.0, closed="right", allowed="a float in (0, 1]")
+        ],
+        "step": [Step()],
+        "max_depth": [integer_at_least_one("max_depth")],
+        "random_state": ["random_state"],
+        "engine": [Choice("engine", sorted(ENGINES))],
+        "tie_rule": [Choice("tie_rule", TIE_RULES)],
+        "n_iter_no_change": [
+            None,
+            Number(
                 "n_iter_no_change",
-                self.n_iter_no_change,
                 1,
                 np.inf,
-                False,
-                True,
-                "None (no early stopping) or an integer >= 1",
+                closed="left",
+                allowed="None (no early stopping) or an integer >= 1",
                 integer=True,
-            )
-        _check_range(
-            "validation_fraction",
-            self.validation_fraction,
-            0.0,
-            1.0,
-            True,
-            True,
-            "a float in (0, 1)",
-        )
-        _check_range("tol", self.tol, 0.0, np.inf, False, True, "a finite float >= 0")
-        if not isinstance(self.warm_start, (bool, np.bool_)):
-            raise ValueError(
-                f"warm_start={self.warm_start!r} is not allowed; allowed values: a bool"
-            )
-        if not isinstance(self.verbose, bool):  # True / False are accepted, as in scikit-learn
-            _check_range(
-                "verbose",
-                self.verbose,
-                0,
-                np.inf,
-                False,
-                True,
-                "an integer >= 0 or a bool",
-                integer=True,
-            )
+            ),
+        ],
+        "validation_fraction": [
+            Number("validation_fraction", 0.0, 1.0, closed="neither", allowed="a float in (0, 1)")
+        ],
+        "tol": [Number("tol", 0.0, np.inf, closed="left", allowed="a finite float >= 0")],
+        "verbose": [Verbose()],
+        "warm_start": [Flag("warm_start")],
+    }
 
-    def _param(self, name, default):
-        return getattr(self, name, default)
+    @staticmethod
+    def _other_task_hint(task):
+        """The hint for a loss of the other task: which estimator takes it."""
+        other = "BoostingClassifier" if task == "regression" else "BoostingRegressor"
 
-    def _make_loss(self):
-        taus = check_taus(self._param("tau", 0.5))
-        if taus is not None:
-            return MultiQuantile(taus)
-        return make_loss(
-            self.loss,
-            tau=self._param("tau", 0.5),
-            beta=self._param("beta", 1.0),
-            newton_steps=self._param("newton_steps", 1),
-        )
+        def hint(loss):
+            if loss in LOSSES and LOSSES[loss].task != task:
+                return f" ({loss!r} is a {LOSSES[loss].task} loss: use {other})"
+            return ""
+
+        return hint
+
+    def _check_param_combinations(self):
+        """What no single parameter's constraint can see (called after the constraints)."""
 
     def _check_weights(self, sample_weight, y, name="sample_weight"):
         """Validated float64 copy of the weights of the rows of y (None stays None).
@@ -294,6 +219,7 @@ class _BaseBoosting(BaseEstimator):
             )
 
     # -- fit -------------------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Fit the boosted model.
 
@@ -312,7 +238,7 @@ class _BaseBoosting(BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        self._check_param_combinations()
         check_feature_kinds(X)
         X, y = validate_data(
             self, X, y, ensure_all_finite=True, y_numeric=self._task == "regression"
@@ -548,7 +474,6 @@ class _BaseBoosting(BaseEstimator):
             F_all[keep], F_all[~keep] = F, idle.F
             F = F_all
         self.train_prediction_ = F
-        state.n_capped_steps += getattr(loss, "n_capped_steps", 0)
         self.n_capped_steps_ = state.n_capped_steps
 
     def _leaf_values(self, loss, y, H, leaf_ids, n_leaves, w, fit, state, alphas):
@@ -557,7 +482,8 @@ class _BaseBoosting(BaseEstimator):
         between adjacent levels can close anywhere (``_multi_quantile``)."""
         nu = float(self.learning_rate)
         if state.budget is None:
-            c = loss.line_search(y, H, leaf_ids, n_leaves, w, self.tie_rule, fit)
+            c, n_capped = loss.line_search_counted(y, H, leaf_ids, n_leaves, w, self.tie_rule, fit)
+            state.n_capped_steps += n_capped
             return nu * np.where(fit == 0.0, 0.0, c)
         min_steps = state.budget.next_min_steps(model_weights(alphas))
         c = loss.line_search(y, H, leaf_ids, n_leaves, w, self.tie_rule, fit, min_steps / nu)
@@ -863,6 +789,25 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
     """
 
     _task = "regression"
+    _parameter_constraints = {
+        **_BaseBoosting._parameter_constraints,
+        "loss": [
+            Choice("loss", REGRESSION_LOSSES, hint=_BaseBoosting._other_task_hint("regression"))
+        ],
+        "tau": [Levels("tau")],
+    }
+
+    def _make_loss(self):
+        taus = check_taus(self.tau)
+        if taus is not None:
+            return MultiQuantile(taus)
+        return make_loss(self.loss, tau=self.tau)
+
+    def _check_param_combinations(self):
+        if check_taus(self.tau) is not None and self.loss != "pinball":
+            raise ValueError(
+                f"tau={self.tau!r} (several quantiles) needs loss='pinball'; got loss={self.loss!r}"
+            )
 
     def __init__(
         self,
@@ -991,6 +936,19 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
     """
 
     _task = "classification"
+    _parameter_constraints = {
+        **_BaseBoosting._parameter_constraints,
+        "loss": [
+            Choice(
+                "loss", CLASSIFICATION_LOSSES, hint=_BaseBoosting._other_task_hint("classification")
+            )
+        ],
+        "beta": [positive_float("beta")],
+        "newton_steps": [integer_at_least_one("newton_steps")],
+    }
+
+    def _make_loss(self):
+        return make_loss(self.loss, beta=self.beta, newton_steps=self.newton_steps)
 
     def __init__(
         self,

@@ -40,7 +40,7 @@ diverging run records a loss that saturates near exp(700) instead of overflowing
 (default 1, as scikit-learn and the authors' code). Guards: a step whose second derivative is
 below ``1e-12 * leaf weight`` is 0 (underflow would give 0/0), and a single step is capped at
 ``NEWTON_STEP_CAP`` in magnitude (a logistic step on a badly misclassified pure leaf is about
-exp(|z|)). Each loss object counts the capped steps in ``n_capped_steps``.
+exp(|z|)). ``line_search_counted`` also returns how many steps were capped (losses keep no state).
 
 Examples
 --------
@@ -164,6 +164,13 @@ class Loss:
         return float(
             self.line_search(y, np.zeros_like(y), np.zeros(len(y), dtype=np.intp), 1, w)[0]
         )
+
+    def line_search_counted(
+        self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """(leaf values of :meth:`line_search`, number of capped Newton steps): the losses are
+        stateless, so a fit sums the counts itself. Only the Newton line searches cap steps."""
+        return self.line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values), 0
 
     def auto_step(self, y, f0, w=None) -> float:
         """The per-sample proximal step of ``step="auto"``: 1, for the losses whose step carries
@@ -309,7 +316,6 @@ class _MarginLoss(Loss):
 
     def __init__(self, newton_steps=1):
         self.newton_steps = int(newton_steps)
-        self.n_capped_steps = 0
 
     def pointwise(self, y, z):
         return self._phi(y * z)
@@ -318,6 +324,12 @@ class _MarginLoss(Loss):
         return -y * self._dphi(y * z)
 
     def line_search(self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
+        return self.line_search_counted(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values)[0]
+
+    def line_search_counted(
+        self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """(leaf values, number of Newton steps that hit ``NEWTON_STEP_CAP``)."""
         # per-leaf (weighted) means of the derivatives (same Newton step as the sums; sums of
         # ~18,000 saturated exp(700) terms would overflow), so the floor is 1e-12 on the mean
         # curvature. The tie rule does not apply: the objective is strictly convex.
@@ -328,6 +340,7 @@ class _MarginLoss(Loss):
             totals = np.bincount(leaf_ids, weights=w, minlength=n_leaves)
             inv_count = w / np.where(totals > 0, totals, 1.0)[leaf_ids]
         c = np.zeros(n_leaves)
+        n_capped = 0
         for _ in range(self.newton_steps):
             m = y * (z + c[leaf_ids])
             grad = np.bincount(leaf_ids, weights=y * self._dphi(m) * inv_count, minlength=n_leaves)
@@ -335,9 +348,9 @@ class _MarginLoss(Loss):
             ok = hess >= _NEWTON_CURVATURE_FLOOR
             delta = np.where(ok, -grad / np.where(ok, hess, 1.0), 0.0)
             capped = np.abs(delta) > NEWTON_STEP_CAP
-            self.n_capped_steps += int(capped.sum())
+            n_capped += int(capped.sum())
             c += np.clip(delta, -NEWTON_STEP_CAP, NEWTON_STEP_CAP)
-        return c
+        return c, n_capped
 
     def prox_residual(self, y, z, step):
         # In the signed variable s = y p (y^2 = 1) both classes solve the same increasing equation

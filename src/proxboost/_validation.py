@@ -1,0 +1,142 @@
+"""Parameter constraints of the estimators, in scikit-learn's validation framework.
+
+The estimators declare ``_parameter_constraints`` and validate them through scikit-learn's
+``_fit_context`` (``sklearn.utils._param_validation``; private scikit-learn API, hence the upper
+bound on scikit-learn in pyproject.toml). scikit-learn's own message reads "The 'loss' parameter
+of BoostingRegressor must be ... Got 'hinge' instead."; it cannot say *what to do instead* (use
+BoostingClassifier). The constraints below therefore raise their one-line message themselves
+when a value does not satisfy them: ``name=value``, what is allowed, and a hint where there is
+one. Each constraint is the only one of its parameter (or the last, after ``None``), so raising
+does not cut a search through alternatives short.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import InvalidParameterError, Options
+
+from ._multi_quantile import check_taus
+
+
+class _Refusing(Options):
+    """A constraint that raises its own one-line message (see the module docstring). It derives
+    from scikit-learn's ``Options`` only because ``make_constraint`` accepts no other custom
+    constraint class; it overrides everything ``Options`` does."""
+
+    def __init__(self, name, allowed):
+        super().__init__(type=object, options=set())
+        self.name, self.allowed = name, allowed
+
+    def check(self, value) -> bool:
+        raise NotImplementedError
+
+    def hint(self, value) -> str:
+        return ""
+
+    def is_satisfied_by(self, value):
+        if self.check(value):
+            return True
+        raise InvalidParameterError(
+            f"{self.name}={value!r} is not allowed; allowed values: {self.allowed}"
+            f"{self.hint(value)}"
+        )
+
+    def __str__(self):
+        return str(self.allowed)
+
+
+class Choice(_Refusing):
+    """One of a fixed list of strings; ``hint(value)`` may add what to do instead."""
+
+    def __init__(self, name, options, hint=None):
+        super().__init__(name, list(options))
+        self._hint = hint
+
+    def check(self, value):
+        return isinstance(value, str) and value in self.allowed
+
+    def hint(self, value):
+        return self._hint(value) if self._hint is not None else ""
+
+
+class Number(_Refusing):
+    """A real (or, with ``integer=True``, an integral) number in an interval; bools refused."""
+
+    def __init__(self, name, low, high, *, closed, allowed, integer=False):
+        super().__init__(name, allowed)
+        self.low, self.high, self.closed, self.integer = low, high, closed, integer
+
+    def check(self, value):
+        kind = Integral if self.integer else Real
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, kind):
+            return False
+        low_ok = value >= self.low if self.closed in ("left", "both") else value > self.low
+        high_ok = value <= self.high if self.closed in ("right", "both") else value < self.high
+        return bool(low_ok and high_ok)
+
+
+class Flag(_Refusing):
+    """True or False."""
+
+    def __init__(self, name):
+        super().__init__(name, "a bool")
+
+    def check(self, value):
+        return isinstance(value, (bool, np.bool_))
+
+
+class Verbose(_Refusing):
+    """A bool, or an integer >= 0 (scikit-learn's ``verbose``)."""
+
+    def __init__(self, name="verbose"):
+        super().__init__(name, "an integer >= 0 or a bool")
+
+    def check(self, value):
+        if isinstance(value, (bool, np.bool_)):
+            return True
+        return isinstance(value, Integral) and value >= 0
+
+
+class Step(Number):
+    """The proximal step: a float > 0, or "auto" (a step in the units of the target)."""
+
+    def __init__(self, name="step"):
+        super().__init__(
+            name,
+            0.0,
+            np.inf,
+            closed="neither",
+            allowed='a float > 0 (per-sample proximal step) or "auto"',
+        )
+
+    def check(self, value):
+        return (isinstance(value, str) and value == "auto") or super().check(value)
+
+
+class Levels(_Refusing):
+    """A quantile level in (0, 1), or a strictly increasing list of them (several quantiles)."""
+
+    def __init__(self, name="tau"):
+        super().__init__(
+            name,
+            "a float in (0, 1), or a non-empty, strictly increasing list of floats in (0, 1)",
+        )
+
+    def check(self, value):
+        if np.ndim(value) == 0:
+            return Number(self.name, 0.0, 1.0, closed="neither", allowed="").check(value)
+        try:
+            check_taus(value)
+        except ValueError:
+            return False
+        return True
+
+
+def positive_float(name):
+    return Number(name, 0.0, np.inf, closed="neither", allowed="a float > 0")
+
+
+def integer_at_least_one(name):
+    return Number(name, 1, np.inf, closed="left", allowed="an integer >= 1", integer=True)
