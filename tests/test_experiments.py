@@ -16,7 +16,7 @@ from proxboost.curves import (
     load_curves,
     load_intro,
     read_curve,
-    run_experiment,
+    run_curves,
     run_one,
     specs_from_config,
 )
@@ -201,7 +201,7 @@ def test_run_one_resumes_after_interruption(tmp_path):
         for algo in ("gradient", "prox")
     ]
     assert run_one(specs[0], tmp_path) is not None  # "killed" after the first run
-    run_experiment("convergence", specs, tmp_path, progress=False, log=lambda *_: None)
+    run_curves("convergence", specs, tmp_path, progress=False, log=lambda *_: None)
     df = load_curves(tmp_path, "convergence")
     assert sorted(df.groupby("algo").size().to_dict().items()) == [("gradient", 4), ("prox", 4)]
     assert df.loc[df["algo"] == "gradient", "step"].isna().all()  # gradient does not use λ

@@ -221,7 +221,7 @@ def test_identity_versions_and_numerics_version(monkeypatch):
     assert set(_identity(algo="random_forest")["method"]["libraries"]) == {"scikit-learn"}
     import proxboost.baselines as baselines
 
-    monkeypatch.setattr(baselines, "xgboost_version", lambda: "0.0-test")
+    monkeypatch.setattr(baselines, "library_version", lambda module: "0.0-test")
     assert _identity(algo="xgboost") != base
     sklearn_engine = _identity(engine="sklearn")
     assert set(sklearn_engine["method"]["libraries"]) == {"scikit-learn"}

@@ -37,6 +37,8 @@ cumulative weight when within ``1e-9 * W``.
 import numpy as np
 from numba import njit
 
+from ._vocabulary import TIE_RULES
+
 
 @njit(cache=True, nogil=True)
 def _heapsort(a, lo, hi):
@@ -177,7 +179,9 @@ def _order_pair(a, lo, hi, r, scratch):
 
 
 MIDPOINT, AUTHORS = 0, 1
-TIE_RULES = {"midpoint": MIDPOINT, "authors": AUTHORS}
+#: the compiled code of each tie rule (the names are ``_vocabulary.TIE_RULES``)
+RULE_CODES = {"midpoint": MIDPOINT, "authors": AUTHORS}
+assert tuple(RULE_CODES) == TIE_RULES
 
 
 @njit(cache=True, nogil=True)
@@ -466,11 +470,11 @@ _EMPTY = np.empty(0)
 
 
 def _leaf_values_arg(tie_rule, leaf_values, n_leaves):
-    if tie_rule not in TIE_RULES:
+    if tie_rule not in RULE_CODES:
         raise ValueError(
             f"tie_rule={tie_rule!r} is not a known tie rule; allowed values: {list(TIE_RULES)}"
         )
-    if TIE_RULES[tie_rule] == MIDPOINT:
+    if RULE_CODES[tie_rule] == MIDPOINT:
         return MIDPOINT, _EMPTY
     if leaf_values is None:
         raise ValueError('tie_rule="authors" needs leaf_values (the tree\'s fitted leaf values)')

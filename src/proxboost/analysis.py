@@ -30,10 +30,10 @@ import pandas as pd
 from scipy import stats
 
 from .naming import (
-    CLASSIFICATION_LOSSES,
     DEFAULT_TIE_RULE,
     ENGINE_PREFERENCE,
     LOSS_INDEPENDENT,
+    PAPER_CLASSIFICATION_LOSSES,
     REFERENCE,
     tie_rule_of,
 )
@@ -132,16 +132,18 @@ def share_loss_independent(rows: pd.DataFrame) -> pd.DataFrame:
     if "run_loss" not in df:
         df["run_loss"] = df["loss"]
     real = df[df["loss"] == df["run_loss"]]
-    source = real[real["algo"].isin(LOSS_INDEPENDENT) & real["loss"].isin(CLASSIFICATION_LOSSES)]
+    source = real[
+        real["algo"].isin(LOSS_INDEPENDENT) & real["loss"].isin(PAPER_CLASSIFICATION_LOSSES)
+    ]
     if source.empty:
         return df
     copies = []
     for ds, g in source.groupby("dataset", sort=True):
-        mine = real[(real["dataset"] == ds) & real["loss"].isin(CLASSIFICATION_LOSSES)]
+        mine = real[(real["dataset"] == ds) & real["loss"].isin(PAPER_CLASSIFICATION_LOSSES)]
         present = set(mine["loss"])
         have = set(zip(mine["algo"], mine["loss"], mine["split"]))
         # one source row per (method, split): the first loss in the paper's order
-        order = {name: i for i, name in enumerate(CLASSIFICATION_LOSSES)}
+        order = {name: i for i, name in enumerate(PAPER_CLASSIFICATION_LOSSES)}
         g = (
             g.assign(_o=g["loss"].map(order))
             .sort_values(["algo", "split", "_o"])

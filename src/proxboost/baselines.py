@@ -72,6 +72,8 @@ import math
 
 import numpy as np
 
+from ._vocabulary import is_integer, library_version
+from .losses import EXP_CLIP
 from .protocol import ProtocolError
 
 __all__ = [
@@ -82,9 +84,6 @@ __all__ = [
     "RandomForestMethod",
     "XGBoostMethod",
     "XGB_OBJECTIVES",
-    "lightgbm_version",
-    "sklearn_version",
-    "xgboost_version",
 ]
 
 #: XGBoost objective for each loss id (``None``: custom objective).
@@ -96,26 +95,6 @@ XGB_OBJECTIVES = {
     "hinge": "binary:hinge",
     "exponential": None,
 }
-
-_CLIP = 700.0
-
-
-def xgboost_version() -> str:
-    import xgboost
-
-    return xgboost.__version__
-
-
-def lightgbm_version() -> str:
-    import lightgbm
-
-    return lightgbm.__version__
-
-
-def sklearn_version() -> str:
-    import sklearn
-
-    return sklearn.__version__
 
 
 def _as_int(value):
@@ -163,7 +142,7 @@ class XGBoostMethod:
         return True
 
     def versions(self) -> dict:
-        return {self.library: xgboost_version()}
+        return {self.library: library_version("xgboost")}
 
     def identity(self) -> dict:
         return _identity(self, {"tree_method": self.tree_method})
@@ -232,7 +211,7 @@ class XGBoostMethod:
         beta = float(self.loss.beta)
 
         def objective(predt, dtrain):
-            e = np.exp(np.clip(-beta * y * predt, -_CLIP, _CLIP))
+            e = np.exp(np.clip(-beta * y * predt, -EXP_CLIP, EXP_CLIP))
             return -beta * y * e, beta * beta * e
 
         return objective
@@ -292,7 +271,7 @@ class RandomForestMethod:
         return self.loss.name == "ls"
 
     def versions(self) -> dict:
-        return {self.library: sklearn_version()}
+        return {self.library: library_version("sklearn")}
 
     def identity(self) -> dict:
         return _identity(self, {"n_estimators": self.n_estimators})
@@ -348,10 +327,6 @@ _LGB_MAX_LEAVES = 131072
 def _misclassification(y, z) -> float:
     """Misclassification rate of sign(z) against labels ±1, 0 counting as +1 (as the protocol)."""
     return float(np.mean(np.where(np.asarray(z) >= 0, 1.0, -1.0) != np.asarray(y)))
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def _is_number(v) -> bool:
@@ -442,14 +417,14 @@ class LightGBMMethod(_NativeObjectiveMethod):
         "max_bin": 255,
     }
     checks = {
-        "num_threads": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+        "num_threads": (lambda v: is_integer(v) and v >= 1, "an integer >= 1"),
         "deterministic": (lambda v: isinstance(v, bool), "true or false"),
         "force_col_wise": (lambda v: isinstance(v, bool), "true or false"),
-        "verbose": (_is_int, "an integer"),
-        "min_data_in_leaf": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+        "verbose": (is_integer, "an integer"),
+        "min_data_in_leaf": (lambda v: is_integer(v) and v >= 1, "an integer >= 1"),
         "min_sum_hessian_in_leaf": (lambda v: _is_number(v) and v >= 0, "a number >= 0"),
-        "min_data_in_bin": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
-        "max_bin": (lambda v: _is_int(v) and v >= 2, "an integer >= 2"),
+        "min_data_in_bin": (lambda v: is_integer(v) and v >= 1, "an integer >= 1"),
+        "max_bin": (lambda v: is_integer(v) and v >= 2, "an integer >= 2"),
     }
 
     def __init__(self, loss, **settings):
@@ -458,7 +433,7 @@ class LightGBMMethod(_NativeObjectiveMethod):
         self.objective = "binary" if self.classification else LGB_OBJECTIVES[loss.name]
 
     def versions(self) -> dict:
-        return {self.library: lightgbm_version()}
+        return {self.library: library_version("lightgbm")}
 
     def identity(self) -> dict:
         return _identity(self, self.settings)
@@ -537,9 +512,9 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
     #: Fixed settings (the values of conf/algo/sklearn_hgb.yaml).
     defaults = {"n_threads": 1, "min_samples_leaf": 1, "max_bins": 255, "early_stopping": False}
     checks = {
-        "n_threads": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
-        "min_samples_leaf": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
-        "max_bins": (lambda v: _is_int(v) and 2 <= v <= 255, "an integer in [2, 255]"),
+        "n_threads": (lambda v: is_integer(v) and v >= 1, "an integer >= 1"),
+        "min_samples_leaf": (lambda v: is_integer(v) and v >= 1, "an integer >= 1"),
+        "max_bins": (lambda v: is_integer(v) and 2 <= v <= 255, "an integer in [2, 255]"),
         # T is selected on the full validation curve: the library must not cut it short
         "early_stopping": (
             lambda v: v is False,
@@ -553,7 +528,7 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
         self.objective = "log_loss" if self.classification else HGB_LOSSES[loss.name]
 
     def versions(self) -> dict:
-        return {self.library: sklearn_version()}
+        return {self.library: library_version("sklearn")}
 
     def identity(self) -> dict:
         return _identity(self, self.settings)

@@ -38,7 +38,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._input_kinds import check_feature_kinds
-from ._leafops import TIE_RULES
 from ._multi_quantile import GapBudget, MultiQuantile, check_taus
 from ._validation import (
     Choice,
@@ -50,6 +49,7 @@ from ._validation import (
     integer_at_least_one,
     positive_float,
 )
+from ._vocabulary import TIE_RULES
 from .conformal import conformal_interval, cqr_correction
 from .engines import ENGINES, make_engine
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, leaf_means, make_loss

@@ -33,13 +33,13 @@ from scipy import stats
 from ._io import atomic_path
 from .analysis import ALPHA, Comparison, ProtocolUnit, compare, holm, paired_values, protocol_units
 from .naming import (
-    CLASSIFICATION_LOSSES,
     CONVERGENCE_DEPTHS,
     DEFAULT_TIE_RULE,
     ENGINE_PREFERENCE,
     LS_AND_ERROR_ONLY,
+    PAPER_CLASSIFICATION_LOSSES,
     PAPER_METHODS,
-    REGRESSION_LOSSES,
+    PAPER_REGRESSION_LOSSES,
     STEP_GRID,
     TIE_LOSSES,
     short,
@@ -1463,7 +1463,7 @@ def _r6e(unit, units):
 
 def _r6j(unit, units):
     cells, better, n_exp = {}, 0, 0
-    for loss in REGRESSION_LOSSES:
+    for loss in PAPER_REGRESSION_LOSSES:
         for ds in _expected_datasets(units, (loss,)):
             for acc, plain in (("accelerated_gradient", "gradient"), ("accelerated_prox", "prox")):
                 n_exp += 1
@@ -1499,8 +1499,8 @@ def _r6j(unit, units):
 def _r6f(unit, units):
     podium = ("prox", "residual_prox", "residual_gradient", "xgboost")
     cells, filled, seen, n_exp = {}, 0, set(), 0
-    for ds in _expected_datasets(units, CLASSIFICATION_LOSSES):
-        for loss in CLASSIFICATION_LOSSES:
+    for ds in _expected_datasets(units, PAPER_CLASSIFICATION_LOSSES):
+        for loss in PAPER_CLASSIFICATION_LOSSES:
             for metric in ("test_loss", "test_error"):
                 n_exp += 1
                 methods = [
@@ -1591,10 +1591,10 @@ def _r6g(unit, units):
 
 
 def _r6h(unit, units):
-    exp = _expected_datasets(units, CLASSIFICATION_LOSSES)
+    exp = _expected_datasets(units, PAPER_CLASSIFICATION_LOSSES)
     comps = {}
     for ds in exp:
-        for loss in CLASSIFICATION_LOSSES:
+        for loss in PAPER_CLASSIFICATION_LOSSES:
             for metric in ("test_loss", "test_error"):
                 for b in ("gradient", "accelerated_gradient"):
                     c = _cmp(unit, ds, loss, "accelerated_prox", b, metric)
@@ -1611,7 +1611,7 @@ def _r6h(unit, units):
 
 
 def _r6i(unit, units):
-    exp = _expected_datasets(units, CLASSIFICATION_LOSSES)
+    exp = _expected_datasets(units, PAPER_CLASSIFICATION_LOSSES)
     methods = [m for m in PAPER_METHODS if m not in LS_AND_ERROR_ONLY]
     cells, big, n_exp = {}, 0, 0
     for ds in exp:

@@ -30,6 +30,9 @@ from pathlib import Path
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from ._vocabulary import TIE_RULES, is_integer
+from .losses import LOSS_PARAMETERS
+
 log = logging.getLogger("proxboost.run")
 
 __all__ = [
@@ -47,7 +50,6 @@ class UserError(ValueError):
     """A mistake in the command: reported in one line, exit code 2, no traceback."""
 
 
-_LOSS_KEYS = ("tau", "beta", "newton_steps")
 _GRID_KEYS = ("max_depth", "learning_rate", "step", "max_features")
 
 
@@ -84,16 +86,11 @@ def _label(cfg, group, keys, conf_dir):
     return name + "".join(f"-{k}{v}" for k, v in sorted(changed.items()))
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def check_values(cfg) -> None:
     """Types of the top-level run settings (the pipeline checks the protocol, grid and data)."""
-    from .pipeline import TIE_RULES
 
     if cfg.n_jobs is not None and not (
-        _is_int(cfg.n_jobs) and cfg.n_jobs != 0 and cfg.n_jobs >= -1
+        is_integer(cfg.n_jobs) and cfg.n_jobs != 0 and cfg.n_jobs >= -1
     ):
         raise UserError(
             f"n_jobs must be an integer >= 1, -1 or null (every core), got {cfg.n_jobs!r}"
@@ -153,7 +150,7 @@ def run_arguments(cfg, conf_dir=None) -> dict:
         dataset=cfg.dataset.name,
         dataset_params=config["dataset"].get("params") or {},
         loss=loss,
-        loss_label=_label(cfg, "loss", _LOSS_KEYS, conf_dir),
+        loss_label=_label(cfg, "loss", LOSS_PARAMETERS, conf_dir),
         algo=cfg.algo.name,
         algo_options={k: v for k, v in config["algo"].items() if k != "name"},
         grid=config["grid"],
@@ -429,7 +426,7 @@ def _job(cfg: DictConfig, in_launcher_worker: bool):
             check_values(cfg)
             check_writable(_results_dir(cfg))
             specs = _synthetic_specs(cfg)
-            curves.run_experiment(
+            curves.run_curves(
                 cfg.synthetic.experiment,
                 specs,
                 _results_dir(cfg),

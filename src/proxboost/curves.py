@@ -60,7 +60,7 @@ __all__ = [
     "load_curves",
     "load_intro",
     "read_curve",
-    "run_experiment",
+    "run_curves",
     "run_one",
     "specs_from_config",
     "synthetic_split",
@@ -336,7 +336,7 @@ def _write_first_row(df: pd.DataFrame, values: dict):
         df[key] = col
 
 
-def run_experiment(experiment: str, specs, results_dir="results", progress=True, log=print):
+def run_curves(experiment: str, specs, results_dir="results", progress=True, log=print):
     """Run ``specs`` one at a time (skipping stored runs) with a tqdm bar; return seconds spent."""
     specs = list(specs)
     todo = [s for s in specs if not is_stored(results_dir, s)]

@@ -141,6 +141,8 @@ class Loss:
 
     name = None
     task = None
+    #: the names of the loss's own parameters (constructor arguments; see :meth:`params`)
+    param_names = ()
     #: Largest |y| a fit accepts: within it every internal sum (over up to 10^7 rows, weights
     #: included) and the recorded losses stay finite. Labels of the classifiers are +-1.
     target_bound = np.inf
@@ -215,6 +217,8 @@ class LeastSquares(Loss):
 
 class Pinball(Loss):
     """``pinball``: l(y, z) = max(tau u, (tau - 1) u), u = y - z, tau in (0, 1)."""
+
+    param_names = ("tau",)
 
     name, task = "pinball", "regression"
     #: residuals up to 2e300, summed over 10^7 rows (the mean is rescaled), stay finite
@@ -372,6 +376,8 @@ class _MarginLoss(Loss):
 class Exponential(_MarginLoss):
     """``exponential``: l(y, z) = exp(-beta y z), beta > 0."""
 
+    param_names = ("beta", "newton_steps")
+
     name = "exponential"
 
     def __init__(self, beta=1.0, newton_steps=1):
@@ -432,6 +438,8 @@ class Exponential(_MarginLoss):
 class Logistic(_MarginLoss):
     """``logistic``: l(y, z) = log2(1 + exp(-y z))."""
 
+    param_names = ("newton_steps",)
+
     name = "logistic"
 
     def params(self):
@@ -459,6 +467,8 @@ LOSSES = {
 }
 REGRESSION_LOSSES = tuple(k for k, v in LOSSES.items() if v.task == "regression")
 CLASSIFICATION_LOSSES = tuple(k for k, v in LOSSES.items() if v.task == "classification")
+#: Every loss parameter name, in the order the losses declare them
+LOSS_PARAMETERS = tuple(dict.fromkeys(n for cls in LOSSES.values() for n in cls.param_names))
 
 
 def make_loss(name, tau=0.5, beta=1.0, newton_steps=1):

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._vocabulary import DEFAULT_TIE_RULE, library_version
 from .boosting import ALGOS as _BOOSTING_ALGOS
 from .boosting import PROXIMAL_ALGOS
-from .naming import DEFAULT_TIE_RULE  # the rule of estimators that do not take ``tie_rule``
+from .losses import LOSS_PARAMETERS
 
 __all__ = [
     "ALGOS",
@@ -64,15 +65,6 @@ _ENGINE_MODULE_LIBRARIES = {
 }
 
 _DISTRIBUTION = {"sklearn": "scikit-learn"}
-
-
-def library_version(module: str) -> str:
-    """``module.__version__`` (``"not installed"`` when it cannot be imported)."""
-    try:
-        mod = __import__(module)
-    except ImportError:
-        return "not installed"
-    return str(getattr(mod, "__version__", "unknown"))
 
 
 def _versions(modules) -> dict:
@@ -137,9 +129,7 @@ def estimator_options(estimator) -> dict:
         "max_depth",
         "learning_rate",
         "step",
-        "tau",
-        "beta",
-        "newton_steps",
+        *LOSS_PARAMETERS,  # in the identity through the loss, not the options
         *_NOT_NUMERICAL,
     }
     options = {k: v for k, v in estimator.get_params(deep=False).items() if k not in fixed}

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import results
+from ._vocabulary import TIE_RULES
+from .losses import LOSS_PARAMETERS, Loss, make_loss
 from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, loss_params, make_method
 from .protocol import (
     DEFAULT_FRACTIONS,
@@ -71,7 +73,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Tie rules of the leaf line searches (docs/method.md).
-TIE_RULES = ("midpoint", "authors")
 
 #: Rows stored by this process (the command line reports it when interrupted).
 ROWS_STORED = 0
@@ -426,7 +427,6 @@ def plan_run(
     :class:`~proxboost.protocol.ProtocolError` (or the data's errors) with the reason; returns
     ``None`` for a run skipped by ``skip_task_mismatch`` / ``skip_unavailable``.
     """
-    from .losses import Loss, make_loss
 
     fractions = validate_protocol(n_splits, fractions, max_estimators, seed)
     if algo not in ALGOS:
@@ -434,9 +434,7 @@ def plan_run(
     if isinstance(loss, Loss):
         loss_obj = loss
     else:
-        loss_kw = {
-            k: v for k, v in dict(loss_params or {}).items() if k in ("tau", "beta", "newton_steps")
-        }
+        loss_kw = {k: v for k, v in dict(loss_params or {}).items() if k in LOSS_PARAMETERS}
         try:
             loss_obj = make_loss(loss, **loss_kw)
         except ValueError as exc:

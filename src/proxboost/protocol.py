@@ -36,6 +36,8 @@ import math
 
 import numpy as np
 
+from ._vocabulary import is_integer
+
 __all__ = [
     "DEFAULT_FRACTIONS",
     "GRID_AXES",
@@ -67,19 +69,17 @@ class TaskMismatchError(ProtocolError):
 
 
 # -- validation ------------------------------------------------------------------------------------
-def _is_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def validate_protocol(n_splits, fractions, max_estimators, seed=0):
     """Check the protocol values; raise :class:`ProtocolError` with the reason."""
-    if not _is_int(n_splits) or n_splits < 1:
+    if not is_integer(n_splits) or n_splits < 1:
         raise ProtocolError(f"protocol.n_splits must be an integer >= 1, got {n_splits!r}")
-    if not _is_int(max_estimators) or max_estimators < 1:
+    if not is_integer(max_estimators) or max_estimators < 1:
         raise ProtocolError(
             f"protocol.max_estimators (T_max) must be an integer >= 1, got {max_estimators!r}"
         )
-    if not _is_int(seed) or seed < 0:
+    if not is_integer(seed) or seed < 0:
         raise ProtocolError(f"protocol.seed must be an integer >= 0, got {seed!r}")
     fr = tuple(fractions)
     if len(fr) != 3 or not all(
@@ -146,7 +146,7 @@ def _is_number(v) -> bool:
 
 #: Check of one grid value per axis: (predicate, what a valid value is).
 GRID_AXES = {
-    "max_depth": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
+    "max_depth": (lambda v: is_integer(v) and v >= 1, "an integer >= 1"),
     "learning_rate": (lambda v: _is_number(v) and 0 < v <= 1, "a number in (0, 1]"),
     "step": (lambda v: _is_number(v) and v > 0 and math.isfinite(v), "a number > 0 (per-sample λ)"),
     "max_features": (

@@ -51,12 +51,12 @@ from .claims import (
 )
 from .naming import (
     CLASSIFICATION_DATASETS,
-    CLASSIFICATION_LOSSES,
     DEFAULT_TIE_RULE,
     METHOD_ORDER,
+    PAPER_CLASSIFICATION_LOSSES,
+    PAPER_REGRESSION_LOSSES,
     REFERENCE,
     REGRESSION_DATASETS,
-    REGRESSION_LOSSES,
     short,
     tie_rule_of,
 )
@@ -221,7 +221,7 @@ def real_world_tables(real: pd.DataFrame) -> list[str]:
         ]
         clf = ds in CLASSIFICATION_DATASETS
         shared = shared_methods(rows, ds)
-        for loss in CLASSIFICATION_LOSSES if clf else REGRESSION_LOSSES:
+        for loss in PAPER_CLASSIFICATION_LOSSES if clf else PAPER_REGRESSION_LOSSES:
             g = rows[(rows["dataset"] == ds) & (rows["loss"] == loss)]
             if g.empty:
                 lines += [f"**{loss}**: no stored rows.", ""]

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from ._io import atomic_path
+from ._vocabulary import library_version
 
 __all__ = [
     "HASH_LENGTH",
@@ -212,25 +213,17 @@ def git_commit(repo: str | None = None) -> str:
     return commit
 
 
-def _version(module: str) -> str:
-    try:
-        mod = __import__(module)
-    except ImportError:
-        return "not installed"
-    return str(getattr(mod, "__version__", "unknown"))
-
-
 @functools.cache
 def library_versions() -> dict:
     """Versions of Python and of the libraries that shape the numbers."""
     return {
         "python_version": platform.python_version(),
-        "numpy_version": _version("numpy"),
-        "scikit_learn_version": _version("sklearn"),
-        "xgboost_version": _version("xgboost"),
-        "lightgbm_version": _version("lightgbm"),
-        "pandas_version": _version("pandas"),
-        "proxboost_version": _version("proxboost"),
+        "numpy_version": library_version("numpy"),
+        "scikit_learn_version": library_version("sklearn"),
+        "xgboost_version": library_version("xgboost"),
+        "lightgbm_version": library_version("lightgbm"),
+        "pandas_version": library_version("pandas"),
+        "proxboost_version": library_version("proxboost"),
     }
 
 
