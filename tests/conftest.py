@@ -223,7 +223,7 @@ def compare_trees():
 
 @pytest.fixture
 def curve_frame():
-    """Build one stored synthetic curve (the columns :func:`proxboost.curves.load_curves` returns).
+    """Build one stored synthetic curve (the columns :func:`proxboost.results.load_curves` returns).
 
     ``curve_frame(experiment, loss, algo, depth, train, test=None, step=None, seed=0, tie_rule=None,
     seconds=None, n_leaves=None, learning_rate=0.05)``; ``train`` (and ``test``) give C(f_t) for t =

@@ -13,13 +13,11 @@ import pytest
 from proxboost.curves import (
     RunSpec,
     curve_path,
-    load_curves,
-    load_intro,
-    read_curve,
     run_curves,
     run_one,
     specs_from_config,
 )
+from proxboost.results import load_curves, load_intro, read_curve
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -67,19 +67,22 @@ def test_canonical_json_one_spelling():
 
 
 def test_atomic_write_csv(tmp_path):
+    import io
+
+    from proxboost._io import read_sealed
+
     df = pd.DataFrame({"a": [1, 2], "b": ["x", "y,z"]})
     path = results.atomic_write_csv(df, tmp_path / "deep" / "dir" / "f.csv")
-    assert pd.read_csv(path).equals(df)
+    assert pd.read_csv(io.StringIO(read_sealed(path))).equals(df)  # sealed, then the same data
     assert [p.name for p in path.parent.iterdir()] == ["f.csv"]  # no temporary file left
 
     class Boom(pd.DataFrame):
         def to_csv(self, *args, **kwargs):
-            args[0].write("half a ro")
             raise RuntimeError("killed while writing")
 
     with pytest.raises(RuntimeError):
         results.atomic_write_csv(Boom({"a": [3]}), path)
-    assert pd.read_csv(path).equals(df)  # the old content is intact
+    assert pd.read_csv(io.StringIO(read_sealed(path))).equals(df)  # the old content is intact
     assert [p.name for p in path.parent.iterdir()] == ["f.csv"]
 
 

@@ -1,9 +1,55 @@
-"""Atomic file writes: a file appears whole at its final path, or not at all."""
+"""Stored files: written atomically (whole at their final path, or not at all) and sealed by a
+checksum (a file cut short or edited is detected, never read as data).
+
+Every stored file of results (row files, curves, predictions, data draws) ends with one line
+``#sha256=<hex>`` whose digest covers every byte before that line. A file without a valid last
+line is *damaged*: truncated at any byte, edited by one byte, emptied, or written by a version
+that did not seal its files (:mod:`proxboost.results` adds the line to those once, after checking
+them). Readers go through :func:`read_sealed`, which returns the text before the seal or raises
+:class:`DamagedFileError`.
+"""
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from pathlib import Path
+
+SEAL_PREFIX = "#sha256="
+
+
+class DamagedFileError(ValueError):
+    """A stored file whose seal is missing or does not match its bytes."""
+
+    def __init__(self, path, reason):
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = Path(path), reason
+
+
+def seal(text: str) -> str:
+    """``text`` (ending with a newline) followed by its checksum line."""
+    if not text.endswith("\n"):
+        text += "\n"
+    return f"{text}{SEAL_PREFIX}{hashlib.sha256(text.encode()).hexdigest()}\n"
+
+
+def unseal(data: bytes, path="<bytes>") -> str:
+    """The text before a valid seal; :class:`DamagedFileError` saying why otherwise."""
+    if not data:
+        raise DamagedFileError(path, "empty file")
+    body, sep, last = data.rstrip(b"\n").rpartition(b"\n")
+    if not data.endswith(b"\n") or not sep or not last.startswith(SEAL_PREFIX.encode()):
+        raise DamagedFileError(path, "no checksum line at its end (cut short, or never sealed)")
+    body += b"\n"
+    expected = last[len(SEAL_PREFIX) :].decode("ascii", "replace")
+    if hashlib.sha256(body).hexdigest() != expected or data != body + last + b"\n":
+        raise DamagedFileError(path, "checksum mismatch (the file was edited or cut short)")
+    return body.decode()
+
+
+def read_sealed(path) -> str:
+    """The verified text of a stored file (see the module docstring)."""
+    return unseal(Path(path).read_bytes(), path)
 
 
 @contextlib.contextmanager

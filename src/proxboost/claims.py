@@ -45,6 +45,7 @@ from .naming import (
     short,
     tie_rule_of,
 )
+from .results import load, load_curves, stops_on_damage
 
 __all__ = [
     "CLAIMS_COLUMNS",
@@ -1802,6 +1803,7 @@ def write_claims(claims: pd.DataFrame, path) -> Path:
     return path
 
 
+@stops_on_damage
 def main(argv=None):
     p = argparse.ArgumentParser(
         prog="python -m proxboost.claims", description=__doc__.splitlines()[0]
@@ -1809,8 +1811,6 @@ def main(argv=None):
     p.add_argument("--results", default="results", help="results directory (default: results)")
     p.add_argument("--out", default=None, help="output file (default: <results>/claims.csv)")
     args = p.parse_args(argv)
-    from .curves import load_curves
-    from .results import load
 
     claims = judge(load_curves(args.results), load(args.results))
     out = write_claims(claims, args.out or Path(args.results) / "claims.csv")

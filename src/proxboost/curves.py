@@ -24,7 +24,7 @@ A curve file is a CSV with the columns ``iteration, seconds, train_loss, test_lo
 n_leaves`` (one row per t) followed by the run's settings (:data:`SETTING_COLUMNS`),
 identity and provenance (:func:`proxboost.results.provenance`). To keep the files small,
 settings and provenance are written **on the first row only** (iteration 0) and left empty
-below it; :func:`read_curve` / :func:`load_curves` fill them down. ``step`` is λ, the
+below it; :func:`proxboost.results.read_curve` / ``load_curves`` fill them down. ``step`` is λ, the
 **per-sample** proximal step, empty for the gradient algorithms.
 
 Guarantees (the same as the pipeline's result rows): every file is written atomically
@@ -47,7 +47,7 @@ import pandas as pd
 from . import results
 from .boosting import GRADIENT_ALGOS  # the algorithms that do not use the proximal step λ
 from .methods import DEFAULT_TIE_RULE, BoostingMethod, make_estimator
-from .results import atomic_write_csv, provenance
+from .results import CURVE_COLUMNS, SETTING_COLUMNS, atomic_write_csv, provenance
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -57,41 +57,12 @@ __all__ = [
     "curve_identity",
     "curve_path",
     "experiment_dir",
-    "load_curves",
-    "load_intro",
-    "read_curve",
     "run_curves",
     "run_one",
     "specs_from_config",
     "synthetic_split",
 ]
 
-CURVE_COLUMNS = ("iteration", "seconds", "train_loss", "test_loss", "n_leaves")
-SETTING_COLUMNS = (
-    "experiment",
-    "dataset",
-    "task",
-    "loss",
-    "algo",
-    "max_depth",
-    "learning_rate",
-    "step",
-    "n_estimators",
-    "tau",
-    "beta",
-    "newton_steps",
-    "seed",
-    "random_state",
-    "engine",
-    "tie_rule",
-    "n_train",
-    "n_test",
-    "n_features",
-    "split",
-    "fit_seconds",
-    "identity_hash",
-    "identity",
-)
 SPLIT_RULE = "50/50: permutation by numpy default_rng(seed), first half train"
 
 #: Curves stored by this process (the command line reports it when interrupted).
@@ -199,8 +170,7 @@ def is_stored(results_dir, spec: RunSpec) -> bool:
     path = curve_path(results_dir, spec)
     if not path.exists():
         return False
-    first = pd.read_csv(path, nrows=1, usecols=lambda c: c == "identity", dtype=str)
-    return "identity" in first.columns and first["identity"].iloc[0] == curve_identity(spec)
+    return results.stored_identity(path) == curve_identity(spec)
 
 
 def _predictions_path(curve_file: Path) -> Path:
@@ -374,64 +344,6 @@ def run_curves(experiment: str, specs, results_dir="results", progress=True, log
     elapsed = time.perf_counter() - t0
     log(f"[{experiment}] done in {elapsed:.1f} s")
     return elapsed
-
-
-# -- reading ---------------------------------------------------------------------------------------
-def read_curve(path) -> pd.DataFrame:
-    """One curve file with its settings and provenance filled down to every row."""
-    df = pd.read_csv(path)
-    fill = [c for c in df.columns if c not in CURVE_COLUMNS]
-    df[fill] = df[fill].ffill()
-    return df
-
-
-def load_curves(results_dir="results", experiment=None) -> pd.DataFrame:
-    """Every curve stored under ``<results_dir>/synthetic[/<experiment>]`` as one tidy DataFrame.
-
-    One row per (run, iteration); settings and provenance columns on every row. Empty (with the
-    curve and setting columns) when nothing is stored.
-    """
-    root = Path(results_dir) / "synthetic"
-    if experiment is not None:
-        root = root / experiment
-    files = (
-        sorted(
-            p
-            for p in root.rglob("*.csv")
-            if not p.name.endswith(".predictions.csv")
-            and not p.name.startswith("data")
-            and not p.name.startswith(".")
-        )
-        if root.is_dir()
-        else []
-    )
-    if not files:
-        return pd.DataFrame(columns=[*CURVE_COLUMNS, *SETTING_COLUMNS])
-    df = pd.concat([read_curve(p) for p in files], ignore_index=True)
-    for c in ("experiment", "dataset", "task", "loss", "algo", "engine", "commit"):
-        if c in df.columns:
-            df[c] = df[c].astype(str)
-    for c in ("iteration", "max_depth", "n_estimators", "seed"):
-        if c in df.columns:
-            df[c] = df[c].astype(int)
-    return df
-
-
-def load_intro(results_dir="results"):
-    """``(curves, predictions, data)`` of the introduction example (empty frames if missing)."""
-    root = experiment_dir(results_dir, "intro")
-    curves = load_curves(results_dir, "intro")
-    preds = (
-        [read_curve(p) for p in sorted(root.rglob("*.predictions.csv"))] if root.is_dir() else []
-    )
-    predictions = (
-        pd.concat(preds, ignore_index=True)
-        if preds
-        else pd.DataFrame(columns=["x", "prediction", "algo"])
-    )
-    data_files = sorted(root.rglob("data*.csv")) if root.is_dir() else []
-    data = pd.read_csv(data_files[0]) if data_files else pd.DataFrame(columns=["x", "y", "part"])
-    return curves, predictions, data
 
 
 # -- configuration ---------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ from .naming import (
     STEP_GRID,
     style,
 )
+from .results import load, load_curves, load_intro, stops_on_damage, verify_stored
 
 __all__ = [
     "FIGURE_IDS",
@@ -1002,11 +1003,10 @@ def fig_claims(claims: pd.DataFrame) -> Figure:
 # =====================================================================================
 def make_all(results_dir="results", out_dir="figures", only=None, log=print) -> dict:
     """Write every figure (or those in ``only``) from ``results_dir``; returns {id: [paths]}."""
-    from .curves import load_curves, load_intro
-    from .results import load
 
     only = set(only or FIGURE_IDS)
     t0 = time.perf_counter()
+    verify_stored(results_dir)  # a damaged file stops everything before any figure is written
     out = {}
     curves = (
         load_curves(results_dir)
@@ -1052,6 +1052,7 @@ def make_all(results_dir="results", out_dir="figures", only=None, log=print) -> 
     return out
 
 
+@stops_on_damage
 def main(argv=None):
     p = argparse.ArgumentParser(
         prog="python -m proxboost.figures", description=__doc__.splitlines()[0]

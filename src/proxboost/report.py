@@ -60,6 +60,7 @@ from .naming import (
     short,
     tie_rule_of,
 )
+from .results import load, load_curves, stops_on_damage
 
 __all__ = ["baselines_table", "build_summary", "cpu_table", "main", "write_reports"]
 
@@ -695,8 +696,6 @@ def build_summary(
 
 def write_reports(results_dir="results") -> tuple[Path, Path]:
     """Write ``<results>/claims.csv`` and ``<results>/SUMMARY.md``; returns their paths."""
-    from .curves import load_curves
-    from .results import load
 
     results_dir = Path(results_dir)
     curves = load_curves(results_dir)
@@ -709,6 +708,7 @@ def write_reports(results_dir="results") -> tuple[Path, Path]:
     return csv, md
 
 
+@stops_on_damage
 def main(argv=None):
     p = argparse.ArgumentParser(
         prog="python -m proxboost.report", description=__doc__.splitlines()[0]
@@ -727,8 +727,6 @@ def main(argv=None):
     )
     args = p.parse_args(argv)
     if args.baselines_table or args.cpu_table:
-        from .results import load
-
         real = load(args.results)
         print(
             "\n".join(baselines_table(real) if args.baselines_table else cpu_table(real)).rstrip(

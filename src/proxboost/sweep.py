@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ._io import atomic_path
+from .results import load, stops_on_damage
 
 __all__ = ["main", "summary_table", "write_report"]
 
@@ -106,7 +107,6 @@ def _figure(df: pd.DataFrame, path: Path):
 def write_report(results_dir, out=None) -> list[Path]:
     """Write ``report.md`` and ``report.png`` for the rows under ``results_dir`` (into ``out``,
     default ``results_dir``); returns the paths written."""
-    from .results import load
 
     df = load(results_dir)
     if df.empty:
@@ -122,6 +122,7 @@ def write_report(results_dir, out=None) -> list[Path]:
     return [md, png]
 
 
+@stops_on_damage
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m proxboost.sweep", description=__doc__.splitlines()[0]
