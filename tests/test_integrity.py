@@ -224,3 +224,8 @@ def test_damaged_curve_files_are_named_and_recomputed(tmp_path):
     assert not is_stored(tmp_path, spec)
     assert run_one(spec, tmp_path) == curve_path(tmp_path, spec)
     assert len(results.load_curves(tmp_path)) == 4
+
+
+def test_every_committed_result_is_sealed():
+    """Every stored file of the committed reproduction carries a valid checksum."""
+    results.verify_stored(REPO / "results")

@@ -114,6 +114,9 @@ NOT_RUN = {
     ),
     "python benchmarks/tie_rules.py": "a benchmark of several minutes",
     "python -m proxboost.sweep <folder>": "a pattern (<folder>), run here as `... sweep runs`",
+    "python -m proxboost.results seal results": (
+        "a one-time command whose effect is committed; tests/test_integrity.py tests it"
+    ),
     "make bench": "a benchmark of several minutes",
     "make slurm-check": (
         "it needs root and installs slurm-wlm and munge (experiments/slurm_check.sh)"
