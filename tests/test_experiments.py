@@ -1,6 +1,7 @@
 """The synthetic experiments: their Hydra configs, stored curves with identity and provenance,
 resumability."""
 
+import io
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from proxboost._io import read_sealed
 from proxboost.curves import (
     RunSpec,
     curve_path,
@@ -143,7 +145,7 @@ def test_intro_through_run_py_writes_curves_with_identity_and_rerun_skips(tmp_pa
         if not f.name.endswith(".predictions.csv") and not f.name.startswith("data")
     ]
     assert len(curves) == 2
-    raw = pd.read_csv(curves[0])
+    raw = pd.read_csv(io.StringIO(read_sealed(curves[0])))  # the file as stored, unsealed
     assert list(raw.columns[:5]) == ["iteration", "seconds", "train_loss", "test_loss", "n_leaves"]
     assert raw["iteration"].tolist() == list(range(6))  # T = 5
     for col in (
@@ -237,7 +239,7 @@ def test_curve_identity_keeps_seeds_tie_rules_and_settings_apart(tmp_path):
     assert len(paths) == len(variants) + 1
     assert len({curve_identity(s) for s in [base, *variants]}) == len(variants) + 1
     path = run_one(base, tmp_path)
-    raw = pd.read_csv(path)
+    raw = pd.read_csv(io.StringIO(read_sealed(path)))
     assert raw.loc[0, "identity"] == curve_identity(base) and raw.loc[0, "tie_rule"] == "midpoint"
     assert "n_leaves" in raw.columns and np.isnan(raw.loc[0, "n_leaves"])
     assert is_stored(tmp_path, base) and not any(is_stored(tmp_path, s) for s in variants)
