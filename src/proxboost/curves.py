@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from . import results
+from ._progress import Progress
 from .boosting import GRADIENT_ALGOS  # the algorithms that do not use the proximal step λ
 from .methods import DEFAULT_TIE_RULE, BoostingMethod, make_estimator
 from .results import CURVE_COLUMNS, SETTING_COLUMNS, atomic_write_csv, provenance
@@ -318,29 +319,18 @@ def run_curves(experiment: str, specs, results_dir="results", progress=True, log
     # the bar advances by iterations x (a rough cost of one iteration) so that its time-left
     # estimate accounts for deep trees costing more than shallow ones
     weights = [s.n_estimators * (3.0 if s.max_depth >= 10 else 1.0) for s in todo]
-    bar = None
-    if progress and todo:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(
-            total=sum(weights),
-            desc=experiment,
-            unit="it",
-            unit_scale=False,
-            dynamic_ncols=True,
-            mininterval=2.0,
-            bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} [{elapsed}<{remaining}] {postfix}",
-        )
-    try:
+    with Progress(
+        sum(weights),
+        experiment,
+        unit="it",
+        enabled=progress and bool(todo),
+        mininterval=2.0,
+        bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} [{elapsed}<{remaining}] {postfix}",
+    ) as bar:
         for spec, w in zip(todo, weights):
-            if bar is not None:
-                bar.set_postfix_str(spec.label())
+            bar.set_postfix_str(spec.label(), refresh=True)
             run_one(spec, results_dir)
-            if bar is not None:
-                bar.update(w)
-    finally:
-        if bar is not None:
-            bar.close()
+            bar.update(w)
     elapsed = time.perf_counter() - t0
     log(f"[{experiment}] done in {elapsed:.1f} s")
     return elapsed

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import results
+from ._progress import Progress
 from ._vocabulary import TIE_RULES
 from .losses import LOSS_PARAMETERS, Loss, make_loss
 from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, loss_params, make_method
@@ -262,7 +263,7 @@ def run_protocol(
             on_row(row)
         bar.set_postfix_str(f"rows {len(rows)}/{len(splits)}", refresh=False)
 
-    bar = _progress_bar(n_tasks, desc, progress)
+    bar = Progress(n_tasks, desc, unit="fit", enabled=progress, mininterval=1.0, smoothing=0.1)
     try:
         with warnings.catch_warnings():
             # an interrupted run abandons its running fits on purpose: joblib's note about
@@ -325,28 +326,6 @@ def _completed(executor, tasks):
     finally:  # stopped early: start nothing more
         for future in futures:
             future.cancel()
-
-
-def _progress_bar(total, desc, enabled):
-    import threading
-
-    from tqdm import std
-    from tqdm.auto import tqdm
-
-    if not hasattr(std.tqdm, "_lock"):
-        # tqdm's default lock includes a multiprocessing semaphore; in a joblib-launcher worker
-        # it is a named one that the worker never releases when the interrupted sweep kills it
-        # (a "leaked semaphore" warning at exit). One bar per process needs only a thread lock.
-        std.tqdm.set_lock(threading.RLock())
-    return tqdm(
-        total=total,
-        desc=desc,
-        unit="fit",
-        disable=not enabled,
-        mininterval=1.0,
-        dynamic_ncols=True,
-        smoothing=0.1,
-    )
 
 
 # -- one run ---------------------------------------------------------------------------------------
