@@ -25,8 +25,9 @@ import numpy as np
 
 from ._vocabulary import DEFAULT_TIE_RULE, library_version
 from .boosting import ALGOS as _BOOSTING_ALGOS
-from .boosting import PROXIMAL_ALGOS
+from .boosting import PROXIMAL_ALGOS, BoostingRegressor
 from .losses import LOSS_PARAMETERS
+from .protocol import GRID_AXES
 
 __all__ = [
     "ALGOS",
@@ -87,6 +88,27 @@ def loss_params(loss) -> dict:
     params = inspect.signature(type(loss).__init__).parameters.values()
     names = [p.name for p in params if p.name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD]
     return {name: getattr(loss, name) for name in names}
+
+
+def _constraint_check(axis):
+    """(predicate, what is allowed) of an estimator parameter, from its one constraint."""
+    (constraint,) = [c for c in BoostingRegressor._parameter_constraints[axis] if c is not None]
+
+    def ok(value):
+        try:
+            return constraint.is_satisfied_by(value)
+        except ValueError:  # the constraint raises its own message: here only the verdict counts
+            return False
+
+    return ok, constraint.allowed
+
+
+#: Checks of the grid values: the boosting axes by the estimators' parameter constraints (their
+#: one definition), the others by :data:`proxboost.protocol.GRID_AXES`.
+GRID_CHECKS = {
+    **GRID_AXES,
+    **{axis: _constraint_check(axis) for axis in ("max_depth", "learning_rate", "step")},
+}
 
 
 def make_estimator(loss, algo, engine="exact", tie_rule=DEFAULT_TIE_RULE, **params):

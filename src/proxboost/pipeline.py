@@ -41,7 +41,14 @@ from . import results
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
 from .losses import LOSS_PARAMETERS, Loss, make_loss
-from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, loss_params, make_method
+from .methods import (
+    ALGOS,
+    BOOSTING_ALGOS,
+    DEFAULT_TIE_RULE,
+    GRID_CHECKS,
+    loss_params,
+    make_method,
+)
 from .protocol import (
     DEFAULT_FRACTIONS,
     ProtocolError,
@@ -448,7 +455,7 @@ def plan_run(
             log.warning("skipped: %s", exc)
             return None
         raise
-    grid_points = expand_grid(grid or {}, method.grid_axes)
+    grid_points = expand_grid(grid or {}, method.grid_axes, GRID_CHECKS)
 
     from .datasets import DatasetUnavailableError
 

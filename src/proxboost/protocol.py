@@ -144,11 +144,10 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
-#: Check of one grid value per axis: (predicate, what a valid value is).
+#: Check of the grid values of the axes that are no estimator parameter: (predicate, what a valid
+#: value is). The boosting axes (max_depth, learning_rate, step) are judged by the estimators' own
+#: parameter constraints: the pipeline passes those checks in (``methods.GRID_CHECKS``).
 GRID_AXES = {
-    "max_depth": (lambda v: is_integer(v) and v >= 1, "an integer >= 1"),
-    "learning_rate": (lambda v: _is_number(v) and 0 < v <= 1, "a number in (0, 1]"),
-    "step": (lambda v: _is_number(v) and v > 0 and math.isfinite(v), "a number > 0 (per-sample λ)"),
     "max_features": (
         lambda v: v in ("sqrt", "log2") or (_is_number(v) and 0 < v <= 1),
         "a fraction in (0, 1], 'sqrt' or 'log2'",
@@ -157,15 +156,20 @@ GRID_AXES = {
 
 
 #: Type of each axis's values in a canonical grid (``max_features``: a fraction or a name).
-_AXIS_TYPES = {"max_depth": int, "learning_rate": float, "step": float}
+_AXIS_TYPES = {
+    "max_depth": int,
+    "learning_rate": float,
+    "step": lambda v: v if isinstance(v, str) else float(v),  # a number, or "auto"
+}
 
 
 def _sort_key(value):
     return (1, value, 0.0) if isinstance(value, str) else (0, "", float(value))
 
 
-def canonical_grid(grid, axes) -> dict:
-    """``{axis: values}`` for the ``axes`` of ``grid``: every value checked (:data:`GRID_AXES`),
+def canonical_grid(grid, axes, checks=None) -> dict:
+    """``{axis: values}`` for the ``axes`` of ``grid``: every value checked (``checks``, default
+    :data:`GRID_AXES`: ``{axis: (predicate, what a valid value is)}``),
     cast to its axis's type, duplicates dropped and **sorted** (numbers ascending, then
     names), so that a grid's result does not depend on how its values were written.
 
@@ -179,8 +183,9 @@ def canonical_grid(grid, axes) -> dict:
         v = list(v) if isinstance(v, (list, tuple)) else [v]
         if not v:
             raise ProtocolError(f"the grid's '{axis}' list is empty")
-        if axis in GRID_AXES:
-            ok, what = GRID_AXES[axis]
+        checks = GRID_AXES if checks is None else checks
+        if axis in checks:
+            ok, what = checks[axis]
             bad = [x for x in v if not ok(x)]
             if bad:
                 raise ProtocolError(f"grid value {axis}={bad[0]!r} is invalid: must be {what}")
@@ -189,11 +194,11 @@ def canonical_grid(grid, axes) -> dict:
     return out
 
 
-def expand_grid(grid, axes):
+def expand_grid(grid, axes, checks=None):
     """Grid points (dicts) of the ``axes`` of ``grid``: ``itertools.product`` of the
     :func:`canonical_grid` values, in the order of ``axes``. A bad value fails here, before
     any fit."""
-    values = canonical_grid(grid, axes)
+    values = canonical_grid(grid, axes, checks)
     return [dict(zip(axes, combo)) for combo in itertools.product(*(values[a] for a in axes))]
 
 
