@@ -242,6 +242,14 @@ def test_prefetch_and_cli_leave_packaged_datasets_in_place(tmp_path, capsys):
         assert any(line.split()[:1] == [name] and "package" in line for line in out.splitlines())
 
 
+def test_docs_table_lists_every_packaged_dataset():
+    """docs/benchmark_datasets.md has one row per dataset with the registry's n x d."""
+    docs = Path(__file__).resolve().parents[1] / "docs" / "benchmark_datasets.md"
+    rows = [line for line in docs.read_text().splitlines() if line.startswith("| `")]
+    listed = {row.split("`")[1]: row.split("|")[2].strip() for row in rows}
+    assert listed == {n: f"{_entry(n)['n']:,} × {_entry(n)['d']}" for n in PACKAGED}
+
+
 def test_hydra_configs_exist_for_packaged_datasets():
     folder = Path(__file__).resolve().parents[1] / "conf" / "dataset"
     for name in PACKAGED:
