@@ -1,7 +1,24 @@
-"""Node bookkeeping shared by the compiled tree engines (``exact``, ``hist``): which histogram
-buffers the children of a split node get."""
+"""What the compiled tree engines (``exact``, ``hist``) share: node modes and constants, the
+weight check, and which histogram buffers the children of a split node get."""
 
+import numpy as np
 from numba import njit
+
+SMALL_NODE = 32  # nodes of at most this many rows are split by sorting, not with histograms
+EPSILON = np.finfo(np.float64).eps  # scikit-learn's impurity and improvement tolerance
+# A node's mode on the stack: a histogram buffer (>= 0), or one of these
+LEAF = -1  # the node is a leaf
+SMALL = -2  # the node is split by sorting its rows (at most SMALL_NODE of them)
+
+
+def check_weight(sample_weight, n):
+    """``sample_weight`` as a contiguous float64 array of shape (n,), finite and non-negative."""
+    w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
+    if not (np.isfinite(w).all() and (w >= 0).all()):
+        raise ValueError("sample_weight must be finite and non-negative")
+    return w
 
 
 @njit(cache=True, nogil=True)

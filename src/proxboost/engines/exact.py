@@ -52,15 +52,11 @@ import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
 
-from ._nodes import child_buffers
+from ._nodes import EPSILON, LEAF, SMALL, SMALL_NODE, check_weight, child_buffers
 
 MAX_CODES = 256  # features with at most this many distinct values get one code per value (uint8)
-SMALL_NODE = 32  # nodes of at most this many rows sort their values instead of using histograms
 FEATURE_THRESHOLD = np.float32(1e-7)  # scikit-learn's tolerance between feature values
 RAND_R_MAX = 2147483647  # scikit-learn's seed range: randint(0, RAND_R_MAX)
-_EPSILON = np.finfo(np.float64).eps
-_LEAF = -1
-_SMALL = -2
 
 # Kernels that allocate nothing are compiled without reference counting (`_nrt=False`, a numba
 # option that is not public API: pyproject.toml bounds numba to the tested versions): numba
@@ -878,9 +874,9 @@ def _grow_nodes(
     ``_grow`` allocates, this kernel only reads and writes). Returns (n_nodes, n_leaves)."""
     p = X32.shape[1]
     imp0 = _impurity(q0, s0, w0)
-    mode0 = _LEAF
+    mode0 = LEAF
     if max_depth > 0 and n_act >= 2 and imp0 > eps:
-        mode0 = _SMALL
+        mode0 = SMALL
         if n_act > small:
             n_free -= 1
             mode0 = free[n_free]
@@ -947,7 +943,7 @@ def _grow_nodes(
         imp_r = 0.0
         label_l = 0
         label_r = 0
-        if buf != _LEAF:
+        if buf != LEAF:
             best_f, a, b, code, n_const = _split_node(
                 features,
                 constant,
@@ -1061,14 +1057,14 @@ def _grow_nodes(
         # the children's own sums are the partition's fresh ones (scikit-learn's criterion.init)
         nl = mid - start
         nr = end - mid
-        mode_l = _LEAF
-        mode_r = _LEAF
+        mode_l = LEAF
+        mode_r = LEAF
         if nl >= 2 and imp_l > eps:
-            mode_l = _SMALL
+            mode_l = SMALL
         if nr >= 2 and imp_r > eps:
-            mode_r = _SMALL
-        need_l = mode_l == _SMALL and nl > small
-        need_r = mode_r == _SMALL and nr > small
+            mode_r = SMALL
+        need_l = mode_l == SMALL and nl > small
+        need_r = mode_r == SMALL and nr > small
         if buf >= 0:
             # the smaller child's histogram from its rows, the larger's as the parent's minus the
             # smaller's (unit weights: exact counts; weighted: from its rows, no subtraction,
@@ -1446,15 +1442,6 @@ def _as_float32(Xp):
     return Xp if Xp.flags.c_contiguous else np.ascontiguousarray(Xp)
 
 
-def _check_weight(sample_weight, n):
-    w = np.ascontiguousarray(sample_weight, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
-    if not (np.isfinite(w).all() and (w >= 0).all()):
-        raise ValueError("sample_weight must be finite and non-negative")
-    return w
-
-
 class ExactEngine:
     """Compiled exact tree engine (``engine="exact"``): see the module docstring."""
 
@@ -1559,7 +1546,7 @@ class ExactEngine:
         if sample_weight is None:
             w, n_act = None, n  # rows and node labels are set by the compiled builder
         else:
-            w = _check_weight(sample_weight, n)
+            w = check_weight(sample_weight, n)
             active = w > 0
             n_act = int(active.sum())
             rows[:n_act] = np.flatnonzero(active)
@@ -1584,7 +1571,7 @@ class ExactEngine:
             depth_cap,
             max_nodes,
             seed,
-            _EPSILON,
+            EPSILON,
             FEATURE_THRESHOLD,
             SMALL_NODE,
             tmp_r,

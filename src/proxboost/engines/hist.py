@@ -79,11 +79,9 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ._nodes import child_buffers
+from ._nodes import EPSILON, LEAF, SMALL, SMALL_NODE, check_weight, child_buffers
 
 MAX_BINS = 255
-SMALL_NODE = 32  # nodes of at most this many rows are split by sorting, not histograms
-_EPSILON = np.finfo(np.float64).eps
 
 
 # ---------------------------------------------------------------------------------------------
@@ -412,10 +410,6 @@ def _partition(bins, target, w, rows, tmp, start, end, f, thr):
     return wl, cl, sl, ql, cr, sr, qr
 
 
-_LEAF = -1
-_SMALL = -2
-
-
 @njit(cache=True, nogil=True)
 def _child_mode(depth, max_depth, m, wsum, s, q, eps, small):
     """-1: leaf; -2: split by sorting (small node); 0: split with a histogram.
@@ -423,12 +417,12 @@ def _child_mode(depth, max_depth, m, wsum, s, q, eps, small):
     m rows of total weight wsum; impurity q / wsum - (s / wsum)^2 as scikit-learn's.
     """
     if depth >= max_depth or m < 2:
-        return _LEAF
+        return LEAF
     mean = s / wsum
     if q / wsum - mean * mean <= eps:
-        return _LEAF
+        return LEAF
     if m <= small:
-        return _SMALL
+        return SMALL
     return 0
 
 
@@ -478,7 +472,7 @@ def _grow_tree(
     free = np.arange(n_buf - 1, -1, -1).astype(np.int32)  # stack of free buffers
     n_free = n_buf
 
-    # node stack: id, start, end, depth, mode (buffer >= 0, _LEAF or _SMALL), sum, sum of squares
+    # node stack: id, start, end, depth, mode (buffer >= 0, LEAF or SMALL), sum, sum of squares
     cap = 2 * max_depth + 4
     st_id = np.empty(cap, np.int32)
     st_start = np.empty(cap, np.int32)
@@ -540,7 +534,7 @@ def _grow_tree(
                 nxt = best_b + 1
                 while hist[buf, S * (o + nxt) + S - 1] == 0.0:
                     nxt += 1
-        elif buf == _SMALL:
+        elif buf == SMALL:
             best_f, best_b, nxt, proxy = _best_split_small(
                 bins, target, w, rows, start, end, snode, wnode, keys, vals, wts
             )
@@ -711,15 +705,6 @@ class HistTree:
         )
 
 
-def _check_weight(sample_weight, n):
-    w = np.ascontiguousarray(sample_weight, dtype=np.float64)
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
-    if not (np.isfinite(w).all() and (w >= 0).all()):
-        raise ValueError("sample_weight must be finite and non-negative")
-    return w
-
-
 def _as_bins(Xp):
     if not (isinstance(Xp, np.ndarray) and Xp.dtype == np.uint8 and Xp.ndim == 2):
         raise TypeError(
@@ -783,7 +768,7 @@ class HistEngine:
         out = np.empty((n, p), dtype=np.uint8)
         if fit:
             self._reset_cache()
-            w = None if sample_weight is None else _check_weight(sample_weight, n)
+            w = None if sample_weight is None else check_weight(sample_weight, n)
             edges, reps = [], []
             for j in range(p):
                 e, codes, rep = _fit_feature(X[:, j], self.max_bins, w)
@@ -860,7 +845,7 @@ class HistEngine:
             n_act,
             stack_depth,
             max_nodes,
-            _EPSILON,
+            EPSILON,
             SMALL_NODE,
             root_stats,
             rows,
@@ -898,7 +883,7 @@ class HistEngine:
             active = np.arange(n, dtype=np.int32)
             self._rows = (None, active, active[:0], _root_stats(Xp, self.offsets_, None, active, n))
         else:
-            w = _check_weight(sample_weight, n)
+            w = check_weight(sample_weight, n)
             positive = w > 0
             active = np.flatnonzero(positive).astype(np.int32)
             idle = np.flatnonzero(~positive).astype(np.int32)
