@@ -6,9 +6,9 @@ subtraction from the parent's (see :mod:`proxboost.engines.exact`)."""
 import numpy as np
 from numba import njit
 
-from .._nodes import LEAF, SMALL, child_buffers
+from .._nodes import LEAF, SMALL, Sums, TreeArrays, child_buffers, release
 from .histogram import build_hist, build_root_hist, subtract_ranges, zero_ranges
-from .records import MAX_CODES, Limits, Node, NodeStack, Sums, TreeArrays, Workspace, kernel
+from .records import MAX_CODES, Limits, Node, NodeStack, Workspace, kernel
 from .splitting import split_node
 
 
@@ -108,15 +108,6 @@ def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, 
     coarse = codes.coarse_features.shape[0] > 0  # node labels serve the coarse features only
     mid, left, right = partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse)
     return thr, mid, left, right
-
-
-@kernel
-def release(work, buf, n_free):
-    """Return histogram buffer ``buf`` (if any) to the free stack; the new stack size."""
-    if buf >= 0:
-        work.free_buffers[n_free] = buf
-        n_free += 1
-    return n_free
 
 
 @kernel
@@ -315,7 +306,7 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root):
             if not keep:
                 best_f = -1
         if best_f < 0:  # leaf
-            n_free = release(work, buf, n_free)
+            n_free = release(work.free_buffers, buf, n_free)
             make_leaf(work, tree, node_id, node, n_leaves)
             n_leaves += 1
             continue
@@ -323,7 +314,7 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root):
         tree.threshold[node_id] = thr
         tree.gain[node_id] = gain
         if last_level:
-            n_free = release(work, buf, n_free)
+            n_free = release(work.free_buffers, buf, n_free)
             last_level_leaves(tree, node_id, n_nodes, n_leaves)
             n_nodes += 2
             n_leaves += 2

@@ -69,12 +69,6 @@ Workspace = namedtuple(
     ],
 )
 
-#: The tree being grown: node arrays (scikit-learn's depth-first order) and every row's leaf.
-TreeArrays = namedtuple(
-    "TreeArrays",
-    ["feature", "threshold", "left", "right", "leaf_of_node", "gain", "leaf_ids"],
-)
-
 #: Pending nodes (depth-first stack), one array per field.
 NodeStack = namedtuple(
     "NodeStack",
@@ -109,9 +103,6 @@ Limits = namedtuple(
 
 #: The node being split (scalars).
 Node = namedtuple("Node", ["label", "start", "end", "sum", "weight"])
-
-#: Sums of a node's rows (scalars): weight, w g, w g^2.
-Sums = namedtuple("Sums", ["weight", "sum", "sq_sum"])
 
 #: Scratch the engine keeps between the trees of a fit (the per-row arrays and histograms).
 Scratch = namedtuple(
