@@ -1,7 +1,36 @@
-"""Node bookkeeping shared by the compiled tree engines (``exact``, ``hist``): which histogram
-buffers the children of a split node get."""
+"""What the compiled tree engines (``exact``, ``hist``) share: node modes and constants, the
+weight check, and which histogram buffers the children of a split node get."""
 
+from collections import namedtuple
+
+import numpy as np
 from numba import njit
+
+SMALL_NODE = 32  # nodes of at most this many rows are split by sorting, not with histograms
+EPSILON = np.finfo(np.float64).eps  # scikit-learn's impurity and improvement tolerance
+# A node's mode on the stack: a histogram buffer (>= 0), or one of these
+LEAF = -1  # the node is a leaf
+SMALL = -2  # the node is split by sorting its rows (at most SMALL_NODE of them)
+
+#: The tree being grown (node arrays in depth-first order, root 0, ``left == -1`` at leaves;
+#: ``threshold`` a value for ``exact``, a bin for ``hist``) and every row's leaf id.
+TreeArrays = namedtuple(
+    "TreeArrays",
+    ["feature", "threshold", "left", "right", "leaf_of_node", "gain", "leaf_ids"],
+)
+
+#: Sums over a node's rows (scalars): weight, w g, w g^2.
+Sums = namedtuple("Sums", ["weight", "sum", "sq_sum"])
+
+
+def check_weight(sample_weight, n):
+    """``sample_weight`` as a contiguous float64 array of shape (n,), finite and non-negative."""
+    w = np.ascontiguousarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight has shape {w.shape}, expected ({n},)")
+    if not (np.isfinite(w).all() and (w >= 0).all()):
+        raise ValueError("sample_weight must be finite and non-negative")
+    return w
 
 
 @njit(cache=True, nogil=True)
@@ -42,3 +71,13 @@ def child_buffers(buf, small_left, need_l, need_r, free, n_free):
     if small_left:
         return into, need_large, small_buf, large_buf, n_free
     return into, need_large, large_buf, small_buf, n_free
+
+
+@njit(cache=True, nogil=True)
+def release(free, buf, n_free):
+    """Return histogram buffer ``buf`` (if any: ``buf >= 0``) to the free stack ``free[:n_free]``;
+    the new stack size."""
+    if buf >= 0:
+        free[n_free] = buf
+        n_free += 1
+    return n_free

@@ -1,0 +1,81 @@
+"""Preparation of the exact engine's training rows: per feature one uint8 code per distinct
+value (at most MAX_CODES of them), else coarse bins cut near the quantiles at gaps wider than
+FEATURE_THRESHOLD, with the rows' sorted order (see :mod:`proxboost.engines.exact`)."""
+
+import numpy as np
+
+from .histogram import root_counts
+from .records import FEATURE_THRESHOLD, MAX_CODES, Codes
+
+
+def coarse_edges(u, counts, n_bins, thr):
+    """Cut positions (after u[i]) of at most n_bins coarse bins of the sorted distinct values u:
+    near the quantiles, and only where the next value exceeds u[i] + FEATURE_THRESHOLD (float32),
+    so that values of two different bins are never merged by the threshold."""
+    valid = np.flatnonzero(u[1:] > u[:-1] + thr)  # cut after u[i] allowed
+    if len(valid) == 0:
+        return valid
+    cum = np.cumsum(counts)
+    targets = np.arange(1, n_bins) * (cum[-1] / n_bins)
+    pos = np.searchsorted(cum, targets, side="left")  # first i with cum[i] >= target
+    k = np.searchsorted(valid, pos, side="left")  # first allowed cut at or after it
+    return np.unique(valid[k[k < len(valid)]])
+
+
+def code_features(X32):
+    """The :data:`~.records.Codes` record of float32 training rows X32, and the size of one
+    histogram buffer."""
+    n, p = X32.shape
+    B = np.empty((n, p), np.uint8)
+    n_bins = np.zeros(p, np.int64)
+    exact = np.zeros(p, np.bool_)
+    bin_value = np.full((p, MAX_CODES), np.inf, dtype=np.float32)
+    multi = np.zeros((p, MAX_CODES), np.bool_)  # coarse bin holding two or more distinct values
+    slot = np.zeros(p, np.int64)
+    sorted_cols = []
+    for f in range(p):
+        u, inv, counts = np.unique(X32[:, f], return_inverse=True, return_counts=True)
+        inv = inv.reshape(-1)
+        if len(u) <= MAX_CODES:  # one bin per distinct value
+            exact[f] = True
+            n_bins[f] = len(u)
+            bin_value[f, : len(u)] = u
+            B[:, f] = inv
+        else:  # coarse bins, refined from the sorted order when needed
+            cuts = coarse_edges(u, counts, MAX_CODES - 1, FEATURE_THRESHOLD)
+            bin_of_u = np.searchsorted(cuts, np.arange(len(u)), side="left")
+            B[:, f] = bin_of_u[inv]
+            n_bins[f] = len(cuts) + 1
+            multi[f, : n_bins[f]] = np.bincount(bin_of_u, minlength=n_bins[f]) >= 2
+            slot[f] = len(sorted_cols)
+            sorted_cols.append(f)
+    off = np.concatenate(([0], np.cumsum(n_bins))).astype(np.int64)
+    ps = len(sorted_cols)
+    So = np.empty((max(ps, 1), n if ps else 0), np.int32)
+    Sv = np.empty((max(ps, 1), n if ps else 0), np.float32)
+    bstart = np.zeros((max(ps, 1), MAX_CODES + 1), np.int64)
+    for k, f in enumerate(sorted_cols):
+        order = np.argsort(X32[:, f], kind="stable")
+        So[k] = order
+        Sv[k] = X32[order, f]
+        counts = np.bincount(B[:, f], minlength=n_bins[f])
+        bstart[k, 1 : n_bins[f] + 1] = np.cumsum(counts)
+    # positive parts of the coarse features' bins, after the sums and weights of all bins
+    coarse_bins = np.where(exact, 0, n_bins)
+    poff = np.where(exact, -1, 2 * off[-1] + np.cumsum(coarse_bins) - coarse_bins)
+    codes = Codes(
+        values=X32,
+        codes=B,
+        bin_offset=off,
+        positive_offset=poff.astype(np.int64),
+        n_bins=n_bins,
+        coarse_features=np.flatnonzero(~exact),
+        bin_value=bin_value,
+        multi_valued=multi,
+        sorted_slot=slot,
+        sorted_rows=So,
+        sorted_values=Sv,
+        bin_start=bstart,
+        root_counts=root_counts(B, off, int(off[-1])),  # the root's bin counts, unit weights
+    )
+    return codes, int(2 * off[-1] + coarse_bins.sum())

@@ -1,0 +1,455 @@
+"""The exact engine's tree grower: scikit-learn's ``DepthFirstTreeBuilder`` node loop over a
+stack of pending nodes, each node's rows a contiguous segment of ``rows`` (stable partitions),
+the children's histograms built from the smaller child's rows and, for the larger child, by
+subtraction from the parent's (see :mod:`proxboost.engines.exact`)."""
+
+import numpy as np
+from numba import njit
+
+from .._nodes import LEAF, SMALL, Sums, TreeArrays, child_buffers, release
+from .histogram import build_hist, build_root_hist, subtract_ranges, zero_ranges
+from .records import MAX_CODES, Limits, Node, NodeStack, Workspace, kernel
+from .splitting import split_node
+
+
+@kernel
+def impurity(q, s, wsum):
+    """scikit-learn's node impurity from the weight, sum and square sum of its rows."""
+    return q / wsum - (s / wsum) ** 2.0
+
+
+@kernel
+def partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse):
+    """Stable partition of the node's rows by X[r, f] <= thr (codes[r, f] <= code when
+    code >= 0, the same rows); node labels (``label_l``, ``label_l + 1``); each side's weight,
+    sum and square sum, accumulated over its rows in their order (scikit-learn's fresh
+    ``criterion.init`` sums of the children). Returns (mid, left sums, right sums).
+
+    Branch-free (both destinations written, cursors advanced by the side): the sides of
+    consecutive rows are unpredictable.
+    """
+    X32 = codes.values
+    B = codes.codes
+    rows = work.rows
+    tmp = work.spare_rows
+    nid = work.node_label
+    label_r = label_l + 1
+    il = node.start
+    ir = 0
+    wl = 0.0
+    sl = 0.0
+    ql = 0.0
+    wr = 0.0
+    sr = 0.0
+    qr = 0.0
+    fu = np.uint64(f)
+    for j in range(node.start, node.end):
+        r = rows[np.uint64(j)]
+        ru = np.uint64(r)
+        m = np.int64(B[ru, fu] <= code) if code >= 0 else np.int64(X32[ru, fu] <= thr)
+        c = 1.0 if w is None else w[ru]
+        g = target[ru]
+        cgl = (c * g) if m else 0.0
+        cgr = 0.0 if m else (c * g)
+        wl += c if m else 0.0
+        wr += 0.0 if m else c
+        sl += cgl
+        ql += cgl * g
+        sr += cgr
+        qr += cgr * g
+        rows[np.uint64(il)] = r
+        tmp[np.uint64(ir)] = r
+        il += m
+        ir += 1 - m
+        if coarse:
+            nid[ru] = label_l if m else label_r
+    for j in range(ir):
+        rows[np.uint64(il + j)] = tmp[np.uint64(j)]
+    return il, Sums(wl, sl, ql), Sums(wr, sr, qr)
+
+
+@kernel
+def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_leaf):
+    """Split on the last level: the node's rows get the leaf ids ``first_leaf`` (left) and
+    ``first_leaf + 1`` (right), no partition. Returns the left side's sums."""
+    X32 = codes.values
+    B = codes.codes
+    rows = work.rows
+    leaf_ids = tree.leaf_ids
+    wl = 0.0
+    sl = 0.0
+    ql = 0.0
+    bf = np.uint64(f)
+    for j in range(node.start, node.end):
+        r = np.uint64(rows[np.uint64(j)])
+        m = (B[r, bf] <= code) if code >= 0 else (X32[r, bf] <= thr)
+        c = 1.0 if w is None else w[r]
+        g = target[r]
+        wg = (c * g) if m else 0.0
+        wl += c if m else 0.0
+        sl += wg
+        ql += wg * g
+        leaf_ids[r] = first_leaf if m else first_leaf + 1
+    return Sums(wl, sl, ql)
+
+
+@kernel
+def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, n_leaves):
+    """The threshold of ``split`` (feature, a, b, code) and the node's rows divided by it:
+    labelled as leaves on the last level, else partitioned. Returns (threshold, mid, left sums,
+    right sums; the right ones zero on the last level, where they are not needed)."""
+    f, a, b, code = split
+    thr = a / 2.0 + b / 2.0
+    if thr == b:
+        thr = a
+    if last_level:  # children are leaves: label the rows (left / right), no partition
+        left = label_last_level(codes, target, w, work, tree, node, f, thr, code, n_leaves)
+        return thr, node.start, left, Sums(0.0, 0.0, 0.0)
+    coarse = codes.coarse_features.shape[0] > 0  # node labels serve the coarse features only
+    mid, left, right = partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse)
+    return thr, mid, left, right
+
+
+@kernel
+def make_leaf(work, tree, node_id, node, leaf):
+    """Node ``node_id`` becomes leaf ``leaf``, with all its rows."""
+    tree.leaf_of_node[node_id] = leaf
+    for j in range(node.start, node.end):
+        tree.leaf_ids[work.rows[j]] = leaf
+
+
+@kernel
+def child_mode(n_rows, imp, limits):
+    """A child's mode (LEAF or SMALL) and whether it needs a histogram."""
+    mode = LEAF
+    if n_rows >= 2 and imp > limits.epsilon:
+        mode = SMALL
+    return mode, mode == SMALL and n_rows > limits.small_node
+
+
+@kernel
+def child_histograms(codes, target, w, work, buf, node, mid, need_l, need_r, n_free):
+    """Histograms of the children of a node split at ``mid`` whose histogram is in ``buf``:
+    the smaller child's from its rows, the larger's as the parent's minus the smaller's (unit
+    weights: exact counts; weighted: from its rows, no subtraction, whose rounding could leave
+    empty bins non-empty). Returns (left buffer, right buffer, n_free)."""
+    start = node.start
+    end = node.end
+    small_left = mid - start <= end - mid
+    need_small = need_l if small_left else need_r
+    into, subtract, buf_l, buf_r, n_free = child_buffers(
+        buf, small_left, need_l, need_r, work.free_buffers, n_free
+    )
+    if into >= 0:
+        if into != buf:
+            for f in range(work.bin_lo.shape[1]):
+                work.bin_lo[into, f] = work.bin_lo[buf, f]
+                work.bin_hi[into, f] = work.bin_hi[buf, f]
+        if w is None or need_small:
+            zero_ranges(codes, work, into)
+            s_start = start if small_left else mid
+            s_end = mid if small_left else end
+            build_hist(codes, target, w, work, into, s_start, s_end)
+        if subtract and w is None:
+            subtract_ranges(codes, work, buf, into)
+        elif subtract:
+            zero_ranges(codes, work, buf)
+            l_start = mid if small_left else start
+            l_end = end if small_left else mid
+            build_hist(codes, target, w, work, buf, l_start, l_end)
+    return buf_l, buf_r, n_free
+
+
+@kernel
+def push(stack, top, parent, is_left, label, segment, depth, mode, n_constant, imp, sums):
+    """Put a pending node (rows ``segment`` = (start, end)) on the stack at ``top``."""
+    stack.parent[top] = parent
+    stack.is_left[top] = is_left
+    stack.label[top] = label
+    stack.start[top] = segment[0]
+    stack.end[top] = segment[1]
+    stack.depth[top] = depth
+    stack.mode[top] = mode
+    stack.n_constant[top] = n_constant
+    stack.impurity[top] = imp
+    stack.weight[top] = sums.weight
+    stack.sum[top] = sums.sum
+    stack.sq_sum[top] = sums.sq_sum
+
+
+@kernel
+def push_children(stack, top, parent, label_l, node, mid, depth, modes, n_const, imps, left, right):
+    """Push the children of ``parent`` (split at ``mid``; labels ``label_l``, ``label_l + 1``),
+    right then left: the left subtree is grown first (scikit-learn's order)."""
+    segment = (mid, node.end)
+    push(stack, top, parent, False, label_l + 1, segment, depth, modes[1], n_const, imps[1], right)
+    segment = (node.start, mid)
+    push(stack, top + 1, parent, True, label_l, segment, depth, modes[0], n_const, imps[0], left)
+
+
+@kernel
+def pop(stack, top, tree, node_id):
+    """The pending node at ``top``, which gets id ``node_id`` (linked to its parent). Returns
+    (node, depth, mode, impurity, square sum, number of known constant features)."""
+    parent = stack.parent[top]
+    if parent >= 0:
+        if stack.is_left[top]:
+            tree.left[parent] = node_id
+        else:
+            tree.right[parent] = node_id
+    node = Node(
+        stack.label[top], stack.start[top], stack.end[top], stack.sum[top], stack.weight[top]
+    )
+    return (
+        node,
+        stack.depth[top],
+        stack.mode[top],
+        stack.impurity[top],
+        stack.sq_sum[top],
+        stack.n_constant[top],
+    )
+
+
+@kernel
+def children_impurity(node, sq_sum, imp, left, limits):
+    """The children's impurities (the right child's square sum by subtraction, as scikit-learn's
+    ``children_impurity``), the split's gain (weighted impurity decrease over the root weight)
+    and whether its improvement is acceptable. Returns (imp_l, imp_r, gain, keep)."""
+    wn = node.weight
+    wl = left.weight
+    wr = wn - wl
+    imp_l = impurity(left.sq_sum, left.sum, wl)
+    imp_r = impurity(sq_sum - left.sq_sum, node.sum - left.sum, wr)
+    improvement = (wn / limits.root_weight) * (imp - (wr / wn * imp_r) - (wl / wn * imp_l))
+    gain = (wn * imp - wl * imp_l - wr * imp_r) / limits.root_weight
+    return imp_l, imp_r, gain, not (improvement + limits.epsilon < 0.0)
+
+
+@kernel
+def children_modes(codes, target, w, work, buf, node, mid, imps, n_free, limits):
+    """The children's modes (leaf, small or histogram buffer; imps = their impurities), their
+    histograms built when the parent has one. Returns (mode_l, mode_r, n_free)."""
+    mode_l, need_l = child_mode(mid - node.start, imps[0], limits)
+    mode_r, need_r = child_mode(node.end - mid, imps[1], limits)
+    if buf >= 0:
+        buf_l, buf_r, n_free = child_histograms(
+            codes, target, w, work, buf, node, mid, need_l, need_r, n_free
+        )
+        mode_l = buf_l if need_l else mode_l
+        mode_r = buf_r if need_r else mode_r
+    return mode_l, mode_r, n_free
+
+
+@kernel
+def last_level_leaves(tree, node_id, n_nodes, n_leaves):
+    """Node ``node_id``'s two children are the leaves ``n_leaves``, ``n_leaves + 1`` (node ids
+    ``n_nodes``, ``n_nodes + 1``)."""
+    tree.left[node_id] = n_nodes
+    tree.right[node_id] = n_nodes + 1
+    tree.leaf_of_node[n_nodes] = n_leaves
+    tree.leaf_of_node[n_nodes + 1] = n_leaves + 1
+
+
+@kernel
+def root_mode(codes, target, w, work, limits, n_act, imp):
+    """The root's mode, its histogram built when it has one. Returns (mode, n_free)."""
+    n_free = work.free_buffers.shape[0]
+    mode = LEAF
+    if limits.max_depth > 0 and n_act >= 2 and imp > limits.epsilon:
+        mode = SMALL
+        if n_act > limits.small_node:
+            n_free -= 1
+            mode = work.free_buffers[n_free]
+            for f in range(codes.n_bins.shape[0]):
+                work.bin_lo[mode, f] = 0
+                work.bin_hi[mode, f] = codes.n_bins[f] - 1
+            if w is None:
+                build_root_hist(codes, target, work, mode)
+            else:
+                zero_ranges(codes, work, mode)
+                build_hist(codes, target, w, work, mode, 0, n_act)
+    return mode, n_free
+
+
+@kernel
+def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root):
+    """The node loop of ``grow`` on its preallocated records (no reference counting: ``grow``
+    allocates, this kernel only reads and writes). Returns (n_nodes, n_leaves)."""
+    imp0 = impurity(root.sq_sum, root.sum, root.weight)
+    mode0, n_free = root_mode(codes, target, w, work, limits, n_act, imp0)
+    push(stack, 0, -1, False, 0, (0, n_act), 0, mode0, 0, imp0, root)
+    top = 1
+    n_nodes = 0
+    n_leaves = 0
+    n_labels = 1
+    while top > 0:
+        top -= 1
+        node_id = n_nodes  # node ids in scikit-learn's depth-first order
+        n_nodes += 1
+        node, depth, buf, imp, sq_sum, n_known = pop(stack, top, tree, node_id)
+        best_f, a, b, code, n_const = -1, 0.0, 0.0, -1, 0
+        if buf != LEAF:
+            best_f, a, b, code, n_const = split_node(
+                codes, target, w, work, node, n_known, buf, limits
+            )
+        last_level = depth + 1 >= limits.max_depth
+        thr, mid, imp_l, imp_r, gain = 0.0, node.start, 0.0, 0.0, 0.0
+        sums_l = sums_r = Sums(0.0, 0.0, 0.0)
+        if best_f >= 0:
+            split = (best_f, a, b, code)
+            thr, mid, sums_l, sums_r = divide_rows(
+                codes, target, w, work, tree, node, split, last_level, n_labels, n_leaves
+            )
+            if not last_level:
+                n_labels += 2  # the children's labels are taken by the partition
+            imp_l, imp_r, gain, keep = children_impurity(node, sq_sum, imp, sums_l, limits)
+            if not keep:
+                best_f = -1
+        if best_f < 0:  # leaf
+            n_free = release(work.free_buffers, buf, n_free)
+            make_leaf(work, tree, node_id, node, n_leaves)
+            n_leaves += 1
+            continue
+        tree.feature[node_id] = best_f
+        tree.threshold[node_id] = thr
+        tree.gain[node_id] = gain
+        if last_level:
+            n_free = release(work.free_buffers, buf, n_free)
+            last_level_leaves(tree, node_id, n_nodes, n_leaves)
+            n_nodes += 2
+            n_leaves += 2
+            continue
+        # the children's own sums are the partition's fresh ones (scikit-learn's criterion.init)
+        mode_l, mode_r, n_free = children_modes(
+            codes, target, w, work, buf, node, mid, (imp_l, imp_r), n_free, limits
+        )
+        modes = (mode_l, mode_r)
+        imps = (imp_l, imp_r)
+        push_children(
+            stack,
+            top,
+            node_id,
+            n_labels - 2,
+            node,
+            mid,
+            depth + 1,
+            modes,
+            n_const,
+            imps,
+            sums_l,
+            sums_r,
+        )
+        top += 2
+    return n_nodes, n_leaves
+
+
+@njit(cache=True, nogil=True)
+def new_records(scratch, p, max_depth, max_nodes, seed, small):
+    """The records of one tree: its workspace (the engine's ``scratch`` plus per-tree arrays),
+    its node arrays and the node stack."""
+    n = scratch.rows.shape[0]
+    n_buf = scratch.hist.shape[0]
+    state = np.empty(1, np.int64)
+    state[0] = seed
+    work = Workspace(
+        scratch.rows,
+        scratch.spare_rows,
+        scratch.node_label,
+        scratch.positive_part,
+        scratch.hist,
+        np.zeros((n_buf, p), np.int64),
+        np.zeros((n_buf, p), np.int64),
+        np.arange(n_buf - 1, -1, -1).astype(np.int32),
+        scratch.bin_values,
+        scratch.bin_targets,
+        scratch.bin_weights,
+        np.empty(small + 1, np.float32),
+        np.empty(small + 1),
+        np.empty(small + 1),
+        np.empty(MAX_CODES, np.int64),
+        np.empty(MAX_CODES, np.int64),
+        np.empty(MAX_CODES),
+        np.empty(MAX_CODES),
+        np.arange(p),
+        np.empty(p, np.int64),
+        state,
+    )
+    tree = TreeArrays(
+        np.full(max_nodes, -1, np.int32),
+        np.zeros(max_nodes),
+        np.full(max_nodes, -1, np.int32),
+        np.full(max_nodes, -1, np.int32),
+        np.full(max_nodes, -1, np.int32),
+        np.zeros(max_nodes),
+        np.full(n, -1, np.intp),
+    )
+    cap = 2 * max_depth + 4
+    stack = NodeStack(
+        np.empty(cap, np.int32),
+        np.empty(cap, np.bool_),
+        np.empty(cap, np.int32),
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int32),
+        np.empty(cap, np.int32),
+        np.empty(cap, np.int64),
+        np.empty(cap),
+        np.empty(cap),
+        np.empty(cap),
+        np.empty(cap),
+    )
+    return work, tree, stack
+
+
+@kernel
+def root_pass(codes, target, w, work, n_act):
+    """One pass over the rows taking part: row list and labels (unit weights: every row),
+    positive parts, root sums. Returns (root sums, smallest weight)."""
+    coarse = codes.coarse_features.shape[0] > 0  # labels, positive parts: coarse features only
+    rows = work.rows
+    wmin = np.inf
+    w0 = 0.0
+    s0 = 0.0
+    q0 = 0.0
+    for j in range(n_act):
+        if w is None:
+            rows[j] = j
+            if coarse:
+                work.node_label[j] = 0
+        r = rows[j]
+        c = 1.0 if w is None else w[r]
+        g = target[r]
+        wg = c * g
+        w0 += c
+        s0 += wg
+        q0 += wg * g
+        if coarse:
+            work.positive_part[r] = wg if wg > 0.0 else 0.0
+        if c < wmin:
+            wmin = c
+    return Sums(w0, s0, q0), wmin
+
+
+@njit(cache=True, nogil=True)
+def grow(codes, target, w, scratch, n_act, max_depth, max_nodes, seed, eps, thr, small):
+    """Grow one tree depth-first (scikit-learn's node order); see the exact engine's docstring.
+
+    ``scratch.rows[:n_act]``: the rows taking part (``node_label`` 0 on them, -1 elsewhere);
+    with unit weights (``w`` None) every row, set here. Returns the node arrays (feature,
+    threshold, left, right, leaf_of_node, gain), every row's leaf id and the number of leaves.
+    """
+    p = codes.values.shape[1]
+    work, tree, stack = new_records(scratch, p, max_depth, max_nodes, seed, small)
+    root, wmin = root_pass(codes, target, w, work, n_act)
+    limits = Limits(max_depth, eps, thr, small, wmin, root.weight)
+    n_nodes, n_leaves = grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root)
+    return (
+        tree.feature[:n_nodes].copy(),
+        tree.threshold[:n_nodes].copy(),
+        tree.left[:n_nodes].copy(),
+        tree.right[:n_nodes].copy(),
+        tree.leaf_of_node[:n_nodes].copy(),
+        tree.gain[:n_nodes].copy(),
+        tree.leaf_ids,
+        n_leaves,
+    )

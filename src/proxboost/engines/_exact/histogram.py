@@ -1,0 +1,158 @@
+"""Histograms of the exact engine: per bin the sums of ``w g`` and of ``w`` (and, for coarse
+features, of the positive parts of ``w g``; layout in :data:`records.Codes`). Each buffer
+carries per feature a bin range (``bin_lo``, ``bin_hi``) outside which its node has no rows:
+zeroing, building, subtracting and scanning stay inside it (children's ranges are within their
+parent's). Buffers are passed by index and sliced here: no reference counting, unlike slices
+taken by the caller."""
+
+import numpy as np
+from numba import njit
+
+from .records import kernel
+
+
+@kernel
+def zero_ranges(codes, work, u):
+    """Zero histogram buffer u on its ranges."""
+    H = work.hist[u]
+    lo = work.bin_lo[u]
+    hi = work.bin_hi[u]
+    off = codes.bin_offset
+    poff = codes.positive_offset
+    for f in range(off.shape[0] - 1):
+        o = off[f]
+        for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
+            H[np.uint64(i)] = 0.0
+        if poff[f] >= 0:
+            for i in range(poff[f] + lo[f], poff[f] + hi[f] + 1):
+                H[np.uint64(i)] = 0.0
+
+
+@kernel
+def subtract_ranges(codes, work, u, v):
+    """Histogram u -= histogram v on the ranges of u (histogram subtraction)."""
+    H = work.hist[u]
+    Hs = work.hist[v]
+    lo = work.bin_lo[u]
+    hi = work.bin_hi[u]
+    off = codes.bin_offset
+    poff = codes.positive_offset
+    for f in range(off.shape[0] - 1):
+        o = off[f]
+        for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
+            H[np.uint64(i)] -= Hs[np.uint64(i)]
+        if poff[f] >= 0:
+            for i in range(poff[f] + lo[f], poff[f] + hi[f] + 1):
+                H[np.uint64(i)] -= Hs[np.uint64(i)]
+
+
+@kernel
+def build_hist(codes, target, w, work, u, start, end):
+    """Add rows[start:end] to buffer u (zeroed on the node's ranges), four rows at a time
+    (independent updates; each bin still receives its rows in row order)."""
+    H = work.hist[u]
+    rows = work.rows
+    gpos = work.positive_part
+    B = codes.codes
+    off = codes.bin_offset
+    poff = codes.positive_offset
+    fc = codes.coarse_features
+    p = B.shape[1]
+    nc = fc.shape[0]
+    j = start
+    while j + 3 < end:
+        r0 = np.uint64(rows[np.uint64(j)])
+        r1 = np.uint64(rows[np.uint64(j + 1)])
+        r2 = np.uint64(rows[np.uint64(j + 2)])
+        r3 = np.uint64(rows[np.uint64(j + 3)])
+        c0 = 1.0 if w is None else w[r0]
+        c1 = 1.0 if w is None else w[r1]
+        c2 = 1.0 if w is None else w[r2]
+        c3 = 1.0 if w is None else w[r3]
+        g0 = c0 * target[r0]
+        g1 = c1 * target[r1]
+        g2 = c2 * target[r2]
+        g3 = c3 * target[r3]
+        for f in range(p):
+            fu = np.uint64(f)
+            o = off[fu]
+            i0 = 2 * (o + B[r0, fu])
+            i1 = 2 * (o + B[r1, fu])
+            i2 = 2 * (o + B[r2, fu])
+            i3 = 2 * (o + B[r3, fu])
+            H[np.uint64(i0)] += g0
+            H[np.uint64(i0 + 1)] += c0
+            H[np.uint64(i1)] += g1
+            H[np.uint64(i1 + 1)] += c1
+            H[np.uint64(i2)] += g2
+            H[np.uint64(i2 + 1)] += c2
+            H[np.uint64(i3)] += g3
+            H[np.uint64(i3 + 1)] += c3
+        if nc > 0:
+            p0 = gpos[r0]
+            p1 = gpos[r1]
+            p2 = gpos[r2]
+            p3 = gpos[r3]
+            for k in range(nc):
+                f = np.uint64(fc[np.uint64(k)])
+                o = poff[f]
+                H[np.uint64(o + B[r0, f])] += p0
+                H[np.uint64(o + B[r1, f])] += p1
+                H[np.uint64(o + B[r2, f])] += p2
+                H[np.uint64(o + B[r3, f])] += p3
+        j += 4
+    while j < end:
+        r = np.uint64(rows[np.uint64(j)])
+        c = 1.0 if w is None else w[r]
+        g = c * target[r]
+        for f in range(p):
+            fu = np.uint64(f)
+            i = 2 * (off[fu] + B[r, fu])
+            H[np.uint64(i)] += g
+            H[np.uint64(i + 1)] += c
+        if nc > 0:
+            gp = gpos[r]
+            for k in range(nc):
+                f = np.uint64(fc[np.uint64(k)])
+                H[np.uint64(poff[f] + B[r, f])] += gp
+        j += 1
+
+
+@kernel
+def build_root_hist(codes, target, work, u):
+    """Unit weights, all rows: buffer u = histogram of the root, its counts (the same for every
+    tree of a fit) copied from ``root_counts`` (sums zero); only the sums are accumulated."""
+    H = work.hist[u]
+    counts = codes.root_counts
+    for i in range(counts.shape[0]):
+        H[i] = counts[i]
+    for i in range(counts.shape[0], H.shape[0]):
+        H[i] = 0.0
+    B = codes.codes
+    off = codes.bin_offset
+    poff = codes.positive_offset
+    fc = codes.coarse_features
+    gpos = work.positive_part
+    n, p = B.shape
+    nc = fc.shape[0]
+    for r in range(n):
+        ru = np.uint64(r)
+        g = target[ru]
+        for f in range(p):
+            fu = np.uint64(f)
+            H[np.uint64(2 * (off[fu] + B[ru, fu]))] += g
+        if nc > 0:
+            gp = gpos[ru]
+            for k in range(nc):
+                f = np.uint64(fc[np.uint64(k)])
+                H[np.uint64(poff[f] + B[ru, f])] += gp
+
+
+@njit(cache=True, nogil=True)
+def root_counts(B, off, total_bins):
+    """The root's histogram with unit weights: the count of each bin (sums left zero)."""
+    counts = np.zeros(2 * total_bins)
+    for r in range(B.shape[0]):
+        for f in range(B.shape[1]):
+            counts[2 * (off[f] + B[r, f]) + 1] += 1.0
+    return counts

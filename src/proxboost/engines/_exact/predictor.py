@@ -1,0 +1,20 @@
+"""Prediction of the exact engine: float32 rows to compact leaf ids."""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def apply_tree(X32, feature, threshold, left, right, leaf_of_node):
+    """Leaf id of each row: from the root, ``x <= threshold`` goes left."""
+    n = X32.shape[0]
+    out = np.empty(n, np.intp)
+    for i in range(n):
+        node = 0
+        while left[node] >= 0:
+            if X32[i, feature[node]] <= threshold[node]:
+                node = left[node]
+            else:
+                node = right[node]
+        out[i] = leaf_of_node[node]
+    return out

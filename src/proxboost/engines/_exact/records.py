@@ -1,0 +1,120 @@
+"""Named records the exact engine's kernels share (numba compiles named tuples of arrays and
+scalars into plain structures: a field costs what a separate argument cost)."""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+MAX_CODES = 256  # features with at most this many distinct values get one code per value (uint8)
+FEATURE_THRESHOLD = np.float32(1e-7)  # scikit-learn's tolerance between feature values
+
+# Kernels that allocate nothing are compiled without reference counting (`_nrt=False`, a numba
+# option that is not public API: pyproject.toml bounds numba to the tested versions): numba
+# otherwise increments and decrements the count of every array argument at each call (two atomic
+# operations per array), which took a quarter of the tree time in the per-feature scans.
+# The hot loops (bin scans; histogram zeroing, subtraction and building; partitions) index with
+# np.uint64: numba wraps negative signed indices around (extra operations on every access, which
+# also kept the range loops from being vectorised); these indices are never negative.
+kernel = njit(cache=True, nogil=True, _nrt=False)
+
+#: The prepared training rows (read-only during a fit). Histogram layout: per bin the weighted
+#: target sum and the weight side by side (feature f's bins from ``2 * bin_offset[f]``); after
+#: them, for the coarse features only, the sum of the positive w g per bin (from
+#: ``positive_offset[f]``, -1 for exact-coded features).
+Codes = namedtuple(
+    "Codes",
+    [
+        "values",  # (n, p) float32: the rows as scikit-learn's trees see them
+        "codes",  # (n, p) uint8: each value's bin
+        "bin_offset",  # (p + 1,) int64: first bin of each feature (cumulated bin counts)
+        "positive_offset",  # (p,) int64: histogram position of a coarse feature's positive parts
+        "n_bins",  # (p,) int64: bins per feature
+        "coarse_features",  # (p_coarse,) int64: the features with coarse bins
+        "bin_value",  # (p, MAX_CODES) float32: an exact-coded feature's value of each bin
+        "multi_valued",  # (p, MAX_CODES) bool: coarse bins holding two or more distinct values
+        "sorted_slot",  # (p,) int64: a coarse feature's row in the sorted_* arrays
+        "sorted_rows",  # (p_coarse, n) int32: the rows in value order, per coarse feature
+        "sorted_values",  # (p_coarse, n) float32: their values
+        "bin_start",  # (p_coarse, MAX_CODES + 1) int64: each bin's segment of the sorted order
+        "root_counts",  # (2 * total bins,) float64: the root's counts (unit weights) per bin
+    ],
+)
+
+#: Scratch of one tree (reused between trees where the engine keeps it).
+Workspace = namedtuple(
+    "Workspace",
+    [
+        "rows",  # (n,) int32: rows taking part; each node owns a contiguous segment
+        "spare_rows",  # (n,) int32: the right side during a partition
+        "node_label",  # (n,) int32: each row's node label (coarse features' sorted segments)
+        "positive_part",  # (n,) float64: max(w g, 0) per row
+        "hist",  # (n_buffers, hist size) float64: histogram buffers
+        "bin_lo",  # (n_buffers, p) int64: per buffer and feature, its node's lowest bin
+        "bin_hi",  # (n_buffers, p) int64: ... and highest bin
+        "free_buffers",  # (n_buffers,) int32: stack of free histogram buffers
+        "bin_values",  # (n,) float32: a coarse bin's node values, sorted
+        "bin_targets",  # (n,) float64: their w g
+        "bin_weights",  # (n,) float64: their w
+        "small_values",  # (SMALL_NODE + 1,) float32: a small node's values, sorted
+        "small_targets",  # (SMALL_NODE + 1,) float64: their w g
+        "small_weights",  # (SMALL_NODE + 1,) float64: their w
+        "nonempty",  # (MAX_CODES,) int64: a node's non-empty bins of one feature
+        "inner_bins",  # (MAX_CODES,) int64: bins with room for a candidate inside
+        "inner_sum",  # (MAX_CODES,) float64: the w g left of each of them
+        "inner_weight",  # (MAX_CODES,) float64: the w left of each of them
+        "features",  # (p,) int64: scikit-learn's feature permutation
+        "constant",  # (p,) int64: the features known constant, in their order
+        "rng_state",  # (1,) int64: scikit-learn's xorshift state
+    ],
+)
+
+#: Pending nodes (depth-first stack), one array per field.
+NodeStack = namedtuple(
+    "NodeStack",
+    [
+        "parent",  # int32: the parent's node id (-1: root)
+        "is_left",  # bool: whether the node is its parent's left child
+        "label",  # int32: the node's row label
+        "start",  # int64: its segment of rows
+        "end",  # int64
+        "depth",  # int32
+        "mode",  # int32: histogram buffer, LEAF or SMALL
+        "n_constant",  # int64: features known constant in it
+        "impurity",  # float64
+        "weight",  # float64: sum of w
+        "sum",  # float64: sum of w g
+        "sq_sum",  # float64: sum of w g^2
+    ],
+)
+
+#: Settings of one tree (scalars).
+Limits = namedtuple(
+    "Limits",
+    [
+        "max_depth",
+        "epsilon",  # impurity and improvement tolerance
+        "feature_threshold",  # float32 tolerance between feature values
+        "small_node",  # nodes of at most this many rows are split by sorting
+        "min_weight",  # the smallest weight of a row taking part
+        "root_weight",  # the root's total weight
+    ],
+)
+
+#: The node being split (scalars).
+Node = namedtuple("Node", ["label", "start", "end", "sum", "weight"])
+
+#: Scratch the engine keeps between the trees of a fit (the per-row arrays and histograms).
+Scratch = namedtuple(
+    "Scratch",
+    [
+        "rows",
+        "spare_rows",
+        "node_label",
+        "positive_part",
+        "hist",
+        "bin_values",
+        "bin_targets",
+        "bin_weights",
+    ],
+)

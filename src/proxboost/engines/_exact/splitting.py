@@ -1,0 +1,460 @@
+"""Split finding of the exact engine: scikit-learn's ``node_split_best`` (random feature order,
+constant-feature bookkeeping, first strictly best proxy ``S_L^2 / W_L + S_R^2 / W_R``) over the
+candidates of each feature, read from the node's histogram, from a coarse bin's sorted rows, or
+from a small node's sorted values (see :mod:`proxboost.engines.exact`)."""
+
+import numpy as np
+
+from .records import FEATURE_THRESHOLD, kernel
+
+
+@kernel
+def rand_int(low, high, state):
+    """scikit-learn's ``rand_int``: low + our_rand_r(state) % (high - low) (xorshift32)."""
+    s = state[0]
+    if s == 0:
+        s = 1  # DEFAULT_SEED
+    s ^= (s << 13) & 0xFFFFFFFF
+    s ^= s >> 17
+    s ^= (s << 5) & 0xFFFFFFFF
+    state[0] = s
+    return low + (s % 2147483648) % (high - low)
+
+
+@kernel
+def proxy(sl, wl, s_node, w_node):
+    """The proxy of a split with left sums (sl, wl) in a node of sums (s_node, w_node)."""
+    sr = s_node - sl
+    return sl * sl / wl + sr * sr / (w_node - wl)
+
+
+@kernel
+def may_beat(sl, wl, s_node, w_node, best):
+    """Division-free pre-test: False only when proxy(sl, wl) is certainly below best.
+
+    proxy > best  <=>  sl^2 W_R + sr^2 W_L > best W_L W_R; the relative margin covers the
+    rounding of both sides, so a candidate passing the exact test always passes this one.
+    """
+    wr = w_node - wl
+    sr = s_node - sl
+    return sl * sl * wr + sr * sr * wl >= best * (wl * wr) * (1.0 - 1e-9)
+
+
+@kernel
+def scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best, tie_wins):
+    """Candidates between consecutive sorted node values cv[:k] (w g in cg, w in cw; unit
+    weights, cw unused, when ``w`` is None), the sums of the rows left of cv[0] being (sl, wl).
+    A candidate wins with a proxy above ``best``, or equal to it while ``tie_wins`` (the best
+    so far comes later in the scan order). Returns (found, best, a, b, sl, wl) with the sums
+    after cv[:k]."""
+    found = 0
+    a = 0.0
+    b = 0.0
+    for j in range(k - 1):
+        sl += cg[j]
+        wl += 1.0 if w is None else cw[j]
+        v = cv[j]
+        vn = cv[j + 1]
+        if vn > v + thr and may_beat(sl, wl, s_node, w_node, best):
+            prox = proxy(sl, wl, s_node, w_node)
+            if prox > best or (tie_wins and prox == best):
+                best = prox
+                found = 1
+                a = v
+                b = vn
+                tie_wins = False
+    sl += cg[k - 1]
+    wl += 1.0 if w is None else cw[k - 1]
+    return found, best, a, b, sl, wl
+
+
+@kernel
+def sort_values(cv, cg, cw, k):
+    """Sort cv[:k] ascending, carrying cg, cw (shell sort: few values, no allocation)."""
+    gap = 1
+    while gap < k // 3:
+        gap = 3 * gap + 1
+    while gap >= 1:
+        for i in range(gap, k):
+            v = cv[i]
+            g = cg[i]
+            c = cw[i]
+            j = i
+            while j >= gap and cv[j - gap] > v:
+                cv[j] = cv[j - gap]
+                cg[j] = cg[j - gap]
+                cw[j] = cw[j - gap]
+                j -= gap
+            cv[j] = v
+            cg[j] = g
+            cw[j] = c
+        gap //= 3
+
+
+@kernel
+def collect_bin(codes, target, w, work, node, f, code):
+    """The node's rows in coarse bin ``code`` of feature f, sorted by value into the
+    workspace's bin_values, bin_targets, bin_weights. Returns their number.
+
+    From the bin's global sorted segment (membership by node label) when it is not much longer
+    than the node, else from the node's rows (then sorted).
+    """
+    cv = work.bin_values
+    cg = work.bin_targets
+    cw = work.bin_weights
+    slot = codes.sorted_slot[f]
+    seg_lo = codes.bin_start[slot, code]
+    seg_hi = codes.bin_start[slot, code + 1]
+    k = 0
+    if seg_hi - seg_lo <= 4 * (node.end - node.start):
+        So = codes.sorted_rows[slot]
+        Sv = codes.sorted_values[slot]
+        nid = work.node_label
+        for j in range(seg_lo, seg_hi):
+            r = So[j]
+            if nid[r] == node.label:
+                c = 1.0 if w is None else w[r]
+                cv[k] = Sv[j]
+                cg[k] = c * target[r]
+                cw[k] = c
+                k += 1
+    else:
+        X32 = codes.values
+        B = codes.codes
+        rows = work.rows
+        for j in range(node.start, node.end):
+            r = rows[j]
+            if B[r, f] == code:
+                c = 1.0 if w is None else w[r]
+                cv[k] = X32[r, f]
+                cg[k] = c * target[r]
+                cw[k] = c
+                k += 1
+        sort_values(cv, cg, cw, k)
+    return k
+
+
+@kernel
+def nonempty_bins(work, buf, o, f):
+    """List feature f's non-empty bins (histogram offset o) of buffer ``buf`` in the workspace's
+    ``nonempty`` (branch-free), narrow the buffer's range of f to them; return their number."""
+    H = work.hist[buf]
+    lo = work.bin_lo[buf]
+    hi = work.bin_hi[buf]
+    nonempty = work.nonempty
+    m = 0
+    for b in range(lo[f], hi[f] + 1):
+        nonempty[np.uint64(m)] = b
+        m += H[np.uint64(2 * (o + b) + 1)] > 0.0
+    lo[f] = nonempty[0]
+    hi[f] = nonempty[m - 1]
+    return m
+
+
+@kernel
+def scan_exact_coded(codes, work, buf, f, m, node, best):
+    """Candidates of an exact-coded feature f between its m consecutive non-empty bins.
+    Returns (found, best, a, b, lo_bin, hi_bin); found -1: constant feature."""
+    thr = FEATURE_THRESHOLD
+    H = work.hist[buf]
+    nonempty = work.nonempty
+    hv = codes.bin_value[f]
+    o = codes.bin_offset[f]
+    first = nonempty[0]
+    last = nonempty[m - 1]
+    found = 0
+    a = 0.0
+    bb = 0.0
+    lo_bin = -1
+    hi_bin = -1
+    if hv[last] <= hv[first] + thr:
+        return -1, best, a, bb, lo_bin, hi_bin
+    sl = 0.0
+    wl = 0.0
+    prev = -1
+    for j in range(m):
+        b = nonempty[j]
+        if (
+            prev >= 0
+            and hv[np.uint64(b)] > hv[np.uint64(prev)] + thr
+            and may_beat(sl, wl, node.sum, node.weight, best)
+        ):
+            prox = proxy(sl, wl, node.sum, node.weight)
+            if prox > best:
+                best = prox
+                found = 1
+                a = hv[prev]
+                bb = hv[b]
+                lo_bin = prev
+                hi_bin = b
+        sl += H[np.uint64(2 * (o + b))]
+        wl += H[np.uint64(2 * (o + b) + 1)]
+        prev = b
+    return found, best, a, bb, lo_bin, hi_bin
+
+
+@kernel
+def scan_bin_edges(codes, work, buf, f, m, node, min_weight, best):
+    """Candidates of a coarse feature f between its m non-empty bins (from the histogram),
+    listing in the workspace the bins with room for a candidate inside, with their left sums.
+    Returns (found, best, lo_bin, hi_bin, j_best, n_inner)."""
+    H = work.hist[buf]
+    nonempty = work.nonempty
+    multi = codes.multi_valued[f]
+    o = codes.bin_offset[f]
+    inner = work.inner_bins
+    inner_s = work.inner_sum
+    inner_w = work.inner_weight
+    found = 0
+    lo_bin = -1
+    hi_bin = -1
+    sl = 0.0
+    wl = 0.0
+    j_best = -1
+    n_in = 0
+    for j in range(m):
+        b = nonempty[j]
+        wb = H[np.uint64(2 * (o + b) + 1)]
+        if j > 0 and may_beat(sl, wl, node.sum, node.weight, best):
+            prox = proxy(sl, wl, node.sum, node.weight)
+            if prox > best:
+                best = prox
+                found = 1
+                lo_bin = nonempty[j - 1]
+                hi_bin = b
+                j_best = j
+        # kept (branch-free) when the bin has two values and room on each side
+        inner[np.uint64(n_in)] = j
+        inner_s[np.uint64(n_in)] = sl
+        inner_w[np.uint64(n_in)] = wl
+        n_in += np.int64(multi[np.uint64(b)]) & np.int64(wb >= 2.0 * min_weight)
+        sl += H[np.uint64(2 * (o + b))]
+        wl += wb
+    return found, best, lo_bin, hi_bin, j_best, n_in
+
+
+@kernel
+def inner_bound_may_beat(sl, wl, wb, pos, neg, node, min_weight, best):
+    """Whether the candidates inside a coarse bin (left sums sl, wl before it; its weight wb,
+    positive and negative w g sums) may beat ``best``: the proxy is convex in each of S_L and
+    W_L, so its maximum over the bin's box of possible (S_L, W_L) is at a corner."""
+    s_node = node.sum
+    w_node = node.weight
+    w_lo = wl + min_weight
+    w_hi = wl + wb - min_weight
+    # a cheap looser bound first (each term at its own worst corner), then the corners
+    lo_l = sl + neg
+    hi_l = sl + pos
+    lo_r = s_node - hi_l
+    hi_r = s_node - lo_l
+    # loose > best without division: A W_hi' + B W_lo > best W_lo W_hi' (W_hi' = W - w_hi)
+    aa = max(lo_l * lo_l, hi_l * hi_l)
+    cc = max(lo_r * lo_r, hi_r * hi_r)
+    w_rr = w_node - w_hi
+    refine = aa * w_rr + cc * w_lo >= best * (w_lo * w_rr) * (1.0 - 1e-9)
+    if refine:  # the corners
+        bound = max(
+            max(proxy(lo_l, w_lo, s_node, w_node), proxy(hi_l, w_lo, s_node, w_node)),
+            max(proxy(lo_l, w_hi, s_node, w_node), proxy(hi_l, w_hi, s_node, w_node)),
+        )
+        refine = bound + 1e-9 * (abs(bound) + abs(best)) > best
+    return refine
+
+
+@kernel
+def scan_binned(codes, target, w, work, node, f, buf, min_weight, best):
+    """Candidates of feature f on a node with histogram buffer ``buf``, inside the buffer's bin
+    range of f, which is narrowed to the node's non-empty bins.
+
+    Exact-coded features: one bin per distinct value, candidates between consecutive non-empty
+    bins. Coarse features (bin edges at gaps wider than FEATURE_THRESHOLD): the candidates
+    between non-empty bins come from the histogram; those inside a bin are evaluated exactly
+    (its node rows sorted) only when a bound on their proxy beats the best so far. The winner
+    is the first (in value order) of the largest proxy, as in one ordered pass: an inner
+    candidate before the best boundary candidate of this feature (bin j < j_best) also wins on
+    an equal proxy. Returns (found, best, a, b, lo_bin, hi_bin): found -1 = constant feature;
+    a candidate between two bins returns them (lo_bin, hi_bin; those of a coarse feature are
+    then resolved into values a, b), one inside a coarse bin its values (a, b) and lo_bin = -1.
+    """
+    thr = FEATURE_THRESHOLD
+    o = codes.bin_offset[f]
+    m = nonempty_bins(work, buf, o, f)
+    if codes.positive_offset[f] < 0:
+        return scan_exact_coded(codes, work, buf, f, m, node, best)
+    cv = work.bin_values
+    cg = work.bin_targets
+    cw = work.bin_weights
+    first = work.nonempty[0]
+    if first == work.nonempty[m - 1]:
+        if not codes.multi_valued[f, first]:  # one coarse bin holding one value: constant
+            return -1, best, 0.0, 0.0, -1, -1
+        k = collect_bin(codes, target, w, work, node, f, first)
+        if cv[k - 1] <= cv[0] + thr:
+            return -1, best, 0.0, 0.0, -1, -1
+        found, best, a, bb, _, _ = scan_values(
+            cv, cg, cw, w, k, 0.0, 0.0, node.sum, node.weight, thr, best, False
+        )
+        return found, best, a, bb, -1, -1
+    found, best, lo_bin, hi_bin, j_best, n_in = scan_bin_edges(
+        codes, work, buf, f, m, node, min_weight, best
+    )
+    H = work.hist[buf]
+    po = codes.positive_offset[f]
+    a = 0.0
+    bb = 0.0
+    for t in range(n_in):
+        j = work.inner_bins[t]
+        b = work.nonempty[np.uint64(j)]
+        sl = work.inner_sum[t]
+        wl = work.inner_weight[t]
+        i = 2 * (o + b)
+        pos = H[np.uint64(po + b)]
+        neg = H[np.uint64(i)] - pos
+        if inner_bound_may_beat(sl, wl, H[np.uint64(i + 1)], pos, neg, node, min_weight, best):
+            k = collect_bin(codes, target, w, work, node, f, b)
+            res, best, va, vb, _, _ = scan_values(
+                cv, cg, cw, w, k, sl, wl, node.sum, node.weight, thr, best, j < j_best
+            )
+            if res > 0:
+                found = 1
+                a = va
+                bb = vb
+                lo_bin = -1
+                j_best = -1  # the later bins come after this candidate
+    return found, best, a, bb, lo_bin, hi_bin
+
+
+@kernel
+def scan_small(codes, target, w, work, node, f, thr, best):
+    """Candidates of one feature on a small node: insertion sort of its float32 values."""
+    X32 = codes.values
+    rows = work.rows
+    keys = work.small_values
+    vals = work.small_targets
+    wts = work.small_weights
+    start = node.start
+    m = node.end - start
+    for j in range(m):
+        r = rows[start + j]
+        key = X32[r, f]
+        c = 1.0 if w is None else w[r]
+        val = c * target[r]
+        i = j - 1
+        while i >= 0 and keys[i] > key:
+            keys[i + 1] = keys[i]
+            vals[i + 1] = vals[i]
+            if w is not None:
+                wts[i + 1] = wts[i]
+            i -= 1
+        keys[i + 1] = key
+        vals[i + 1] = val
+        if w is not None:
+            wts[i + 1] = c
+    if keys[m - 1] <= keys[0] + thr:
+        return -1, best, 0.0, 0.0
+    found, best, a, b, _, _ = scan_values(
+        keys, vals, wts, w, m, 0.0, 0.0, node.sum, node.weight, thr, best, False
+    )
+    return found, best, a, b
+
+
+@kernel
+def bin_edge_values(codes, work, node, f, lo_bin, hi_bin):
+    """(largest node value in coarse bin lo_bin, smallest in hi_bin) of feature f."""
+    slot = codes.sorted_slot[f]
+    So = codes.sorted_rows[slot]
+    Sv = codes.sorted_values[slot]
+    bstart = codes.bin_start[slot]
+    nid = work.node_label
+    a = -np.inf
+    b = np.inf
+    seg_lo = bstart[lo_bin + 1] - bstart[lo_bin]
+    seg_hi = bstart[hi_bin + 1] - bstart[hi_bin]
+    if seg_lo + seg_hi <= 4 * (node.end - node.start):
+        for j in range(bstart[lo_bin + 1] - 1, bstart[lo_bin] - 1, -1):
+            if nid[So[j]] == node.label:
+                a = Sv[j]
+                break
+        for j in range(bstart[hi_bin], bstart[hi_bin + 1]):
+            if nid[So[j]] == node.label:
+                b = Sv[j]
+                break
+    else:
+        X32 = codes.values
+        B = codes.codes
+        rows = work.rows
+        for j in range(node.start, node.end):
+            r = rows[j]
+            code = B[r, f]
+            v = X32[r, f]
+            if code == lo_bin and v > a:
+                a = v
+            if code == hi_bin and v < b:
+                b = v
+    return a, b
+
+
+@kernel
+def split_node(codes, target, w, work, node, n_known, buf, limits):
+    """scikit-learn's ``node_split_best`` on one node: (feature, a, b, code, n_total_constants).
+
+    feature -1: no candidate on any feature. ``code`` >= 0 when the split falls between two bins
+    of the feature: the rows going left are then those with codes at most ``code`` (the same
+    rows as ``x <= threshold``, read from the smaller uint8 codes); -1 otherwise.
+    """
+    features = work.features
+    p = features.shape[0]
+    f_i = p
+    n_visited = 0
+    n_found = 0
+    n_drawn = 0
+    n_total = n_known
+    best = -np.inf
+    best_f = -1
+    best_a = 0.0
+    best_b = 0.0
+    best_lo = -1
+    best_hi = -1
+    while f_i > n_total and (n_visited < p or n_visited <= n_found + n_drawn):
+        n_visited += 1
+        f_j = rand_int(n_drawn, f_i - n_found, work.rng_state)
+        if f_j < n_known:
+            features[n_drawn], features[f_j] = features[f_j], features[n_drawn]
+            n_drawn += 1
+            continue
+        f_j += n_found
+        f = features[f_j]
+        lo_bin = -1
+        hi_bin = -1
+        if buf >= 0:
+            res, prox, a, b, lo_bin, hi_bin = scan_binned(
+                codes, target, w, work, node, f, buf, limits.min_weight, best
+            )
+        else:
+            res, prox, a, b = scan_small(
+                codes, target, w, work, node, f, limits.feature_threshold, best
+            )
+        if res < 0:  # constant in this node (and its descendants)
+            features[f_j], features[n_total] = features[n_total], features[f_j]
+            n_found += 1
+            n_total += 1
+            continue
+        f_i -= 1
+        features[f_i], features[f_j] = features[f_j], features[f_i]
+        if res > 0:
+            best = prox
+            best_f = f
+            best_a = a
+            best_b = b
+            best_lo = lo_bin
+            best_hi = hi_bin
+    # scikit-learn's invariant: known constants keep their order for siblings and children
+    constant = work.constant
+    for i in range(n_known):
+        features[i] = constant[i]
+    for i in range(n_known, n_total):
+        constant[i] = features[i]
+    if best_f >= 0 and best_lo >= 0 and codes.positive_offset[best_f] >= 0:
+        # between two coarse bins: their edge values
+        best_a, best_b = bin_edge_values(codes, work, node, best_f, best_lo, best_hi)
+    return best_f, best_a, best_b, best_lo, n_total

@@ -1,0 +1,324 @@
+"""The hist engine's tree grower: depth-first node loop over a stack of pending nodes, each
+node's rows a contiguous segment of ``rows`` (stable partitions), the smaller child's
+histogram built from its rows and the larger's by subtraction from the parent's (see
+:mod:`proxboost.engines.hist`)."""
+
+import numpy as np
+from numba import njit
+
+from .._nodes import LEAF, SMALL, Sums, TreeArrays, child_buffers, release
+from .histogram import build_hist, build_root_sums, subtract_ranges, zero_ranges
+from .records import Limits, NodeStack, Workspace
+from .splitting import best_split, best_split_small
+
+
+@njit(cache=True, nogil=True)
+def partition(bins, target, w, rows, tmp, start, end, f, thr):
+    """Stable partition of rows[start:end] by bins[:, f] <= thr. Returns (mid, left sums,
+    right sums: weight, w g, w g^2 of each side)."""
+    wl = start
+    wr = 0
+    cl = 0.0
+    sl = 0.0
+    ql = 0.0
+    cr = 0.0
+    sr = 0.0
+    qr = 0.0
+    for j in range(start, end):
+        r = rows[j]
+        c = 1.0 if w is None else w[r]
+        g = target[r]
+        cg = c * g
+        if bins[r, f] <= thr:
+            rows[wl] = r
+            wl += 1
+            cl += c
+            sl += cg
+            ql += cg * g
+        else:
+            tmp[wr] = r
+            wr += 1
+            cr += c
+            sr += cg
+            qr += cg * g
+    for j in range(wr):
+        rows[wl + j] = tmp[j]
+    return wl, Sums(cl, sl, ql), Sums(cr, sr, qr)
+
+
+@njit(cache=True, nogil=True)
+def child_mode(depth, n_rows, sums, limits):
+    """LEAF, SMALL (split by sorting) or 0 (split with a histogram) for a node at ``depth`` of
+    ``n_rows`` rows; impurity q / W - (s / W)^2 as scikit-learn's."""
+    if depth >= limits.max_depth or n_rows < 2:
+        return LEAF
+    mean = sums.sum / sums.weight
+    if sums.sq_sum / sums.weight - mean * mean <= limits.epsilon:
+        return LEAF
+    if n_rows <= limits.small_node:
+        return SMALL
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def find_split(binned, target, w, scratch, work, buf, start, end, sums):
+    """Best (feature, last left bin, first right bin, proxy) of a node (rows[start:end], sums)
+    whose mode is ``buf``: from its histogram, or by sorting (SMALL). Feature -1: none."""
+    best_f = -1
+    best_b = -1
+    nxt = -1
+    proxy = -np.inf
+    if buf >= 0:
+        S = 2 if w is None else 3
+        hist = scratch.hist
+        best_f, best_b, proxy = best_split(
+            hist[buf],
+            binned.offsets,
+            work.bin_lo[buf],
+            work.bin_hi[buf],
+            sums.weight,
+            work.nonempty,
+            S,
+        )
+        if best_f >= 0:
+            o = binned.offsets[best_f]
+            nxt = best_b + 1
+            while hist[buf, S * (o + nxt) + S - 1] == 0.0:
+                nxt += 1
+    elif buf == SMALL:
+        best_f, best_b, nxt, proxy = best_split_small(
+            binned.bins,
+            target,
+            w,
+            scratch.rows,
+            start,
+            end,
+            sums.sum,
+            sums.weight,
+            work.small_bins,
+            work.small_targets,
+            work.small_weights,
+        )
+    return best_f, best_b, nxt, proxy
+
+
+@njit(cache=True, nogil=True)
+def threshold_bin(binned, f, b, nxt):
+    """The edge between the node's bins b and nxt of feature f nearest to the midpoint of their
+    representative values."""
+    rep = binned.representative
+    edges = binned.edges
+    mid = rep[f, b] / 2.0 + rep[f, nxt] / 2.0
+    thr = b
+    gap = abs(edges[f, b] - mid)
+    for k in range(b + 1, nxt):
+        d = abs(edges[f, k] - mid)
+        if d < gap:
+            gap = d
+            thr = k
+    return thr
+
+
+@njit(cache=True, nogil=True)
+def children_histograms(binned, target, w, scratch, work, buf, segment, modes, n_free):
+    """The children's modes (``modes``: from ``child_mode``), with their histograms when they
+    need one: the smaller child's from its rows, the larger's by subtraction from the parent's
+    buffer ``buf``. ``segment``: (start, mid, end). Returns (mode_l, mode_r, n_free)."""
+    start, mid, end = segment
+    mode_l, mode_r = modes
+    S = 2 if w is None else 3
+    hist = scratch.hist
+    small_is_left = mid - start <= end - mid
+    s_start = start if small_is_left else mid
+    s_end = mid if small_is_left else end
+    into, subtract, buf_l, buf_r, n_free = child_buffers(
+        buf, small_is_left, mode_l == 0, mode_r == 0, work.free_buffers, n_free
+    )
+    if into >= 0:
+        rlo = work.bin_lo
+        rhi = work.bin_hi
+        if into != buf:
+            for f in range(rlo.shape[1]):
+                rlo[into, f] = rlo[buf, f]
+                rhi[into, f] = rhi[buf, f]
+        zero_ranges(hist[into], binned.offsets, rlo[into], rhi[into], S)
+        build_hist(hist[into], binned.bins, binned.offsets, target, w, scratch.rows, s_start, s_end)
+        if subtract:
+            subtract_ranges(hist[buf], hist[into], binned.offsets, rlo[buf], rhi[buf], S)
+    if mode_l == 0:
+        mode_l = buf_l
+    if mode_r == 0:
+        mode_r = buf_r
+    return mode_l, mode_r, n_free
+
+
+@njit(cache=True, nogil=True)
+def push(stack, top, node_id, start, end, depth, mode, sums):
+    """Put a pending node on the stack at ``top``."""
+    stack.node_id[top] = node_id
+    stack.start[top] = start
+    stack.end[top] = end
+    stack.depth[top] = depth
+    stack.mode[top] = mode
+    stack.weight[top] = sums.weight
+    stack.sum[top] = sums.sum
+    stack.sq_sum[top] = sums.sq_sum
+
+
+@njit(cache=True, nogil=True)
+def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats):
+    """The root's mode, its histogram built (from the cached ``root_stats``) when it has one.
+    Returns (mode, n_free)."""
+    n_free = work.free_buffers.shape[0]
+    mode = child_mode(0, n_act, root, limits)
+    if mode == 0:
+        n_free -= 1
+        mode = work.free_buffers[n_free]
+        for f in range(binned.n_bins.shape[0]):
+            work.bin_lo[mode, f] = 0
+            work.bin_hi[mode, f] = binned.n_bins[f] - 1
+        hist = scratch.hist[mode]
+        build_root_sums(
+            hist, binned.bins, binned.offsets, target, w, scratch.rows, n_act, root_stats
+        )
+    return mode, n_free
+
+
+@njit(cache=True, nogil=True)
+def label_last_level(bins, rows, start, end, f, b, leaf_ids, first_leaf):
+    """Rows of a split on the last level: leaf ``first_leaf`` (bin <= b) or the next one."""
+    for j in range(start, end):
+        r = rows[j]
+        leaf_ids[r] = first_leaf if bins[r, f] <= b else first_leaf + 1
+
+
+@njit(cache=True, nogil=True)
+def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, root_stats, root):
+    """The node loop of ``grow_tree`` on its preallocated records. Returns (n_nodes, n_leaves)."""
+    rows = scratch.rows
+    mode0, n_free = root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats)
+    push(stack, 0, 0, 0, n_act, 0, mode0, root)
+    top = 1
+    n_nodes = 1
+    n_leaves = 0
+    while top > 0:
+        top -= 1
+        node = stack.node_id[top]
+        start = stack.start[top]
+        end = stack.end[top]
+        depth = stack.depth[top]
+        buf = stack.mode[top]
+        sums = Sums(stack.weight[top], stack.sum[top], stack.sq_sum[top])
+        best_f, best_b, nxt, proxy = find_split(
+            binned, target, w, scratch, work, buf, start, end, sums
+        )
+        if best_f < 0:  # leaf
+            n_free = release(work.free_buffers, buf, n_free)
+            tree.leaf_of_node[node] = n_leaves
+            for j in range(start, end):
+                tree.leaf_ids[rows[j]] = n_leaves
+            n_leaves += 1
+            continue
+        lnode = n_nodes
+        rnode = n_nodes + 1
+        n_nodes += 2
+        tree.feature[node] = best_f
+        tree.threshold[node] = threshold_bin(binned, best_f, best_b, nxt)
+        tree.left[node] = lnode
+        tree.right[node] = rnode
+        # weighted impurity decrease: proxy - S^2 / W (the sums of squares cancel), over W_root
+        tree.gain[node] = (proxy - sums.sum * sums.sum / sums.weight) / limits.root_weight
+        if depth + 1 >= limits.max_depth:  # both children are leaves: label rows, no partition
+            n_free = release(work.free_buffers, buf, n_free)
+            tree.leaf_of_node[lnode] = n_leaves
+            tree.leaf_of_node[rnode] = n_leaves + 1
+            label_last_level(binned.bins, rows, start, end, best_f, best_b, tree.leaf_ids, n_leaves)
+            n_leaves += 2
+            continue
+        mid, sums_l, sums_r = partition(
+            binned.bins, target, w, rows, scratch.spare_rows, start, end, best_f, best_b
+        )
+        mode_l = child_mode(depth + 1, mid - start, sums_l, limits)
+        mode_r = child_mode(depth + 1, end - mid, sums_r, limits)
+        if buf >= 0:
+            mode_l, mode_r, n_free = children_histograms(
+                binned, target, w, scratch, work, buf, (start, mid, end), (mode_l, mode_r), n_free
+            )
+        # push right then left: left subtree first, leaves numbered left to right
+        push(stack, top, rnode, mid, end, depth + 1, mode_r, sums_r)
+        push(stack, top + 1, lnode, start, mid, depth + 1, mode_l, sums_l)
+        top += 2
+    return n_nodes, n_leaves
+
+
+@njit(cache=True, nogil=True)
+def new_records(n, p, scratch, max_depth, max_nodes, small):
+    """The per-tree records: workspace, node arrays, node stack."""
+    n_buf = scratch.hist.shape[0]
+    work = Workspace(
+        np.zeros((n_buf, p), np.int32),
+        np.zeros((n_buf, p), np.int32),
+        np.arange(n_buf - 1, -1, -1).astype(np.int32),
+        np.empty(small + 1, np.uint8),
+        np.empty(small + 1),
+        np.empty(small + 1),
+        np.empty(256, np.int64),
+    )
+    tree = TreeArrays(
+        np.full(max_nodes, -1, np.int32),
+        np.zeros(max_nodes, np.int32),
+        np.full(max_nodes, -1, np.int32),
+        np.full(max_nodes, -1, np.int32),
+        np.full(max_nodes, -1, np.int32),
+        np.zeros(max_nodes),
+        np.full(n, -1, np.intp),
+    )
+    cap = 2 * max_depth + 4
+    stack = NodeStack(
+        np.empty(cap, np.int32),
+        np.empty(cap, np.int32),
+        np.empty(cap, np.int32),
+        np.empty(cap, np.int32),
+        np.empty(cap, np.int32),
+        np.empty(cap),
+        np.empty(cap),
+        np.empty(cap),
+    )
+    return work, tree, stack
+
+
+@njit(cache=True, nogil=True)
+def grow_tree(binned, target, w, scratch, n_act, max_depth, max_nodes, eps, small, root_stats):
+    """Grow one tree (see the hist engine's docstring).
+
+    ``scratch.rows[:n_act]``: the rows taking part (all rows, or those of positive weight),
+    ``w``: their weights or None (unit weights). Rows not taking part keep leaf id -1.
+    ``root_stats``: the root's weights and row counts per bin (``histogram.root_stats``).
+    """
+    n, p = binned.bins.shape
+    work, tree, stack = new_records(n, p, scratch, max_depth, max_nodes, small)
+    rows = scratch.rows
+    w0 = 0.0
+    s0 = 0.0
+    q0 = 0.0
+    for j in range(n_act):
+        r = rows[j]
+        c = 1.0 if w is None else w[r]
+        w0 += c
+        s0 += c * target[r]
+        q0 += c * target[r] * target[r]
+    limits = Limits(max_depth, eps, small, w0)
+    root = Sums(w0, s0, q0)
+    n_nodes, n_leaves = grow_nodes(
+        binned, target, w, scratch, work, tree, stack, limits, n_act, root_stats, root
+    )
+    return (
+        tree.feature[:n_nodes].copy(),
+        tree.threshold[:n_nodes].copy(),
+        tree.left[:n_nodes].copy(),
+        tree.right[:n_nodes].copy(),
+        tree.leaf_of_node[:n_nodes].copy(),
+        tree.gain[:n_nodes].copy(),
+        tree.leaf_ids,
+        n_leaves,
+    )

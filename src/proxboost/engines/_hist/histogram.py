@@ -1,0 +1,136 @@
+"""Histograms of the hist engine.
+
+A histogram is a flat float64 array of S slots per (feature, bin), features at offsets (bin b of
+feature f at k = offsets[f] + b): slot S * k holds the bin's target sum (weighted: of
+weight * target), slot S * k + 1 its weight, slot S * k + S - 1 its row count. Unweighted, S = 2
+(the weight is the row count); weighted, S = 3: the exact row count says which bins are empty
+after a histogram subtraction, whose rounding can leave a small nonzero weight in an empty bin.
+"""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def build_hist(H, bins, offsets, target, w, rows, start, end):
+    """Add rows[start:end] to histogram H (four rows at a time: independent updates).
+
+    ``w``: row weights, or None for unit weights (then the weight code is compiled away).
+    """
+    p = bins.shape[1]
+    S = 2 if w is None else 3
+    j = start
+    while j + 3 < end:
+        r0 = rows[j]
+        r1 = rows[j + 1]
+        r2 = rows[j + 2]
+        r3 = rows[j + 3]
+        if w is None:
+            c0 = 1.0
+            c1 = 1.0
+            c2 = 1.0
+            c3 = 1.0
+        else:
+            c0 = w[r0]
+            c1 = w[r1]
+            c2 = w[r2]
+            c3 = w[r3]
+        g0 = target[r0] * c0
+        g1 = target[r1] * c1
+        g2 = target[r2] * c2
+        g3 = target[r3] * c3
+        for f in range(p):
+            o = offsets[f]
+            i0 = S * (o + bins[r0, f])
+            i1 = S * (o + bins[r1, f])
+            i2 = S * (o + bins[r2, f])
+            i3 = S * (o + bins[r3, f])
+            H[i0] += g0
+            H[i0 + 1] += c0
+            H[i1] += g1
+            H[i1 + 1] += c1
+            H[i2] += g2
+            H[i2 + 1] += c2
+            H[i3] += g3
+            H[i3 + 1] += c3
+            if w is not None:
+                H[i0 + 2] += 1.0
+                H[i1 + 2] += 1.0
+                H[i2 + 2] += 1.0
+                H[i3 + 2] += 1.0
+        j += 4
+    while j < end:
+        r = rows[j]
+        c = 1.0 if w is None else w[r]
+        g = target[r] * c
+        for f in range(p):
+            i = S * (offsets[f] + bins[r, f])
+            H[i] += g
+            H[i + 1] += c
+            if w is not None:
+                H[i + 2] += 1.0
+        j += 1
+
+
+@njit(cache=True, nogil=True)
+def root_stats(bins, offsets, w, rows, n_act):
+    """The root histogram of rows[:n_act] without its target sums: weights and row counts per bin.
+
+    The same for every tree grown on the same prepared rows and weights (computed once per fit).
+    Weights are added in row order, as ``build_hist`` would.
+    """
+    p = bins.shape[1]
+    S = 2 if w is None else 3
+    stats = np.zeros(S * offsets[p])
+    for j in range(n_act):
+        r = rows[j]
+        c = 1.0 if w is None else w[r]
+        for f in range(p):
+            i = S * (offsets[f] + bins[r, f])
+            stats[i + 1] += c
+            if w is not None:
+                stats[i + 2] += 1.0
+    return stats
+
+
+@njit(cache=True, nogil=True)
+def build_root_sums(H, bins, offsets, target, w, rows, n_act, stats):
+    """Root histogram of rows[:n_act] from its known weights and counts (``root_stats``): only
+    the target sums are accumulated, in row order (as ``build_hist``).
+
+    The loop runs over all rows in order, without the ``rows`` indirection: unweighted,
+    rows[:n_act] are all rows; weighted, a row of weight 0 adds an exact 0.0 to its bin's sum
+    (a select, whatever its target), which leaves every sum as the positive-weight rows make it.
+    """
+    n, p = bins.shape
+    for k in range(stats.shape[0]):
+        H[k] = stats[k]
+    if w is None:
+        for r in range(n_act):
+            g = target[r]
+            for f in range(p):
+                H[2 * (offsets[f] + bins[r, f])] += g
+    else:
+        for r in range(n):
+            c = w[r]
+            g = target[r] * c if c > 0.0 else 0.0
+            for f in range(p):
+                H[3 * (offsets[f] + bins[r, f])] += g
+
+
+@njit(cache=True, nogil=True)
+def zero_ranges(H, offsets, lo, hi, S):
+    """H = 0 on the given bin ranges."""
+    for f in range(offsets.shape[0] - 1):
+        o = offsets[f]
+        for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
+            H[i] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def subtract_ranges(H, Hs, offsets, lo, hi, S):
+    """H -= Hs on the given bin ranges (histogram subtraction)."""
+    for f in range(offsets.shape[0] - 1):
+        o = offsets[f]
+        for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
+            H[i] -= Hs[i]
