@@ -176,8 +176,10 @@ def _order_pair(a, lo, hi, r, scratch):
     return v, w
 
 
-MIDPOINT, AUTHORS = 0, 1
-TIE_RULES = {"midpoint": MIDPOINT, "authors": AUTHORS}
+MIDPOINT, AUTHORS, AUTHORS_FLOAT = 0, 1, 2
+#: ``authors_float`` is computed by :mod:`proxboost._authors_float` (called by the losses), not
+#: by these kernels.
+TIE_RULES = {"midpoint": MIDPOINT, "authors": AUTHORS, "authors_float": AUTHORS_FLOAT}
 
 
 @njit(cache=True, nogil=True)
@@ -472,6 +474,11 @@ def _leaf_values_arg(tie_rule, leaf_values, n_leaves):
         )
     if TIE_RULES[tie_rule] == MIDPOINT:
         return MIDPOINT, _EMPTY
+    if TIE_RULES[tie_rule] == AUTHORS_FLOAT:
+        raise ValueError(
+            'tie_rule="authors_float" is computed by the losses\' line_search'
+            " (proxboost._authors_float), not by the order-statistic kernels"
+        )
     if leaf_values is None:
         raise ValueError('tie_rule="authors" needs leaf_values (the tree\'s fitted leaf values)')
     g = np.ascontiguousarray(leaf_values, dtype=np.float64)

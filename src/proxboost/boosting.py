@@ -37,6 +37,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _authors_float
+from ._authors_float import FLOAT_LOSSES
 from ._leafops import TIE_RULES
 from .engines import ENGINES, make_engine
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, leaf_means, make_loss
@@ -269,6 +271,11 @@ class _BaseBoosting(BaseEstimator):
         )
         y = self._encode_target(y, fit=True)
         w = self._check_weights(sample_weight, y)
+        if w is not None and self.tie_rule == "authors_float" and self.loss in FLOAT_LOSSES:
+            raise ValueError(
+                'tie_rule="authors_float" reproduces the authors\' unweighted code and takes no'
+                ' sample_weight other than 1; use tie_rule="authors" or "midpoint" with weights'
+            )
         self._check_classes_weighted(y, w, "sample_weight")
         X_eval = y_eval = w_eval = None
         if eval_set is not None:
@@ -351,6 +358,7 @@ class _BaseBoosting(BaseEstimator):
             float(self.learning_rate),
             float(self.step),
         )
+        authors_float = self.tie_rule == "authors_float" and loss.name in FLOAT_LOSSES
         rng = check_random_state(self.random_state)
         engine = make_engine(self.engine)
         weighted = (
@@ -369,7 +377,7 @@ class _BaseBoosting(BaseEstimator):
             X_idle, X, y, w = X[~keep], X[keep], y[keep], w[keep]
             weighted = {"sample_weight": w}
         Xp = engine.prepare(X, fit=True, **weighted)
-        f0 = loss.init(y, w)
+        f0 = _authors_float.init(loss, y) if authors_float else loss.init(y, w)
         F = np.full(len(y), f0)
         H, delta = F, np.zeros(len(y))
         idle = None if keep is None else _Replay(engine.prepare(X_idle), f0)
@@ -390,11 +398,15 @@ class _BaseBoosting(BaseEstimator):
         train_loss, times = [loss.value(y, F, w)], [0.0]
         for t in range(T):
             t0 = time.perf_counter()
-            r = loss.direction(y, H, lam, algo.proximal)
+            if authors_float and algo.proximal:
+                r = _authors_float.prox_residual(loss, y, H, lam)
+            else:
+                r = loss.direction(y, H, lam, algo.proximal)
             target = r + delta if algo.residual else r
             leaf_ids, tree = engine.grow(Xp, target, self.max_depth, rng, **weighted)
             fit = leaf_means(target, leaf_ids, tree.n_leaves, w)  # the tree's least-squares fit
-            c = loss.line_search(y, H, leaf_ids, tree.n_leaves, w, self.tie_rule, fit)
+            g = _authors_float.tree_leaf_values(tree, fit) if authors_float else fit
+            c = loss.line_search(y, H, leaf_ids, tree.n_leaves, w, self.tie_rule, g)
             c = nu * np.where(fit == 0.0, 0.0, c)
             F_next = H + c[leaf_ids]
             if algo.residual:
@@ -561,10 +573,12 @@ _PARAMS_DOC = """
         as in scikit-learn.
     engine : str, default="exact"
         Tree engine (``docs/engines.md``).
-    tie_rule : {"midpoint", "authors"}, default="midpoint"
+    tie_rule : {"midpoint", "authors", "authors_float"}, default="midpoint"
         Point taken when a ``lad``, ``pinball`` or ``hinge`` leaf line search has an interval of
         minimisers: 0 if it minimises, else the midpoint (or the finite end); or the rule of the
-        authors' public code (``docs/estimators.md``). f_0 always uses ``"midpoint"``.
+        authors' public code (``docs/estimators.md``). f_0 uses ``"midpoint"``, except under
+        ``"authors_float"``, which takes the line search, f_0 and the proximal pseudo-residual
+        as the authors' code computes them in floating point (``docs/method.md``; no weights).
     n_iter_no_change : int >= 1 or None, default=None
         Early stopping as in scikit-learn's gradient boosting: ``validation_fraction`` of the
         training rows are set aside (stratified for the classifier) and fitting stops after

@@ -71,7 +71,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Tie rules of the leaf line searches (docs/method.md).
-TIE_RULES = ("midpoint", "authors")
+TIE_RULES = ("midpoint", "authors", "authors_float")
 
 #: Rows stored by this process (the command line reports it when interrupted).
 ROWS_STORED = 0
