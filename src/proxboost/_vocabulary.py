@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 #: Leaf rules for an interval of minimisers of a piecewise-linear line search (docs/method.md):
-#: 0 if it minimises, else the midpoint (or the finite end); or the authors' rule.
-TIE_RULES = ("midpoint", "authors")
+#: 0 if it minimises, else the midpoint (or the finite end); the authors' rule in exact
+#: arithmetic; or the authors' rule as their code computes it in floating point.
+TIE_RULES = ("midpoint", "authors", "authors_float")
 #: The rule of the estimators by default, and of a stored row or curve that names none.
 DEFAULT_TIE_RULE = "midpoint"
 

@@ -37,6 +37,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _authors_float
+from ._authors_float import FLOAT_LOSSES
 from ._input_kinds import check_feature_kinds
 from ._multi_quantile import GapBudget, MultiQuantile, check_taus
 from ._validation import (
@@ -246,6 +248,11 @@ class _BaseBoosting(BaseEstimator):
         y = self._encode_target(y, fit=True)
         self._check_target_range(y, "y")
         w = self._check_weights(sample_weight, y)
+        if w is not None and self.tie_rule == "authors_float" and self.loss in FLOAT_LOSSES:
+            raise ValueError(
+                'tie_rule="authors_float" reproduces the authors\' unweighted code and takes no'
+                ' sample_weight other than 1; use tie_rule="authors" or "midpoint" with weights'
+            )
         self._check_classes_weighted(y, w, "sample_weight")
         X_eval = y_eval = w_eval = None
         if eval_set is not None:
@@ -363,6 +370,7 @@ class _BaseBoosting(BaseEstimator):
         """Grow trees until ``n_estimators`` (or early stopping), from scratch or, with
         ``warm_start``, from the state the previous fit left in ``_state_``."""
         algo, loss = ALGOS[self.algo], self._make_loss()
+        authors_float = self.tie_rule == "authors_float" and loss.name in FLOAT_LOSSES
         engine = make_engine(self.engine)
         T = int(self.n_estimators)
         alphas = nesterov_alphas(T) if algo.accelerated else np.zeros(T)
@@ -382,7 +390,7 @@ class _BaseBoosting(BaseEstimator):
         Xp = engine.prepare(X, fit=True, **weighted)
         state = self._state_ if self._warm() else None
         if state is None:
-            f0 = loss.init(y, w)
+            f0 = _authors_float.init(loss, y) if authors_float else loss.init(y, w)
             state = _LoopState.start(
                 f0, len(y), check_random_state(self.random_state), self.n_iter_no_change
             )
@@ -409,14 +417,19 @@ class _BaseBoosting(BaseEstimator):
         )
         for t in range(len(trees), T if not state.stopped else len(trees)):
             t0 = time.perf_counter()
-            r = loss.direction(y, H, lam, algo.proximal)
+            if authors_float and algo.proximal:
+                r = _authors_float.prox_residual(loss, y, H, lam)
+            else:
+                r = loss.direction(y, H, lam, algo.proximal)
             if r.ndim == 2:  # several quantiles: one tree, grown for one level in turn
                 r = loss.tree_target(r, t)
             target = r + delta if algo.residual else r
             leaf_ids, tree = engine.grow(Xp, target, self.max_depth, rng, **weighted)
             fit = leaf_means(target, leaf_ids, tree.n_leaves, w)  # the tree's least-squares fit
+            # the authors' rule reads the tree's own leaf values (their float32 thresholds' fit)
+            g = _authors_float.tree_leaf_values(tree, fit) if authors_float else fit
             c = self._leaf_values(
-                loss, y, H, leaf_ids, tree.n_leaves, w, fit, state, alphas[: t + 1]
+                loss, y, H, leaf_ids, tree.n_leaves, w, (fit, g), state, alphas[: t + 1]
             )
             F_next = H + c[leaf_ids]
             if algo.residual:
@@ -476,13 +489,15 @@ class _BaseBoosting(BaseEstimator):
         self.train_prediction_ = F
         self.n_capped_steps_ = state.n_capped_steps
 
-    def _leaf_values(self, loss, y, H, leaf_ids, n_leaves, w, fit, state, alphas):
+    def _leaf_values(self, loss, y, H, leaf_ids, n_leaves, w, fits, state, alphas):
         """The tree's line-searched, shrunk leaf values (a leaf whose fitted value is exactly 0
-        keeps 0). Several quantiles: one column per level, solved together so that no gap
-        between adjacent levels can close anywhere (``_multi_quantile``)."""
+        keeps 0). ``fits``: the tree's least-squares leaf values, and those its tie rule reads.
+        Several quantiles: one column per level, solved together so that no gap between
+        adjacent levels can close anywhere (``_multi_quantile``)."""
         nu = float(self.learning_rate)
+        fit, g = fits
         if state.budget is None:
-            c, n_capped = loss.line_search_counted(y, H, leaf_ids, n_leaves, w, self.tie_rule, fit)
+            c, n_capped = loss.line_search_counted(y, H, leaf_ids, n_leaves, w, self.tie_rule, g)
             state.n_capped_steps += n_capped
             return nu * np.where(fit == 0.0, 0.0, c)
         min_steps = state.budget.next_min_steps(model_weights(alphas))
@@ -700,10 +715,12 @@ _PARAMS_DOC = """
         as in scikit-learn.
     engine : str, default="exact"
         Tree engine (``docs/engines.md``).
-    tie_rule : {"midpoint", "authors"}, default="midpoint"
+    tie_rule : {"midpoint", "authors", "authors_float"}, default="midpoint"
         Point taken when a ``lad``, ``pinball`` or ``hinge`` leaf line search has an interval of
         minimisers: 0 if it minimises, else the midpoint (or the finite end); or the rule of the
-        authors' public code (``docs/estimators.md``). f_0 always uses ``"midpoint"``.
+        authors' public code (``docs/estimators.md``). f_0 uses ``"midpoint"``, except under
+        ``"authors_float"``, which takes the line search, f_0 and the proximal pseudo-residual
+        as the authors' code computes them in floating point (``docs/method.md``; no weights).
     n_iter_no_change : int >= 1 or None, default=None
         Early stopping as in scikit-learn's gradient boosting: ``validation_fraction`` of the
         training rows are set aside (stratified for the classifier) and fitting stops after
@@ -804,6 +821,11 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
         return make_loss(self.loss, tau=self.tau)
 
     def _check_param_combinations(self):
+        if check_taus(self.tau) is not None and self.tie_rule == "authors_float":
+            raise ValueError(
+                'tie_rule="authors_float" reproduces the authors\' single-level code; with '
+                'several quantiles use tie_rule="midpoint" or "authors"'
+            )
         if check_taus(self.tau) is not None and self.loss != "pinball":
             raise ValueError(
                 f"tau={self.tau!r} (several quantiles) needs loss='pinball'; got loss={self.loss!r}"

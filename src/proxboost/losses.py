@@ -29,8 +29,10 @@ takes 0 (it need not move); otherwise the midpoint of the interval, or its finit
 interval is unbounded (a pure ``hinge`` leaf). ``init`` always applies this rule from z = 0.
 ``"authors"``: the rule of the authors' public code in exact arithmetic, c = gamma g with the
 smallest optimal multiplier gamma among the breakpoints (the lower end of the interval when
-g > 0, the upper end when g < 0, the finite end of an unbounded interval; 0 when g = 0). See
-``docs/estimators.md`` for their measured effect.
+g > 0, the upper end when g < 0, the finite end of an unbounded interval; 0 when g = 0).
+``"authors_float"``: that rule as the authors' code computes it in floating point (their
+line search over every breakpoint, pseudo-residual and f_0: :mod:`proxboost._authors_float`).
+See ``docs/estimators.md`` for their measured effect.
 
 **Overflow policy.** Every exponent is clipped to [-700, 700] (``EXP_CLIP``) in losses,
 gradients, proximal operators and line searches, so no inf or NaN is ever produced; a
@@ -93,6 +95,7 @@ def leaf_means(values, leaf_ids, n_leaves, w=None):
 #    breakpoints is k - P, so the minimisers are exactly [b_(P), b_(P+1)] (b_(0) = -inf,
 #    b_(m+1) = +inf); weighted, P is the positives' weight.
 # Empty leaves get 0.
+from . import _authors_float  # noqa: E402  (tie_rule="authors_float")
 from ._leafops import hinge_line_search, quantile_line_search  # noqa: E402
 
 
@@ -243,6 +246,8 @@ class Pinball(Loss):
         return np.where(u > step * tau, tau, np.where(u < step * (tau - 1.0), tau - 1.0, u / step))
 
     def line_search(self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
+        if tie_rule == "authors_float":
+            return _authors_float.line_search(self, y, z, leaf_ids, n_leaves, leaf_values)
         return quantile_line_search(y - z, leaf_ids, n_leaves, self.tau, w, tie_rule, leaf_values)
 
     def auto_step(self, y, f0, w=None) -> float:
@@ -299,6 +304,8 @@ class Hinge(Loss):
         return np.where(m < 1.0 - step, y, np.where(m > 1.0, 0.0, (y - z) / step))
 
     def line_search(self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
+        if tie_rule == "authors_float":
+            return _authors_float.line_search(self, y, z, leaf_ids, n_leaves, leaf_values)
         return hinge_line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values)
 
 
