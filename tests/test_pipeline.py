@@ -430,7 +430,10 @@ def test_submitit_local_real_dataset_xgboost(tmp_path, data_mirror):
     [
         (["n_jobs=abc"], "n_jobs must be an integer >= 1, -1 or null (every core), got 'abc'"),
         (["progress=maybe"], "progress must be true or false, got 'maybe'"),
-        (["tie_rule=lowest"], "tie_rule must be one of midpoint, authors, got 'lowest'"),
+        (
+            ["tie_rule=lowest"],
+            "tie_rule must be one of midpoint, authors, authors_float, got 'lowest'",
+        ),
         (["loss=pinball", "loss.tau=2"], "loss 'pinball': tau=2 is out of range"),
         (
             ["dataset=engel", "loss=hinge"],
