@@ -23,6 +23,16 @@ FLOOR_STEP = 1e-10  # ... and |C(t+j) - C(t)| <= 1e-10 C(f_0) for j = 1..50
 FLOOR_WINDOW = 50
 FASTER, SIMILAR_HI = 0.8, 1.25
 MIXED_OK, MIXED_BAD = 0.1, 0.3
+# docs/claims.md, "Runs and aggregation": share of the runs that must agree for a verdict over runs
+RUNS_AGREE = 0.8
+# docs/claims.md, 7c: share of the seeds with P below G to confirm (at most SEEDS_FEW to contradict)
+SEEDS_MOST, SEEDS_FEW = 0.8, 0.2
+# docs/claims.md, 3a and 3b: Spearman rank correlation of (λ, time) needed to confirm
+RANK_DECREASING = -0.9
+# docs/claims.md, 3b: the test loss has converged once within 1 % of its minimum
+TEST_MIN_WITHIN = 1.01
+# docs/claims.md, 4c: a minimal test loss is lower than another's when below 0.99 times it
+LOWER_BY = 0.99
 FIT_START, FIT_MIN_POINTS = 50, 50
 
 
@@ -70,9 +80,9 @@ def aggregate_runs(verdicts) -> tuple[str, str]:
     n = len(verdicts)
     c, x = verdicts.count(CONFIRMED), verdicts.count(CONTRADICTED)
     text = f"runs: {c} confirmed, {x} contradicted, {n - c - x} inconclusive of {n}"
-    if n and c >= 0.8 * n and x == 0:
+    if n and c >= RUNS_AGREE * n and x == 0:
         return CONFIRMED, text
-    if n and x >= 0.8 * n and c == 0:
+    if n and x >= RUNS_AGREE * n and c == 0:
         return CONTRADICTED, text
     return INCONCLUSIVE, text
 
@@ -274,9 +284,9 @@ def seed_share_rule(verdicts) -> tuple[str, str]:
     """7c: P below G on ≥ 80 % of the seeds → confirmed; on ≤ 20 % → contradicted."""
     n, c = len(verdicts), list(verdicts).count(CONFIRMED)
     text = f"P below G on {c} of {n} runs"
-    if n and c >= 0.8 * n:
+    if n and c >= SEEDS_MOST * n:
         return CONFIRMED, text
-    if n and c <= 0.2 * n:
+    if n and c <= SEEDS_FEW * n:
         return CONTRADICTED, text
     return INCONCLUSIVE, text
 

@@ -21,6 +21,9 @@ from .criteria import (
     CONTRADICTED,
     FIT_MIN_POINTS,
     INCONCLUSIVE,
+    LOWER_BY,
+    RANK_DECREASING,
+    TEST_MIN_WITHIN,
     Cell,
     combine_all,
     faster_verdict,
@@ -330,7 +333,7 @@ def judge_bigger_step_faster_train(R):
         rhos = np.array(rhos)
         v = (
             CONFIRMED
-            if np.all(rhos <= -0.9)
+            if np.all(rhos <= RANK_DECREASING)
             else CONTRADICTED
             if np.sum(rhos >= 0) > len(rhos) / 2
             else INCONCLUSIVE
@@ -345,9 +348,9 @@ def judge_bigger_step_faster_train(R):
 def judge_bigger_step_faster_test(R):
     out = {}
     for sc, cs in _over_steps(R, out):
-        ts = np.array([float(np.argmax(c.test <= 1.01 * c.test.min())) for c in cs])
+        ts = np.array([float(np.argmax(c.test <= TEST_MIN_WITHIN * c.test.min())) for c in cs])
         rho = spearman(np.log10(STEP_GRID), ts)
-        v = CONFIRMED if rho <= -0.9 else CONTRADICTED if rho >= 0 else INCONCLUSIVE
+        v = CONFIRMED if rho <= RANK_DECREASING else CONTRADICTED if rho >= 0 else INCONCLUSIVE
         out[sc] = Cell(
             v,
             f"t* (test within 1 % of its minimum) per λ {', '.join(fmt_g(t) for t in ts)}; ρ"
@@ -518,7 +521,13 @@ def judge_plain_lower_test_than_accelerated(R):
                 out[sc] = missing_cell(f"{loss} {short(acc)}/{short(plain)}")
                 continue
             mb, ma = b.test.min(), a.test.min()
-            v = CONFIRMED if mb < 0.99 * ma else CONTRADICTED if ma < 0.99 * mb else INCONCLUSIVE
+            v = (
+                CONFIRMED
+                if mb < LOWER_BY * ma
+                else CONTRADICTED
+                if ma < LOWER_BY * mb
+                else INCONCLUSIVE
+            )
             out[sc] = Cell(v, f"min test loss {short(plain)} {mb:.4g}, {short(acc)} {ma:.4g}")
     return out
 
