@@ -157,6 +157,7 @@ class Curve:
 
 
 def first_reach(values, xs, level) -> float:
+    """The first ``xs`` at which ``values`` is at most ``level`` (inf when never)."""
     hit = np.flatnonzero(values <= level)
     return float(xs[hit[0]]) if hit.size else math.inf
 
@@ -252,6 +253,7 @@ def linear_fit(c: Curve) -> tuple[float, float, int] | None:
 
 
 def max_relative_gap(a: Curve, b: Curve) -> float:
+    """max_t |C_a(t) - C_b(t)| / C_b(t) over the iterations above both floors (nan when none)."""
     end = min(a.end, b.end)
     ya, yb = a.train[1:end], b.train[1:end]
     ok = yb > 0
@@ -265,12 +267,14 @@ def rise(values, c0) -> float:
 
 
 def spearman(x, y) -> float:
+    """Spearman's rank correlation of ``x`` and ``y`` (ties averaged)."""
     if np.all(y == y[0]):
         return 0.0
     return float(stats.spearmanr(x, y).statistic)
 
 
 def fmt_g(v) -> str:
+    """A number as the ``numbers`` column shows it (integers without a decimal point)."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
     if math.isinf(v):
@@ -304,6 +308,7 @@ def criteria_sha(root=None) -> str:
 
 
 def claims_row(sid, sc, verdict, numbers, protocol, n_support) -> dict:
+    """One row of ``claims.csv`` (without ``criteria_sha``, added once for all rows)."""
     return {
         "id": sid,
         "scope": sc,

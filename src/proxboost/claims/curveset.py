@@ -189,4 +189,5 @@ class RunView:
 
 
 def missing_cell(*names) -> Cell:
+    """An inconclusive cell for curves that are not stored, naming them."""
     return Cell(INCONCLUSIVE, "no stored curve for " + ", ".join(names), 0)

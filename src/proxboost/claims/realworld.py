@@ -100,6 +100,9 @@ def _always(unit, comparisons, expected_cells):
 
 
 def judge_ls_prox_equals_gradient_vs_baselines(unit, units):
+    """Statement 6a: ls: P = G, comparable to XGBoost, better than random forests (criterion:
+    docs/claims.md, 6a).
+    """
     exp = _expected_datasets(units, ("ls",))
     better, equiv = {}, {}
     for ds in exp:
@@ -173,6 +176,9 @@ def _winners(unit, ds, loss, metric, methods, k=1):
 
 
 def judge_ls_residual_most_accurate(unit, units):
+    """Statement 6b: ls: residual boosting most accurate on 3 of the 6 datasets (criterion:
+    docs/claims.md, 6b).
+    """
     exp = _expected_datasets(units, ("ls",))
     methods = PAPER_METHODS
     cells, yes = {}, 0
@@ -202,6 +208,7 @@ def judge_ls_residual_most_accurate(unit, units):
 
 
 def judge_prox_beats_gradient_lad_pinball(unit, units):
+    """Statement 6c: lad, pinball: P always better than G (criterion: docs/claims.md, 6c)."""
     n_exp = sum(len(_expected_datasets(units, (loss,))) for loss in ("lad", "pinball"))
     comps = {}
     for loss in ("lad", "pinball"):
@@ -213,6 +220,9 @@ def judge_prox_beats_gradient_lad_pinball(unit, units):
 
 
 def judge_prox_or_rp_most_accurate_lad_pinball(unit, units):
+    """Statement 6d: lad, pinball: P or RP most accurate in most situations (criterion:
+    docs/claims.md, 6d).
+    """
     methods = (
         "gradient",
         "prox",
@@ -250,6 +260,9 @@ def judge_prox_or_rp_most_accurate_lad_pinball(unit, units):
 
 
 def judge_ap_beats_ag_except_engel(unit, units):
+    """Statement 6e: lad, pinball: AP better than AG, except on Engel (criterion: docs/claims.md,
+    6e).
+    """
     comps, engel = {}, {}
     n_exp = 0
     for loss in ("lad", "pinball"):
@@ -284,6 +297,9 @@ def judge_ap_beats_ag_except_engel(unit, units):
 
 
 def judge_accelerated_not_more_accurate_regression(unit, units):
+    """Statement 6j: regression: accelerated variants not more accurate than plain ones (criterion:
+    docs/claims.md, 6j).
+    """
     cells, better, n_exp = {}, 0, 0
     for loss in REGRESSION_LOSSES:
         for ds in _expected_datasets(units, (loss,)):
@@ -319,6 +335,9 @@ def judge_accelerated_not_more_accurate_regression(unit, units):
 
 
 def judge_classification_podium(unit, units):
+    """Statement 6f: classification: P, RP, RG and XGBoost share the podium (criterion:
+    docs/claims.md, 6f).
+    """
     podium = ("prox", "residual_prox", "residual_gradient", "xgboost")
     cells, filled, seen, n_exp = {}, 0, set(), 0
     for ds in _expected_datasets(units, CLASSIFICATION_LOSSES):
@@ -358,6 +377,9 @@ def judge_classification_podium(unit, units):
 
 
 def judge_prox_beats_gradient_hinge(unit, units):
+    """Statement 6g: hinge: P or RP always better than G and RG (loss and error) (criterion:
+    docs/claims.md, 6g).
+    """
     exp = _expected_datasets(units, ("hinge",))
     comps = {}
     for ds in exp:
@@ -413,6 +435,9 @@ def judge_prox_beats_gradient_hinge(unit, units):
 
 
 def judge_ap_beats_g_and_ag_classification(unit, units):
+    """Statement 6h: classification: AP always better than G and AG (loss and accuracy) (criterion:
+    docs/claims.md, 6h).
+    """
     exp = _expected_datasets(units, CLASSIFICATION_LOSSES)
     comps = {}
     for ds in exp:
@@ -433,6 +458,9 @@ def judge_ap_beats_g_and_ag_classification(unit, units):
 
 
 def judge_hinge_rarely_big_advantage(unit, units):
+    """Statement 6i: hinge instead of exponential rarely a big advantage in error (criterion:
+    docs/claims.md, 6i).
+    """
     exp = _expected_datasets(units, CLASSIFICATION_LOSSES)
     methods = [m for m in PAPER_METHODS if m not in LS_AND_ERROR_ONLY]
     cells, big, n_exp = {}, 0, 0

@@ -43,6 +43,9 @@ from .curveset import missing_cell
 
 # -- convergence -----------------------------------------------------------------------------------
 def judge_ls_prox_equals_gradient(R):
+    """Statement 1a: ls: proximal and gradient boosting are exactly equivalent (criterion:
+    docs/claims.md, 1a).
+    """
     out = {}
     for d in CONVERGENCE_DEPTHS:
         g, p = R.get("ls", "gradient", d), R.get("ls", "prox", d, 1.0)
@@ -76,10 +79,16 @@ def _mixed_up_cells(R, losses, a, b, label):
 
 
 def judge_prox_gradient_mixed_up_ls_exponential(R, losses=("ls", "exponential")):
+    """Statement 1b: ls, exponential: P and G behave exactly the same (curves mixed up) (criterion:
+    docs/claims.md, 1b).
+    """
     return _mixed_up_cells(R, losses, ("prox", 1.0), ("gradient", None), "G/P")
 
 
 def judge_linear_convergence_deeper_steeper_ls_exponential(R):
+    """Statement 1c: ls, exponential: linear convergence, steeper with deeper trees (criterion:
+    docs/claims.md, 1c).
+    """
     out = {}
     for loss in ("ls", "exponential"):
         parts, bad, missing, notes = [], False, False, []
@@ -112,6 +121,9 @@ def judge_linear_convergence_deeper_steeper_ls_exponential(R):
 
 
 def judge_residual_not_helping_ls_exponential(R, losses=("ls", "exponential")):
+    """Statement 1d: ls, exponential: the residual does not help convergence (criterion:
+    docs/claims.md, 1d).
+    """
     out = {}
     for loss in losses:
         for d in CONVERGENCE_DEPTHS:
@@ -155,18 +167,26 @@ def _faster_cells(R, a_algo, b_algo, losses=("lad", "hinge")):
 
 
 def judge_prox_faster_than_gradient_lad_hinge(R, losses=("lad", "hinge")):
+    """Statement 2a: lad, hinge: P converges faster than G (criterion: docs/claims.md, 2a)."""
     return _faster_cells(R, "prox", "gradient", losses)
 
 
 def judge_residual_helps_gradient_lad_hinge(R, losses=("lad", "hinge")):
+    """Statement 2d: lad, hinge: the residual helps G converge (RG faster than G) (criterion:
+    docs/claims.md, 2d).
+    """
     return _faster_cells(R, "residual_gradient", "gradient", losses)
 
 
 def judge_residual_prox_like_prox_lad_hinge(R, losses=("lad", "hinge")):
+    """Statement 2e: lad, hinge: RP behaves like P (curves mixed up) (criterion: docs/claims.md,
+    2e).
+    """
     return _mixed_up_cells(R, losses, ("residual_prox", 1.0), ("prox", 1.0), "RP/P")
 
 
 def judge_gradient_not_converging_hinge(R):
+    """Statement 2b: hinge: G does not seem to converge (criterion: docs/claims.md, 2b)."""
     out = {}
     for d in CONVERGENCE_DEPTHS:
         g, p = R.get("hinge", "gradient", d), R.get("hinge", "prox", d, 1.0)
@@ -189,6 +209,7 @@ def judge_gradient_not_converging_hinge(R):
 
 
 def judge_prox_almost_linear_lad_hinge(R):
+    """Statement 2c: lad, hinge: P's convergence almost linear (criterion: docs/claims.md, 2c)."""
     out = {}
     for loss in ("lad", "hinge"):
         for d in CONVERGENCE_DEPTHS:
@@ -210,6 +231,9 @@ def judge_prox_almost_linear_lad_hinge(R):
 
 
 def judge_pinball_like_lad_logistic_like_exponential(R):
+    """Statement 1e: pinball behaves like lad, logistic like exponential (criterion:
+    docs/claims.md, 1e).
+    """
     out = {}
     pairs = (
         (
@@ -252,6 +276,9 @@ def judge_pinball_like_lad_logistic_like_exponential(R):
 
 
 def judge_same_vs_iterations_and_seconds(R):
+    """Statement 5: same behaviour vs iterations and vs seconds; a proximal step costs no more
+    (criterion: docs/claims.md, 5).
+    """
     out = {}
     for loss in ("ls", "exponential", "lad", "hinge"):
         for d in CONVERGENCE_DEPTHS:
@@ -317,6 +344,9 @@ def _over_steps(R, out):
 
 
 def judge_bigger_step_faster_train(R):
+    """Statement 3a: bigger λ, faster decrease of the training loss (criterion: docs/claims.md,
+    3a).
+    """
     out = {}
     for sc, cs in _over_steps(R, out):
         levels = kept_levels(cs[0].c0, [c.floor_level for c in cs], min(c.train.min() for c in cs))
@@ -346,6 +376,7 @@ def judge_bigger_step_faster_train(R):
 
 
 def judge_bigger_step_faster_test(R):
+    """Statement 3b: bigger λ, faster decrease of the test loss (criterion: docs/claims.md, 3b)."""
     out = {}
     for sc, cs in _over_steps(R, out):
         ts = np.array([float(np.argmax(c.test <= TEST_MIN_WITHIN * c.test.min())) for c in cs])
@@ -360,6 +391,9 @@ def judge_bigger_step_faster_test(R):
 
 
 def judge_large_step_prox_faster_train(R):
+    """Statement 3c: large enough λ: P faster than G on the training loss (criterion:
+    docs/claims.md, 3c).
+    """
     out = {}
     for loss in PROXIMAL_STEP_LOSSES:
         g = R.get(loss, "gradient", 3)
@@ -389,6 +423,9 @@ def judge_large_step_prox_faster_train(R):
 
 
 def judge_prox_below_gradient_test_moderate_steps(R):
+    """Statement 3d: test loss: P and RP below G and RG for λ in 0.1–10 (criterion: docs/claims.md,
+    3d).
+    """
     out = {}
     for loss in PROXIMAL_STEP_LOSSES:
         g, rg = R.get(loss, "gradient", 3), R.get(loss, "residual_gradient", 3)
@@ -412,6 +449,9 @@ def judge_prox_below_gradient_test_moderate_steps(R):
 
 
 def judge_large_step_prox_like_rp_faster_than_rg(R):
+    """Statement 3e: large λ: P similar to RP and faster than RG (training loss) (criterion:
+    docs/claims.md, 3e).
+    """
     out = {}
     for loss in PROXIMAL_STEP_LOSSES:
         rg = R.get(loss, "residual_gradient", 3)
@@ -453,6 +493,9 @@ def _acc_pairs(R, loss):
 
 
 def judge_acceleration_speeds_up(R):
+    """Statement 4a: acceleration speeds up the decrease of training and test losses (criterion:
+    docs/claims.md, 4a).
+    """
     out = {}
     for loss in PROXIMAL_STEP_LOSSES:
         for s, plain, acc, b, a in _acc_pairs(R, loss):
@@ -493,6 +536,9 @@ def _diverging(R, loss):
 
 
 def judge_accelerated_diverge(R):
+    """Statement 4b: both accelerated variants diverge, on training and test (criterion:
+    docs/claims.md, 4b).
+    """
     out = {}
     for loss in PROXIMAL_STEP_LOSSES:
         for s, acc, a in _diverging(R, loss):
@@ -513,6 +559,9 @@ def judge_accelerated_diverge(R):
 
 
 def judge_plain_lower_test_than_accelerated(R):
+    """Statement 4c: non-accelerated methods reach a lower test loss (criterion: docs/claims.md,
+    4c).
+    """
     out = {}
     for loss in PROXIMAL_STEP_LOSSES:
         for s, plain, acc, b, a in _acc_pairs(R, loss):
@@ -533,6 +582,7 @@ def judge_plain_lower_test_than_accelerated(R):
 
 
 def judge_ap_better_than_ag(R):
+    """Statement 4d: AP definitely better than AG (criterion: docs/claims.md, 4d)."""
     out = {}
     for loss in PROXIMAL_STEP_LOSSES:
         ag = R.get(loss, "accelerated_gradient", 3)
@@ -560,6 +610,9 @@ def judge_ap_better_than_ag(R):
 
 
 def judge_divergence_after_test_minimum(R):
+    """Statement 4e: training divergence occurs after the minimal test loss (criterion:
+    docs/claims.md, 4e).
+    """
     out = {}
     for loss in PROXIMAL_STEP_LOSSES:
         div, bad, notes, seen = 0, 0, [], 0
@@ -592,6 +645,9 @@ def _decrease(c, which="train"):
 
 
 def judge_intro_gradient_plateaus(R):
+    """Statement 7a: introduction: G's training loss attains a plateau (criterion: docs/claims.md,
+    7a).
+    """
     g = R.get("lad", "gradient", 2)
     if g is None:
         return {"all": missing_cell("intro G")}
@@ -607,6 +663,9 @@ def judge_intro_gradient_plateaus(R):
 
 
 def judge_intro_prox_keeps_improving(R):
+    """Statement 7b: introduction: P constantly improves the objective (criterion: docs/claims.md,
+    7b).
+    """
     p = R.get("lad", "prox", 2, 1.0)
     if p is None:
         return {"all": missing_cell("intro P")}
@@ -622,6 +681,7 @@ def judge_intro_prox_keeps_improving(R):
 
 
 def judge_intro_prox_lower_test(R):
+    """Statement 7c: introduction: P achieves a lower test loss (criterion: docs/claims.md, 7c)."""
     g, p = R.get("lad", "gradient", 2), R.get("lad", "prox", 2, 1.0)
     if g is None or p is None:
         return {"all": missing_cell("intro G/P")}
