@@ -975,8 +975,14 @@ def fig_claims(claims: pd.DataFrame) -> Figure:
                     ax.barh(y, w, left=left, color=VERDICT_COLORS[v], edgecolor="white")
                     left += w
             ax.text(3.4, y, f"{n} cells", va="center", fontsize=7, color="0.3")
-        text, line = STATEMENTS[sid]
-        ax.text(4.1, y, f"{sid}  {text} (l. {line})", va="center", fontsize=7.5)
+        statement = STATEMENTS[sid]
+        ax.text(
+            4.1,
+            y,
+            f"{sid}  {statement.text} (l. {statement.paper_line})",
+            va="center",
+            fontsize=7.5,
+        )
     ax.set_xlim(0, 12)
     ax.set_ylim(-0.7, len(ids) - 0.3)
     ax.set_yticks(range(len(ids)))

@@ -45,6 +45,7 @@ from .claims import (
     CONTRADICTED,
     INCONCLUSIVE,
     STATEMENTS,
+    families,
     intro_grid,
     judge,
     write_claims,
@@ -63,14 +64,6 @@ from .naming import (
 from .results import load, load_curves, stops_on_damage
 
 __all__ = ["baselines_table", "build_summary", "cpu_table", "main", "write_reports"]
-
-GROUPS = (
-    ("Convergence", ("1a", "1b", "1c", "1d", "1e", "2a", "2b", "2c", "2d", "2e", "5")),
-    ("Proximal step", ("3a", "3b", "3c", "3d", "3e", "4a", "4b", "4c", "4d", "4e")),
-    ("Real world", ("6a", "6b", "6c", "6d", "6e", "6j", "6f", "6g", "6h", "6i")),
-    ("Introduction", ("7a", "7b", "7c")),
-)
-
 
 #: Why a dataset of the paper has no stored rows (shown in its place).
 MISSING = {
@@ -103,14 +96,14 @@ def claims_table(claims: pd.DataFrame) -> list[str]:
         "| id | statement (paper line) | verdict | rests on | numbers |",
         "|---|---|---|---|---|",
     ]
-    for sid, (text, line) in STATEMENTS.items():
+    for sid, statement in STATEMENTS.items():
         r = top.loc[sid]
         lines.append(
-            f"| {sid} | {_cell(text)} (l. {line}) | **{r['verdict']}** | {_cell(r['protocol'])} | "
-            f"{_cell(_lead(r['numbers']))} |"
+            f"| {sid} | {_cell(statement.text)} (l. {statement.paper_line}) |"
+            f" **{r['verdict']}** | {_cell(r['protocol'])} | {_cell(_lead(r['numbers']))} |"
         )
     lines.append("")
-    for name, ids in GROUPS:
+    for name, ids in families():
         v = top.loc[list(ids), "verdict"]
         lines.append(
             f"- {name}: {(v == CONFIRMED).sum()} confirmed, {(v == CONTRADICTED).sum()}"
@@ -128,8 +121,10 @@ def claims_table(claims: pd.DataFrame) -> list[str]:
 
 
 def claims_details(claims: pd.DataFrame) -> list[str]:
+    """Per statement: its verdict, what it rests on, and the table of its judged cells."""
     lines = []
-    for sid, (text, line) in STATEMENTS.items():
+    for sid, statement in STATEMENTS.items():
+        text, line = statement.text, statement.paper_line
         g = claims[claims["id"] == sid]
         top = g[g["scope"] == "all"].iloc[0]
         lines += [

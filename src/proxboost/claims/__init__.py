@@ -1,0 +1,73 @@
+"""The paper's 34 statements judged on stored curves and rows: three-state verdicts,
+``results/claims.csv``.
+
+    python -m proxboost.claims [--results results] [--out results/claims.csv]
+
+The criteria are those of ``docs/claims.md`` (the file's sha256 is written in every row's
+``criteria_sha``); this package is their executable form and changes only with that file.
+
+- :mod:`~proxboost.claims.criteria`: the named thresholds and the curve criteria: the numerical
+  floor (:func:`floor_start`), the levels rule (:func:`levels_rule`), "mixed up"
+  (:func:`mixed_up`), linear convergence (:func:`linear_fit`), and the rules that combine cells and
+  runs (:func:`combine_all`, :func:`aggregate_runs`, :func:`count_rule`).
+- :mod:`~proxboost.claims.curveset`: the stored curves a synthetic judge reads, one run at a time.
+- :mod:`~proxboost.claims.synthetic` and :mod:`~proxboost.claims.realworld`: one judge per
+  statement (real-world judges use paired comparisons, Holm-adjusted p-values, equivalence margins
+  and counting rules with missing cells; one protocol unit per verdict).
+- :mod:`~proxboost.claims.statements`: the registry, one record per statement (text, paper line,
+  experiment, losses, judge, aggregation, family), read by the judging, the summary and the figures.
+- :mod:`~proxboost.claims.judging`: :func:`judge` returns the rows of ``claims.csv``: ``id, scope,
+  verdict, numbers, protocol, n_support, criteria_sha``; nothing is fitted here.
+"""
+
+from .criteria import (
+    CLAIMS_COLUMNS,
+    CONFIRMED,
+    CONTRADICTED,
+    INCONCLUSIVE,
+    Curve,
+    aggregate_runs,
+    combine_all,
+    count_rule,
+    criteria_sha,
+    faster_verdict,
+    floor_start,
+    levels_rule,
+    linear_fit,
+    mixed_up,
+    scope,
+)
+from .curveset import CurveSet, stated_curves, with_noise_column
+from .intro import intro_grid
+from .judging import judge, judge_real, judge_synthetic, write_claims
+from .statements import FAMILIES, STATEMENTS, Statement, families
+
+__all__ = [
+    "CLAIMS_COLUMNS",
+    "CONFIRMED",
+    "CONTRADICTED",
+    "FAMILIES",
+    "INCONCLUSIVE",
+    "STATEMENTS",
+    "Curve",
+    "CurveSet",
+    "Statement",
+    "aggregate_runs",
+    "combine_all",
+    "count_rule",
+    "criteria_sha",
+    "faster_verdict",
+    "families",
+    "floor_start",
+    "intro_grid",
+    "judge",
+    "judge_real",
+    "judge_synthetic",
+    "levels_rule",
+    "linear_fit",
+    "mixed_up",
+    "scope",
+    "stated_curves",
+    "with_noise_column",
+    "write_claims",
+]
