@@ -14,7 +14,6 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from proxboost import BoostingClassifier, BoostingRegressor
 from proxboost.boosting import ALGOS, model_weights, nesterov_alphas
-from proxboost.engines import ENGINES
 from proxboost.losses import make_loss
 
 REG_LOSSES = ["ls", "lad", "pinball"]
@@ -599,9 +598,6 @@ def test_feature_importances_ignore_nesterov_weights_and_empty_trees(reg_data):
     np.testing.assert_array_equal(flat.feature_importances_, np.zeros(X.shape[1]))
 
 
-@pytest.mark.skipif(
-    "exact" not in ENGINES or "sklearn" not in ENGINES, reason="needs both exact engines"
-)
 def test_feature_importances_equal_across_exact_engines(reg_data, compare_trees):
     """ls: continuous targets, so the only ties are one partition reached through two features
     (lad's two-valued targets tie between partitions too, and the engines' sums round tied

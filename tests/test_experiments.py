@@ -213,9 +213,7 @@ def test_run_one_resumes_after_interruption(tmp_path):
 def test_curve_identity_keeps_seeds_tie_rules_and_settings_apart(tmp_path):
     from dataclasses import replace
 
-    from proxboost.boosting import BoostingRegressor
     from proxboost.curves import curve_identity, is_stored
-    from proxboost.methods import _accepts
 
     base = RunSpec(
         "convergence",
@@ -235,9 +233,8 @@ def test_curve_identity_keeps_seeds_tie_rules_and_settings_apart(tmp_path):
         replace(base, learning_rate=0.1 + 1e-12),
         replace(base, n_estimators=4),
         replace(base, dataset_params={"n_samples": 61, "n_features": 5}),
+        replace(base, tie_rule="authors"),
     ]
-    if _accepts(BoostingRegressor, "tie_rule"):
-        variants.append(replace(base, tie_rule="authors"))
     paths = {curve_path(tmp_path, s) for s in [base, *variants]}
     assert len(paths) == len(variants) + 1
     assert len({curve_identity(s) for s in [base, *variants]}) == len(variants) + 1

@@ -310,7 +310,6 @@ def test_sample_weight_is_not_modified():
     np.testing.assert_array_equal(w, w0)
 
 
-@pytest.mark.skipif("hist" not in ENGINES, reason="needs the histogram engine")
 @pytest.mark.parametrize("loss", ["ls", "lad"])
 def test_hist_weighted_bins_are_repeated_rows_bins(loss):
     """700 distinct values, 255 bins: the bin edges come from weighted counts, which are the

@@ -96,12 +96,6 @@ def loss_params(loss) -> dict:
     return {name: getattr(loss, name) for name in names}
 
 
-def _accepts(cls, name) -> bool:
-    import inspect
-
-    return name in inspect.signature(cls.__init__).parameters
-
-
 def make_estimator(loss, algo, engine="exact", tie_rule=DEFAULT_TIE_RULE, **params):
     """The boosting estimator of ``algo`` for a loss object, with its parameters.
 
@@ -114,14 +108,7 @@ def make_estimator(loss, algo, engine="exact", tie_rule=DEFAULT_TIE_RULE, **para
 
     cls = BoostingClassifier if loss.task == "classification" else BoostingRegressor
     kw = {**loss_params(loss), **params}
-    if _accepts(cls, "tie_rule"):
-        kw["tie_rule"] = tie_rule
-    elif tie_rule != DEFAULT_TIE_RULE:
-        raise ValueError(
-            f"tie_rule={tie_rule!r} is not available in this version of the estimators; "
-            f"use tie_rule={DEFAULT_TIE_RULE!r}"
-        )
-    return cls(loss=loss.name, algo=algo, engine=engine, **kw)
+    return cls(loss=loss.name, algo=algo, engine=engine, tie_rule=tie_rule, **kw)
 
 
 def estimator_options(estimator) -> dict:
