@@ -60,6 +60,25 @@ def test_convergence_settings():
     assert {s.tie_rule for s in specs} == {"midpoint"}
 
 
+def test_convergence_authors_is_convergence_for_the_losses_with_ties_under_the_authors_rule():
+    """convergence_authors composes convergence: the same runs, restricted to lad, hinge and
+    pinball, with only the tie rule changed."""
+    from dataclasses import replace
+
+    ties = {"lad", "hinge", "pinball"}
+    authors = _specs("convergence_authors")
+    expected = [replace(s, tie_rule="authors") for s in _specs("convergence") if s.loss in ties]
+    assert authors == expected and len(authors) == 3 * 2 * 4 * 5
+
+
+def test_specs_cover_every_combination_once_gradient_algorithms_without_step():
+    """An independent count: prox-type algorithms once per λ, gradient ones once in all."""
+    specs = _specs("proximal_step")
+    n_prox, n_grad = 3, 3  # prox, residual_prox, accelerated_prox / their gradient counterparts
+    per_cell = len(SEEDS) * 2  # seeds x tie rules
+    assert len(specs) == len(set(specs)) == 2 * 1 * (n_prox * 5 + n_grad) * per_cell
+
+
 def test_convergence_authors_repeats_the_losses_with_ties_under_the_other_rule():
     default, authors = _specs("convergence"), _specs("convergence_authors")
     assert {s.tie_rule for s in authors} == {"authors"}

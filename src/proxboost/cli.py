@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import logging
 import math
 import os
@@ -79,11 +80,45 @@ def _label(cfg, group, keys, conf_dir):
     changed = {k: given.get(k) for k in keys if k in given and given.get(k) != default.get(k)}
     if not changed:
         return name
-    if group == "grid":
-        from .results import identity_hash
-
-        return f"{name}-custom{identity_hash(changed)[:6]}"
     return name + "".join(f"-{k}{v}" for k, v in sorted(changed.items()))
+
+
+def _grid_name(cfg) -> str:
+    """The grid's name: the option chosen in the ``grid`` group, as Hydra records it
+    (``hydra.runtime.choices``), plus ``-custom<hash>`` of the values given on the command line
+    that differ from the option's own (``grid.max_depth=[2]``), so that rows of a modified grid
+    never sit under its name. A config composed without Hydra's record (``compose()`` in a test)
+    is named by its ``grid.name``."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if "hydra" in cfg:  # a job composed by the preflight check
+        record = cfg.hydra
+    elif HydraConfig.initialized():  # the job itself
+        record = HydraConfig.get()
+    else:
+        return cfg.grid.name
+    name = record.runtime.choices["grid"]
+    overridden = {o.lstrip("+~").split("=", 1)[0] for o in record.overrides.task}
+    keys = [k for k in _GRID_KEYS if f"grid.{k}" in overridden and k in cfg.grid]
+    given = OmegaConf.to_container(cfg.grid, resolve=True)
+    option = _grid_option(record.job.config_name, name) if keys else {}
+    changed = {k: given[k] for k in keys if given[k] != option.get(k)}
+    if not changed:
+        return name
+    from .results import identity_hash
+
+    return f"{name}-custom{identity_hash(changed)[:6]}"
+
+
+@functools.lru_cache(maxsize=16)
+def _grid_option(config_name, name) -> dict:
+    """The values of the grid option ``name`` as Hydra composes it (no override)."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+
+    loader = GlobalHydra.instance().config_loader()
+    cfg = loader.load_configuration(config_name, [f"grid={name}"], RunMode.RUN)
+    return OmegaConf.to_container(cfg.grid, resolve=True)
 
 
 def check_values(cfg) -> None:
@@ -154,7 +189,7 @@ def run_arguments(cfg, conf_dir=None) -> dict:
         algo=cfg.algo.name,
         algo_options={k: v for k, v in config["algo"].items() if k != "name"},
         grid=config["grid"],
-        grid_name=_label(cfg, "grid", _GRID_KEYS, conf_dir),
+        grid_name=_grid_name(cfg),
         engine=cfg.engine.name,
         tie_rule=cfg.tie_rule,
         n_splits=cfg.protocol.n_splits,

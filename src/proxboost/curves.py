@@ -36,6 +36,7 @@ wall-clock curves are comparable.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -359,33 +360,39 @@ def specs_from_config(config: dict, engine="exact") -> list[RunSpec]:
             f"synthetic.algo {unknown[0]!r} is not a boosting algorithm; valid:"
             f" {', '.join(BOOSTING)}"
         )
-    specs = []
-    for problem in as_list("problems"):
-        dataset, _, loss = str(problem).partition("/")
-        for depth in as_list("max_depth"):
-            for algo in as_list("algo"):
-                steps = [None] if algo in GRADIENT_ALGOS else [float(s) for s in as_list("step")]
-                for step in steps:
-                    for seed in as_list("seed"):
-                        for tie_rule in as_list("tie_rule"):
-                            specs.append(
-                                RunSpec(
-                                    config["experiment"],
-                                    dataset,
-                                    loss,
-                                    algo,
-                                    max_depth=int(depth),
-                                    learning_rate=float(config["learning_rate"]),
-                                    n_estimators=int(config["n_estimators"]),
-                                    step=step,
-                                    seed=int(seed),
-                                    engine=engine,
-                                    tie_rule=str(tie_rule),
-                                    tau=float(config.get("tau", 0.5)),
-                                    beta=float(config.get("beta", 1.0)),
-                                    newton_steps=int(config.get("newton_steps", 1)),
-                                    grid_predictions=int(config.get("grid_predictions", 0)),
-                                    dataset_params=dict(config.get("dataset_params") or {}),
-                                )
-                            )
+    settings = dict(
+        learning_rate=float(config["learning_rate"]),
+        n_estimators=int(config["n_estimators"]),
+        engine=engine,
+        tau=float(config.get("tau", 0.5)),
+        beta=float(config.get("beta", 1.0)),
+        newton_steps=int(config.get("newton_steps", 1)),
+        grid_predictions=int(config.get("grid_predictions", 0)),
+        dataset_params=dict(config.get("dataset_params") or {}),
+    )
+    problems = [tuple(str(p).partition("/")[::2]) for p in as_list("problems")]
+    combinations = itertools.product(
+        problems,
+        [int(d) for d in as_list("max_depth")],
+        as_list("algo"),
+        [float(s) for s in as_list("step")],
+        [int(s) for s in as_list("seed")],
+        [str(t) for t in as_list("tie_rule")],
+    )
+    specs = (
+        RunSpec(
+            config["experiment"],
+            dataset,
+            loss,
+            algo,
+            max_depth=depth,
+            step=step,
+            seed=seed,
+            tie_rule=tie_rule,
+            **settings,
+        )
+        for (dataset, loss), depth, algo, step, seed, tie_rule in combinations
+    )
+    # a gradient algorithm's spec drops λ, so its combinations that differ only by λ are one run
+    specs = list(dict.fromkeys(specs))
     return specs

@@ -82,6 +82,9 @@ log = logging.getLogger(__name__)
 
 #: Tie rules of the leaf line searches (docs/method.md).
 
+#: Row columns of the losses' parameters.
+_LOSS_COLUMNS = ("tau", "beta", "newton_steps")
+
 #: Rows stored by this process (the command line reports it when interrupted).
 ROWS_STORED = 0
 
@@ -354,6 +357,13 @@ def _load_dataset(name, seed, mirror, params):
     return load_dataset(name, random_state=seed, mirror=mirror, **dict(params))
 
 
+def _loss_columns(loss) -> dict:
+    """The row's loss-parameter columns: the loss's own parameters (pinball: ``tau``;
+    exponential: ``beta``, ``newton_steps``; ...), NaN for the ones it does not take."""
+    params = loss_params(loss)
+    return {name: params.get(name, math.nan) for name in _LOSS_COLUMNS}
+
+
 def _short_hash(params) -> str:
     return results.identity_hash(params)[:8]
 
@@ -493,13 +503,7 @@ def plan_run(
         "algo": algo,
         "engine": method.engine,
         "task": loss_obj.task,
-        "tau": getattr(loss_obj, "tau", math.nan) if loss == "pinball" else math.nan,
-        "beta": getattr(loss_obj, "beta", math.nan) if loss == "exponential" else math.nan,
-        "newton_steps": (
-            getattr(loss_obj, "newton_steps", math.nan)
-            if loss_obj.task == "classification"
-            else math.nan
-        ),
+        **_loss_columns(loss_obj),
         "grid": grid_name,
         "max_estimators": int(max_estimators),
         "n_splits": int(n_splits),
