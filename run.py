@@ -9,8 +9,8 @@
     results/
     python run.py --cfg job                                      # the composed configuration
 
-Everything is done by :mod:`proxboost.cli` (checks, errors, interrupts) and
-:mod:`proxboost.pipeline` (the runs); this file only starts Hydra.
+Everything is done by :mod:`proxboost.cli` (checks, errors), :mod:`proxboost.interrupts`
+(Ctrl-C, SIGTERM) and :mod:`proxboost.pipeline` (the runs); this file only starts Hydra.
 """
 
 import os
@@ -40,6 +40,6 @@ def main(cfg: DictConfig):
 
 
 if __name__ == "__main__":
-    from proxboost.cli import interruptible
+    from proxboost.interrupts import interruptible
 
     interruptible(main)

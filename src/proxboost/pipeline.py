@@ -310,11 +310,10 @@ def _fit_pool(n_workers):
     from concurrent.futures import ThreadPoolExecutor
 
     from joblib import Parallel
-    from joblib._parallel_backends import ThreadingBackend
-    from joblib.parallel import get_active_backend
 
-    backend, _ = get_active_backend()
-    if n_workers == 1 or not isinstance(backend, ThreadingBackend):
+    from ._private_api import joblib_uses_threads
+
+    if n_workers == 1 or not joblib_uses_threads():
         with Parallel(n_jobs=n_workers, return_as="generator_unordered") as parallel:
             yield parallel
         return

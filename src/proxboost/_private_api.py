@@ -1,0 +1,86 @@
+"""Every use of a private name of joblib, its vendored loky, Hydra or CPython's multiprocessing, in
+one place: nothing else in proxboost touches them, so a release that renames one breaks only the
+small functions below (and the tests of tests/test_interrupts.py, which exercise each of them).
+
+Checked against joblib 1.6.0 (vendored loky 3.6.0), hydra-core 1.3.8, hydra-joblib-launcher 1.2.0
+and CPython 3.11. None of these is pinned (pyproject.toml: ``hydra-core>=1.3``,
+``hydra-joblib-launcher>=1.2``, joblib through scikit-learn; constraints.txt pins none of them):
+where a name may be missing the accessors return ``None`` and the caller skips that step.
+
+Private names used, and why:
+
+- ``joblib.externals.loky.reusable_executor._executor``: this process's loky pool, if it started
+  one (the public ``get_reusable_executor()`` would start a pool just to stop it).
+- ``_work_ids`` of a loky executor (a :class:`queue.Queue`): the ids of queued work items. loky's
+  shutdown with ``kill_workers`` cancels the items but leaves their ids queued; its manager thread
+  then fails on them with a KeyError traceback and never closes the pool's queues. They are
+  dropped after an interrupt.
+- ``_call_queue`` of a loky executor and ``_thread`` of that queue (its feeder thread): closed and
+  joined after an interrupt, so that the queue's named semaphores are released by the main thread,
+  not by a daemon thread cut off at exit ("leaked semlock" warning).
+- ``_executor_manager_thread`` of a loky executor: joined after the kill, for the same reason.
+- ``joblib._parallel_backends.ThreadingBackend`` and ``joblib.parallel.get_active_backend``
+  (undocumented): whether joblib would run tasks in threads (in a job of the joblib launcher),
+  where proxboost uses a :mod:`concurrent.futures` thread pool instead (no named semaphore).
+- ``hydra._internal.core_plugins.basic_sweeper.BasicSweeper.split_arguments``: the jobs of a
+  multirun exactly as Hydra's basic sweeper will launch them, to check them all before any fit.
+- ``multiprocessing.util._exit_function``: the exit handlers of :mod:`multiprocessing` (they
+  unlink the named semaphores this process created), run before ``os._exit`` ends a launcher
+  worker.
+"""
+
+from __future__ import annotations
+
+from multiprocessing import util
+
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from joblib._parallel_backends import ThreadingBackend
+from joblib.externals.loky import reusable_executor
+from joblib.parallel import get_active_backend
+
+
+def loky_executor():
+    """This process's loky pool, or ``None`` if it started none."""
+    return getattr(reusable_executor, "_executor", None)
+
+
+def call_queue(executor):
+    """The queue that feeds ``executor``'s workers, or ``None``."""
+    return getattr(executor, "_call_queue", None)
+
+
+def feeder_thread(queue):
+    """The thread that flushes ``queue`` (a multiprocessing queue) to its pipe, or ``None``."""
+    return getattr(queue, "_thread", None)
+
+
+def manager_thread(executor):
+    """``executor``'s manager thread, or ``None``."""
+    return getattr(executor, "_executor_manager_thread", None)
+
+
+def drop_queued_work(executor) -> None:
+    """Drop the ids of ``executor``'s queued work items. Safe in a signal handler: the queue's lock
+    is only tried, never waited for (the interrupted code may hold it)."""
+    work_ids = getattr(executor, "_work_ids", None)  # a queue.Queue
+    if work_ids is not None and work_ids.mutex.acquire(blocking=False):
+        try:
+            work_ids.queue.clear()
+        finally:
+            work_ids.mutex.release()
+
+
+def joblib_uses_threads() -> bool:
+    """Whether joblib's active backend runs tasks in threads of this process."""
+    backend, _ = get_active_backend()
+    return isinstance(backend, ThreadingBackend)
+
+
+def sweep_jobs(parsed_overrides) -> list[list[str]]:
+    """The override lists of every job of a basic-sweeper multirun of ``parsed_overrides``."""
+    return BasicSweeper.split_arguments(parsed_overrides, None)[0]
+
+
+def run_multiprocessing_exit_handlers() -> None:
+    """What :mod:`multiprocessing` does when a process exits normally (``os._exit`` skips it)."""
+    util._exit_function()
