@@ -229,3 +229,17 @@ def test_damaged_curve_files_are_named_and_recomputed(tmp_path):
 def test_every_committed_result_is_sealed():
     """Every stored file of the committed reproduction carries a valid checksum."""
     results.verify_stored(REPO / "results")
+
+
+def test_stored_rows_are_counted_from_the_store(tmp_path):
+    """No counter in memory: the rows and curves written since a time, by their files."""
+    import time
+
+    old = results.write_row(tmp_path, _row(split=0))
+    os.utime(old, (0, 0))
+    since = time.time() - 0.5
+    results.write_row(tmp_path, _row(split=1))
+    results.write_row(tmp_path, _row(split=2))
+    assert results.stored_since(tmp_path, since) == 2
+    assert results.stored_since(tmp_path, 0) == 3
+    assert results.process_started() <= time.time()

@@ -269,10 +269,8 @@ def _job(cfg: DictConfig, in_launcher_worker: bool, interrupts: Interrupts):
         interrupts.stop_workers()
         if in_launcher_worker:  # the sweep's own process reports, once
             leave_worker(EXIT_INTERRUPTED)
-        n = (
-            pipeline.ROWS_STORED + curves.CURVES_STORED
-        )  # by this command (a basic sweep: every job)
-        report_interrupt(n)
+        # rows and curves this command stored (a basic sweep: every job), counted in the store
+        report_interrupt(results.stored_since(_results_dir(cfg)))
     if df is None or df.empty:
         return None
     return float(df["test_loss"].mean())

@@ -67,8 +67,6 @@ __all__ = [
 
 SPLIT_RULE = "50/50: permutation by numpy default_rng(seed), first half train"
 
-#: Curves stored by this process (the command line reports it when interrupted).
-CURVES_STORED = 0
 FLOAT_FORMAT = "%.10g"
 
 
@@ -296,8 +294,6 @@ def run_one(spec: RunSpec, results_dir="results") -> Path | None:
         )
         atomic_write_csv(pred, _predictions_path(path), float_format=FLOAT_FORMAT)
     atomic_write_csv(curve, path, float_format=FLOAT_FORMAT)  # last: marks the run as finished
-    global CURVES_STORED
-    CURVES_STORED += 1
     return path
 
 

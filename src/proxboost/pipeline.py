@@ -85,9 +85,6 @@ log = logging.getLogger(__name__)
 #: Row columns of the losses' parameters.
 _LOSS_COLUMNS = ("tau", "beta", "newton_steps")
 
-#: Rows stored by this process (the command line reports it when interrupted).
-ROWS_STORED = 0
-
 
 def resolve_n_jobs(n_jobs, n_tasks=None) -> int:
     """``None`` or ``-1`` → every core available to this process; capped by ``n_tasks``."""
@@ -561,9 +558,7 @@ def execute(run: Run, n_jobs=None, progress=True):
         results_dir = run.location[0]
 
         def store(row):
-            global ROWS_STORED
             path = results.write_row(results_dir, {**row, **results.provenance()})
-            ROWS_STORED += 1
             log.info(
                 "%s split %d: %s, T=%d, %s -> %s",
                 run.label,

@@ -52,6 +52,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -653,6 +654,41 @@ def stored_files(root) -> list[Path]:
     rows = root.rglob(ROW_FILE_GLOB)
     curves = (root / "synthetic").rglob("*.csv") if (root / "synthetic").is_dir() else []
     return sorted({*rows, *curves})
+
+
+def process_started() -> float:
+    """When this process started (a :func:`time.time` value): from ``/proc`` on Linux, else when
+    this module was imported."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(
+            int(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        return boot + ticks / os.sysconf("SC_CLK_TCK") - 1.0  # btime is rounded down
+    except (OSError, ValueError, IndexError, StopIteration):
+        return _IMPORTED
+
+
+_IMPORTED = time.time()
+
+
+def stored_since(results_dir, since=None) -> int:
+    """Rows and curves stored under ``results_dir`` since ``since`` (a :func:`time.time` value;
+    default: since this process started): their files' modification times. A file is moved into
+    place whole, so its time is that of its writing: the store, not a counter in memory, says
+    what was stored."""
+    since = process_started() if since is None else since
+    n = 0
+    for f in stored_files(results_dir):
+        if f.name.endswith(".predictions.csv") or f.name.startswith("data-"):
+            continue
+        try:
+            n += f.stat().st_mtime >= since
+        except OSError:
+            continue
+    return n
 
 
 def verify_stored(root) -> None:
