@@ -152,7 +152,9 @@ def test_losses_without_ties_are_unchanged():
     np.testing.assert_array_equal(*fits)
 
 
-def test_intro_sensitivity_adds_the_rule_and_keeps_the_stored_runs_of_the_others():
+def test_adding_the_rule_to_intro_sensitivity_keeps_the_stored_runs_of_the_others():
+    """The rule joins the experiment with the recompute of the stored results; adding it (here
+    by an override) leaves every stored run of the other rules found."""
     from test_experiments import ROOT, _specs
 
     from proxboost.curves import is_stored
@@ -167,6 +169,7 @@ def test_intro_sensitivity_adds_the_rule_and_keeps_the_stored_runs_of_the_others
                 "intro_sensitivity",
                 f"synthetic.learning_rate={nu}",
                 f"synthetic.dataset_params.noise_std={sigma}",
+                "synthetic.tie_rule=[midpoint,authors,authors_float]",
             )
             assert {s.tie_rule for s in specs} == {"midpoint", "authors", "authors_float"}
             old = [s for s in specs if s.tie_rule != "authors_float"]
