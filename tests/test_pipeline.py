@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from proxboost import results
+from proxboost.datasets import dataset_identity
 from proxboost.losses import make_loss
 from proxboost.methods import ALGOS
-from proxboost.pipeline import dataset_identity, plan_run
+from proxboost.pipeline import plan_run
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -48,6 +48,7 @@ import pandas as pd
 from . import results
 from ._progress import Progress
 from .boosting import GRADIENT_ALGOS  # the algorithms that do not use the proximal step λ
+from .datasets import dataset_identity
 from .methods import DEFAULT_TIE_RULE, BoostingMethod, make_estimator
 from .results import CURVE_COLUMNS, SETTING_COLUMNS, atomic_write_csv, provenance
 
@@ -135,7 +136,6 @@ def _loss(spec: RunSpec):
 def curve_identity(spec: RunSpec) -> str:
     """Canonical JSON of everything that determines a run's curve (see :mod:`proxboost.results`)."""
     from .methods import loss_params
-    from .pipeline import dataset_identity
 
     loss = _loss(spec)
     _, _, info = _load(spec)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import json
 import logging
 import math
@@ -40,6 +39,7 @@ import numpy as np
 from . import results
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
+from .datasets import dataset_identity
 from .losses import LOSS_PARAMETERS, Loss, make_loss
 from .methods import (
     ALGOS,
@@ -68,7 +68,6 @@ from .protocol import (
 __all__ = [
     "TIE_RULES",
     "Run",
-    "dataset_identity",
     "execute",
     "plan_run",
     "resolve_n_jobs",
@@ -101,27 +100,6 @@ def resolve_n_jobs(n_jobs, n_tasks=None) -> int:
 
 
 # -- identity --------------------------------------------------------------------------------------
-def dataset_identity(info, seed) -> dict:
-    """What determines a loaded dataset's numbers: a generator's name, every parameter (defaults
-    written out) and seed; or a real dataset's name and the sha256 of the file read."""
-    if info.synthetic:
-        from .datasets import _synthetic  # the generators' signatures hold their defaults
-
-        generate = getattr(_synthetic, f"make_{info.name}")
-        defaults = {
-            name: p.default
-            for name, p in inspect.signature(generate).parameters.items()
-            if name != "random_state" and p.default is not inspect.Parameter.empty
-        }
-        given = {k: v for k, v in info.params.items() if k != "random_state" and v is not None}
-        return {"name": info.name, "params": {**defaults, **given}, "seed": int(seed)}
-    return {
-        "name": info.name,
-        "params": {k: v for k, v in info.params.items() if v is not None},
-        "sha256": {name: info.sha256 for name in info.files},
-    }
-
-
 def run_identity(*, dataset, loss, method, grid, n_splits, max_estimators, fractions, seed) -> dict:
     """Everything that determines a run's rows (see :mod:`proxboost.results`): ``dataset`` from
     :func:`dataset_identity`, the loss object and its parameters, the method's identity, the

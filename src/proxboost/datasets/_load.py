@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import NamedTuple
@@ -161,6 +162,26 @@ def load_dataset(
     if name == "synthetic":
         info = dataclasses.replace(info, alias="synthetic")
     return Dataset(X, y, info)
+
+
+def dataset_identity(info, seed) -> dict:
+    """What determines a loaded dataset's numbers: a generator's name, every parameter (defaults
+    written out) and seed; or a real dataset's name and the sha256 of the file read."""
+    if info.synthetic:
+        # the generators' signatures hold their defaults
+        generate = getattr(_synthetic, f"make_{info.name}")
+        defaults = {
+            name: p.default
+            for name, p in inspect.signature(generate).parameters.items()
+            if name != "random_state" and p.default is not inspect.Parameter.empty
+        }
+        given = {k: v for k, v in info.params.items() if k != "random_state" and v is not None}
+        return {"name": info.name, "params": {**defaults, **given}, "seed": int(seed)}
+    return {
+        "name": info.name,
+        "params": {k: v for k, v in info.params.items() if v is not None},
+        "sha256": {name: info.sha256 for name in info.files},
+    }
 
 
 def is_available(name: str, mirror=None, data_home=None) -> bool:
