@@ -27,16 +27,22 @@ Private names used, and why:
 - ``multiprocessing.util._exit_function``: the exit handlers of :mod:`multiprocessing` (they
   unlink the named semaphores this process created), run before ``os._exit`` ends a launcher
   worker.
+- ``tqdm.std.tqdm._lock`` (checked against tqdm 4.70): whether tqdm has made its default lock,
+  which includes a multiprocessing semaphore; in a joblib-launcher worker that is a named one the
+  worker never releases when an interrupted sweep kills it ("leaked semaphore" at exit). One bar
+  per process needs a thread lock only, set before tqdm makes its own.
 """
 
 from __future__ import annotations
 
+import threading
 from multiprocessing import util
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from joblib._parallel_backends import ThreadingBackend
 from joblib.externals.loky import reusable_executor
 from joblib.parallel import get_active_backend
+from tqdm import std as tqdm_std
 
 
 def loky_executor():
@@ -84,3 +90,9 @@ def sweep_jobs(parsed_overrides) -> list[list[str]]:
 def run_multiprocessing_exit_handlers() -> None:
     """What :mod:`multiprocessing` does when a process exits normally (``os._exit`` skips it)."""
     util._exit_function()
+
+
+def use_a_thread_lock_for_tqdm():
+    """Give tqdm a thread lock unless it already made its lock (see the module docstring)."""
+    if not hasattr(tqdm_std.tqdm, "_lock"):
+        tqdm_std.tqdm.set_lock(threading.RLock())

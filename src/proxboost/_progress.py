@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 import time
 
-from tqdm import std
 from tqdm.auto import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
+
+from . import _private_api
 
 log = logging.getLogger("proxboost.progress")
 
@@ -43,12 +43,7 @@ class Progress:
         if not enabled:
             return
         if _on_terminal():
-            if not hasattr(std.tqdm, "_lock"):
-                # tqdm's default lock includes a multiprocessing semaphore; in a joblib-launcher
-                # worker it is a named one that the worker never releases when the interrupted
-                # sweep kills it ("leaked semaphore" at exit). One bar per process needs a
-                # thread lock only.
-                std.tqdm.set_lock(threading.RLock())
+            _private_api.use_a_thread_lock_for_tqdm()  # no named semaphore in launcher workers
             self._redirect = logging_redirect_tqdm()
             self._redirect.__enter__()
             self.bar = tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True, **bar_options)
