@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.utils._param_validation import InvalidParameterError, Options
 
 from ._multi_quantile import check_taus
+from .losses import PARAMETER_RULES
 
 
 class _Refusing(Options):
@@ -126,7 +127,7 @@ class Levels(_Refusing):
 
     def check(self, value):
         if np.ndim(value) == 0:
-            return Number(self.name, 0.0, 1.0, closed="neither", allowed="").check(value)
+            return PARAMETER_RULES["tau"].check(value)
         try:
             check_taus(value)
         except ValueError:
@@ -134,8 +135,16 @@ class Levels(_Refusing):
         return True
 
 
-def positive_float(name):
-    return Number(name, 0.0, np.inf, closed="neither", allowed="a float > 0")
+class LossParameter(_Refusing):
+    """A parameter of the loss (``beta``, ``newton_steps``): the loss's own rule
+    (:data:`proxboost.losses.PARAMETER_RULES`, which the loss's constructor applies too)."""
+
+    def __init__(self, name):
+        self.rule = PARAMETER_RULES[name]
+        super().__init__(name, self.rule.allowed)
+
+    def check(self, value):
+        return self.rule.check(value)
 
 
 def integer_at_least_one(name):

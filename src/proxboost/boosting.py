@@ -45,11 +45,11 @@ from ._validation import (
     Choice,
     Flag,
     Levels,
+    LossParameter,
     Number,
     Step,
     Verbose,
     integer_at_least_one,
-    positive_float,
 )
 from ._vocabulary import TIE_RULES
 from .conformal import conformal_interval, cqr_correction
@@ -965,8 +965,9 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
                 "loss", CLASSIFICATION_LOSSES, hint=_BaseBoosting._other_task_hint("classification")
             )
         ],
-        "beta": [positive_float("beta")],
-        "newton_steps": [integer_at_least_one("newton_steps")],
+        # the loss's own rules (proxboost.losses.PARAMETER_RULES), which make_loss applies too
+        "beta": [LossParameter("beta")],
+        "newton_steps": [LossParameter("newton_steps")],
     }
 
     def _make_loss(self):

@@ -56,6 +56,9 @@ array([0. , 0.5, 1. ])
 array([0., 5.])
 """
 
+from dataclasses import dataclass
+from numbers import Integral, Real
+
 import numpy as np
 from scipy.special import expit
 
@@ -137,6 +140,52 @@ def _solve_increasing(g, dg, lo, hi):
 
 
 # ---------------------------------------------------------------------------------------------
+# The losses' parameters: one rule each, read by the constructors and by the estimators
+# ---------------------------------------------------------------------------------------------
+def _real(value) -> bool:
+    return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _integer(value) -> bool:
+    return isinstance(value, Integral) and not isinstance(value, (bool, np.bool_))
+
+
+@dataclass(frozen=True)
+class ParameterRule:
+    """What one loss parameter must be: ``check(value)``, and its words (``meaning``: what the
+    parameter is; ``allowed``: the values it takes). The one definition of the rule: a loss's
+    constructor applies it (:meth:`validate`, like scikit-learn's losses in
+    ``sklearn/_loss/loss.py``), and the estimators' ``_parameter_constraints`` reuse it
+    (:func:`proxboost._validation.loss_parameter`), so that both refuse the same values."""
+
+    meaning: str
+    allowed: str
+    check: object  # value -> bool
+
+    def validate(self, name, value):
+        """``value`` if the rule holds, else a ``ValueError`` naming the parameter and the rule."""
+        if not self.check(value):
+            raise ValueError(
+                f"{name}={value!r} is out of range: {self.meaning} must be {self.allowed}"
+            )
+        return value
+
+
+#: The rules of every loss parameter (by name: a name means the same thing in every loss).
+PARAMETER_RULES = {
+    "tau": ParameterRule(
+        "the pinball level", "a float in (0, 1)", lambda v: _real(v) and 0.0 < v < 1.0
+    ),
+    "beta": ParameterRule(
+        "the exponential scale", "a float > 0", lambda v: _real(v) and 0.0 < v < np.inf
+    ),
+    "newton_steps": ParameterRule(
+        "the number of Newton steps", "an integer >= 1", lambda v: _integer(v) and v >= 1
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------------
 # Loss objects
 # ---------------------------------------------------------------------------------------------
 class Loss:
@@ -144,7 +193,8 @@ class Loss:
 
     name = None
     task = None
-    #: the names of the loss's own parameters (constructor arguments; see :meth:`params`)
+    #: the names of the loss's own parameters: its constructor's arguments, each checked by its
+    #: rule in :data:`PARAMETER_RULES` (see :meth:`params`)
     param_names = ()
     #: Largest |y| a fit accepts: within it every internal sum (over up to 10^7 rows, weights
     #: included) and the recorded losses stay finite. Labels of the classifiers are +-1.
@@ -191,8 +241,14 @@ class Loss:
         params = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({params})"
 
-    def params(self):
-        return {}
+    def params(self) -> dict:
+        """The loss's own parameters and their values (``{"tau": 0.9}`` for pinball, ``{}``
+        for ls): what a result's identity and row record of the loss besides its name."""
+        return {name: getattr(self, name) for name in self.param_names}
+
+    @staticmethod
+    def _validated(name, value):
+        return PARAMETER_RULES[name].validate(name, value)
 
 
 class LeastSquares(Loss):
@@ -228,10 +284,7 @@ class Pinball(Loss):
     target_bound = 1e300
 
     def __init__(self, tau=0.5):
-        self.tau = float(tau)
-
-    def params(self):
-        return {"tau": self.tau}
+        self.tau = float(self._validated("tau", tau))
 
     def pointwise(self, y, z):
         u = y - z
@@ -270,12 +323,10 @@ class LeastAbsolute(Pinball):
     """``lad``: l(y, z) = |y - z| (the pinball loss at tau = 1/2, times 2)."""
 
     name = "lad"
+    param_names = ()  # the level is 1/2 by definition
 
     def __init__(self):
         super().__init__(tau=0.5)
-
-    def params(self):
-        return {}
 
     def pointwise(self, y, z):
         return np.abs(y - z)
@@ -326,7 +377,7 @@ class _MarginLoss(Loss):
     task = "classification"
 
     def __init__(self, newton_steps=1):
-        self.newton_steps = int(newton_steps)
+        self.newton_steps = int(self._validated("newton_steps", newton_steps))
 
     def pointwise(self, y, z):
         return self._phi(y * z)
@@ -389,10 +440,7 @@ class Exponential(_MarginLoss):
 
     def __init__(self, beta=1.0, newton_steps=1):
         super().__init__(newton_steps)
-        self.beta = float(beta)
-
-    def params(self):
-        return {"beta": self.beta, "newton_steps": self.newton_steps}
+        self.beta = float(self._validated("beta", beta))
 
     def init(self, y, w=None):
         p, n = _class_weights(y, w)
@@ -449,9 +497,6 @@ class Logistic(_MarginLoss):
 
     name = "logistic"
 
-    def params(self):
-        return {"newton_steps": self.newton_steps}
-
     def init(self, y, w=None):
         p, n = _class_weights(y, w)
         if p == 0 or p == n:
@@ -479,7 +524,8 @@ LOSS_PARAMETERS = tuple(dict.fromkeys(n for cls in LOSSES.values() for n in cls.
 
 
 def make_loss(name, tau=0.5, beta=1.0, newton_steps=1):
-    """Build a loss object by id, validating its parameters.
+    """Build a loss object by id; its constructor checks the parameters that apply to it
+    (:data:`PARAMETER_RULES`), the others are ignored.
 
     Parameters
     ----------
@@ -490,20 +536,6 @@ def make_loss(name, tau=0.5, beta=1.0, newton_steps=1):
     """
     if name not in LOSSES:
         raise ValueError(f"loss={name!r} is not a known loss; allowed values: {list(LOSSES)}")
-    if name == "pinball":
-        if not 0.0 < tau < 1.0:
-            raise ValueError(f"tau={tau!r} is out of range: the pinball level must be in (0, 1)")
-        return Pinball(tau)
-    if name in ("exponential", "logistic"):
-        if isinstance(newton_steps, bool) or not (
-            isinstance(newton_steps, (int, np.integer)) and newton_steps >= 1
-        ):
-            raise ValueError(f"newton_steps={newton_steps!r} must be an integer >= 1")
-        if name == "exponential":
-            if not beta > 0:
-                raise ValueError(
-                    f"beta={beta!r} is out of range: the exponential scale must be > 0"
-                )
-            return Exponential(beta, newton_steps)
-        return Logistic(newton_steps)
-    return LOSSES[name]()
+    given = {"tau": tau, "beta": beta, "newton_steps": newton_steps}
+    cls = LOSSES[name]
+    return cls(**{param: given[param] for param in cls.param_names})
