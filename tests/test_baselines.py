@@ -16,7 +16,7 @@ import pytest
 
 from proxboost.baselines import HistGradientBoostingMethod, LightGBMMethod
 from proxboost.losses import make_loss
-from proxboost.methods import make_method
+from proxboost.methods import Algo, make_method
 from proxboost.pipeline import run_experiment, run_protocol
 from proxboost.protocol import ProtocolError, split_indices
 
@@ -245,18 +245,17 @@ def test_bad_settings_refused_when_built(algo, loss, options, match):
     ],
 )
 def test_bad_values_refused_before_any_fit(tmp_path, monkeypatch, algo, options, match):
-    import proxboost.datasets
+    import proxboost.pipeline
 
     def no_data(*args, **kwargs):  # pragma: no cover - reached only if validation comes too late
         raise AssertionError("data loaded before the settings were checked")
 
-    monkeypatch.setattr(proxboost.datasets, "load_dataset", no_data)
+    monkeypatch.setattr(proxboost.pipeline, "load_dataset", no_data)
     with pytest.raises(ProtocolError, match=match):
         run_experiment(
             dataset="synthetic",
             loss="lad",
-            algo=algo,
-            algo_options=options,
+            algo=Algo(algo, **options),
             grid={"max_depth": [1], "learning_rate": [0.5]},
             n_splits=1,
             max_estimators=3,

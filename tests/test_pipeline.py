@@ -19,7 +19,7 @@ import pytest
 from proxboost import results
 from proxboost.datasets import dataset_identity
 from proxboost.losses import make_loss
-from proxboost.methods import ALGOS
+from proxboost.methods import ALGOS, Algo
 from proxboost.pipeline import plan_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -158,8 +158,8 @@ def _identity(**changes):
         dict(max_estimators=6),
         dict(fractions=(0.6, 0.2, 0.2)),
         dict(algo="xgboost"),
-        dict(algo="xgboost", algo_options={"tree_method": "exact"}),
-        dict(algo="random_forest", algo_options={"n_estimators": 7}),
+        dict(algo=Algo("xgboost", tree_method="exact")),
+        dict(algo=Algo("random_forest", n_estimators=7)),
     ],
 )
 def test_identity_changes_with_every_dimension(changes):

@@ -135,15 +135,13 @@ def _loss(spec: RunSpec):
 
 def curve_identity(spec: RunSpec) -> str:
     """Canonical JSON of everything that determines a run's curve (see :mod:`proxboost.results`)."""
-    from .methods import loss_params
-
     loss = _loss(spec)
     _, _, info = _load(spec)
     identity = {
         "numerics_version": results.NUMERICS_VERSION,
         "dataset": dataset_identity(info, spec.seed),
         "split": "halves",
-        "loss": {"name": loss.name, **loss_params(loss)},
+        "loss": {"name": loss.name, **loss.params()},
         "method": (
             BoostingMethod(spec.algo, loss, engine=spec.engine, tie_rule=spec.tie_rule).identity()
         ),

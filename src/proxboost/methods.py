@@ -17,15 +17,24 @@ Every method compared by the protocol (:mod:`proxboost.protocol`) is an object b
 
 :func:`make_estimator` is the one place that builds a boosting estimator from (loss,
 algorithm, parameters): the protocol, the synthetic curves and the command line all call it.
+
+The options of the ``algo`` and ``engine`` config groups (``conf/algo/``, ``conf/engine/``) are
+built by ``hydra.utils.instantiate`` into an :class:`Algo` and an :class:`Engine`: what the
+pipeline needs of a choice, and nothing of Hydra's (``_target_`` is Hydra's key, never an
+option: it cannot reach an identity).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from . import baselines
 from ._vocabulary import DEFAULT_TIE_RULE, library_version
 from .boosting import ALGOS as _BOOSTING_ALGOS
-from .boosting import PROXIMAL_ALGOS, BoostingRegressor
+from .boosting import PROXIMAL_ALGOS, BoostingClassifier, BoostingRegressor
+from .engines import ENGINES
 from .losses import LOSS_PARAMETERS
 from .protocol import GRID_AXES
 
@@ -34,10 +43,11 @@ __all__ = [
     "BASELINE_ALGOS",
     "BOOSTING_ALGOS",
     "DEFAULT_TIE_RULE",
+    "Algo",
     "BoostingMethod",
+    "Engine",
     "engine_libraries",
     "library_version",
-    "loss_params",
     "make_estimator",
     "make_method",
 ]
@@ -74,20 +84,8 @@ def _versions(modules) -> dict:
 
 def engine_libraries(engine: str) -> dict:
     """``{distribution: version}`` of the library a tree engine grows its trees with."""
-    from .engines import ENGINES
-
     module = ENGINES[engine].__module__
     return _versions(_ENGINE_MODULE_LIBRARIES.get(module, ()))
-
-
-def loss_params(loss) -> dict:
-    """The parameters of a loss object that apply to it (``{"tau": 0.9}`` for pinball, ``{}``
-    for ls, ``{"beta": 1.0, "newton_steps": 1}`` for exponential), defaults written out."""
-    import inspect
-
-    params = inspect.signature(type(loss).__init__).parameters.values()
-    names = [p.name for p in params if p.name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD]
-    return {name: getattr(loss, name) for name in names}
 
 
 def _constraint_check(axis):
@@ -119,10 +117,8 @@ def make_estimator(loss, algo, engine="exact", tie_rule=DEFAULT_TIE_RULE, **para
     parameters (τ, β, Newton steps) are passed on. ``params`` are estimator parameters
     (``n_estimators``, ``max_depth``, ``learning_rate``, ``step``, ``random_state``, ...).
     """
-    from .boosting import BoostingClassifier, BoostingRegressor
-
     cls = BoostingClassifier if loss.task == "classification" else BoostingRegressor
-    kw = {**loss_params(loss), **params}
+    kw = {**loss.params(), **params}
     return cls(loss=loss.name, algo=algo, engine=engine, tie_rule=tie_rule, **kw)
 
 
@@ -216,7 +212,35 @@ def make_method(algo, loss, engine="exact", options=None, tie_rule=DEFAULT_TIE_R
     if algo in BOOSTING_ALGOS:
         return BoostingMethod(algo, loss, engine=engine, tie_rule=tie_rule)
     if algo in _BASELINES:
-        from . import baselines
-
         return getattr(baselines, _BASELINES[algo])(loss, **options)
     raise ValueError(f"unknown algo '{algo}'; valid choices: {', '.join(ALGOS)}")
+
+
+class Algo:
+    """An option of the ``algo`` config group (``conf/algo/<name>.yaml``; its ``_target_``):
+    the algorithm's ``name``, the axes of the grid that only it searches (``grid``: random
+    forests' ``max_features``) and its fixed settings, the other keys (``options``: e.g. the
+    forests' ``n_estimators``, XGBoost's ``tree_method``), which :func:`make_method` passes on.
+    ``Algo("prox")`` is a plain algorithm."""
+
+    def __init__(self, name, grid=None, **options):
+        self.name = name
+        self.grid = dict(grid or {})
+        self.options = options
+
+    def method(self, loss, engine="exact", tie_rule=DEFAULT_TIE_RULE):
+        """The method object of this algorithm for a loss object (:func:`make_method`)."""
+        return make_method(self.name, loss, engine=engine, options=self.options, tie_rule=tie_rule)
+
+    def __repr__(self):
+        settings = "".join(f", {k}={v!r}" for k, v in {**self.options, "grid": self.grid}.items())
+        return f"Algo({self.name!r}{settings})"
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An option of the ``engine`` config group (``conf/engine/<name>.yaml``; its ``_target_``):
+    the tree engine the boosting algorithms grow their trees with (one of
+    :data:`proxboost.engines.ENGINES`); the baselines grow their own."""
+
+    name: str

@@ -32,23 +32,19 @@ import os
 import signal
 import time
 import warnings
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 
 import numpy as np
+from joblib import Parallel, delayed
 
 from . import results
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
-from .datasets import dataset_identity
+from .datasets import DatasetUnavailableError, dataset_identity, dataset_info, load_dataset
+from .engines import ENGINES
 from .losses import LOSS_PARAMETERS, Loss, make_loss
-from .methods import (
-    ALGOS,
-    BOOSTING_ALGOS,
-    DEFAULT_TIE_RULE,
-    GRID_CHECKS,
-    loss_params,
-    make_method,
-)
+from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, GRID_CHECKS, Algo, Engine
 from .protocol import (
     DEFAULT_FRACTIONS,
     ProtocolError,
@@ -67,6 +63,7 @@ from .protocol import (
 
 __all__ = [
     "TIE_RULES",
+    "Request",
     "Run",
     "execute",
     "plan_run",
@@ -78,11 +75,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: Tie rules of the leaf line searches (docs/method.md).
-
-#: Row columns of the losses' parameters.
-_LOSS_COLUMNS = ("tau", "beta", "newton_steps")
 
 
 def resolve_n_jobs(n_jobs, n_tasks=None) -> int:
@@ -107,7 +99,7 @@ def run_identity(*, dataset, loss, method, grid, n_splits, max_estimators, fract
     return {
         "numerics_version": results.NUMERICS_VERSION,
         "dataset": dataset,
-        "loss": {"name": loss.name, **loss_params(loss)},
+        "loss": {"name": loss.name, **loss.params()},
         "method": method.identity(),
         "grid": canonical_grid(grid, method.grid_axes),
         "protocol": {
@@ -129,6 +121,134 @@ def _task(key, parent_pid, fn, *args):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     t0 = time.perf_counter()
     return key, fn(*args), time.perf_counter() - t0
+
+
+@dataclass
+class _OpenSplit:
+    """A split whose row is not known yet."""
+
+    parts: tuple  # (train, validation, test) row indices
+    curves: list  # per grid point: (values, n_estimators) once its fit is back, else None
+    seconds: float = 0.0  # fit seconds so far
+    chosen: tuple | None = None  # (g, T, validation value) once every curve is back
+
+
+class _Splits:
+    """The protocol's steps for one run's splits: the fit tasks of a split, the refit tasks of
+    the splits whose grid point and T are chosen, and each task's result received (a split's
+    row once its refit is back). Every task is a pure function of its inputs."""
+
+    def __init__(self, X, y, method, grid_points, max_estimators, fractions, seed, base_row):
+        if not grid_points:
+            raise ProtocolError("the grid has no points")
+        self.X, self.y, self.method, self.grid_points = X, y, method, grid_points
+        self.n_grid = len(grid_points)
+        self.max_estimators, self.fractions, self.seed = int(max_estimators), fractions, seed
+        self.sizes = split_sizes(len(y), fractions)
+        self.base_row = dict(base_row or {})
+        self.open = {}  # split -> _OpenSplit
+        self.parent_pid = os.getpid()
+
+    def fit_tasks(self, k) -> list:
+        """One validation-curve fit per grid point of split ``k``, on its training part."""
+        tr, va, te = split_indices(len(self.y), k, self.seed, self.fractions)
+        self.open[k] = _OpenSplit((tr, va, te), [None] * self.n_grid)
+        train, valid = (self.X[tr], self.y[tr]), (self.X[va], self.y[va])
+        rs = split_random_state(k, self.seed)
+        fit = self.method.validation_curve
+        return [
+            delayed(_task)(
+                ("fit", k, g), self.parent_pid, fit, p, train, valid, self.max_estimators, rs
+            )
+            for g, p in enumerate(self.grid_points)
+        ]
+
+    def refit_tasks(self) -> list:
+        """The refit on train ∪ validation of every split whose choice is made, by split."""
+        tasks = []
+        for k in sorted(k for k, split in self.open.items() if split.chosen is not None):
+            tr, va, te = self.open[k].parts
+            trval = np.concatenate([tr, va])
+            g, T, _ = self.open[k].chosen
+            args = (self.grid_points[g], T, (self.X[trval], self.y[trval]), self.X[te])
+            rs = split_random_state(k, self.seed)
+            tasks.append(
+                delayed(_task)(("refit", k), self.parent_pid, self.method.refit_predict, *args, rs)
+            )
+        return tasks
+
+    def receive(self, key, result, elapsed):
+        """Take a task's result; return the split's row when it was its refit, else None."""
+        split = self.open[key[1]]
+        if key[0] == "fit":
+            split.curves[key[2]] = result
+            split.seconds += elapsed
+            if all(c is not None for c in split.curves):
+                split.chosen, split.curves = selection(split.curves), []
+            return None
+        return self._row(key[1], self.open.pop(key[1]), result, elapsed)
+
+    def _row(self, k, split, predictions, elapsed) -> dict:
+        g, T, val_loss = split.chosen
+        method = self.method
+        test_loss, test_error = test_metrics(
+            method.loss, self.y[split.parts[2]], predictions, report_loss=method.reports_loss()
+        )
+        params = self.grid_points[g]
+        row = dict(self.base_row)
+        row.update(
+            split_row(
+                k,
+                params,
+                g,
+                self.n_grid,
+                T,
+                val_loss,
+                test_loss,
+                test_error,
+                self.sizes,
+                self.seed,
+                method.val_metric,
+            )
+        )
+        row.update(fit_seconds=split.seconds + elapsed, refit_seconds=elapsed)
+        return row
+
+
+def _log_plan(desc, n_splits, n_grid, n_workers):
+    log.info(
+        "%s: %d fits + %d refits on %d worker(s); OMP_NUM_THREADS=%s",
+        desc,
+        n_splits * n_grid,
+        n_splits,
+        n_workers,
+        os.environ.get("OMP_NUM_THREADS", "unset"),
+    )
+
+
+def _waves(splits, n_workers, n_grid) -> list:
+    """Splits in waves big enough to give every worker at least two tasks."""
+    per_wave = max(1, math.ceil(2 * n_workers / n_grid))
+    return [splits[i : i + per_wave] for i in range(0, len(splits), per_wave)]
+
+
+def _results(book, waves, n_workers):
+    """``(key, result, seconds)`` of every task, as they complete: each wave's fits dispatched
+    with the refits of the splits chosen so far (so rows are stored while the run goes on), then
+    the last refits."""
+    with warnings.catch_warnings():
+        # an interrupted run abandons its running fits on purpose: joblib's note about
+        # discarded or cancelled tasks would only add noise to the one-line message
+        warnings.filterwarnings("ignore", message=".*adjusting the input task iterator.*")
+        with _fit_pool(n_workers) as parallel:
+            for wave in [*waves, []]:
+                outputs = parallel(
+                    book.refit_tasks() + [t for k in wave for t in book.fit_tasks(k)]
+                )
+                try:
+                    yield from outputs
+                finally:  # now, under the filter above (not whenever it is collected)
+                    outputs.close()
 
 
 def run_protocol(
@@ -153,120 +273,28 @@ def run_protocol(
     ``on_row(row)`` is called as soon as a split's row is known (e.g. to store it). ``base_row``
     holds columns shared by every row. ``n_jobs``: workers (``None``/-1: every core).
     """
-    from joblib import delayed
-
-    X = np.asarray(X)
-    y = np.asarray(y, dtype=np.float64)
+    X, y = np.asarray(X), np.asarray(y, dtype=np.float64)
     splits = list(range(n_splits)) if splits is None else [int(k) for k in splits]
-    G = len(grid_points)
-    if G == 0:
-        raise ProtocolError("the grid has no points")
-    sizes = split_sizes(len(y), fractions)
-    n_tasks = len(splits) * (G + 1)
+    book = _Splits(X, y, method, grid_points, max_estimators, fractions, seed, base_row)
+    n_tasks = len(splits) * (book.n_grid + 1)
     n_workers = resolve_n_jobs(n_jobs, n_tasks)
     rows = []
     if not splits:
         return rows
-    log.info(
-        "%s: %d fits + %d refits on %d worker(s); OMP_NUM_THREADS=%s",
-        desc or method.name,
-        len(splits) * G,
-        len(splits),
-        n_workers,
-        os.environ.get("OMP_NUM_THREADS", "unset"),
-    )
-    per_wave = max(1, math.ceil(2 * n_workers / G))
-    parent_pid = os.getpid()
-    waves = [splits[i : i + per_wave] for i in range(0, len(splits), per_wave)]
-    parts = {}  # split -> (train, valid, test indices) while the split is open
-    curves = {}  # split -> [(values, n_estimators) or None] * G
-    seconds = {}  # split -> fit seconds so far
-    chosen = {}  # split -> (g, T, validation value), waiting for its refit
-
-    def fit_tasks(k):
-        tr, va, te = parts[k] = split_indices(len(y), k, seed, fractions)
-        curves[k], seconds[k] = [None] * G, 0.0
-        for g, params in enumerate(grid_points):
-            yield delayed(_task)(
-                ("fit", k, g),
-                parent_pid,
-                method.validation_curve,
-                params,
-                (X[tr], y[tr]),
-                (X[va], y[va]),
-                int(max_estimators),
-                split_random_state(k, seed),
-            )
-
-    def refit_task(k):
-        tr, va, te = parts[k]
-        trval = np.concatenate([tr, va])
-        g, T, _ = chosen[k]
-        return delayed(_task)(
-            ("refit", k),
-            parent_pid,
-            method.refit_predict,
-            grid_points[g],
-            T,
-            (X[trval], y[trval]),
-            X[te],
-            split_random_state(k, seed),
-        )
-
-    def handle(key, result, elapsed):
-        if key[0] == "fit":
-            _, k, g = key
-            curves[k][g] = result
-            seconds[k] += elapsed
-            if all(c is not None for c in curves[k]):
-                chosen[k] = selection(curves.pop(k))
-            return
-        _, k = key
-        g, T, val_loss = chosen.pop(k)
-        test_loss, test_error = test_metrics(
-            method.loss, y[parts.pop(k)[2]], result, report_loss=method.reports_loss()
-        )
-        row = dict(base_row or {})
-        row.update(
-            split_row(
-                k,
-                grid_points[g],
-                g,
-                G,
-                T,
-                val_loss,
-                test_loss,
-                test_error,
-                sizes,
-                seed,
-                method.val_metric,
-            )
-        )
-        row.update(fit_seconds=seconds.pop(k) + elapsed, refit_seconds=elapsed)
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
-        bar.set_postfix_str(f"rows {len(rows)}/{len(splits)}", refresh=False)
-
+    _log_plan(desc or method.name, len(splits), book.n_grid, n_workers)
     bar = Progress(n_tasks, desc, unit="fit", enabled=progress, mininterval=1.0, smoothing=0.1)
-    try:
-        with warnings.catch_warnings():
-            # an interrupted run abandons its running fits on purpose: joblib's note about
-            # discarded or cancelled tasks would only add noise to the one-line message
-            warnings.filterwarnings("ignore", message=".*adjusting the input task iterator.*")
-            with _fit_pool(n_workers) as parallel:
-                for wave in [*waves, []]:
-                    tasks = [refit_task(k) for k in sorted(chosen)]
-                    tasks += [t for k in wave for t in fit_tasks(k)]
-                    outputs = parallel(tasks)
-                    try:
-                        for key, result, elapsed in outputs:
-                            bar.update(1)
-                            handle(key, result, elapsed)
-                    finally:  # now, under the filter above (not whenever it is collected)
-                        outputs.close()
-    finally:
-        bar.close()
+    waves = _waves(splits, n_workers, book.n_grid)
+    # closed at once when the loop stops early (an interrupt), not whenever it is collected
+    with bar, contextlib.closing(_results(book, waves, n_workers)) as done:
+        for key, result, elapsed in done:
+            bar.update(1)
+            row = book.receive(key, result, elapsed)
+            if row is None:
+                continue
+            rows.append(row)
+            if on_row is not None:
+                on_row(row)
+            bar.set_postfix_str(f"rows {len(rows)}/{len(splits)}", refresh=False)
     rows.sort(key=lambda r: r["split"])
     return rows
 
@@ -282,10 +310,7 @@ def _fit_pool(n_workers):
     first one to end makes loky kill the others), so a worker cannot always release them: the
     sweep then ends with a "leaked semlock" warning. The executor holds none. Its running fits
     are abandoned, not awaited, when the consumer stops early (an interrupt)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from joblib import Parallel
-
+    # lazy: the shim imports Hydra (an optional extra), which the pipeline's Python API needs not
     from ._private_api import joblib_uses_threads
 
     if n_workers == 1 or not joblib_uses_threads():
@@ -301,8 +326,6 @@ def _fit_pool(n_workers):
 
 def _completed(executor, tasks):
     """Submit joblib ``delayed`` tasks to ``executor``; yield their results as they complete."""
-    from concurrent.futures import as_completed
-
     futures = [executor.submit(fn, *args, **kwargs) for fn, args, kwargs in tasks]
     try:
         for future in as_completed(futures):
@@ -313,33 +336,37 @@ def _completed(executor, tasks):
 
 
 # -- one run ---------------------------------------------------------------------------------------
-def _dataset_task(dataset):
-    from .datasets import dataset_info
+@dataclass(frozen=True)
+class Request:
+    """A run as asked for: the arguments of :func:`plan_run`, not checked yet.
 
-    task = getattr(dataset_info(dataset), "task", None)
-    if task not in ("regression", "classification"):
-        return None  # the task is chosen by the loss (synthetic)
-    return task
+    ``loss`` is a loss object or its name (then built with ``loss_params``); ``algo`` an
+    :class:`~proxboost.methods.Algo` or an algorithm's name; ``engine`` an
+    :class:`~proxboost.methods.Engine` or a tree engine's name. ``grid`` maps axes to values
+    (the algo's own axes are added to it); ``grid_name`` and ``loss_label`` name the run's
+    folders, for people (the identity tells runs apart). ``dataset_params`` set to None mean the
+    dataset's default. ``skip_task_mismatch`` / ``skip_unavailable``: skip the run (None) when
+    the loss's task is not the dataset's / when the dataset's files cannot be obtained.
+    """
 
-
-@functools.lru_cache(maxsize=8)
-def _load_dataset(name, seed, mirror, params):
-    """:func:`proxboost.datasets.load_dataset`, once per process for the same arguments: the
-    checks of a sweep and its jobs (basic launcher: the same process) load each dataset once."""
-    from .datasets import load_dataset
-
-    return load_dataset(name, random_state=seed, mirror=mirror, **dict(params))
-
-
-def _loss_columns(loss) -> dict:
-    """The row's loss-parameter columns: the loss's own parameters (pinball: ``tau``;
-    exponential: ``beta``, ``newton_steps``; ...), NaN for the ones it does not take."""
-    params = loss_params(loss)
-    return {name: params.get(name, math.nan) for name in _LOSS_COLUMNS}
-
-
-def _short_hash(params) -> str:
-    return results.identity_hash(params)[:8]
+    dataset: str = "synthetic"
+    loss: object = "ls"
+    algo: object = "prox"
+    grid: dict = field(default_factory=dict)
+    grid_name: str = "custom"
+    dataset_params: dict = field(default_factory=dict)
+    loss_params: dict = field(default_factory=dict)
+    engine: object = "exact"
+    tie_rule: str = DEFAULT_TIE_RULE
+    n_splits: int = 20
+    max_estimators: int = 1000
+    fractions: tuple = DEFAULT_FRACTIONS
+    seed: int = 0
+    results_dir: str = "results"
+    mirror: str | None = None
+    loss_label: str | None = None
+    skip_task_mismatch: bool = False
+    skip_unavailable: bool = False
 
 
 @dataclass
@@ -369,142 +396,167 @@ class Run:
         return results.stored_splits(*self.location)
 
 
-def plan_run(
-    *,
-    dataset="synthetic",
-    loss="ls",
-    algo="prox",
-    grid=None,
-    grid_name="custom",
-    dataset_params=None,
-    loss_params=None,
-    algo_options=None,
-    engine="exact",
-    tie_rule=DEFAULT_TIE_RULE,
-    n_splits=20,
-    max_estimators=1000,
-    fractions=DEFAULT_FRACTIONS,
-    seed=0,
-    results_dir="results",
-    mirror=None,
-    loss_label=None,
-    skip_task_mismatch=False,
-    skip_unavailable=False,
-):
-    """Check a run's inputs, load its data and compute its identity — no fit.
-
-    ``loss`` is a loss object or its name (then built with ``loss_params``). Raises
+def plan_run(**config) -> Run | None:
+    """Check a run's inputs (``config``: the fields of :class:`Request`), load its data and
+    compute its identity — no fit. Checked in this order: the protocol values, the algorithm,
+    the loss, the tie rule, the engine and the method's options (:func:`_method`), the loss's
+    task against the dataset's, the grid, the data and their split. Raises
     :class:`~proxboost.protocol.ProtocolError` (or the data's errors) with the reason; returns
-    ``None`` for a run skipped by ``skip_task_mismatch`` / ``skip_unavailable``.
-    """
-
-    fractions = validate_protocol(n_splits, fractions, max_estimators, seed)
-    if algo not in ALGOS:
-        raise ProtocolError(f"unknown algo '{algo}'; valid choices: {', '.join(ALGOS)}")
-    if isinstance(loss, Loss):
-        loss_obj = loss
-    else:
-        loss_kw = {k: v for k, v in dict(loss_params or {}).items() if k in LOSS_PARAMETERS}
-        try:
-            loss_obj = make_loss(loss, **loss_kw)
-        except ValueError as exc:
-            raise ProtocolError(str(exc)) from exc
-    loss = loss_obj.name
-    if tie_rule not in TIE_RULES:
-        raise ProtocolError(
-            f"tie_rule '{tie_rule}' is not a tie rule; valid choices: {', '.join(TIE_RULES)}"
-        )
-    if algo in BOOSTING_ALGOS:
-        from .engines import ENGINES
-
-        if engine not in ENGINES:
-            raise ProtocolError(
-                f"engine '{engine}' is not available; valid choices: {', '.join(sorted(ENGINES))}"
-            )
-    try:
-        method = make_method(algo, loss_obj, engine=engine, options=algo_options, tie_rule=tie_rule)
-        method.identity()  # builds the estimator once: a bad option fails here
-    except (TypeError, ValueError) as exc:
-        raise ProtocolError(f"algo '{algo}': {exc}") from exc
-    # None means "the dataset's default" (configs write `n_samples: null`): dropped
-    dataset_params = {k: v for k, v in dict(dataset_params or {}).items() if v is not None}
-    dataset_task = _dataset_task(dataset)
-    if dataset_task is None:
-        dataset_params.setdefault("task", loss_obj.task)
-        dataset_task = dataset_params["task"]
-    try:
-        check_task(loss, loss_obj.task, dataset, dataset_task)
-    except ProtocolError as exc:
-        if skip_task_mismatch:
-            log.warning("skipped: %s", exc)
-            return None
-        raise
-    grid_points = expand_grid(grid or {}, method.grid_axes, GRID_CHECKS)
-
-    from .datasets import DatasetUnavailableError
-
-    try:
-        X, y, info = _load_dataset(dataset, seed, mirror, tuple(sorted(dataset_params.items())))
-    except DatasetUnavailableError as exc:
-        if skip_unavailable:
-            log.warning("skipped: dataset '%s' is unavailable: %s", dataset, exc)
-            return None
-        raise
-    except (TypeError, ValueError) as exc:  # the dataset's own parameter checks
-        raise ProtocolError(f"dataset '{dataset}': {exc}") from None
+    ``None`` for a run skipped by ``skip_task_mismatch`` / ``skip_unavailable``."""
+    r = Request(**config)
+    fractions = validate_protocol(r.n_splits, r.fractions, r.max_estimators, r.seed)
+    loss, algo, method = _method(r)
+    dataset_params = _dataset_params(r, loss)
+    if dataset_params is None:
+        return None
+    grid = {**(r.grid or {}), **algo.grid}  # the grid option's axes and the algo's own
+    grid_points = expand_grid(grid, method.grid_axes, GRID_CHECKS)
+    data = _data(r, dataset_params)
+    if data is None:
+        return None
+    X, y, info = data
     split_sizes(len(y), fractions)  # fail before any fit if the data cannot be split
     identity = results.canonical_json(
         run_identity(
-            dataset=dataset_identity(info, seed),
-            loss=loss_obj,
+            dataset=dataset_identity(info, r.seed),
+            loss=loss,
             method=method,
-            grid=grid or {},
-            n_splits=n_splits,
-            max_estimators=max_estimators,
+            grid=grid,
+            n_splits=r.n_splits,
+            max_estimators=r.max_estimators,
             fractions=fractions,
-            seed=seed,
+            seed=r.seed,
         )
     )
-
-    protocol = protocol_name(grid_name, n_splits, max_estimators, fractions, seed)
-    extra = {k: v for k, v in dataset_params.items() if k != "task"}
-    dataset_key = dataset if not extra else f"{dataset}-{_short_hash(extra)}"
-    loss_key = loss_label or loss
-    base_row = {
-        "protocol": protocol,
-        "dataset": dataset_key,
-        "loss": loss_key,
-        "algo": algo,
-        "engine": method.engine,
-        "task": loss_obj.task,
-        **_loss_columns(loss_obj),
-        "grid": grid_name,
-        "max_estimators": int(max_estimators),
-        "n_splits": int(n_splits),
-        "train_fraction": fractions[0],
-        "validation_fraction": fractions[1],
-        "test_fraction": fractions[2],
-        "seed": int(seed),
-        "dataset_params": json.dumps(extra, sort_keys=True),
-        "tie_rule": tie_rule if algo in BOOSTING_ALGOS else "none",
-        "identity": identity,
-    }
+    row = _base_row(r, loss, algo, method, dataset_params, fractions, identity)
+    location = (r.results_dir, row["protocol"], row["dataset"], row["loss"], algo.name)
     return Run(
-        label=f"{dataset_key}/{loss_key}/{algo}",
-        protocol=protocol,
+        label=f"{row['dataset']}/{row['loss']}/{algo.name}",
+        protocol=row["protocol"],
         method=method,
         grid_points=grid_points,
         X=X,
         y=y,
         identity=identity,
-        location=(results_dir, protocol, dataset_key, loss_key, algo, method.engine, identity),
-        base_row=base_row,
-        n_splits=int(n_splits),
-        max_estimators=int(max_estimators),
+        location=(*location, method.engine, identity),
+        base_row=row,
+        n_splits=int(r.n_splits),
+        max_estimators=int(r.max_estimators),
         fractions=fractions,
-        seed=int(seed),
-        tie_rule=tie_rule,
+        seed=int(r.seed),
+        tie_rule=r.tie_rule,
     )
+
+
+def _method(request: Request):
+    """(loss object, :class:`~proxboost.methods.Algo`, method object) of a request, each
+    checked: the algorithm's name, the loss and its parameters, the tie rule, the engine (for a
+    boosting algorithm) and the method's options."""
+    algo = request.algo if isinstance(request.algo, Algo) else Algo(request.algo)
+    engine = request.engine.name if isinstance(request.engine, Engine) else request.engine
+    if algo.name not in ALGOS:
+        raise ProtocolError(f"unknown algo '{algo.name}'; valid choices: {', '.join(ALGOS)}")
+    loss = request.loss
+    if not isinstance(loss, Loss):
+        given = dict(request.loss_params or {})
+        try:
+            loss = make_loss(loss, **{k: v for k, v in given.items() if k in LOSS_PARAMETERS})
+        except ValueError as exc:
+            raise ProtocolError(str(exc)) from exc
+    tie_rule = request.tie_rule
+    if tie_rule not in TIE_RULES:
+        raise ProtocolError(
+            f"tie_rule '{tie_rule}' is not a tie rule; valid choices: {', '.join(TIE_RULES)}"
+        )
+    if algo.name in BOOSTING_ALGOS and engine not in ENGINES:
+        raise ProtocolError(
+            f"engine '{engine}' is not available; valid choices: {', '.join(sorted(ENGINES))}"
+        )
+    try:
+        method = algo.method(loss, engine=engine, tie_rule=tie_rule)
+        method.identity()  # builds the estimator once: a bad option fails here
+    except (TypeError, ValueError) as exc:
+        raise ProtocolError(f"algo '{algo.name}': {exc}") from exc
+    return loss, algo, method
+
+
+def _dataset_task(dataset):
+    task = getattr(dataset_info(dataset), "task", None)
+    if task not in ("regression", "classification"):
+        return None  # the task is chosen by the loss (synthetic)
+    return task
+
+
+def _dataset_params(request: Request, loss) -> dict | None:
+    """The dataset's parameters (a synthetic dataset's ``task`` is the loss's), once the loss's
+    task is checked against the dataset's; None when it differs and ``skip_task_mismatch``."""
+    # None means "the dataset's default" (configs write `n_samples: null`): dropped
+    params = {k: v for k, v in dict(request.dataset_params or {}).items() if v is not None}
+    dataset_task = _dataset_task(request.dataset)
+    if dataset_task is None:
+        params.setdefault("task", loss.task)
+        dataset_task = params["task"]
+    try:
+        check_task(loss.name, loss.task, request.dataset, dataset_task)
+    except ProtocolError as exc:
+        if request.skip_task_mismatch:
+            log.warning("skipped: %s", exc)
+            return None
+        raise
+    return params
+
+
+@functools.lru_cache(maxsize=8)
+def _load_dataset(name, seed, mirror, params):
+    """:func:`proxboost.datasets.load_dataset`, once per process for the same arguments: the
+    checks of a sweep and its jobs (basic launcher: the same process) load each dataset once."""
+    return load_dataset(name, random_state=seed, mirror=mirror, **dict(params))
+
+
+def _data(request: Request, dataset_params):
+    """``(X, y, info)`` of the request's dataset; None when its files are unavailable and
+    ``skip_unavailable``."""
+    name, params = request.dataset, tuple(sorted(dataset_params.items()))
+    try:
+        return _load_dataset(name, request.seed, request.mirror, params)
+    except DatasetUnavailableError as exc:
+        if request.skip_unavailable:
+            log.warning("skipped: dataset '%s' is unavailable: %s", name, exc)
+            return None
+        raise
+    except (TypeError, ValueError) as exc:  # the dataset's own parameter checks
+        raise ProtocolError(f"dataset '{name}': {exc}") from None
+
+
+def _base_row(request: Request, loss, algo, method, dataset_params, fractions, identity) -> dict:
+    """The columns shared by every row of a run: what it is, its protocol, its identity. The
+    loss's parameter columns hold the loss's own parameters (NaN for those it does not take)."""
+    r = request
+    extra = {k: v for k, v in dataset_params.items() if k != "task"}
+    params = loss.params()
+    return {
+        "protocol": protocol_name(r.grid_name, r.n_splits, r.max_estimators, fractions, r.seed),
+        "dataset": r.dataset if not extra else f"{r.dataset}-{_short_hash(extra)}",
+        "loss": r.loss_label or loss.name,
+        "algo": algo.name,
+        "engine": method.engine,
+        "task": loss.task,
+        **{name: params.get(name, math.nan) for name in LOSS_PARAMETERS},
+        "grid": r.grid_name,
+        "max_estimators": int(r.max_estimators),
+        "n_splits": int(r.n_splits),
+        "train_fraction": fractions[0],
+        "validation_fraction": fractions[1],
+        "test_fraction": fractions[2],
+        "seed": int(r.seed),
+        "dataset_params": json.dumps(extra, sort_keys=True),
+        "tie_rule": r.tie_rule if algo.name in BOOSTING_ALGOS else "none",
+        "identity": identity,
+    }
+
+
+def _short_hash(params) -> str:
+    return results.identity_hash(params)[:8]
 
 
 def execute(run: Run, n_jobs=None, progress=True):
