@@ -31,15 +31,14 @@ for _var in (
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
+from proxboost.cli import main as run  # noqa: E402
+from proxboost.interrupts import interruptible  # noqa: E402
+
 
 @hydra.main(version_base=None, config_path="conf", config_name="config")
 def main(cfg: DictConfig):
-    from proxboost.cli import main as run
-
     return run(cfg)
 
 
 if __name__ == "__main__":
-    from proxboost.interrupts import interruptible
-
     interruptible(main)

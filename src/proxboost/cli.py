@@ -40,7 +40,8 @@ from .curves import experiment_dir, specs_from_config
 from .datasets import ChecksumError, DatasetShapeError, DatasetUnavailableError
 from .interrupts import EXIT_INTERRUPTED, Interrupts, leave_worker, this_process
 from .interrupts import report as report_interrupt
-from .losses import LOSS_PARAMETERS
+from .losses import LOSS_PARAMETERS, Loss
+from .methods import Algo, Engine
 from .pipeline import plan_run
 from .protocol import ProtocolError, TaskMismatchError
 from .results import identity_hash
@@ -65,66 +66,79 @@ class UserError(ValueError):
 #: The errors of a mistaken command (one line, exit code 2).
 _USER_ERRORS = (UserError, ProtocolError, DatasetUnavailableError, ChecksumError, DatasetShapeError)
 
+#: What the option of each instantiated config group builds (``_target_``).
+_BUILDS = {"loss": Loss, "algo": Algo, "engine": Engine}
 
-_GRID_KEYS = ("max_depth", "learning_rate", "step", "max_features")
 
-
-def _config_dir(hydra_cfg=None) -> Path | None:
-    """The folder of the primary config (``conf/``), from Hydra's runtime information."""
-    if hydra_cfg is None:
-        if not HydraConfig.initialized():
-            return None
-        hydra_cfg = HydraConfig.get()
-    for source in hydra_cfg.runtime.config_sources:
-        if source.provider == "main" and source.schema == "file":
-            return Path(source.path)
+def _hydra_record(cfg):
+    """Hydra's record of how ``cfg`` was composed (the chosen options, the command line's
+    overrides), or None for a config composed without it (``compose()`` in a test)."""
+    if "hydra" in cfg:  # a job composed by the preflight check
+        return cfg.hydra
+    if HydraConfig.initialized():  # the job itself
+        return HydraConfig.get()
     return None
 
 
-def _label(cfg, group, keys, conf_dir):
-    """The choice's name, plus the changed values when ``keys`` of the group differ from its file
-    (e.g. ``pinball-tau0.5``): rows of a modified choice never sit under its name."""
-    name = cfg[group].name
-    path = None if conf_dir is None else conf_dir / group / f"{name}.yaml"
-    if path is None or not path.is_file():
+@functools.lru_cache(maxsize=32)
+def _option(config_name, group, option) -> dict:
+    """The values of the option ``option`` of the config group ``group`` as Hydra composes it
+    (no other override)."""
+    loader = GlobalHydra.instance().config_loader()
+    cfg = loader.load_configuration(config_name, [f"{group}={option}"], RunMode.RUN)
+    return OmegaConf.to_container(cfg[group], resolve=True)
+
+
+def _loss_label(cfg, record) -> str:
+    """The loss's folder name: its name, plus the parameters whose value differs from the chosen
+    option's own (e.g. ``pinball-tau0.5``), so that rows of a modified loss never sit under its
+    name."""
+    name = cfg.loss.name
+    if record is None:
         return name
-    default = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-    given = OmegaConf.to_container(cfg[group], resolve=True)
-    changed = {k: given.get(k) for k in keys if k in given and given.get(k) != default.get(k)}
-    if not changed:
-        return name
+    option = _option(record.job.config_name, "loss", record.runtime.choices["loss"])
+    given = OmegaConf.to_container(cfg.loss, resolve=True)
+    changed = {k: given[k] for k in LOSS_PARAMETERS if k in given and given[k] != option.get(k)}
     return name + "".join(f"-{k}{v}" for k, v in sorted(changed.items()))
 
 
-def _grid_name(cfg) -> str:
+def _grid_name(cfg, record) -> str:
     """The grid's name: the option chosen in the ``grid`` group, as Hydra records it
-    (``hydra.runtime.choices``), plus ``-custom<hash>`` of the values given on the command line
-    that differ from the option's own (``grid.max_depth=[2]``), so that rows of a modified grid
-    never sit under its name. A config composed without Hydra's record (``compose()`` in a test)
-    is named by its ``grid.name``."""
-    if "hydra" in cfg:  # a job composed by the preflight check
-        record = cfg.hydra
-    elif HydraConfig.initialized():  # the job itself
-        record = HydraConfig.get()
-    else:
+    (``hydra.runtime.choices``), plus ``-custom<hash>`` of the grid values given on the command
+    line that differ from their option's own (``grid.max_depth=[2]``; the algo's own axes,
+    ``algo.grid.max_features=[sqrt]``), so that rows of a modified grid never sit under its name.
+    A config composed without Hydra's record is named by its ``grid.name``."""
+    if record is None:
         return cfg.grid.name
     name = record.runtime.choices["grid"]
     overridden = {o.lstrip("+~").split("=", 1)[0] for o in record.overrides.task}
-    keys = [k for k in _GRID_KEYS if f"grid.{k}" in overridden and k in cfg.grid]
-    given = OmegaConf.to_container(cfg.grid, resolve=True)
-    option = _grid_option(record.job.config_name, name) if keys else {}
-    changed = {k: given[k] for k in keys if given[k] != option.get(k)}
+    changed = {}
+    for group, path in (("grid", ("grid",)), ("algo", ("algo", "grid"))):
+        given = OmegaConf.to_container(OmegaConf.select(cfg, ".".join(path)) or {}, resolve=True)
+        keys = [k for k in given if k != "name" and ".".join((*path, k)) in overridden]
+        if keys:
+            option = _option(record.job.config_name, group, record.runtime.choices[group])
+            option = option.get("grid", {}) if group == "algo" else option
+            changed.update({k: given[k] for k in keys if given[k] != option.get(k)})
     if not changed:
         return name
     return f"{name}-custom{identity_hash(changed)[:6]}"
 
 
-@functools.lru_cache(maxsize=16)
-def _grid_option(config_name, name) -> dict:
-    """The values of the grid option ``name`` as Hydra composes it (no override)."""
-    loader = GlobalHydra.instance().config_loader()
-    cfg = loader.load_configuration(config_name, [f"grid={name}"], RunMode.RUN)
-    return OmegaConf.to_container(cfg.grid, resolve=True)
+def _instantiated(cfg, group):
+    """The object the chosen option of ``group`` builds (its ``_target_``): a loss, an
+    :class:`~proxboost.methods.Algo` or an :class:`~proxboost.methods.Engine`."""
+    try:
+        built = instantiate(cfg[group], _convert_="all")
+    except Exception as exc:  # instantiate wraps the target's own error
+        cause = exc.__cause__ or exc
+        raise UserError(f"{group} '{cfg[group].name}': {cause}") from None
+    if not isinstance(built, _BUILDS[group]):
+        raise UserError(
+            f"{group} '{cfg[group].name}': its config must build a {_BUILDS[group].__name__}"
+            f" (_target_: {_BUILDS[group].__module__}.{_BUILDS[group].__name__})"
+        )
+    return built
 
 
 def check_values(cfg) -> None:
@@ -135,7 +149,7 @@ def check_values(cfg) -> None:
         raise UserError(
             f"n_jobs must be an integer >= 1, -1 or null (every core), got {cfg.n_jobs!r}"
         )
-    for key in ("progress", "skip_task_mismatch", "skip_unavailable"):
+    for key in ("progress", "skip_task_mismatch", "skip_unavailable", "dry_run"):
         if not isinstance(cfg[key], bool):
             raise UserError(f"{key} must be true or false, got {cfg[key]!r}")
     if not isinstance(cfg.results_dir, str) or not cfg.results_dir:
@@ -168,30 +182,25 @@ def _results_dir(cfg) -> str:
     return to_absolute_path(cfg.results_dir)
 
 
-def run_arguments(cfg, conf_dir=None) -> dict:
-    """The arguments of :func:`proxboost.pipeline.plan_run` for a composed config (``conf_dir``:
-    the config folder, default Hydra's primary config source)."""
+def run_arguments(cfg) -> dict:
+    """The arguments of :func:`proxboost.pipeline.plan_run` for a composed config: the loss,
+    algo and engine built by their options' ``_target_``, the folders' names from Hydra's record
+    of the chosen options."""
     check_values(cfg)
-    config = {
-        key: OmegaConf.to_container(cfg[key], resolve=True) for key in ("dataset", "algo", "grid")
-    }
-    conf_dir = conf_dir or _config_dir()
-    try:
-        loss = instantiate(cfg.loss)
-    except Exception as exc:  # instantiate wraps the loss's own ValueError
-        cause = exc.__cause__ or exc
-        raise UserError(f"loss '{cfg.loss.name}': {cause}") from None
+    record = _hydra_record(cfg)
+    loss, algo, engine = (_instantiated(cfg, group) for group in ("loss", "algo", "engine"))
+    grid = OmegaConf.to_container(cfg.grid, resolve=True)
+    dataset = OmegaConf.to_container(cfg.dataset, resolve=True)
     fr = cfg.protocol.fractions
     return dict(
         dataset=cfg.dataset.name,
-        dataset_params=config["dataset"].get("params") or {},
+        dataset_params=dataset.get("params") or {},
         loss=loss,
-        loss_label=_label(cfg, "loss", LOSS_PARAMETERS, conf_dir),
-        algo=cfg.algo.name,
-        algo_options={k: v for k, v in config["algo"].items() if k != "name"},
-        grid=config["grid"],
-        grid_name=_grid_name(cfg),
-        engine=cfg.engine.name,
+        loss_label=_loss_label(cfg, record),
+        algo=algo,
+        grid={axis: values for axis, values in grid.items() if axis != "name"},
+        grid_name=_grid_name(cfg, record),
+        engine=engine,
         tie_rule=cfg.tie_rule,
         n_splits=cfg.protocol.n_splits,
         max_estimators=cfg.protocol.max_estimators,
@@ -208,7 +217,8 @@ def _synthetic_specs(cfg):
     """The runs of a synthetic experiment's config (:func:`proxboost.curves.specs_from_config`)."""
     try:
         return specs_from_config(
-            OmegaConf.to_container(cfg.synthetic, resolve=True), engine=cfg.engine.name
+            OmegaConf.to_container(cfg.synthetic, resolve=True),
+            engine=_instantiated(cfg, "engine").name,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise UserError(f"synthetic: {exc}") from None
@@ -248,6 +258,8 @@ def _job(cfg: DictConfig, in_launcher_worker: bool, interrupts: Interrupts):
             check_values(cfg)
             check_writable(_results_dir(cfg))
             specs = _synthetic_specs(cfg)
+            if cfg.dry_run:
+                return _dry_run_curves(cfg.synthetic.experiment, specs, _results_dir(cfg))
             curves.run_curves(
                 cfg.synthetic.experiment,
                 specs,
@@ -261,6 +273,8 @@ def _job(cfg: DictConfig, in_launcher_worker: bool, interrupts: Interrupts):
         run = pipeline.plan_run(**args)
         if run is None:
             return None
+        if cfg.dry_run:
+            return _dry_run(run)
         df = pipeline.execute(run, n_jobs=_inner_n_jobs(cfg), progress=cfg.progress)
     except _USER_ERRORS as exc:
         log.error("%s", exc)
@@ -274,6 +288,37 @@ def _job(cfg: DictConfig, in_launcher_worker: bool, interrupts: Interrupts):
     if df is None or df.empty:
         return None
     return float(df["test_loss"].mean())
+
+
+def _dry_run(run) -> None:
+    """``dry_run=true``: what the run would compute (its splits not stored yet), nothing fitted."""
+    todo = sorted(set(range(run.n_splits)) - run.stored_splits())
+    log.info(
+        "dry run: %s [%s, engine %s]: %d/%d splits stored, %d to compute%s; rows in %s",
+        run.label,
+        run.protocol,
+        run.method.engine,
+        run.n_splits - len(todo),
+        run.n_splits,
+        len(todo),
+        f" (splits {', '.join(map(str, todo))})" if todo else "",
+        run.where,
+    )
+
+
+def _dry_run_curves(experiment, specs, results_dir) -> None:
+    """``dry_run=true`` for a synthetic experiment: the curves it would compute, nothing fitted."""
+    todo = [spec for spec in specs if not curves.is_stored(results_dir, spec)]
+    log.info(
+        "dry run: [%s] %d runs, %d stored, %d to compute -> %s",
+        experiment,
+        len(specs),
+        len(specs) - len(todo),
+        len(todo),
+        experiment_dir(results_dir, experiment),
+    )
+    for spec in todo:
+        log.info("dry run: would compute %s (%s)", spec.label(), spec.name)
 
 
 # -- a whole sweep ---------------------------------------------------------------------------------
@@ -291,7 +336,6 @@ def check_jobs(config, jobs):
     unavailable (``skip_unavailable``), the row folders of the other real-world jobs, the
     folders of the synthetic experiments and the number of real-world jobs whose rows are all
     stored already (they will only be read)."""
-    conf_dir = _config_dir(config.hydra)
     loader = GlobalHydra.instance().config_loader()
     problems, mismatched, skipped, locations, experiments, complete = [], [], 0, [], [], 0
     for overrides in jobs:
@@ -303,7 +347,7 @@ def check_jobs(config, jobs):
                 _synthetic_specs(cfg)
                 experiments.append(experiment_dir(_results_dir(cfg), cfg.synthetic.experiment))
                 continue
-            args = run_arguments(cfg, conf_dir)
+            args = run_arguments(cfg)
             check_writable(args["results_dir"])
             run = plan_run(**{**args, "skip_task_mismatch": False})
         except TaskMismatchError as exc:
