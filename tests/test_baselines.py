@@ -286,3 +286,71 @@ def test_rows_record_the_library_versions(tmp_path):
         assert len(df) == 1 and df.loc[0, "engine"] == "none"
         assert df.loc[0, "lightgbm_version"] == lightgbm.__version__
         assert df.loc[0, "scikit_learn_version"] == sklearn.__version__
+
+
+# -- quantile regression forests ------------------------------------------------------------------
+QRF_PARAMS = {"max_features": 1.0, "min_samples_leaf": 3}
+
+
+@pytest.mark.parametrize("loss_name, tau", [("pinball", 0.9), ("lad", 0.5)])
+def test_quantile_forest_predicts_the_run_quantile_scored_by_our_loss(loss_name, tau, toy_data):
+    from quantile_forest import RandomForestQuantileRegressor
+
+    X, y = toy_data("regression", n=150)
+    train, valid = (X[:100], y[:100]), (X[100:], y[100:])
+    loss = _loss(loss_name)
+    method = make_method("quantile_forest", loss, options={"n_estimators": 30})
+    values, n_estimators = method.validation_curve(QRF_PARAMS, train, valid, T_MAX, 7)
+    direct = RandomForestQuantileRegressor(
+        n_estimators=30, max_features=1.0, min_samples_leaf=3, random_state=7, n_jobs=1
+    ).fit(*train)
+    pred = direct.predict(valid[0], quantiles=[tau])
+    residual = valid[1] - pred
+    pinball = np.mean(np.maximum(tau * residual, (tau - 1) * residual))
+    expected = 2 * pinball if loss_name == "lad" else pinball  # lad is |r|, twice pinball at 0.5
+    assert values.shape == (1,) and list(n_estimators) == [30]
+    assert values[0] == pytest.approx(expected, rel=1e-12)
+    refit = method.refit_predict(QRF_PARAMS, 30, train, valid[0], 7)
+    np.testing.assert_array_equal(refit, pred)
+
+
+def test_quantile_forest_quantiles_are_ordered(toy_data):
+    X, y = toy_data("regression", n=150)
+    method = make_method("quantile_forest", _loss("pinball"), options={"n_estimators": 30})
+    q = method.predict_quantiles(QRF_PARAMS, (X[:100], y[:100]), X[100:], [0.1, 0.5, 0.9], 0)
+    assert q.shape == (50, 3) and np.all(np.diff(q, axis=1) >= 0)
+
+
+@pytest.mark.parametrize("loss_name", ["ls", "hinge"])
+def test_quantile_forest_refuses_losses_without_a_quantile(loss_name):
+    with pytest.raises(ProtocolError, match="quantile_forest predicts a quantile"):
+        make_method("quantile_forest", _loss(loss_name))
+
+
+def test_quantile_forest_runs_the_protocol(tmp_path):
+    df = run_experiment(
+        dataset="synthetic",
+        dataset_params={"n_samples": 80},
+        loss="pinball",
+        loss_params={"tau": 0.9},
+        algo="quantile_forest",
+        algo_options={"n_estimators": 20},
+        grid={"max_features": [1.0, "sqrt"], "min_samples_leaf": [1, 5]},
+        n_splits=2,
+        max_estimators=3,
+        results_dir=tmp_path,
+        progress=False,
+        n_jobs=1,
+    )
+    assert len(df) == 2 and set(df["engine"]) == {"none"} and df["test_loss"].notna().all()
+    assert set(df["n_grid"]) == {4}
+    with pytest.raises(ProtocolError, match="min_samples_leaf"):
+        run_experiment(
+            dataset="synthetic",
+            loss="lad",
+            algo="quantile_forest",
+            grid={"max_features": [1.0], "min_samples_leaf": [0.5]},
+            n_splits=1,
+            results_dir=tmp_path,
+            progress=False,
+        )

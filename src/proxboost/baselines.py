@@ -64,6 +64,12 @@ Random forests (``algo=random_forest``)
     is no T to select: the curve has one value, the validation squared error (regression)
     or misclassification rate (classification). Reported: the test least-squares loss only
     when the run's loss is ``ls`` (NaN otherwise) and the misclassification rate.
+
+Quantile regression forests (``algo=quantile_forest``)
+    ``quantile-forest``'s ``RandomForestQuantileRegressor`` (``lad`` and ``pinball`` only):
+    the run's quantile level predicted from the forest's leaves, ``max_features`` ×
+    ``min_samples_leaf`` selected on validation by the run's own loss; see
+    :class:`QuantileForestMethod`.
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ __all__ = [
     "HistGradientBoostingMethod",
     "LGB_OBJECTIVES",
     "LightGBMMethod",
+    "QuantileForestMethod",
     "RandomForestMethod",
     "XGBoostMethod",
     "XGB_OBJECTIVES",
@@ -311,6 +318,74 @@ class RandomForestMethod:
         X, y = train
         pred = self._forest(params, random_state).fit(X, y).predict(X_test)
         return np.asarray(pred, dtype=np.float64)
+
+
+class QuantileForestMethod:
+    """Quantile regression forests (Meinshausen 2006) from the ``quantile-forest`` package:
+    ``RandomForestQuantileRegressor`` predicting the run's quantile level (τ of ``pinball``,
+    0.5 for ``lad``), its forest axes (``max_features``, ``min_samples_leaf``) selected on
+    validation by **our** loss of the predicted quantile, as the boosting methods are. There is
+    no T: the curve has one value. Regression losses ``lad`` and ``pinball`` only (a forest
+    predicts a quantile, not a mean or a margin)."""
+
+    name = "quantile_forest"
+    library = "quantile-forest"
+    engine = "none"  # grows its own trees: no proxboost tree engine applies
+    grid_axes = ("max_features", "min_samples_leaf")
+
+    def __init__(self, loss, n_estimators=500, n_threads=1):
+        if loss.name not in ("lad", "pinball"):
+            raise ProtocolError(
+                f"algo=quantile_forest predicts a quantile: it runs with loss=lad or "
+                f"loss=pinball, not loss={loss.name}"
+            )
+        if not (is_integer(n_estimators) and int(n_estimators) >= 1):
+            raise ProtocolError(
+                f"quantile_forest: n_estimators={n_estimators!r}; use a positive integer"
+            )
+        self.loss = loss
+        self.tau = float(getattr(loss, "tau", 0.5))
+        self.n_estimators = int(n_estimators)
+        self.n_threads = int(n_threads)
+        self.val_metric = loss.name
+
+    def reports_loss(self) -> bool:
+        return True
+
+    def versions(self) -> dict:
+        return {
+            self.library: library_version("quantile_forest"),
+            "scikit-learn": library_version("sklearn"),
+        }
+
+    def identity(self) -> dict:
+        return _identity(self, {"n_estimators": self.n_estimators})
+
+    def _forest(self, params, random_state):
+        from quantile_forest import RandomForestQuantileRegressor  # lazy: an optional extra
+
+        return RandomForestQuantileRegressor(
+            n_estimators=self.n_estimators,
+            max_features=RandomForestMethod.max_features(params["max_features"]),
+            min_samples_leaf=int(params["min_samples_leaf"]),
+            random_state=int(random_state) % (2**32),
+            n_jobs=self.n_threads,
+        )
+
+    def predict_quantiles(self, params, train, X, quantiles, random_state):
+        """Fit on ``train`` and predict the given quantile levels on X: shape (n, len)."""
+        forest = self._forest(params, random_state).fit(*train)
+        pred = forest.predict(X, quantiles=list(quantiles))
+        return np.asarray(pred, dtype=np.float64).reshape(len(X), len(quantiles))
+
+    def validation_curve(self, params, train, valid, max_estimators, random_state):
+        X_val, y_val = valid
+        pred = self.predict_quantiles(params, train, X_val, [self.tau], random_state)[:, 0]
+        value = self.loss.value(np.asarray(y_val, dtype=np.float64), pred)
+        return np.array([value]), np.array([self.n_estimators])
+
+    def refit_predict(self, params, n_estimators, train, X_test, random_state):
+        return self.predict_quantiles(params, train, X_test, [self.tau], random_state)[:, 0]
 
 
 # -- LightGBM and HistGradientBoosting -------------------------------------------------------------

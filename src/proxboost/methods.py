@@ -59,6 +59,7 @@ _BASELINES = {
     "random_forest": "RandomForestMethod",
     "lightgbm": "LightGBMMethod",
     "sklearn_hgb": "HistGradientBoostingMethod",
+    "quantile_forest": "QuantileForestMethod",
 }
 BASELINE_ALGOS = tuple(_BASELINES)
 ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS

@@ -152,12 +152,17 @@ GRID_AXES = {
         lambda v: v in ("sqrt", "log2") or (_is_number(v) and 0 < v <= 1),
         "a fraction in (0, 1], 'sqrt' or 'log2'",
     ),
+    "min_samples_leaf": (
+        lambda v: _is_number(v) and float(v) >= 1 and float(v) == int(v),
+        "a positive integer",
+    ),
 }
 
 
 #: Type of each axis's values in a canonical grid (``max_features``: a fraction or a name).
 _AXIS_TYPES = {
     "max_depth": int,
+    "min_samples_leaf": int,
     "learning_rate": float,
     "step": lambda v: v if isinstance(v, str) else float(v),  # a number, or "auto"
 }
