@@ -19,22 +19,28 @@
   rational arithmetic): the engine equality tests and the comparisons with scikit-learn use it.
 - ``curve_frame`` builds a hand-made synthetic curve in the stored layout (claims, report and
   figure tests).
+- ``compose`` composes the repository's Hydra configuration (``conf/``) with overrides, as
+  ``run.py`` would; ``run_py`` runs ``run.py`` in a subprocess inside ``tmp_path`` with its results
+  and Hydra folders there (``run_dirs``), for the command-line, pipeline and interrupt tests.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections import namedtuple
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
+REPO = Path(__file__).resolve().parents[1]
 MIRROR_ENV = "PROXBOOST_DATA_MIRROR"
 TIE_RTOL = 1e-12  # two different splits tie when their exact gains agree to this, relative
 
 
-REPO_DATA = Path(__file__).resolve().parents[1] / "data"
+REPO_DATA = REPO / "data"
 NO_MIRROR = (
     "needs the real data files: set $PROXBOOST_DATA_MIRROR to a mirror folder "
     "(<mirror>/<dataset>/<file>), or run `make datasets` on a machine with internet to fill data/"
@@ -109,6 +115,68 @@ def toy_data():
         return X, (np.where(s > 0.4, 1.0, -1.0) if task == "classification" else s)
 
     return draw
+
+
+# ---------------------------------------------------------------------------------------------
+# The configuration and run.py
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture
+def compose():
+    """``compose(overrides=(), hydra_config=False)``: the configuration ``run.py`` composes from
+    ``conf/`` with these overrides (``hydra_config``: with Hydra's record, ``cfg.hydra``). Hydra
+    stays initialised on ``conf/`` for the whole test, as in a job of ``run.py``."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    def composed(overrides=(), hydra_config=False):
+        return hydra_compose(
+            config_name="config", overrides=list(overrides), return_hydra_config=hydra_config
+        )
+
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+        yield composed
+
+
+def run_py_env(tmp_path) -> dict:
+    """The environment of a ``run.py`` subprocess: Hydra's short errors, a data cache in
+    ``tmp_path``."""
+    env = dict(os.environ)
+    env.pop("HYDRA_FULL_ERROR", None)
+    env["PROXBOOST_DATA_HOME"] = str(tmp_path / "data")
+    return env
+
+
+def run_py_command(*args) -> list:
+    return [sys.executable, str(REPO / "run.py"), *args]
+
+
+@pytest.fixture
+def run_dirs(tmp_path) -> list:
+    """Overrides that put a run's rows (``res``) and Hydra's folders (``run``, ``sweep``) in
+    ``tmp_path``."""
+    return [
+        f"results_dir={tmp_path / 'res'}",
+        f"hydra.run.dir={tmp_path / 'run'}",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
+
+
+@pytest.fixture
+def run_py(tmp_path):
+    """``run_py(*args, timeout=180)``: ``python run.py *args`` started in ``tmp_path``; the
+    completed process (output captured as text)."""
+
+    def run(*args, timeout=180):
+        return subprocess.run(
+            run_py_command(*args),
+            cwd=tmp_path,
+            env=run_py_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    return run
 
 
 # ---------------------------------------------------------------------------------------------

@@ -155,7 +155,7 @@ def test_losses_without_ties_are_unchanged():
 def test_adding_the_rule_to_intro_sensitivity_keeps_the_stored_runs_of_the_others():
     """The rule joins the experiment with the recompute of the stored results; adding it (here
     by an override) leaves every stored run of the other rules found."""
-    from test_experiments import ROOT, _specs
+    from test_curves import ROOT, _specs
 
     from proxboost.curves import is_stored
 

@@ -205,13 +205,12 @@ def test_refit_at_zero_is_the_initial_prediction(algo, toy_data):
 @pytest.mark.parametrize(
     "algo, cls", [("lightgbm", LightGBMMethod), ("sklearn_hgb", HistGradientBoostingMethod)]
 )
-def test_config_lists_the_fixed_settings(algo, cls):
-    from omegaconf import OmegaConf
+def test_config_lists_the_fixed_settings(compose, algo, cls):
+    from hydra.utils import instantiate
 
-    cfg = OmegaConf.to_container(OmegaConf.load(REPO / "conf" / "algo" / f"{algo}.yaml"))
-    assert cfg.pop("name") == algo
-    assert cfg == cls.defaults
-    method = make_method(algo, _loss("lad"), options=cfg)
+    built = instantiate(compose([f"algo={algo}"]).algo, _convert_="all")
+    assert built.name == algo and built.options == cls.defaults
+    method = built.method(_loss("lad"))
     assert method.settings == cls.defaults
     assert method.versions() == {
         method.library: __import__("lightgbm" if algo == "lightgbm" else "sklearn").__version__
@@ -333,8 +332,7 @@ def test_quantile_forest_runs_the_protocol(tmp_path):
         dataset_params={"n_samples": 80},
         loss="pinball",
         loss_params={"tau": 0.9},
-        algo="quantile_forest",
-        algo_options={"n_estimators": 20},
+        algo=Algo("quantile_forest", n_estimators=20),
         grid={"max_features": [1.0, "sqrt"], "min_samples_leaf": [1, 5]},
         n_splits=2,
         max_estimators=3,
@@ -354,3 +352,66 @@ def test_quantile_forest_runs_the_protocol(tmp_path):
             results_dir=tmp_path,
             progress=False,
         )
+
+
+@pytest.mark.parametrize("loss_name", ["ls", "lad", "pinball", "logistic", "hinge", "exponential"])
+def test_xgboost_curve_is_our_loss_on_its_margin(loss_name, toy_data):
+    import xgboost as xgb
+
+    loss = make_loss(loss_name, tau=0.9)
+    X, y = toy_data(loss.task)
+    method = make_method("xgboost", loss)
+    params = {"max_depth": 2, "learning_rate": 0.3}
+    Xtr, ytr, Xva, yva = X[:80], y[:80], X[80:], y[80:]
+    values, Ts = method.validation_curve(params, (Xtr, ytr), (Xva, yva), 12, 0)
+    assert (
+        values.shape == (13,) and np.array_equal(Ts, np.arange(13)) and np.all(np.isfinite(values))
+    )
+    booster = method._train(params, method._dmatrix(Xtr, ytr), ytr, 12, 0)
+    dva = xgb.DMatrix(Xva.astype(np.float32))
+    for t in (1, 5, 12):
+        margin = booster.predict(dva, output_margin=True, iteration_range=(0, t)).astype(float)
+        assert values[t] == pytest.approx(loss.value(yva, margin), rel=1e-6, abs=1e-9)
+    # refit at T equals a fresh fit's margin; T = 0 is XGBoost's intercept (constant)
+    z = method.refit_predict(params, 5, (Xtr, ytr), Xva, 0)
+    assert loss.value(yva, z) == pytest.approx(values[5], rel=1e-6)
+    z0 = method.refit_predict(params, 0, (Xtr, ytr), Xva, 0)
+    assert np.ptp(z0) == 0 and loss.value(yva, z0) == pytest.approx(values[0], rel=1e-6)
+    if loss_name == "exponential":
+        assert z0[0] == pytest.approx(loss.init(ytr), rel=1e-6)
+
+
+def test_random_forest_reports_ls_loss_and_error_only(toy_data):
+    Xr, yr = toy_data("regression")
+    Xc, yc = toy_data("classification")
+    grid = [{"max_features": "sqrt"}, {"max_features": 1.0}]
+    kw = dict(n_splits=2, max_estimators=10, progress=False)
+    rows = run_protocol(
+        Xr,
+        yr,
+        make_method("random_forest", make_loss("ls"), options={"n_estimators": 20}),
+        grid,
+        **kw,
+    )
+    assert all(np.isfinite(r["test_loss"]) and math.isnan(r["test_error"]) for r in rows)
+    assert all(r["val_metric"] == "squared_error" and r["n_estimators"] == 20 for r in rows)
+    rows = run_protocol(
+        Xr,
+        yr,
+        make_method("random_forest", make_loss("lad"), options={"n_estimators": 20}),
+        grid,
+        **kw,
+    )
+    assert all(math.isnan(r["test_loss"]) for r in rows)
+    rows = run_protocol(
+        Xc,
+        yc,
+        make_method("random_forest", make_loss("hinge"), options={"n_estimators": 20}),
+        grid,
+        **kw,
+    )
+    assert all(math.isnan(r["test_loss"]) and 0 <= r["test_error"] <= 1 for r in rows)
+    assert all(
+        r["val_metric"] == "misclassification" and r["max_features"] in ("sqrt", "1.0")
+        for r in rows
+    )

@@ -655,7 +655,7 @@ EXPECTED_FAILED_CHECKS = {
         "15 rows x 30 features: several features separate the same rows and many splits tie, "
         "and weighted sums and repeated rows round tied splits differently (as for "
         "scikit-learn's gradient boosting); the repeated-rows oracle on tie-free data stands in: "
-        "tests/test_weights.py"
+        "tests/test_boosting_weights.py"
     ),
 }
 

@@ -1,57 +1,76 @@
-"""The command line of ``run.py`` (proxboost.cli): user errors in one line with exit code 2,
-before any fit, for one run and for a whole sweep; the results folder's writability check.
+"""The command line of ``run.py`` (proxboost.cli): a config → the pipeline's arguments (the loss,
+algo and engine built by their options, the folders named from Hydra's record of the chosen
+options), user errors in one line with exit code 2 before any fit, for one run and for a whole
+sweep, the results folder's writability check, the dry run, and ``run.py`` end to end (a whole
+run, reuse only of the same computation, resume after a kill, launchers).
 
-Runs ``run.py`` in subprocesses with tiny settings; results and Hydra directories live in
-``tmp_path``.
+Runs ``run.py`` in subprocesses with tiny settings (grid=smoke, few splits, small T_max); results
+and Hydra folders live in ``tmp_path`` (conftest's ``run_py`` and ``run_dirs``). Real datasets
+come from the mirror named by ``$PROXBOOST_DATA_MIRROR`` (the ``data_mirror`` fixture).
 """
 
+import json
 import os
+import signal
 import subprocess
-import sys
+import time
 from pathlib import Path
 
 import pytest
+from conftest import run_py_command, run_py_env
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _env(tmp_path):
-    env = dict(os.environ)
-    env.pop("HYDRA_FULL_ERROR", None)
-    env["PROXBOOST_DATA_HOME"] = str(tmp_path / "data")
-    return env
-
-
-def _cmd(*args):
-    return [sys.executable, str(REPO / "run.py"), *args]
+from proxboost import results
+from proxboost.cli import check_writable, run_arguments
+from proxboost.losses import Pinball
+from proxboost.methods import Algo, Engine
+from proxboost.pipeline import plan_run
+from proxboost.results import identity_hash
 
 
-def _run(tmp_path, *args, timeout=180):
-    return subprocess.run(
-        _cmd(*args),
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+# -- a config → the pipeline's arguments ---------------------------------------------------------
+def test_run_arguments_are_the_objects_the_chosen_options_build(compose):
+    args = run_arguments(compose(["loss=pinball", "algo=random_forest", "engine=hist"]))
+    assert isinstance(args["loss"], Pinball) and args["loss"].tau == 0.9
+    assert isinstance(args["algo"], Algo) and args["algo"].options == {"n_estimators": 500}
+    assert args["algo"].grid == {"max_features": [1 / 3, "sqrt", 1.0]}
+    assert args["engine"] == Engine("hist")
+    assert "name" not in args["grid"] and set(args["grid"]) == {
+        "max_depth",
+        "learning_rate",
+        "step",
+    }
 
 
-def _dirs(tmp_path):
-    return [
-        f"results_dir={tmp_path / 'res'}",
-        f"hydra.run.dir={tmp_path / 'run'}",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-    ]
+@pytest.mark.parametrize(
+    "overrides, loss, grid",
+    [
+        ([], "ls", "default"),
+        (["loss=pinball", "grid=paper"], "pinball", "paper"),
+        (["loss=pinball", "loss.tau=0.9"], "pinball", "default"),  # the option's own value
+        (["loss=pinball", "loss.tau=0.5"], "pinball-tau0.5", "default"),
+        (["loss=exponential", "loss.beta=2.0"], "exponential-beta2.0", "default"),
+        (["grid=paper", "grid.max_depth=[1,3,5]"], "ls", "paper"),  # the option's own values
+        (["grid=paper", "grid.max_depth=[2]"], "ls", {"max_depth": [2]}),
+        (
+            ["algo=random_forest", "algo.grid.max_features=[sqrt]"],
+            "ls",
+            {"max_features": ["sqrt"]},
+        ),
+        (["+experiment=paper", "loss=lad"], "lad", "paper"),
+    ],
+)
+def test_folders_are_named_from_hydras_record_of_the_chosen_options(compose, overrides, loss, grid):
+    args = run_arguments(compose(overrides, hydra_config=True))
+    assert args["loss_label"] == loss
+    if isinstance(grid, dict):  # a modified grid: <option>-custom<hash of the changed values>
+        option = "paper" if "grid=paper" in overrides else "default"
+        grid = f"{option}-custom{identity_hash(grid)[:6]}"
+    assert args["grid_name"] == grid
 
 
-def _compose(overrides=(), hydra_config=False):
-    from hydra import compose, initialize_config_dir
-
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
-        return compose(
-            config_name="config", overrides=list(overrides), return_hydra_config=hydra_config
-        )
+def test_without_hydras_record_the_folders_are_the_options_names(compose):
+    args = run_arguments(compose(["loss=pinball", "loss.tau=0.5", "grid=smoke"]))
+    assert (args["loss_label"], args["grid_name"]) == ("pinball", "smoke")
 
 
 # -- bad input ------------------------------------------------------------------------------------
@@ -77,18 +96,26 @@ def _compose(overrides=(), hydra_config=False):
         ),
         (["grid.max_depth=[0]"], "grid value max_depth=0 is invalid"),
         (["algo=xgboost", "algo.tree_method=gpu"], "algo 'xgboost'"),
+        (["dry_run=maybe"], "dry_run must be true or false, got 'maybe'"),
+        (
+            ["algo=random_forest", "algo.grid.max_features=[2]"],
+            "grid value max_features=2 is invalid",
+        ),
+        (["+engine.threads=2"], "engine 'exact': "),
+        (
+            ["algo._target_=builtins.dict"],
+            "algo 'prox': its _target_ must be proxboost.methods.Algo (it built a dict)",
+        ),
     ],
 )
-def test_user_errors_are_one_line_before_any_fit(tmp_path, overrides, message):
-    from proxboost.cli import check_writable, run_arguments
-    from proxboost.pipeline import plan_run
+def test_user_errors_are_one_line_before_any_fit(compose, tmp_path, overrides, message):
 
     small = (
         [] if any(o.startswith("dataset=") for o in overrides) else ["dataset.params.n_samples=60"]
     )
-    cfg = _compose([*overrides, f"results_dir={tmp_path / 'res'}", *small])
+    cfg = compose([*overrides, f"results_dir={tmp_path / 'res'}", *small])
     with pytest.raises(ValueError) as exc:
-        plan_run(**run_arguments(cfg, REPO / "conf"))
+        plan_run(**run_arguments(cfg))
         raise AssertionError("accepted")
     assert message in str(exc.value) and "\n" not in str(exc.value)
     blocker = tmp_path / "file"
@@ -103,7 +130,6 @@ def test_user_errors_are_one_line_before_any_fit(tmp_path, overrides, message):
 def test_the_writability_check_creates_and_removes_nothing(tmp_path, monkeypatch):
     # the jobs of a parallel sweep check the results folder while another job stores its first rows
     # there: a check that created the folder and removed it again pulled it from under that job
-    from proxboost.cli import check_writable
 
     def refuse(*args, **kwargs):
         raise AssertionError("the writability check created or removed a folder")
@@ -121,17 +147,16 @@ def test_the_writability_check_creates_and_removes_nothing(tmp_path, monkeypatch
 
 
 @pytest.mark.slow
-def test_a_sweep_is_checked_whole_before_any_fit(tmp_path):
+def test_a_sweep_is_checked_whole_before_any_fit(tmp_path, run_py, run_dirs):
     # every problem of every job, one line each, exit code 2, no traceback, nothing fitted
-    out = _run(
-        tmp_path,
+    out = run_py(
         "-m",
         "dataset=regression,classification",
         "loss=lad,hinge",
         "algo=gradient",
         "grid=smoke",
         "protocol.fractions.train=0.5,0.6",
-        *_dirs(tmp_path),
+        *run_dirs,
         timeout=120,
     )
     text = out.stdout + out.stderr
@@ -142,13 +167,217 @@ def test_a_sweep_is_checked_whole_before_any_fit(tmp_path):
     )  # (others: fractions)
     assert "add skip_task_mismatch=true to skip them" in text
     assert "Traceback" not in text and "Launching" not in text and not (tmp_path / "res").exists()
-    single = _run(tmp_path, "n_jobs=abc", *_dirs(tmp_path), timeout=60)
+    single = run_py("n_jobs=abc", *run_dirs, timeout=60)
     assert single.returncode == 2 and "Traceback" not in single.stdout + single.stderr
     assert (
         "n_jobs must be an integer >= 1, -1 or null (every core), got 'abc'"
         in single.stdout + single.stderr
     )
-    unknown = _run(tmp_path, "loss=foo", *_dirs(tmp_path), timeout=60)  # Hydra's own message
+    unknown = run_py("loss=foo", *run_dirs, timeout=60)  # Hydra's own message
     assert (
         unknown.returncode != 0 and "Could not find 'loss/foo'" in unknown.stdout + unknown.stderr
     )
+
+
+@pytest.mark.slow
+def test_a_dry_run_lists_what_would_be_computed_and_writes_nothing(tmp_path, run_py, run_dirs):
+    args = [
+        "loss=lad",
+        "grid=smoke",
+        "protocol.n_splits=2",
+        "protocol.max_estimators=5",
+        "dataset.params.n_samples=200",
+        "n_jobs=1",
+        "progress=false",
+        *run_dirs,
+    ]
+    dry = run_py("-m", "algo=gradient,prox", *args, "dry_run=true")
+    text = dry.stdout + dry.stderr
+    assert dry.returncode == 0, text
+    assert text.count("0/2 splits stored, 2 to compute (splits 0, 1)") == 2
+    assert not (tmp_path / "res").exists()  # nothing fitted, nothing written
+    done = run_py("algo=gradient", *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    files = {f: f.stat().st_mtime_ns for f in (tmp_path / "res").rglob("*") if f.is_file()}
+    assert len(files) == 2
+    dry = run_py("-m", "algo=gradient,prox", *args, "dry_run=true")
+    text = dry.stdout + dry.stderr
+    assert "2/2 splits stored, 0 to compute; rows in" in text
+    assert "0/2 splits stored, 2 to compute" in text  # prox: not stored yet
+    assert {f: f.stat().st_mtime_ns for f in (tmp_path / "res").rglob("*") if f.is_file()} == files
+    # a synthetic experiment: the curves it would compute
+    intro = ["+experiment=intro", "synthetic.seed=[0]", "synthetic.tie_rule=[midpoint]"]
+    dry = run_py(*intro, "dry_run=true", *run_dirs)
+    text = dry.stdout + dry.stderr
+    assert dry.returncode == 0, text
+    assert "dry run: [intro] 2 runs, 0 stored, 2 to compute" in text
+    assert text.count("dry run: would compute intro: sines/lad/") == 2
+    assert not (tmp_path / "res" / "synthetic").exists()
+
+
+@pytest.mark.slow
+def test_whole_chain_and_reuse_only_of_the_same_computation(tmp_path, run_py, run_dirs):
+    args = [
+        "loss=pinball",
+        "algo=residual_prox",
+        "grid=smoke",
+        "protocol.n_splits=2",
+        "protocol.max_estimators=20",
+        "dataset.params.n_samples=300",
+        "n_jobs=1",
+        *run_dirs,
+    ]
+    out = run_py(*args)
+    assert out.returncode == 0, out.stdout + out.stderr
+    df = results.load(tmp_path / "res")
+    assert list(df["split"]) == [0, 1]
+    assert (
+        set(df["protocol"]) == {"smoke/2splits/T20"}
+        and df["dataset"].str.startswith("synthetic-").all()
+    )
+    assert (
+        set(df["loss"]) == {"pinball"}
+        and set(df["algo"]) == {"residual_prox"}
+        and set(df["engine"]) == {"exact"}
+    )
+    assert df["n_estimators"].between(0, 20).all() and set(df["max_depth"]) == {2}
+    assert (
+        set(df["learning_rate"]) <= {0.1, 0.5}
+        and set(df["step"]) == {1.0}
+        and set(df["tau"]) == {0.9}
+    )
+    assert df["test_loss"].gt(0).all() and df["test_error"].isna().all()
+    assert (
+        df["val_loss"].gt(0).all() and (df["n_train"] == 150).all() and (df["n_test"] == 75).all()
+    )
+    identity = json.loads(df.loc[0, "identity"])
+    assert (
+        identity["loss"] == {"name": "pinball", "tau": 0.9}
+        and identity["protocol"]["max_estimators"] == 20
+    )
+    assert (
+        identity["method"]["options"]["tie_rule"] == "midpoint" and identity["dataset"]["seed"] == 0
+    )
+    assert df.loc[0, "commit"] and df.loc[0, "xgboost_version"]
+    log = (tmp_path / "run" / "run.log").read_text()
+    assert (
+        "over 2 splits; rows in" in log and "test loss" in log
+    )  # the last line says where the rows are
+    assert "\r" not in out.stderr  # no carriage-return bar without a terminal (test_progress.py)
+    files = sorted((tmp_path / "res").rglob("split-*.csv"))
+    stamps = [f.stat().st_mtime_ns for f in files]
+
+    # a sweep holding the same run, a changed grid and a changed τ: only the same run is reused
+    sweep = run_py(
+        "-m",
+        *args,
+        "grid.learning_rate=[0.1,0.5],[0.2]",
+        "loss.tau=0.9,0.5",
+        "progress=false",
+    )
+    text = sweep.stdout + sweep.stderr
+    assert sweep.returncode == 0, text
+    assert (
+        text.count("2/2 splits stored, 0 to run") == 1
+        and text.count("0/2 splits stored, 2 to run") == 3
+    )
+    assert (
+        "checked the 4 jobs of this sweep before any fit: 3 to run, 1 complete already (only read)"
+        in text
+    )
+    assert [f.stat().st_mtime_ns for f in files] == stamps  # nothing recomputed
+    assert (
+        "sweep rows: dataset | loss | method" in text
+        and text.count("| residual_prox | exact |") == 4
+    )
+    df = results.load(tmp_path / "res")
+    assert len(df) == 8 and df["identity_hash"].nunique() == 4
+    assert sorted(set(df["loss"])) == [
+        "pinball",
+        "pinball-tau0.5",
+    ]  # a changed loss has its own folder
+    grids = df["protocol"].str.split("/").str[0]
+    assert (grids == "smoke").sum() == 4 and grids.str.startswith("smoke-custom").sum() == 4
+    assert set(df["tau"]) == {0.9, 0.5}
+
+
+@pytest.mark.slow
+def test_killed_sweep_rerun_has_every_row_once(tmp_path, run_py, run_dirs):
+    sweep = [
+        "-m",
+        "algo=gradient,prox",
+        "loss=lad",
+        "grid=smoke",
+        "protocol.n_splits=5",
+        "protocol.max_estimators=40",
+        "dataset.params.n_samples=300",
+        "dataset.params.n_features=10",
+        "n_jobs=1",
+        "progress=false",
+        *run_dirs,
+    ]
+    proc = subprocess.Popen(
+        run_py_command(*sweep),
+        cwd=tmp_path,
+        env=run_py_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    res = tmp_path / "res"
+    try:
+        deadline = time.monotonic() + 120
+        while (
+            not list(res.rglob("split-*.csv"))
+            and proc.poll() is None
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before = {f: f.stat().st_mtime_ns for f in res.rglob("split-*.csv")}
+    assert 1 <= len(before) < 10, "the sweep should have been killed halfway"
+
+    out = run_py(*sweep, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    assert out.returncode == 0, out.stdout + out.stderr
+    df = results.load(res)
+    assert len(df) == 10
+    assert not df.duplicated(list(results.KEY_COLUMNS)).any()
+    assert sorted(zip(df["algo"], df["split"])) == [
+        (a, k) for a in ("gradient", "prox") for k in range(5)
+    ]
+    assert {
+        f: f.stat().st_mtime_ns for f in before
+    } == before  # stored rows were skipped, not redone
+
+
+@pytest.mark.slow
+def test_submitit_local_real_dataset_xgboost(tmp_path, data_mirror, run_py, run_dirs):
+    out = run_py(
+        "-m",
+        "hydra/launcher=submitit_local",
+        "dataset=engel",
+        "loss=pinball",
+        "algo=xgboost",
+        "grid=smoke",
+        "protocol.n_splits=1",
+        "protocol.max_estimators=10",
+        *run_dirs,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    df = results.load(tmp_path / "res")
+    assert len(df) == 1
+    row = df.iloc[0]
+    assert (row["dataset"], row["loss"], row["algo"], row["engine"]) == (
+        "engel",
+        "pinball",
+        "xgboost",
+        "none",
+    )
+    assert row["tau"] == 0.9 and row["n_train"] + row["n_validation"] + row["n_test"] == 235
+    assert 0 <= row["n_estimators"] <= 10 and row["test_loss"] > 0
+    import xgboost
+
+    assert row["xgboost_version"] == xgboost.__version__
+    assert list((tmp_path / "sweep").glob(".submitit/*"))  # the job went through submitit

@@ -33,6 +33,7 @@ from proxboost.datasets import (
     UnverifiedDataWarning,
     _files,
     _registry,
+    dataset_identity,
     dataset_info,
     is_available,
     list_datasets,
@@ -754,3 +755,17 @@ def test_hydra_dataset_configs():
         task = {"task": "regression"} if name == "synthetic" else {}
         X, _, info = load_dataset(name, random_state=0, **params, **task)
         assert X.shape == (info.n, info.d) == (dataset_info(info.name).n, dataset_info(info.name).d)
+
+
+def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path, data_mirror):
+    info = load_dataset("engel", mirror=data_mirror).info
+    identity = dataset_identity(info, 0)
+    assert identity == {
+        "name": "engel",
+        "params": {},
+        "sha256": {"engel.csv": hashlib.sha256(open(info.paths[0], "rb").read()).hexdigest()},
+    }
+    assert dataset_identity(info, 5) == identity  # the seed does not draw real data
+    assert str(data_mirror) not in json.dumps(identity)  # no path of this machine
+    other = dataset_identity(type(info)(**{**info.as_dict(), "sha256": "0" * 64}), 0)
+    assert other != identity

@@ -4,7 +4,6 @@ determinism.
 
 import hashlib
 import math
-from pathlib import Path
 
 import matplotlib as mpl
 import numpy as np
@@ -14,7 +13,7 @@ from matplotlib.collections import PolyCollection
 
 from proxboost import figures
 from proxboost.claims import STATEMENTS, judge
-from proxboost.naming import METHOD_ORDER, METHOD_STYLES
+from proxboost.naming import METHOD_ORDER
 from proxboost.results import write_row
 
 T = 60
@@ -152,19 +151,6 @@ def _assert_labelled_around_data(ax):
     assert len(ticks) >= 2, ax.get_title()
     if ax.get_yscale() == "log":  # a labelled tick in the lowest 30 % of the axis (in decades)
         assert min(ticks) <= lo * (hi / lo) ** 0.3, (ax.get_title(), ticks, lo, hi)
-
-
-def test_method_styles_are_unique():
-    colors = [s["color"] for s in METHOD_STYLES.values()]
-    markers = [s["marker"] for s in METHOD_STYLES.values()]
-    assert len(set(colors)) == len(colors) == 10 and len(set(markers)) == len(markers)
-    from proxboost.methods import ALGOS
-
-    assert set(ALGOS) <= set(METHOD_STYLES)  # every method has a style
-    configured = {p.stem for p in (Path(__file__).parents[1] / "conf" / "algo").glob("*.yaml")}
-    assert configured and configured <= set(
-        METHOD_STYLES
-    )  # every method a run can name has a style
 
 
 def test_figures_leave_global_settings_alone(curves):

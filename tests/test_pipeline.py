@@ -1,118 +1,22 @@
-"""The pipeline: result identity per dimension, and the Hydra app end to end (configs, a whole run,
-reuse only of the same computation, resume after a kill, launchers, bad input).
+"""The pipeline (proxboost.pipeline): a run's identity per dimension, what is checked before any
+fit, the rows of the protocol (selection on the validation curves, refit, the same rows for any
+number of workers) and the columns every row of a run shares.
 
-Runs ``run.py`` in subprocesses with tiny settings (grid=smoke, few splits, small T_max);
-results and Hydra directories live in ``tmp_path``. Real datasets come from the mirror named by
-``$PROXBOOST_DATA_MIRROR`` (the ``data_mirror`` fixture: tests needing it are skipped without it).
+The end-to-end runs of ``run.py`` are in test_cli.py; the stored rows' identities in
+test_identity.py.
 """
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
+import math
 
+import numpy as np
 import pytest
 
 from proxboost import results
-from proxboost.datasets import dataset_identity
 from proxboost.losses import make_loss
-from proxboost.methods import ALGOS, Algo
-from proxboost.pipeline import plan_run
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _env(tmp_path):
-    env = dict(os.environ)
-    env.pop("HYDRA_FULL_ERROR", None)
-    env["PROXBOOST_DATA_HOME"] = str(tmp_path / "data")
-    return env
-
-
-def _cmd(*args):
-    return [sys.executable, str(REPO / "run.py"), *args]
-
-
-def _run(tmp_path, *args, timeout=180):
-    return subprocess.run(
-        _cmd(*args),
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def _dirs(tmp_path):
-    return [
-        f"results_dir={tmp_path / 'res'}",
-        f"hydra.run.dir={tmp_path / 'run'}",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-    ]
-
-
-# -- configuration ------------------------------------------------------------------------------
-def _compose(overrides=(), hydra_config=False):
-    from hydra import compose, initialize_config_dir
-
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
-        return compose(
-            config_name="config", overrides=list(overrides), return_hydra_config=hydra_config
-        )
-
-
-def test_config_groups_and_values():
-    from omegaconf import OmegaConf
-
-    cfg = _compose()
-    assert (
-        cfg.dataset.name == "synthetic"
-        and cfg.grid.name == "default"
-        and cfg.engine.name == "exact"
-    )
-    assert cfg.tie_rule == "midpoint"
-    assert cfg.protocol.n_splits == 20 and cfg.protocol.seed == 0
-    assert dict(cfg.protocol.fractions) == {"train": 0.5, "validation": 0.25, "test": 0.25}
-    assert "mirror" in cfg.data
-    assert cfg.protocol.max_estimators == cfg.grid.max_estimators  # the default grid sets its T_max
-    assert _compose(["grid=paper"]).protocol.max_estimators == 1000
-    assert _compose(["grid=default", "protocol.max_estimators=20"]).protocol.max_estimators == 20
-    paper = OmegaConf.to_container(_compose(["grid=paper"]).grid)
-    assert paper["max_depth"] == [1, 3, 5] and paper["learning_rate"] == [0.05, 0.1, 0.3, 0.5, 1.0]
-    assert paper["step"] == [1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0]
-    assert paper["max_features"] == [1 / 3, "sqrt", 1.0]
-    from hydra.utils import instantiate
-
-    for f in (REPO / "conf" / "loss").glob(
-        "*.yaml"
-    ):  # each loss config builds its loss (task: the loss's own)
-        lc = _compose([f"loss={f.stem}"]).loss
-        assert lc.name == f.stem and "task" not in lc
-        assert type(instantiate(lc)) is type(make_loss(f.stem))
-    assert instantiate(_compose(["loss=pinball", "loss.tau=0.3"]).loss).tau == 0.3
-    assert _compose().results_dir == "runs"  # ad-hoc runs: untracked folder
-    for f in (REPO / "conf" / "experiment").glob(
-        "*.yaml"
-    ):  # named experiments: the committed reproduction
-        assert _compose([f"+experiment={f.stem}"]).results_dir == "results", f.stem
-    assert (
-        _compose(["loss=pinball"]).loss.tau == 0.9
-        and _compose(["loss=exponential"]).loss.beta == 1.0
-    )
-    assert sorted(f.stem for f in (REPO / "conf" / "algo").glob("*.yaml")) == sorted(ALGOS)
-    assert _compose(["algo=random_forest"]).algo.n_estimators == 500
-    from proxboost.engines import ENGINES
-
-    assert sorted(f.stem for f in (REPO / "conf" / "engine").glob("*.yaml")) == sorted(ENGINES)
-    slurm = _compose(["hydra/launcher=slurm"], hydra_config=True).hydra.launcher
-    assert slurm._target_.endswith("SlurmLauncher") and slurm.cpus_per_task >= 1
-    joblib = _compose(["hydra/launcher=joblib"], hydra_config=True).hydra.launcher
-    assert joblib._target_.endswith("JoblibLauncher")
-
+from proxboost.methods import Algo, Engine, make_method
+from proxboost.pipeline import plan_run, run_experiment, run_protocol
+from proxboost.protocol import ProtocolError, expand_grid, select, split_indices
 
 # -- identity -------------------------------------------------------------------------------------
 BASE = dict(
@@ -160,6 +64,7 @@ def _identity(**changes):
         dict(algo="xgboost"),
         dict(algo=Algo("xgboost", tree_method="exact")),
         dict(algo=Algo("random_forest", n_estimators=7)),
+        dict(algo=Algo("random_forest", grid={"max_features": [1.0]})),
     ],
 )
 def test_identity_changes_with_every_dimension(changes):
@@ -198,12 +103,44 @@ def test_identity_writes_defaults_out_and_ignores_what_does_not_change_numbers(t
             dataset_params={"n_samples": 60, "n_features": 5, "noise_std": None}
         ),  # None = the default
         dict(dataset="synthetic", dataset_params={"n_samples": 60, "n_features": 5}),
+        dict(algo=Algo("prox"), engine=Engine("exact")),  # the built choices name the same
     ]  # alias of regression
     for changes in same:
         assert _identity(**changes) == base, changes
     assert _identity(loss="ls", loss_params={"tau": 0.3}) == _identity(
         loss="ls"
     )  # τ does not apply to ls
+    # an algo's own axes join the grid: a forest searches the same values either way
+    forest = _identity(algo=Algo("random_forest", grid={"max_features": ["sqrt"]}))
+    assert forest == _identity(algo="random_forest") and forest["grid"] == {
+        "max_features": ["sqrt"]
+    }
+
+
+@pytest.mark.parametrize(
+    "loss, params, columns",
+    [
+        ("pinball", {"tau": 0.9}, {"tau": 0.9}),
+        ("lad", {"tau": 0.9}, {}),  # the level of lad is not a parameter
+        ("exponential", {"beta": 2.0}, {"beta": 2.0, "newton_steps": 1}),
+        ("logistic", {"newton_steps": 3}, {"newton_steps": 3}),
+        ("hinge", {"beta": 2.0}, {}),
+        ("ls", {}, {}),
+    ],
+)
+def test_rows_hold_the_parameters_of_their_loss_and_nan_for_the_others(loss, params, columns):
+    sizes = {"n_samples": 60, "n_features": 20}  # the classification model needs d >= 18
+    settings = dict(dataset="synthetic", dataset_params=sizes, loss=loss, loss_params=params)
+    run = plan_run(**{**BASE, **settings})
+    for name in ("tau", "beta", "newton_steps"):
+        value = run.base_row[name]
+        assert value == columns[name] if name in columns else math.isnan(value), name
+    assert run.base_row["loss"] == loss and run.base_row["task"] == make_loss(loss).task
+
+
+def test_a_setting_plan_run_does_not_know_is_refused_by_name():
+    with pytest.raises(TypeError, match="algo_options"):
+        plan_run(**{**BASE, "algo_options": {"n_estimators": 7}})
 
 
 def test_identity_versions_and_numerics_version(monkeypatch):
@@ -225,200 +162,158 @@ def test_identity_versions_and_numerics_version(monkeypatch):
     assert _identity()["numerics_version"] == results.NUMERICS_VERSION
 
 
-def test_every_engine_names_the_library_that_grows_its_trees():
-    from proxboost.engines import ENGINES
-    from proxboost.methods import engine_libraries
-
-    for engine in ENGINES:
-        assert engine_libraries(engine), (
-            f"engine {engine!r}: add its library to methods._ENGINE_MODULE_LIBRARIES"
+# -- checks before any fit, the protocol's rows ------------------------------------------------
+def test_run_experiment_validates_before_any_fit(tmp_path):
+    common = dict(
+        grid={"max_depth": [1], "learning_rate": [0.1], "step": [1.0]},
+        results_dir=tmp_path,
+        progress=False,
+        n_splits=1,
+        max_estimators=2,
+    )
+    with pytest.raises(
+        ProtocolError,
+        match="loss 'lad' is a regression loss but dataset 'spam' is a classification dataset",
+    ):
+        run_experiment(dataset="spam", loss="lad", algo="prox", **common)
+    assert (
+        run_experiment(dataset="spam", loss="lad", algo="prox", skip_task_mismatch=True, **common)
+        is None
+    )
+    with pytest.raises(ProtocolError, match="unknown algo 'boost'; valid choices: gradient, prox"):
+        run_experiment(dataset="engel", loss="lad", algo="boost", **common)
+    with pytest.raises(ProtocolError, match="not a known loss"):
+        run_experiment(dataset="engel", loss="l1", algo="prox", **common)
+    with pytest.raises(ProtocolError, match="engine 'gpu' is not available"):
+        run_experiment(dataset="engel", loss="lad", algo="prox", engine="gpu", **common)
+    with pytest.raises(ProtocolError, match="no values for 'step'"):
+        run_experiment(
+            dataset="engel",
+            loss="lad",
+            algo="prox",
+            **{**common, "grid": {"max_depth": [1], "learning_rate": [0.1]}},
         )
-
-
-def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path, data_mirror):
-    import hashlib
-
-    from proxboost.datasets import load_dataset
-
-    info = load_dataset("engel", mirror=data_mirror).info
-    identity = dataset_identity(info, 0)
-    assert identity == {
-        "name": "engel",
-        "params": {},
-        "sha256": {"engel.csv": hashlib.sha256(open(info.paths[0], "rb").read()).hexdigest()},
-    }
-    assert dataset_identity(info, 5) == identity  # the seed does not draw real data
-    assert str(data_mirror) not in json.dumps(identity)  # no path of this machine
-    other = dataset_identity(type(info)(**{**info.as_dict(), "sha256": "0" * 64}), 0)
-    assert other != identity
-
-
-# -- one run, end to end --------------------------------------------------------------------------
-@pytest.mark.slow
-def test_whole_chain_and_reuse_only_of_the_same_computation(tmp_path):
-    args = [
-        "loss=pinball",
-        "algo=residual_prox",
-        "grid=smoke",
-        "protocol.n_splits=2",
-        "protocol.max_estimators=20",
-        "dataset.params.n_samples=300",
-        "n_jobs=1",
-        *_dirs(tmp_path),
-    ]
-    out = _run(tmp_path, *args)
-    assert out.returncode == 0, out.stdout + out.stderr
-    df = results.load(tmp_path / "res")
-    assert list(df["split"]) == [0, 1]
-    assert (
-        set(df["protocol"]) == {"smoke/2splits/T20"}
-        and df["dataset"].str.startswith("synthetic-").all()
-    )
-    assert (
-        set(df["loss"]) == {"pinball"}
-        and set(df["algo"]) == {"residual_prox"}
-        and set(df["engine"]) == {"exact"}
-    )
-    assert df["n_estimators"].between(0, 20).all() and set(df["max_depth"]) == {2}
-    assert (
-        set(df["learning_rate"]) <= {0.1, 0.5}
-        and set(df["step"]) == {1.0}
-        and set(df["tau"]) == {0.9}
-    )
-    assert df["test_loss"].gt(0).all() and df["test_error"].isna().all()
-    assert (
-        df["val_loss"].gt(0).all() and (df["n_train"] == 150).all() and (df["n_test"] == 75).all()
-    )
-    identity = json.loads(df.loc[0, "identity"])
-    assert (
-        identity["loss"] == {"name": "pinball", "tau": 0.9}
-        and identity["protocol"]["max_estimators"] == 20
-    )
-    assert (
-        identity["method"]["options"]["tie_rule"] == "midpoint" and identity["dataset"]["seed"] == 0
-    )
-    assert df.loc[0, "commit"] and df.loc[0, "xgboost_version"]
-    log = (tmp_path / "run" / "run.log").read_text()
-    assert (
-        "over 2 splits; rows in" in log and "test loss" in log
-    )  # the last line says where the rows are
-    assert "\r" not in out.stderr  # no carriage-return bar without a terminal (test_progress.py)
-    files = sorted((tmp_path / "res").rglob("split-*.csv"))
-    stamps = [f.stat().st_mtime_ns for f in files]
-
-    # a sweep holding the same run, a changed grid and a changed τ: only the same run is reused
-    sweep = _run(
-        tmp_path,
-        "-m",
-        *args,
-        "grid.learning_rate=[0.1,0.5],[0.2]",
-        "loss.tau=0.9,0.5",
-        "progress=false",
-    )
-    text = sweep.stdout + sweep.stderr
-    assert sweep.returncode == 0, text
-    assert (
-        text.count("2/2 splits stored, 0 to run") == 1
-        and text.count("0/2 splits stored, 2 to run") == 3
-    )
-    assert (
-        "checked the 4 jobs of this sweep before any fit: 3 to run, 1 complete already (only read)"
-        in text
-    )
-    assert [f.stat().st_mtime_ns for f in files] == stamps  # nothing recomputed
-    assert (
-        "sweep rows: dataset | loss | method" in text
-        and text.count("| residual_prox | exact |") == 4
-    )
-    df = results.load(tmp_path / "res")
-    assert len(df) == 8 and df["identity_hash"].nunique() == 4
-    assert sorted(set(df["loss"])) == [
-        "pinball",
-        "pinball-tau0.5",
-    ]  # a changed loss has its own folder
-    grids = df["protocol"].str.split("/").str[0]
-    assert (grids == "smoke").sum() == 4 and grids.str.startswith("smoke-custom").sum() == 4
-    assert set(df["tau"]) == {0.9, 0.5}
+    assert not any(tmp_path.iterdir())  # nothing stored, nothing fitted
 
 
 @pytest.mark.slow
-def test_killed_sweep_rerun_has_every_row_once(tmp_path):
-    sweep = [
-        "-m",
-        "algo=gradient,prox",
-        "loss=lad",
-        "grid=smoke",
-        "protocol.n_splits=5",
-        "protocol.max_estimators=40",
-        "dataset.params.n_samples=300",
-        "dataset.params.n_features=10",
-        "n_jobs=1",
-        "progress=false",
-        *_dirs(tmp_path),
+def test_run_protocol_selection_refit_and_workers(toy_data):
+    """Rows follow the protocol (selection on the curves, refit at the selected T) and are
+    identical with 1 and 2 workers."""
+    from proxboost import BoostingClassifier
+
+    X, y = toy_data("classification")
+    loss = make_loss("hinge")
+    method = make_method("prox", loss)
+    grid = expand_grid(
+        {"max_depth": [1, 2], "learning_rate": [0.3], "step": [1.0]}, method.grid_axes
+    )
+    kw = dict(n_splits=3, max_estimators=15, seed=0, progress=False)
+    stored = []
+    rows1 = run_protocol(X, y, method, grid, n_jobs=1, on_row=stored.append, **kw)
+    rows2 = run_protocol(X, y, method, grid, n_jobs=2, **kw)
+    assert [r["split"] for r in rows1] == [0, 1, 2] and len(stored) == 3
+    drop = ("fit_seconds", "refit_seconds")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in rows1] == [
+        {k: v for k, v in r.items() if k not in drop} for r in rows2
     ]
-    proc = subprocess.Popen(
-        _cmd(*sweep),
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    res = tmp_path / "res"
-    try:
-        deadline = time.monotonic() + 120
-        while (
-            not list(res.rglob("split-*.csv"))
-            and proc.poll() is None
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.02)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    before = {f: f.stat().st_mtime_ns for f in res.rglob("split-*.csv")}
-    assert 1 <= len(before) < 10, "the sweep should have been killed halfway"
-
-    out = _run(tmp_path, *sweep, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
-    assert out.returncode == 0, out.stdout + out.stderr
-    df = results.load(res)
-    assert len(df) == 10
-    assert not df.duplicated(list(results.KEY_COLUMNS)).any()
-    assert sorted(zip(df["algo"], df["split"])) == [
-        (a, k) for a in ("gradient", "prox") for k in range(5)
+    # split 1 by hand
+    r = rows1[1]
+    tr, va, te = split_indices(len(y), 1)
+    curves = [
+        BoostingClassifier(
+            loss="hinge",
+            algo="prox",
+            n_estimators=15,
+            max_depth=p["max_depth"],
+            learning_rate=0.3,
+            step=1.0,
+            random_state=1,
+        )
+        .fit(X[tr], y[tr], eval_set=(X[va], y[va]))
+        .eval_loss_
+        for p in grid
     ]
-    assert {
-        f: f.stat().st_mtime_ns for f in before
-    } == before  # stored rows were skipped, not redone
+    g, T = select(np.vstack(curves))
+    assert (r["grid_index"], r["n_estimators"], r["val_loss"]) == (g, T, curves[g][T])
+    trval = np.concatenate([tr, va])
+    if T == 0:
+        z = np.full(len(te), loss.init(y[trval]))
+    else:
+        z = (
+            BoostingClassifier(
+                loss="hinge",
+                algo="prox",
+                n_estimators=T,
+                max_depth=grid[g]["max_depth"],
+                learning_rate=0.3,
+                step=1.0,
+                random_state=1,
+            )
+            .fit(X[trval], y[trval])
+            .decision_function(X[te])
+        )
+    assert r["test_loss"] == pytest.approx(loss.value(y[te], z), rel=1e-12)
+    assert r["test_error"] == pytest.approx(np.mean(np.where(z >= 0, 1, -1) != y[te]))
 
 
-@pytest.mark.slow
-def test_submitit_local_real_dataset_xgboost(tmp_path, data_mirror):
-    out = _run(
-        tmp_path,
-        "-m",
-        "hydra/launcher=submitit_local",
-        "dataset=engel",
-        "loss=pinball",
-        "algo=xgboost",
-        "grid=smoke",
-        "protocol.n_splits=1",
-        "protocol.max_estimators=10",
-        *_dirs(tmp_path),
+def test_run_protocol_in_threads_holds_no_named_semaphore(toy_data, monkeypatch):
+    """Where joblib would run the fits in threads (nested in a job of the joblib launcher), they
+    run in a thread pool that holds no named semaphore (an interrupted sweep ends that job's
+    process at once, so a named one could leak), with the rows of one worker."""
+    import multiprocessing.synchronize
+    import threading
+
+    from joblib import parallel_config
+    from joblib.externals.loky.backend import synchronize as loky_synchronize
+
+    X, y = toy_data("regression")
+    method = make_method("prox", make_loss("lad"))
+    grid = expand_grid(
+        {"max_depth": [1, 2], "learning_rate": [0.3], "step": [1.0]}, method.grid_axes
     )
-    assert out.returncode == 0, out.stdout + out.stderr
-    df = results.load(tmp_path / "res")
-    assert len(df) == 1
-    row = df.iloc[0]
-    assert (row["dataset"], row["loss"], row["algo"], row["engine"]) == (
-        "engel",
-        "pinball",
-        "xgboost",
-        "none",
-    )
-    assert row["tau"] == 0.9 and row["n_train"] + row["n_validation"] + row["n_test"] == 235
-    assert 0 <= row["n_estimators"] <= 10 and row["test_loss"] > 0
-    import xgboost
+    kw = dict(n_splits=3, max_estimators=15, seed=0, progress=False)
+    rows1 = run_protocol(X, y, method, grid, n_jobs=1, **kw)
 
-    assert row["xgboost_version"] == xgboost.__version__
-    assert list((tmp_path / "sweep").glob(".submitit/*"))  # the job went through submitit
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a named semaphore was created")
+
+    for module in (multiprocessing.synchronize, loky_synchronize):
+        monkeypatch.setattr(module.SemLock, "__init__", refuse)
+    threads = set()
+    curve = method.validation_curve
+
+    def recorded(*args):
+        threads.add(threading.current_thread().name)
+        return curve(*args)
+
+    monkeypatch.setattr(method, "validation_curve", recorded)
+    with parallel_config(backend="threading"):
+        rows2 = run_protocol(X, y, method, grid, n_jobs=2, **kw)
+    assert threads and all(name.startswith("proxboost-fit") for name in threads)
+    drop = ("fit_seconds", "refit_seconds")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in rows1] == [
+        {k: v for k, v in r.items() if k not in drop} for r in rows2
+    ]
+
+
+def test_unavailable_dataset_fails_or_is_skipped(tmp_path, monkeypatch):
+    from proxboost.datasets import DatasetUnavailableError
+
+    monkeypatch.setenv("PROXBOOST_OFFLINE", "1")
+    monkeypatch.setenv("PROXBOOST_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("PROXBOOST_DATA_MIRROR", str(tmp_path / "no-mirror"))
+    kw = dict(
+        dataset="advertisements",
+        loss="hinge",
+        algo="gradient",
+        results_dir=tmp_path / "res",
+        grid={"max_depth": [1], "learning_rate": [0.1]},
+        n_splits=1,
+        max_estimators=2,
+        progress=False,
+    )
+    with pytest.raises(DatasetUnavailableError, match="ad.data"):
+        run_experiment(**kw)
+    assert run_experiment(skip_unavailable=True, **kw) is None
+    assert not (tmp_path / "res").exists()

@@ -115,7 +115,7 @@ NOT_RUN = {
     "python benchmarks/tie_rules.py": "a benchmark of several minutes",
     "python -m proxboost.sweep <folder>": "a pattern (<folder>), run here as `... sweep runs`",
     "python -m proxboost.results seal results": (
-        "a one-time command whose effect is committed; tests/test_integrity.py tests it"
+        "a one-time command whose effect is committed; tests/test_results_integrity.py tests it"
     ),
     "make bench": "a benchmark of several minutes",
     "make slurm-check": (

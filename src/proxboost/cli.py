@@ -114,7 +114,8 @@ def _grid_name(cfg, record) -> str:
     overridden = {o.lstrip("+~").split("=", 1)[0] for o in record.overrides.task}
     changed = {}
     for group, path in (("grid", ("grid",)), ("algo", ("algo", "grid"))):
-        given = OmegaConf.to_container(OmegaConf.select(cfg, ".".join(path)) or {}, resolve=True)
+        node = OmegaConf.select(cfg, ".".join(path))
+        given = {} if node is None else OmegaConf.to_container(node, resolve=True)
         keys = [k for k in given if k != "name" and ".".join((*path, k)) in overridden]
         if keys:
             option = _option(record.job.config_name, group, record.runtime.choices[group])
@@ -133,10 +134,11 @@ def _instantiated(cfg, group):
     except Exception as exc:  # instantiate wraps the target's own error
         cause = exc.__cause__ or exc
         raise UserError(f"{group} '{cfg[group].name}': {cause}") from None
-    if not isinstance(built, _BUILDS[group]):
+    cls = _BUILDS[group]
+    if not isinstance(built, cls):
         raise UserError(
-            f"{group} '{cfg[group].name}': its config must build a {_BUILDS[group].__name__}"
-            f" (_target_: {_BUILDS[group].__module__}.{_BUILDS[group].__name__})"
+            f"{group} '{cfg[group].name}': its _target_ must be {cls.__module__}.{cls.__name__}"
+            f" (it built a {type(built).__name__})"
         )
     return built
 

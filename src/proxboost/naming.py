@@ -26,7 +26,13 @@ PAPER_METHODS = BOOSTING_METHODS + PAPER_BASELINES
 #: Baselines of this repository beyond the paper, drawn next to XGBoost when their rows exist.
 EXTRA_BASELINES = ("lightgbm", "sklearn_hgb")
 #: Every method a table or figure can show, in display order.
-METHOD_ORDER = BOOSTING_METHODS + ("xgboost", "lightgbm", "sklearn_hgb", "random_forest")
+METHOD_ORDER = BOOSTING_METHODS + (
+    "xgboost",
+    "lightgbm",
+    "sklearn_hgb",
+    "random_forest",
+    "quantile_forest",
+)
 #: Methods whose paired differences Δ are taken against it.
 REFERENCE = "gradient"
 
@@ -71,6 +77,12 @@ METHOD_STYLES = {
         "color": "#8c564b",
         "marker": "*",
         "label": "random forest (RF)",
+    },
+    "quantile_forest": {
+        "short": "QRF",
+        "color": "#637939",
+        "marker": "<",
+        "label": "quantile regression forest (QRF)",
     },
 }
 
