@@ -3,11 +3,17 @@ own settings (loss and its parameters, algo, engine, tie rule, grid, protocol) e
 stored in the row, and its hash names the row's folder (rows of the current numerics version).
 A change of the estimators' parameters, of the loss parameters or of the method options would
 move every stored row to a new folder (and rerun it); this test fails first.
+
+The same through the command line: the ``run.py`` line of each stored run
+(:func:`proxboost.results.run_command`), composed from ``conf/`` as ``run.py`` composes it, plans
+the run in the stored run's folder with its identity, so that a rerun finds every stored row
+(a change of a config option, or a Hydra key reaching an identity, fails here).
 """
 
 import io
 import json
 import math
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -15,9 +21,10 @@ import pytest
 
 from proxboost import results
 from proxboost._io import read_sealed
+from proxboost.cli import run_arguments
 from proxboost.losses import LOSS_PARAMETERS, make_loss
 from proxboost.methods import BOOSTING_ALGOS, make_method
-from proxboost.pipeline import run_identity
+from proxboost.pipeline import plan_run, run_identity
 
 STORED = Path(__file__).resolve().parents[1] / "results" / "paper"
 
@@ -78,3 +85,22 @@ def test_stored_rows_keep_their_identity():
         if row["algo"] in BOOSTING_ALGOS:
             boosting_seen.add((row["loss"], row["algo"], row["engine"], row["tie_rule"]))
     assert checked and len(boosting_seen) > 1  # the sample covers the estimators' options
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not STORED.is_dir(), reason="no stored rows under results/paper")
+def test_the_command_line_of_every_stored_run_finds_its_rows(compose, data_mirror):
+    checked = 0
+    for path in _one_row_per_folder():
+        row = pd.read_csv(io.StringIO(read_sealed(path))).iloc[0]
+        identity = json.loads(row["identity"])
+        if identity["numerics_version"] != results.NUMERICS_VERSION:
+            continue
+        command = results.run_command(identity, path)
+        overrides = shlex.split(command)[2:]  # after "python run.py"
+        run = plan_run(**run_arguments(compose(overrides, hydra_config=True)))
+        assert json.loads(run.identity) == identity, command
+        assert run.where == path.parent, command
+        assert len(run.stored_splits()) == run.n_splits == row["n_splits"], command
+        checked += 1
+    assert checked

@@ -60,6 +60,7 @@ import pandas as pd
 
 from ._io import DamagedFileError, atomic_path, read_sealed, seal, unseal
 from ._vocabulary import library_version
+from .protocol import GRID_AXES
 
 log = logging.getLogger("proxboost.results")
 
@@ -586,7 +587,9 @@ def run_command(identity: dict, row_file) -> str:
     if custom:  # the folder of a custom grid is named by its values: give them all
         for key, values in sorted(identity.get("grid", {}).items()):
             shown = ",".join(str(v) for v in values)
-            args.append(f"'grid.{key}=[{shown}]'")
+            # the forests' axes sit with their algo's option (conf/algo/), the others in the grid's
+            node = "algo.grid" if key in GRID_AXES else "grid"
+            args.append(f"'++{node}.{key}=[{shown}]'")
     args += [
         f"dataset.params.{k}={v}" for k, v in sorted(identity["dataset"].get("params", {}).items())
     ]
