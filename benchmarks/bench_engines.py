@@ -38,7 +38,8 @@ import time
 import numpy as np
 
 from proxboost import BoostingClassifier, BoostingRegressor
-from proxboost.datasets import load_dataset
+from proxboost.datasets import dataset_info, load_dataset
+from proxboost.protocol import split_indices
 
 DEPTH, NU, STEP = 3, 0.05, 1.0
 
@@ -70,7 +71,7 @@ def per_iteration(Est, loss, X, y, engine, T, depth=DEPTH):
 
 
 def per_iteration_lightgbm(X, y, T, depth=DEPTH):
-    import lightgbm as lgb
+    import lightgbm as lgb  # lazy: the reference library, needed by this section only
 
     params = dict(
         objective="l1",
@@ -127,9 +128,6 @@ REAL = ["whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer", "a
 
 
 def section_real(rounds, T, depths=(1, 3, 5), datasets=REAL):
-    from proxboost.datasets import dataset_info
-    from proxboost.protocol import split_indices
-
     print(
         f"\n## Real datasets: exact / hist per iteration (median of {rounds} interleaved rounds, T"
         f" = {T})\n"

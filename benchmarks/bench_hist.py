@@ -47,7 +47,8 @@ import time
 
 import numpy as np
 
-from proxboost import BoostingRegressor, _leafops, losses
+from proxboost import BoostingClassifier, BoostingRegressor, _leafops, losses
+from proxboost.boosting import ALGOS
 
 DEPTH, NU, STEP = 3, 0.05, 1.0
 
@@ -89,7 +90,7 @@ def time_proxboost(X, y, engine, T, leafops=False):
 
 
 def time_lightgbm(X, y, T):
-    import lightgbm as lgb
+    import lightgbm as lgb  # lazy: the reference library, needed by this section only
 
     params = dict(
         objective="l1",
@@ -331,9 +332,6 @@ def compare_engines(T=1000, depth=3):
     """The convergence setting (docs/protocol.md): final train / test loss and fit seconds, exact vs
     hist.
     """
-    from proxboost import BoostingClassifier
-    from proxboost.boosting import ALGOS
-
     out = []
     for task, (X, y), loss_names in (
         ("regression", spec_regression(800, 100), ("ls", "lad")),

@@ -77,6 +77,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from sklearn.ensemble import (
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from threadpoolctl import threadpool_limits
 
 from ._vocabulary import is_integer, library_version
 from .losses import EXP_CLIP
@@ -175,7 +182,7 @@ class XGBoostMethod:
         return p
 
     def _dmatrix(self, X, y=None):
-        import xgboost as xgb
+        import xgboost as xgb  # lazy: loaded by the runs that use it only (seconds to import)
 
         if y is None:
             return xgb.DMatrix(np.asarray(X, dtype=np.float32), nthread=self.n_threads)
@@ -197,7 +204,7 @@ class XGBoostMethod:
         evals=(),
         callbacks=None,
     ):
-        import xgboost as xgb
+        import xgboost as xgb  # lazy: loaded by the runs that use it only (seconds to import)
 
         p = self._booster_params(params, random_state, learning_rate)
         obj = None
@@ -226,7 +233,7 @@ class XGBoostMethod:
     # -- protocol shape ----------------------------------------------------------------------------
     def validation_curve(self, params, train, valid, max_estimators, random_state):
         (X_train, y_train), (X_val, y_val) = train, valid
-        import xgboost as xgb
+        import xgboost as xgb  # lazy: loaded by the runs that use it only (seconds to import)
 
         loss = self.loss
         dtrain, dval = self._dmatrix(X_train, y_train), self._dmatrix(X_val, y_val)
@@ -294,8 +301,6 @@ class RandomForestMethod:
         return float(value)
 
     def _forest(self, params, random_state):
-        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-
         cls = RandomForestClassifier if self.classification else RandomForestRegressor
         return cls(
             n_estimators=self.n_estimators,
@@ -533,7 +538,7 @@ class LightGBMMethod(_NativeObjectiveMethod):
         ``n_rounds = 0``: one round in which no split is allowed (every leaf would need all
         the rows), so the model is LightGBM's initial score alone (``boost_from_average``).
         """
-        import lightgbm as lgb
+        import lightgbm as lgb  # lazy: loaded by the runs that use it only
 
         p = self._params(params, random_state)
         y = np.asarray(y, dtype=np.float64)
@@ -609,8 +614,6 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
         return _identity(self, self.settings)
 
     def _estimator(self, params, n_iter, random_state):
-        from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-
         depth = int(params["max_depth"])
         kw = dict(
             loss=self.objective,
@@ -630,8 +633,6 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
         return HistGradientBoostingRegressor(**kw)
 
     def _threads(self):
-        from threadpoolctl import threadpool_limits
-
         return threadpool_limits(limits=self.settings["n_threads"], user_api="openmp")
 
     @staticmethod

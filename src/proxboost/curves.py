@@ -47,8 +47,10 @@ import pandas as pd
 
 from . import results
 from ._progress import Progress
+from .boosting import ALGOS as BOOSTING
 from .boosting import GRADIENT_ALGOS  # the algorithms that do not use the proximal step λ
-from .datasets import dataset_identity
+from .datasets import dataset_identity, load_dataset
+from .losses import make_loss
 from .methods import DEFAULT_TIE_RULE, BoostingMethod, make_estimator
 from .results import CURVE_COLUMNS, SETTING_COLUMNS, atomic_write_csv, provenance
 
@@ -128,8 +130,6 @@ def experiment_dir(results_dir, experiment) -> Path:
 
 
 def _loss(spec: RunSpec):
-    from .losses import make_loss
-
     return make_loss(spec.loss, tau=spec.tau, beta=spec.beta, newton_steps=spec.newton_steps)
 
 
@@ -188,8 +188,6 @@ _DATA_CACHE: dict = {}
 def _load(spec: RunSpec):
     key = (spec.dataset, spec.seed, tuple(sorted(spec.dataset_params.items())))
     if key not in _DATA_CACHE:
-        from .datasets import load_dataset
-
         _DATA_CACHE[key] = load_dataset(spec.dataset, random_state=spec.seed, **spec.dataset_params)
     return _DATA_CACHE[key]
 
@@ -342,7 +340,6 @@ def specs_from_config(config: dict, engine="exact") -> list[RunSpec]:
     ``beta``, ``newton_steps``, ``grid_predictions`` (numbers); ``dataset_params`` (dict).
     A gradient algorithm runs once whatever ``step`` holds (it does not use λ).
     """
-    from .boosting import ALGOS as BOOSTING
 
     def as_list(key):
         value = config[key]

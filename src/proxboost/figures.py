@@ -49,7 +49,15 @@ from matplotlib.ticker import (
 
 from ._io import atomic_path
 from .analysis import loss_differences, paired_deltas, rows_per_dataset, shared_methods
-from .claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, floor_start, stated_curves
+from .claims import (
+    CONFIRMED,
+    CONTRADICTED,
+    INCONCLUSIVE,
+    STATEMENTS,
+    floor_start,
+    judge,
+    stated_curves,
+)
 from .naming import (
     CLASSIFICATION_DATASETS,
     DEFAULT_TIE_RULE,
@@ -1047,8 +1055,6 @@ def make_all(results_dir="results", out_dir="figures", only=None, log=print) -> 
         if stored.is_file():
             claims = pd.read_csv(stored, dtype=str, keep_default_na=False)
         else:
-            from .claims import judge
-
             claims = judge(curves, real)
         out["claims"] = save(fig_claims(claims), out_dir, "claims")
     log(

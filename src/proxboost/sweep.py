@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure  # draws and saves without a backend (no pyplot, no state)
 
 from ._io import atomic_path
 from .results import load, stops_on_damage
@@ -75,11 +76,6 @@ def _markdown(table: pd.DataFrame, folder: str) -> str:
 
 
 def _figure(df: pd.DataFrame, path: Path):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    from matplotlib.figure import Figure
-
     panels = sorted(df.groupby(["dataset", "loss"]).groups)
     n = len(panels)
     cols = min(3, n)

@@ -3,6 +3,7 @@ one run (seed, tie rule) at a time."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -48,8 +49,6 @@ def with_noise_column(curves: pd.DataFrame) -> pd.DataFrame:
         return curves
     out = curves.copy()
     if "identity" in out:
-        import json
-
         cache = {}
         for v in out["identity"].dropna().unique():
             try:

@@ -39,6 +39,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pooch
+import requests  # pooch's own HTTP library: its errors tell an unreachable host apart
 
 from .._io import atomic_path
 
@@ -185,8 +186,6 @@ class _Unreachable(OSError):
 
 
 def _downloader(url, output_file, pooch_obj):
-    import requests
-
     try:
         pooch.HTTPDownloader(timeout=DOWNLOAD_TIMEOUT)(url, output_file, pooch_obj)
     except requests.exceptions.ConnectionError as exc:
@@ -198,8 +197,6 @@ def _downloader(url, output_file, pooch_obj):
 
 def _download(dataset: str, file: dict, cache: Path) -> tuple[str | None, list[str]]:
     """Download with pooch into the cache; returns (the URL that served it or None, failures)."""
-    import requests
-
     key = f"{dataset}/{file['name']}"
     known = f"sha256:{file['sha256']}" if file["sha256"] else None
     failures = []

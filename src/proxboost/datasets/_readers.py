@@ -66,7 +66,7 @@ def _labels(values: pd.Series, labels: dict, path: Path) -> np.ndarray:
 
 def _table(path: Path, spec: dict) -> pd.DataFrame:
     if spec["format"] == "rda":
-        import rdata
+        import rdata  # lazy: needed only by the datasets stored as R data files (.rda)
 
         with warnings.catch_warnings():  # R files carry no encoding flag for ASCII strings
             warnings.filterwarnings("ignore", message="Unknown encoding", category=UserWarning)
