@@ -61,10 +61,10 @@ datasets: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_fit.py
 
-# The Slurm path end to end on a throw-away single-node cluster (experiments/slurm_check.sh):
+# The Slurm path end to end on a throw-away single-node cluster (cluster/slurm_check.sh):
 # needs root on Debian/Ubuntu (installs slurm-wlm and munge when missing), so not in `test`.
 slurm-check: $(STAMP)
-	PY=$(PY) bash experiments/slurm_check.sh
+	PY=$(PY) bash cluster/slurm_check.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache

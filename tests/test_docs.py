@@ -57,6 +57,18 @@ def test_code_map_lists_every_module_and_every_module_says_what_it_owns():
         assert named or folder, f"{rel} is missing from the code map in docs/index.md"
 
 
+def test_code_map_lists_every_test_file_benchmark_and_script():
+    index = (REPO / "docs" / "index.md").read_text()
+    code_map = index[index.index("## Code map") :]
+    listed = set(re.findall(r"`(test_\w+\.py)`", code_map))
+    on_disk = {p.name for p in (REPO / "tests").glob("test_*.py")}
+    assert listed == on_disk, (on_disk - listed, listed - on_disk)
+    for folder in ("benchmarks", "cluster"):
+        for path in sorted((REPO / folder).iterdir()):
+            if path.suffix in (".py", ".sh"):
+                assert f"`{path.name}`" in code_map, f"{folder}/{path.name} is not in the code map"
+
+
 #: Pages whose python examples read real data files (run with the data mirror only).
 NEEDS_DATA = {"data.md"}
 

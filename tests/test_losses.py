@@ -19,7 +19,7 @@ import pytest
 from scipy.optimize import brentq, minimize_scalar
 
 from proxboost import losses
-from proxboost.losses import make_loss
+from proxboost.losses import PARAMETER_RULES, Exponential, Logistic, Pinball, make_loss
 
 LAMBDAS = [10.0**k for k in range(-3, 4)]
 TAUS = [0.1, 0.25, 0.5, 0.9]
@@ -817,3 +817,21 @@ def test_make_loss_valid_and_parameters_used():
     assert make_loss("logistic", newton_steps=4).newton_steps == 4
     for name in ("ls", "lad", "pinball", "exponential", "logistic", "hinge"):
         assert make_loss(name).name == name
+
+
+@pytest.mark.parametrize(
+    "cls, params",
+    [
+        (Pinball, {"tau": 1.0}),
+        (Pinball, {"tau": True}),
+        (Exponential, {"beta": 0.0}),
+        (Exponential, {"newton_steps": 0}),
+        (Logistic, {"newton_steps": 1.5}),
+    ],
+)
+def test_the_loss_constructors_check_their_parameters(cls, params):
+    """The one rule of each parameter (losses.PARAMETER_RULES) holds however a loss is built."""
+    (name,) = params
+    with pytest.raises(ValueError, match=f"^{name}=.* is out of range: .* must be "):
+        cls(**params)
+    assert set(cls.param_names) <= set(PARAMETER_RULES)

@@ -119,7 +119,7 @@ NOT_RUN = {
     ),
     "make bench": "a benchmark of several minutes",
     "make slurm-check": (
-        "it needs root and installs slurm-wlm and munge (experiments/slurm_check.sh)"
+        "it needs root and installs slurm-wlm and munge (cluster/slurm_check.sh)"
     ),
     "python benchmarks/bench_engines.py --sections memory": "a benchmark of several minutes",
     "python run.py -m hydra/launcher=slurm hydra.launcher.partition=<p> …": (
