@@ -10,45 +10,15 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import run_py_command, run_py_env
 
 from proxboost import results
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _env(tmp_path):
-    env = dict(os.environ)
-    env.pop("HYDRA_FULL_ERROR", None)
-    env["PROXBOOST_DATA_HOME"] = str(tmp_path / "data")
-    return env
-
-
-def _cmd(*args):
-    return [sys.executable, str(REPO / "run.py"), *args]
-
-
-def _run(tmp_path, *args, timeout=180):
-    return subprocess.run(
-        _cmd(*args),
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def _dirs(tmp_path):
-    return [
-        f"results_dir={tmp_path / 'res'}",
-        f"hydra.run.dir={tmp_path / 'run'}",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-    ]
 
 
 def test_the_interrupt_line_counts_the_rows_and_curves_stored_since_the_start(
@@ -168,9 +138,9 @@ def _interrupt(tmp_path, args, sig, whole_group):
     process of the run and no named semaphore or memory-mapping folder of it is left behind."""
     started = time.time()
     proc = subprocess.Popen(
-        _cmd(*args),
+        run_py_command(*args),
         cwd=tmp_path,
-        env=_env(tmp_path),
+        env=run_py_env(tmp_path),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -234,14 +204,14 @@ _INTERRUPTED_RUN = [
     ids=["basic-ctrl-c", "joblib-ctrl-c", "joblib-sigterm"],
 )
 def test_an_interrupt_stops_at_once_and_the_rerun_finishes(
-    tmp_path, launcher, sig, whole_group, rerun
+    tmp_path, run_py, run_dirs, launcher, sig, whole_group, rerun
 ):
     # one line, exit code 130, no traceback or warning (no "leaked semaphore/folder" from the
     # resource tracker), nothing left behind; the rerun computes exactly the missing rows.
     # n_jobs=2: a pool of 2 processes per job, or of 2 threads in each joblib-launcher worker.
     run = ["-m", *_INTERRUPTED_RUN, *launcher] if launcher else [*_INTERRUPTED_RUN, "algo=prox"]
     text, code, latency, stored = _interrupt(
-        tmp_path, [*run, "n_jobs=2", *_dirs(tmp_path)], sig, whole_group
+        tmp_path, [*run, "n_jobs=2", *run_dirs], sig, whole_group
     )
     print(f"{sig.name} latency {latency:.2f} s")  # reported with -s
     assert code == 130 and latency <= 10, (latency, text)
@@ -251,9 +221,7 @@ def test_an_interrupt_stops_at_once_and_the_rerun_finishes(
     assert stored < n_rows, "the run ended before the signal: nothing was interrupted"
     if not rerun:
         return
-    again = _run(
-        tmp_path, *run, "n_jobs=1", *_dirs(tmp_path)
-    )  # n_jobs is not part of the rows' identity
+    again = run_py(*run, "n_jobs=1", *run_dirs)  # n_jobs is not part of the rows' identity
     assert again.returncode == 0, again.stdout + again.stderr
     if not launcher:
         assert f"{stored}/6 splits stored, {6 - stored} to run" in again.stdout + again.stderr

@@ -118,9 +118,7 @@ NOT_RUN = {
         "a one-time command whose effect is committed; tests/test_results_integrity.py tests it"
     ),
     "make bench": "a benchmark of several minutes",
-    "make slurm-check": (
-        "it needs root and installs slurm-wlm and munge (cluster/slurm_check.sh)"
-    ),
+    "make slurm-check": ("it needs root and installs slurm-wlm and munge (cluster/slurm_check.sh)"),
     "python benchmarks/bench_engines.py --sections memory": "a benchmark of several minutes",
     "python run.py -m hydra/launcher=slurm hydra.launcher.partition=<p> …": (
         "a pattern (…), not a command"

@@ -4,21 +4,22 @@
 :mod:`proxboost.protocol` and stores one row per split (:mod:`proxboost.results`):
 
 1. every input is checked before any fit (protocol values, algo, loss, engine, tie rule,
-   grid, the loss's task against the dataset's);
+   grid, the loss's task against the dataset's): :func:`plan_run`, whose steps are
+   :func:`_method`, :func:`_dataset_params`, :func:`_data` and :func:`_base_row`;
 2. the data are loaded (a real data file's sha256 enters the identity);
 3. the run's identity (:func:`run_identity`) names its folder; splits whose row is stored
-   with the same identity are skipped;
+   with the same identity are skipped (:func:`execute`);
 4. the other splits are computed by :func:`run_protocol` and each row is stored as soon as
    it is known, so an interrupted run resumes where it stopped.
 
-Scheduling (:func:`run_protocol`): every (split, grid point) fit and every refit is a task
-of joblib's ``Parallel(return_as="generator_unordered")`` on ``n_jobs`` processes; in a job of
-the joblib launcher, where joblib would run nested work in threads, a thread pool of
-:mod:`concurrent.futures` runs them instead (:func:`_fit_pool` says why). Splits go in
-waves big enough to give every worker at least two tasks; the refits of a wave are
-dispatched with the fits of the next one, so rows are stored while the run goes on. Every task
-is a pure function of its inputs (``random_state = seed * 10000 + k`` for every fit of split
-k), so the rows are identical for any number of workers.
+Scheduling (:func:`run_protocol`; the splits' state is one :class:`_Splits`): every (split, grid
+point) fit and every refit is a task of joblib's ``Parallel(return_as="generator_unordered")`` on
+``n_jobs`` processes; in a job of the joblib launcher, where joblib would run nested work in
+threads, a thread pool of :mod:`concurrent.futures` runs them instead (:func:`_fit_pool` says why).
+Splits go in waves big enough to give every worker at least two tasks; the refits of a wave are
+dispatched with the fits of the next one, so rows are stored while the run goes on. Every task is a
+pure function of its inputs (``random_state = seed * 10000 + k`` for every fit of split k), so the
+rows are identical for any number of workers.
 """
 
 from __future__ import annotations
