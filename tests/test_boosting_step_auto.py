@@ -84,3 +84,28 @@ def test_auto_for_the_scale_free_losses_is_one_and_bad_values_are_refused():
     for bad in ("Auto", "median", -1.0):
         with pytest.raises(ValueError, match="step="):
             BoostingRegressor(step=bad, n_estimators=2).fit(X, Y)
+
+
+@pytest.mark.parametrize("algo", ["prox", "accelerated_prox"])
+def test_auto_step_with_several_quantiles(algo):
+    """Several levels share one lambda: the single level's rule at their common start f_0; the
+    fit then scales with y bit for bit as the single-level fit does."""
+
+    def fit(y):
+        est = BoostingRegressor(
+            loss="pinball",
+            tau=[0.1, 0.5, 0.9],
+            algo=algo,
+            step="auto",
+            n_estimators=30,
+            random_state=0,
+        )
+        return est.fit(X[TRAIN], y[TRAIN], sample_weight=W[TRAIN])
+
+    a, b = fit(Y), fit(1024.0 * Y)
+    single = make_loss("pinball", tau=0.5)
+    f0 = single.init(Y[TRAIN], W[TRAIN])
+    assert np.all(a.init_ == f0)  # the common start: the quantile at the mean level
+    assert a.step_ == single.auto_step(Y[TRAIN], f0, W[TRAIN])
+    assert b.step_ == 1024.0 * a.step_
+    np.testing.assert_array_equal(b.predict(X[TEST]), 1024.0 * a.predict(X[TEST]))

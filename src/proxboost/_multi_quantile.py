@@ -98,6 +98,11 @@ class MultiQuantile:
         start = Pinball(float(np.mean(self.taus))).init(y, w)
         return np.full(len(self.taus), start)
 
+    def auto_step(self, y, f0, w=None) -> float:
+        """The step of ``step="auto"``: one lambda for every level, the single level's rule
+        (:meth:`Pinball.auto_step`, which does not depend on tau) at the common start f_0."""
+        return self.levels[0].auto_step(y, float(f0[0]), w)
+
     def tree_target(self, directions, t):
         """The target of tree t: the direction of level t mod K (round robin). One tree per
         iteration serves every level (each gets its own leaf values); the round robin lets the
