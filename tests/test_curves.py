@@ -1,5 +1,5 @@
-"""The synthetic experiments: their Hydra configs, stored curves with identity and provenance,
-resumability."""
+"""The synthetic experiments (proxboost.curves): the runs of their Hydra configs, stored curves
+with identity and provenance, resumability."""
 
 import io
 import os
