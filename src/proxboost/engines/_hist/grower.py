@@ -271,6 +271,7 @@ def new_records(n, p, scratch, max_depth, max_nodes, small):
         np.full(max_nodes, -1, np.int32),
         np.full(max_nodes, -1, np.int32),
         np.zeros(max_nodes),
+        np.zeros(max_nodes, np.uint8),
         np.full(n, -1, np.intp),
     )
     cap = 2 * max_depth + 4
