@@ -43,9 +43,7 @@ def _generate(info: DatasetInfo, random_state, params: dict) -> Dataset:
             f"unknown parameters {unknown} for dataset {info.name!r}; allowed: {_GENERATOR_PARAMS}"
         )
     model = {k: v for k, v in params.items() if k != "missing_rate"}
-    X, y = getattr(_synthetic, REGISTRY[info.name]["generator"])(
-        random_state=random_state, **model
-    )
+    X, y = getattr(_synthetic, REGISTRY[info.name]["generator"])(random_state=random_state, **model)
     if "missing_rate" in params:  # after the model's draws: X and y are those without it
         X = _synthetic.remove_values(X, params["missing_rate"], random_state)
     used = {k: params.get(k) for k in _GENERATOR_PARAMS}

@@ -37,6 +37,14 @@ max_depth=D)`` grows (see ``docs/engines.md``), without scikit-learn's per-node 
   with the right child's square sum by subtraction, as scikit-learn) is at most float64
   epsilon, when no feature has a candidate, or when the split's improvement is below -epsilon.
 
+* **Missing values** (NaN) as scikit-learn 1.9: a feature's missing values have a bin of their
+  own (its last; so a feature with NaN is exact-coded with at most 255 distinct values). Where a
+  node has missing values in a feature, its candidates are those between the values with the
+  missing rows right, the missing rows alone right (threshold +inf), then those between the
+  values with the missing rows left; a feature whose node rows are all missing is constant.
+  Each split node stores ``missing_go_to_left``: the search's direction, or, where the node had
+  no missing value in the feature, the child with more rows (ties right).
+
 Sums run in this engine's row order, not scikit-learn's, so two candidates whose proxies
 agree to rounding may be ordered differently (a genuine tie; ``tests/test_engines_exact.py``
 checks every differing split in exact arithmetic).

@@ -13,8 +13,10 @@
 
 A row goes to bin ``b`` of a feature when ``edges[b - 1] < x <= edges[b]`` (scikit-learn's
 "``x <= threshold`` goes left"); ``prepare(X)`` (``fit=False``) bins new rows with the training
-edges. Bins are ``uint8``, C-ordered ``(n, p)`` (the histogram builder reads a row's bins
-contiguously).
+edges. Missing values (NaN) are left out of the edges and get the code after the value bins
+(``missing_bin_``, at most 255); a feature with NaN in the training rows has that bin in its
+histogram (``nan_bin_``). Bins are ``uint8``, C-ordered ``(n, p)`` (the histogram builder reads
+a row's bins contiguously).
 
 ``grow`` fits one least-squares tree on the target, as ``DecisionTreeRegressor(
 criterion="squared_error", max_depth=D)`` with ``min_samples_split=2, min_samples_leaf=1``:
@@ -37,6 +39,14 @@ criterion="squared_error", max_depth=D)`` with ``min_samples_split=2, min_sample
   instead (same candidates, same proxy): cheaper than 255-bin histograms for deep trees;
 * at the last level (depth D - 1) the rows of a split node are labelled with their two leaves
   directly, without partitioning.
+
+**Missing values** go where HistGradientBoosting sends them: the scan over a node's bins has
+the missing bin last (missing rows right; the last candidate sends them alone right, threshold
++inf), and where the node has missing rows a second pass puts them left (a candidate of it wins
+only with a strictly better proxy; among equal ones the lowest bin, where HistGradientBoosting's
+right-to-left scan keeps the highest). Where the node has none in the split feature, a missing
+value goes right when the feature has NaN in the training rows, else to the child with more
+rows (ties right). Each tree stores ``missing_go_to_left`` per node.
 
 **Tie-breaking** differs from scikit-learn, which visits features in a random order (its
 ``random_state``) and keeps the first best: here features are scanned in index order, bins in
