@@ -122,7 +122,9 @@ def leaf_bounds(tree, leaf_ids, cst, solve):
             np.concatenate([lower[constrained]] * 2),
             np.concatenate([upper[constrained]] * 2),
         )
-        values = solve(groups, children.size, bounds)
+        # within the bounds, whatever rounding the solver's last operation did (a mean of
+        # bounded values can round past the bound): nested midpoints then never cross
+        values = np.clip(solve(groups, children.size, bounds), *bounds)
         v_left, v_right = values[: constrained.size], values[constrained.size :]
         mid = 0.5 * (v_left + v_right)
         increasing = cst[feature[constrained]] > 0

@@ -309,11 +309,6 @@ class _BaseBoosting(BaseEstimator):
                 'monotonic_cst: tie_rule="authors_float" reproduces the authors\' code, which has'
                 ' no bounded line search; use tie_rule="midpoint" or "authors"'
             )
-        if np.ndim(self._make_loss().init(np.zeros(2))) > 0:
-            raise ValueError(
-                "monotonic_cst with several quantiles (a list tau) is not supported yet: fit one"
-                " model per level with monotonic_cst, or several levels without it"
-            )
         return cst
 
     def _warm(self) -> bool:
@@ -526,9 +521,19 @@ class _BaseBoosting(BaseEstimator):
             rows = groups >= 0
             ids, wr = groups[rows], None if w is None else w[rows]
             g = leaf_means(target[rows], ids, n_groups, wr)  # what the "authors" rule reads
-            return loss.bounded_line_search(
-                y[rows], H[rows], ids, n_groups, bounds, wr, self.tie_rule, g
-            )
+            if H.ndim == 1:
+                return loss.bounded_line_search(
+                    y[rows], H[rows], ids, n_groups, bounds, wr, self.tie_rule, g
+                )
+            # several quantiles: one value per group, the mean of the levels' bounded values
+            # (the levels then share their bounds, which keeps them from crossing: see below)
+            levels = [
+                level.bounded_line_search(
+                    y[rows], H[rows, k], ids, n_groups, bounds, wr, self.tie_rule, g
+                )
+                for k, level in enumerate(loss.levels)
+            ]
+            return np.mean(levels, axis=0)
 
         return leaf_bounds(tree, leaf_ids, cst, solve)
 
@@ -540,7 +545,7 @@ class _BaseBoosting(BaseEstimator):
         anywhere (``_multi_quantile``)."""
         nu = float(self.learning_rate)
         fit, g, bounds = fits
-        if bounds is not None:  # monotone constraints (one level: see _check_monotonic_cst)
+        if bounds is not None and state.budget is None:  # monotone constraints, one level
             c = loss.bounded_line_search(y, H, leaf_ids, n_leaves, bounds, w, self.tie_rule, g)
             return nu * np.where(fit == 0.0, np.clip(0.0, *bounds), c)
         if state.budget is None:
@@ -551,6 +556,12 @@ class _BaseBoosting(BaseEstimator):
         c = loss.line_search(y, H, leaf_ids, n_leaves, w, self.tie_rule, fit, min_steps / nu)
         if np.all(min_steps <= 0.0):  # 0 in every level satisfies the bounds: keep the rule
             c[fit == 0.0] = 0.0
+        if bounds is not None:
+            # monotone constraints: every level clipped to its leaf's one interval. Clipping is
+            # non-decreasing and 1-Lipschitz, so a gap c_k - c_k-1 >= b stays >= min(b, 0): a
+            # closing allowed by the budget stays allowed, and no gap turns negative (the budget
+            # records the gaps actually added)
+            c = np.clip(c, bounds[0][:, None], bounds[1][:, None])
         c = nu * c
         state.budget.add(c)
         return c
