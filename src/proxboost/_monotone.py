@@ -79,17 +79,22 @@ def tree_nodes(tree):
     return tree.feature, tree.left, tree.right, tree.leaf_of_node
 
 
-def leaf_bounds(tree, leaf_ids, cst, solve):
+def leaf_bounds(tree, leaf_ids, cst, solve, n_levels=None):
     """(lower, upper) bounds of each leaf of ``tree`` (see the module docstring).
 
     ``leaf_ids``: the fitted rows' leaves; ``cst``: the constraint per feature;
     ``solve(group_ids, n_groups, (lower, upper))``: bounded line-searched values of row groups
-    (every row in a group; ``group_ids`` -1 for rows outside every group).
+    (every row in a group; ``group_ids`` -1 for rows outside every group). Several quantile
+    levels (``n_levels``): bounds and values have one column per level, and each midpoint is
+    made non-decreasing over the levels (then clipped to the node's bounds, themselves ordered
+    so), so that every leaf's intervals are ordered like the levels: clipping ordered values
+    into ordered intervals keeps them ordered, and the levels cannot cross.
     """
     feature, left, right, leaf_of_node = (np.asarray(a) for a in tree_nodes(tree))
     n_nodes = len(left)
-    lower = np.full(n_nodes, -np.inf)
-    upper = np.full(n_nodes, np.inf)
+    shape = n_nodes if n_levels is None else (n_nodes, n_levels)
+    lower = np.full(shape, -np.inf)
+    upper = np.full(shape, np.inf)
     # each row's node at the current depth, starting from the root
     leaf_node = np.empty(int(leaf_of_node.max()) + 1, dtype=np.intp)
     is_leaf = left < 0
@@ -127,6 +132,10 @@ def leaf_bounds(tree, leaf_ids, cst, solve):
         values = np.clip(solve(groups, children.size, bounds), *bounds)
         v_left, v_right = values[: constrained.size], values[constrained.size :]
         mid = 0.5 * (v_left + v_right)
+        if n_levels is not None:  # ordered over the levels, within the node's (ordered) bounds
+            mid = np.clip(
+                np.maximum.accumulate(mid, axis=1), lower[constrained], upper[constrained]
+            )
         increasing = cst[feature[constrained]] > 0
         low_side = np.where(increasing, left[constrained], right[constrained])
         high_side = np.where(increasing, right[constrained], left[constrained])

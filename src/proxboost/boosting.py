@@ -525,17 +525,25 @@ class _BaseBoosting(BaseEstimator):
                 return loss.bounded_line_search(
                     y[rows], H[rows], ids, n_groups, bounds, wr, self.tie_rule, g
                 )
-            # several quantiles: one value per group, the mean of the levels' bounded values
-            # (the levels then share their bounds, which keeps them from crossing: see below)
-            levels = [
-                level.bounded_line_search(
-                    y[rows], H[rows, k], ids, n_groups, bounds, wr, self.tie_rule, g
-                )
-                for k, level in enumerate(loss.levels)
-            ]
-            return np.mean(levels, axis=0)
+            # several quantiles: each level's value within its own bounds (a column per level)
+            return np.column_stack(
+                [
+                    level.bounded_line_search(
+                        y[rows],
+                        H[rows, k],
+                        ids,
+                        n_groups,
+                        (bounds[0][:, k], bounds[1][:, k]),
+                        wr,
+                        self.tie_rule,
+                        g,
+                    )
+                    for k, level in enumerate(loss.levels)
+                ]
+            )
 
-        return leaf_bounds(tree, leaf_ids, cst, solve)
+        n_levels = None if H.ndim == 1 else H.shape[1]
+        return leaf_bounds(tree, leaf_ids, cst, solve, n_levels)
 
     def _leaf_values(self, loss, y, H, leaf_ids, n_leaves, w, fits, state, alphas):
         """The tree's line-searched, shrunk leaf values (a leaf whose fitted value is exactly 0
@@ -557,11 +565,11 @@ class _BaseBoosting(BaseEstimator):
         if np.all(min_steps <= 0.0):  # 0 in every level satisfies the bounds: keep the rule
             c[fit == 0.0] = 0.0
         if bounds is not None:
-            # monotone constraints: every level clipped to its leaf's one interval. Clipping is
-            # non-decreasing and 1-Lipschitz, so a gap c_k - c_k-1 >= b stays >= min(b, 0): a
-            # closing allowed by the budget stays allowed, and no gap turns negative (the budget
-            # records the gaps actually added)
-            c = np.clip(c, bounds[0][:, None], bounds[1][:, None])
+            # monotone constraints: each level clipped to its interval in the leaf, the
+            # intervals ordered like the levels (leaf_bounds). Clipping into ordered intervals
+            # keeps a gap c_k - c_k-1 >= b at least min(b, 0): a closing allowed by the budget
+            # stays allowed and no gap turns negative (the budget records the gaps added)
+            c = np.clip(c, *bounds)
         c = nu * c
         state.budget.add(c)
         return c
