@@ -67,7 +67,9 @@ def picture(X, y, est, path):
     lo, hi = est.predict_interval(grid).T
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     ax.scatter(X[:, 0], y, s=8, c="0.55", label="households")
-    ax.fill_between(grid[:, 0], lo, hi, color="tab:blue", alpha=0.15, label="calibrated 90 % interval")
+    ax.fill_between(
+        grid[:, 0], lo, hi, color="tab:blue", alpha=0.15, label="calibrated 90 % interval"
+    )
     for j, tau in enumerate(LEVELS):
         ax.plot(grid[:, 0], P[:, j], lw=1.6, label=f"τ = {tau}")
     ax.set_xlabel("household income (Belgian francs)")
