@@ -441,6 +441,30 @@ def test_exact_and_sklearn_estimators_agree_with_missing_values():
     np.testing.assert_allclose(fits[0].predict(X[400:]), fits[1].predict(X[400:]), rtol=1e-12)
 
 
+def test_pandas_missing_values_are_nan():
+    """pandas' nullable columns (``pd.NA``) and None in an object array are missing values: the
+    fit is the one on the float array with NaN."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(18)
+    a = np.round(rng.randn(200), 1)
+    b = rng.randint(0, 5, 200).astype(float)
+    a[::5] = np.nan
+    b[::7] = np.nan
+    y = np.nan_to_num(a) + np.isnan(b) + 0.1 * rng.randn(200)
+    X = np.column_stack([a, b])
+    frame = pd.DataFrame(
+        {
+            "a": pd.array(np.where(np.isnan(a), None, a), dtype="Float64"),
+            "b": pd.array([None if np.isnan(v) else int(v) for v in b], dtype="Int64"),
+        }
+    )
+    objects = np.where(np.isnan(X), None, X).astype(object)
+    ref = BoostingRegressor(n_estimators=5, random_state=0).fit(X, y).predict(X)
+    for data in (frame, objects):
+        pred = BoostingRegressor(n_estimators=5, random_state=0).fit(data, y).predict(data)
+        np.testing.assert_array_equal(pred, ref)
+
+
 @pytest.mark.parametrize("where", ["fit", "eval_set", "predict"])
 def test_estimators_refuse_infinity_before_any_tree(where, monkeypatch):
     X = np.random.RandomState(0).normal(size=(20, 2))

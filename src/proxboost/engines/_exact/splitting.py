@@ -562,25 +562,16 @@ def bin_edge_values(codes, work, node, f, lo_bin, hi_bin):
 
 
 @kernel
-def scan_feature(codes, target, w, work, node, f, buf, limits, best):
-    """The best candidate of feature f on the node (histogram buffer ``buf``, or SMALL): (found,
-    best, a, b, lo_bin, hi_bin, direction of the missing rows, -1 when the node has none)."""
-    if codes.nan_bin[f] >= 0:
-        if buf >= 0:
-            return scan_binned_missing(
-                codes, target, w, work, node, f, buf, limits.min_weight, best
-            )
-        res, prox, a, b, direction = scan_small_missing(
-            codes, target, w, work, node, f, limits.feature_threshold, best
-        )
-        return res, prox, a, b, -1, -1, direction
+def scan_missing(codes, target, w, work, node, f, buf, limits, best):
+    """The best candidate of a feature f with missing values in the training rows on the node
+    (histogram buffer ``buf``, or SMALL): (found, best, a, b, lo_bin, hi_bin, direction of the
+    missing rows, -1 when the node has none)."""
     if buf >= 0:
-        res, prox, a, b, lo_bin, hi_bin = scan_binned(
-            codes, target, w, work, node, f, buf, limits.min_weight, best
-        )
-        return res, prox, a, b, lo_bin, hi_bin, -1
-    res, prox, a, b = scan_small(codes, target, w, work, node, f, limits.feature_threshold, best)
-    return res, prox, a, b, -1, -1, -1
+        return scan_binned_missing(codes, target, w, work, node, f, buf, limits.min_weight, best)
+    res, prox, a, b, direction = scan_small_missing(
+        codes, target, w, work, node, f, limits.feature_threshold, best
+    )
+    return res, prox, a, b, -1, -1, direction
 
 
 @kernel
@@ -617,9 +608,23 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
             continue
         f_j += n_found
         f = features[f_j]
-        res, prox, a, b, lo_bin, hi_bin, direction = scan_feature(
-            codes, target, w, work, node, f, buf, limits, best
-        )
+        # (the NaN-free scans called here directly: a dispatching kernel in between cost 15 %
+        # of the tree time at depth 8)
+        lo_bin = -1
+        hi_bin = -1
+        direction = -1
+        if codes.nan_bin[f] >= 0:
+            res, prox, a, b, lo_bin, hi_bin, direction = scan_missing(
+                codes, target, w, work, node, f, buf, limits, best
+            )
+        elif buf >= 0:
+            res, prox, a, b, lo_bin, hi_bin = scan_binned(
+                codes, target, w, work, node, f, buf, limits.min_weight, best
+            )
+        else:
+            res, prox, a, b = scan_small(
+                codes, target, w, work, node, f, limits.feature_threshold, best
+            )
         if res < 0:  # constant in this node (and its descendants)
             features[f_j], features[n_total] = features[n_total], features[f_j]
             n_found += 1
