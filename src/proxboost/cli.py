@@ -34,7 +34,7 @@ from hydra.types import RunMode
 from hydra.utils import instantiate, to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 
-from . import _private_api, curves, pipeline, results
+from . import _orphans, _private_api, curves, pipeline, results
 from ._vocabulary import TIE_RULES, is_integer
 from .curves import experiment_dir, specs_from_config
 from .datasets import ChecksumError, DatasetShapeError, DatasetUnavailableError
@@ -247,6 +247,7 @@ def main(cfg: DictConfig):
     """One job of ``run.py``; returns the mean test loss (Hydra sweepers may read it)."""
     interrupts = this_process()
     in_launcher_worker = interrupts.start_job()
+    _orphans.install()  # a launcher worker's or Slurm job's own pools
     try:
         return _job(cfg, in_launcher_worker, interrupts)
     finally:

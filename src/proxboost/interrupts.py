@@ -14,6 +14,9 @@ Python's resource tracker has nothing to warn about.
   (:func:`leave_worker`); this process waits for the workers to end, then joblib stops the pool
   (:func:`end_launcher_jobs`) and :meth:`Interrupts.stop_workers` tears it down.
 
+A process killed outright (``kill -9``) runs no handler: :mod:`proxboost._orphans` makes its
+workers end by themselves and the next run remove its shared memory.
+
 The private joblib/loky names this needs are used through :mod:`proxboost._private_api`.
 """
 
@@ -35,7 +38,7 @@ from multiprocessing.connection import wait
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 
-from . import _private_api, results
+from . import _orphans, _private_api, results
 
 __all__ = ["Interrupts", "end_launcher_jobs", "interruptible", "leave_worker", "this_process"]
 
@@ -218,6 +221,10 @@ def interruptible(app, interrupts: Interrupts | None = None):
     interrupts = this_process() if interrupts is None else interrupts
     interrupts.start = time.time()
     interrupts.install()
+    # kill -9 leaves what no handler can release: workers end by themselves, shared memory is
+    # removed here by the next run (proxboost._orphans)
+    _orphans.install()
+    _orphans.report_dead_entries()
     try:
         app()
     except KeyboardInterrupt:

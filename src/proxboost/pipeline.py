@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from joblib import Parallel, delayed
 
-from . import results
+from . import _split_claims, results
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
 from .datasets import DatasetUnavailableError, dataset_identity, dataset_info, load_dataset
@@ -149,9 +149,12 @@ class _Splits:
         self.base_row = dict(base_row or {})
         self.open = {}  # split -> _OpenSplit
         self.parent_pid = os.getpid()
+        self.claim = None  # claim(k) -> whether this process computes split k (_split_claims)
 
     def fit_tasks(self, k) -> list:
         """One validation-curve fit per grid point of split ``k``, on its training part."""
+        if self.claim is not None and not self.claim(k):  # stored, or another process's
+            return []
         tr, va, te = split_indices(len(self.y), k, self.seed, self.fractions)
         self.open[k] = _OpenSplit((tr, va, te), [None] * self.n_grid)
         train, valid = (self.X[tr], self.y[tr]), (self.X[va], self.y[va])
@@ -268,15 +271,18 @@ def run_protocol(
     progress=True,
     desc=None,
     base_row=None,
+    claim=None,
 ):
     """Run the protocol on ``splits`` (default ``range(n_splits)``) and return the rows (dicts).
 
     ``on_row(row)`` is called as soon as a split's row is known (e.g. to store it). ``base_row``
     holds columns shared by every row. ``n_jobs``: workers (``None``/-1: every core).
+    ``claim(k)``: called when split k's first fit is about to be dispatched; False skips it.
     """
     X, y = np.asarray(X), np.asarray(y, dtype=np.float64)
     splits = list(range(n_splits)) if splits is None else [int(k) for k in splits]
     book = _Splits(X, y, method, grid_points, max_estimators, fractions, seed, base_row)
+    book.claim = claim
     n_tasks = len(splits) * (book.n_grid + 1)
     n_workers = resolve_n_jobs(n_jobs, n_tasks)
     rows = []
@@ -590,6 +596,7 @@ def execute(run: Run, n_jobs=None, progress=True):
 
         def store(row):
             path = results.write_row(results_dir, {**row, **results.provenance()})
+            claims.done(row["split"])  # stored: others may read it
             log.info(
                 "%s split %d: %s, T=%d, %s -> %s",
                 run.label,
@@ -601,23 +608,30 @@ def execute(run: Run, n_jobs=None, progress=True):
             )
 
         t0 = time.perf_counter()
-        run_protocol(
-            run.X,
-            run.y,
-            method,
-            run.grid_points,
-            n_splits=run.n_splits,
-            max_estimators=run.max_estimators,
-            fractions=run.fractions,
-            seed=run.seed,
-            splits=todo,
-            n_jobs=n_jobs,
-            on_row=store,
-            progress=progress,
-            desc=run.label,
-            base_row=run.base_row,
-        )
-        log.info("%s: %d rows computed in %.1f s", run.label, len(todo), time.perf_counter() - t0)
+        computed = 0
+        with _split_claims.run_claims(run) as claims:  # splits another process computes: skipped
+            while todo:  # then waited for; those it left without a row are computed here
+                computed += len(
+                    run_protocol(
+                        run.X,
+                        run.y,
+                        method,
+                        run.grid_points,
+                        n_splits=run.n_splits,
+                        max_estimators=run.max_estimators,
+                        fractions=run.fractions,
+                        seed=run.seed,
+                        splits=todo,
+                        n_jobs=n_jobs,
+                        on_row=store,
+                        progress=progress,
+                        desc=run.label,
+                        base_row=run.base_row,
+                        claim=claims.take,
+                    )
+                )
+                todo = claims.wait()
+        log.info("%s: %d rows computed in %.1f s", run.label, computed, time.perf_counter() - t0)
     df = results.load(where)
     log.info(summary_line(df, run.label, run.protocol, method.engine, where))
     return df
