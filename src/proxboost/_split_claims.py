@@ -41,7 +41,14 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["REFRESH_SECONDS", "STALE_SECONDS", "RowClaims", "claim_path", "release_all"]
+__all__ = [
+    "REFRESH_SECONDS",
+    "STALE_SECONDS",
+    "RowClaims",
+    "claim_path",
+    "release_all",
+    "remove_dead_claims",
+]
 
 log = logging.getLogger(__name__)
 
@@ -221,24 +228,44 @@ def stale_reason(path: Path):
     return None, st.st_ino, token
 
 
-def _take_over(path: Path, inode: int, token) -> bool:
-    """Take over the stale claim ``path`` (judged on its ``inode`` and ``token``): rename it to a
-    unique name, check that the renamed file is the one judged, then create a new claim."""
+def _move_aside(path: Path, inode: int, token) -> bool:
+    """Remove the stale claim ``path`` (judged on its ``inode`` and ``token``) by renaming it to a
+    unique name; if the renamed file is not the one judged (a claim made in between), give it
+    back. Returns whether the judged claim was removed (or had gone already)."""
     aside = path.with_name(f"{path.stem}.stale-{uuid.uuid4().hex[:12]}{CLAIM_SUFFIX}")
     try:
         os.rename(path, aside)
     except FileNotFoundError:  # another checker moved it first
-        return _create(path)
+        return True
     try:
         judged = aside.stat().st_ino == inode and _token(aside) == token
-        if not judged:  # a fresh claim made in between: give it back, unless replaced already
+        if not judged:  # give it back, unless replaced already
             with contextlib.suppress(FileExistsError):
                 os.link(aside, path)
-            return False
+        return judged
     finally:
         with contextlib.suppress(FileNotFoundError):
             aside.unlink()
-    return _create(path)
+
+
+def _take_over(path: Path, inode: int, token) -> bool:
+    """Take over the stale claim ``path``: move it aside (:func:`_move_aside`), then create a
+    new claim (never unlink-then-create)."""
+    return _move_aside(path, inode, token) and _create(path)
+
+
+def remove_dead_claims(folders) -> int:
+    """Remove the claims in ``folders`` whose owner is a process of this host that no longer runs
+    (e.g. a launcher worker that joblib killed when another job failed); the number removed."""
+    removed = 0
+    for folder in folders:
+        for path in Path(folder).glob(f".*{CLAIM_SUFFIX}"):
+            if ".stale-" in path.name or path.name.startswith(".clock-"):
+                continue
+            judged = stale_reason(path)
+            if judged is not None and judged[0] is not None and "no longer running" in judged[0]:
+                removed += _move_aside(path, judged[1], judged[2])
+    return removed
 
 
 # -- the rows of a run ----------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from hydra.types import RunMode
 from hydra.utils import instantiate, to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 
-from . import _orphans, _private_api, curves, pipeline, results
+from . import _hydra_setup, _io_errors, _orphans, _private_api, curves, pipeline, results
 from ._vocabulary import TIE_RULES, is_integer
 from .curves import experiment_dir, specs_from_config
 from .datasets import ChecksumError, DatasetShapeError, DatasetUnavailableError
@@ -47,6 +47,9 @@ from .protocol import ProtocolError, TaskMismatchError
 from .results import identity_hash
 
 log = logging.getLogger("proxboost.run")
+
+# before Hydra composes or writes anything: output folders, full disks (proxboost._hydra_setup)
+_hydra_setup.install()
 
 __all__ = [
     "Preflight",
@@ -282,6 +285,11 @@ def _job(cfg: DictConfig, in_launcher_worker: bool, interrupts: Interrupts):
     except _USER_ERRORS as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
+    except (OSError, _io_errors.StorageExit) as exc:
+        if not isinstance(exc, _io_errors.StorageExit) and _io_errors.storage_error(exc) is None:
+            raise
+        interrupts.stop_workers()  # running fits are abandoned; stored rows are kept
+        _io_errors.stop(exc)  # one line, exit code 2 (a full disk, a lost permission)
     except KeyboardInterrupt:
         interrupts.stop_workers()
         if in_launcher_worker:  # the sweep's own process reports, once

@@ -38,7 +38,7 @@ from multiprocessing.connection import wait
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 
-from . import _orphans, _private_api, results
+from . import _orphans, _private_api, _split_claims, results
 
 __all__ = ["Interrupts", "end_launcher_jobs", "interruptible", "leave_worker", "this_process"]
 
@@ -148,6 +148,11 @@ class Interrupts:
         )
         gc.collect()
 
+    def claim_folders(self) -> list:
+        """The folders where the sweep's jobs claim rows (:mod:`proxboost._split_claims`)."""
+        folders = [results.run_dir(*loc) for loc in self.locations]
+        return folders + [p.parent for f in self.experiments for p in f.glob("*/*/*/.*.claim")]
+
     def rows_stored_since_start(self) -> int:
         """Rows and curves stored in the sweep's folders since :attr:`start`."""
         rows = [p for loc in self.locations for p in results.run_dir(*loc).glob("split-*.csv")]
@@ -231,3 +236,8 @@ def interruptible(app, interrupts: Interrupts | None = None):
         # the joblib launcher's pool (a basic run's job stopped its own already)
         interrupts.stop_workers()
         report(interrupts.rows_stored_since_start())
+    finally:
+        # claims of launcher workers that ended without releasing them (killed by joblib when
+        # another job failed): nobody else would remove them before they go stale
+        with contextlib.suppress(OSError):
+            _split_claims.remove_dead_claims(interrupts.claim_folders())
