@@ -44,6 +44,7 @@ __all__ = [
     "StorageExit",
     "describe",
     "install",
+    "is_storage_error",
     "stop",
     "storage_error",
 ]
@@ -174,19 +175,32 @@ _OSERROR = re.compile(r"^\w*Error: \[Errno (\d+)\] ([^\n]+?)(?:: '([^'\n]*)')?$"
 
 
 def _carried_line(exc: BaseException) -> str | None:
-    """The line of a storage error met in a Slurm job, which submitit hands to the command as
-    text only: the job printed it before it stopped (in the error stream that comes with a job
-    "without output"), or the job failed while Hydra wrote its files (a traceback)."""
-    if type(exc).__name__ not in ("FailedJobError", "UncompletedJobError"):
-        return None
-    text = str(exc)
-    if match := _LINE.search(text):
-        return match.group(1)
-    found = _OSERROR.findall(text)
-    if found and int(found[-1][0]) in STORAGE_ERRNOS:
-        code, reason, path = found[-1]
-        return describe(OSError(int(code), reason, path or None))
+    """The line of a storage error met in another process and handed over as text only: by
+    submitit, for a Slurm job (the job printed the line before it stopped, in the error stream
+    that comes with a job "without output"; or it failed while Hydra wrote its files: a
+    traceback), or by loky (a remote traceback: joblib could not create its memory-mapping
+    folder, for instance)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        text = str(exc)
+        if match := _LINE.search(text):
+            return match.group(1)
+        found = _OSERROR.findall(text)
+        if found and int(found[-1][0]) in STORAGE_ERRNOS:
+            code, reason, path = found[-1]
+            return describe(OSError(int(code), reason, path or None))
+        exc = exc.__cause__ or exc.__context__
     return None
+
+
+def is_storage_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or carries, a full disk or a lost permission."""
+    return (
+        isinstance(exc, StorageExit)
+        or storage_error(exc) is not None
+        or _carried_line(exc) is not None
+    )
 
 
 _PRINTED: set = set()

@@ -291,6 +291,8 @@ class RowClaims:
     def take(self, key) -> bool:
         """Claim the row ``key`` before its first fit: True if this process is to compute it;
         False if it is stored already or another process computes it (then :meth:`wait`)."""
+        if key in self.mine:  # taken while waiting (wait): computed now
+            return True
         path = claim_path(self.rows[key])
         if not _create(path):
             judged = stale_reason(path)

@@ -38,6 +38,7 @@ from . import _hydra_setup, _io_errors, _orphans, _private_api, curves, pipeline
 from ._vocabulary import TIE_RULES, is_integer
 from .curves import experiment_dir, specs_from_config
 from .datasets import ChecksumError, DatasetShapeError, DatasetUnavailableError
+from .datasets._csv import absolute as csv_params
 from .interrupts import EXIT_INTERRUPTED, Interrupts, leave_worker, this_process
 from .interrupts import report as report_interrupt
 from .losses import LOSS_PARAMETERS, Loss
@@ -196,10 +197,13 @@ def run_arguments(cfg) -> dict:
     loss, algo, engine = (_instantiated(cfg, group) for group in ("loss", "algo", "engine"))
     grid = OmegaConf.to_container(cfg.grid, resolve=True)
     dataset = OmegaConf.to_container(cfg.dataset, resolve=True)
+    params = dataset.get("params") or {}
+    if cfg.dataset.name == "csv":  # a user's file: relative to the folder run.py was started in
+        params = csv_params(params, to_absolute_path)
     fr = cfg.protocol.fractions
     return dict(
         dataset=cfg.dataset.name,
-        dataset_params=dataset.get("params") or {},
+        dataset_params=params,
         loss=loss,
         loss_label=_loss_label(cfg, record),
         algo=algo,
@@ -285,8 +289,8 @@ def _job(cfg: DictConfig, in_launcher_worker: bool, interrupts: Interrupts):
     except _USER_ERRORS as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
-    except (OSError, _io_errors.StorageExit) as exc:
-        if not isinstance(exc, _io_errors.StorageExit) and _io_errors.storage_error(exc) is None:
+    except (Exception, _io_errors.StorageExit) as exc:
+        if not _io_errors.is_storage_error(exc):
             raise
         interrupts.stop_workers()  # running fits are abandoned; stored rows are kept
         _io_errors.stop(exc)  # one line, exit code 2 (a full disk, a lost permission)

@@ -42,7 +42,13 @@ from joblib import Parallel, delayed
 from . import _split_claims, results
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
-from .datasets import DatasetUnavailableError, dataset_identity, dataset_info, load_dataset
+from .datasets import (
+    DatasetUnavailableError,
+    dataset_identity,
+    dataset_info,
+    load_dataset,
+    row_columns,
+)
 from .engines import ENGINES
 from .losses import LOSS_PARAMETERS, Loss, make_loss
 from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, GRID_CHECKS, Algo, Engine
@@ -436,6 +442,7 @@ def plan_run(**config) -> Run | None:
         )
     )
     row = _base_row(r, loss, algo, method, dataset_params, fractions, identity)
+    row.update(row_columns(info))  # a user's CSV file: rows under its stem, no path
     location = (r.results_dir, row["protocol"], row["dataset"], row["loss"], algo.name)
     return Run(
         label=f"{row['dataset']}/{row['loss']}/{algo.name}",
@@ -523,7 +530,11 @@ def _load_dataset(name, seed, mirror, params):
 def _data(request: Request, dataset_params):
     """``(X, y, info)`` of the request's dataset; None when its files are unavailable and
     ``skip_unavailable``."""
-    name, params = request.dataset, tuple(sorted(dataset_params.items()))
+    name = request.dataset
+    # hashable (the loads are cached): a list value (a CSV file's dropped columns) as a tuple
+    params = tuple(
+        sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in dataset_params.items())
+    )
     try:
         return _load_dataset(name, request.seed, request.mirror, params)
     except DatasetUnavailableError as exc:
