@@ -14,25 +14,25 @@ from pathlib import Path
 import pytest
 from conftest import run_py_command, run_py_env
 
-from proxboost import _orphans
+from proxboost import _orphans, _parent_watch
 
 
 def test_a_worker_ends_as_soon_as_its_recorded_parent_is_not_its_parent():
     # the watch compares os.getppid() with the pid recorded when the pool was made: a worker
     # adopted by a subreaper (or pid 1) has another parent, whatever its pid
     code = (
-        "import os, sys, time; from proxboost import _orphans\n"
-        "_orphans.watch_parent(int(sys.argv[1])); time.sleep(30); sys.exit(5)\n"
+        "import os, sys, time; from proxboost import _parent_watch\n"
+        "_parent_watch.watch_parent(int(sys.argv[1])); time.sleep(30); sys.exit(5)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(_orphans.__file__).parents[1])}
     t0 = time.monotonic()
     orphan = subprocess.run(
         [sys.executable, "-c", code, str(os.getpid() + 10**7)], env=env, timeout=60
     )
-    assert orphan.returncode == _orphans.EXIT_ORPHANED and time.monotonic() - t0 < 20
+    assert orphan.returncode == _parent_watch.EXIT_ORPHANED and time.monotonic() - t0 < 20
     watched = subprocess.Popen([sys.executable, "-c", code, str(os.getpid())], env=env)
     try:
-        time.sleep(3 * _orphans.PARENT_POLL)
+        time.sleep(3 * _parent_watch.POLL)
         assert watched.poll() is None  # its parent is alive: it goes on
     finally:
         watched.kill()
@@ -115,8 +115,9 @@ def _start_and_kill(tmp_path, args, whole_group):
     )
     lines = []
     for line in proc.stdout:  # the job says when its fits are dispatched
+        print(line, end="")  # shown with -s
         lines.append(line)
-        if "fits + refits on" in line:
+        if " refits on " in line:
             break
     time.sleep(3)  # every fit and worker under way
     group = _group(proc.pid)

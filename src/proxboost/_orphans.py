@@ -4,23 +4,19 @@ A killed process runs no handler, so what it started must end, and what it held 
 released, without it:
 
 - **Its workers end by themselves.** Every loky worker of ``run.py`` (the fit pool of a run, the
-  pool of Hydra's joblib launcher) starts with :func:`watch_parent` as the pool's initializer, so
-  also a worker that never runs a task. A daemon thread compares ``os.getppid()`` with the pid of
-  the process that made the pool, every :data:`PARENT_POLL` seconds: when they differ the parent
-  is dead (an orphan is adopted by pid 1 or by a subreaper, whose pid is unknown in advance), and
-  the worker releases what it holds (:func:`_orphaned`) and ends at once, abandoning any fit in
-  progress (its row is never stored; the next run computes it). The compiled tree kernels release
-  the GIL, so the thread runs during a fit.
-- **Its shared memory is removed.** The named semaphores of a loky pool (``/dev/shm/sem.loky-
-  <pid>-*``) and joblib's memory-mapping folders (``joblib_memmapping_folder_<pid>_*``) are named
-  after the process that created them. An orphaned worker removes its dead parent's folders (the
-  bulk: copies of the data) and stops the parent's resource trackers, which would otherwise print
-  a "leaked" warning for each object when the last worker ends (:func:`_stop_resource_trackers`).
-  What remains (the semaphores; everything, when the whole process group was killed) is removed
-  by :func:`remove_dead_entries` at the start of the next ``run.py``: this user's entries whose
-  creator pid is no longer running, with one line saying how many. joblib's folders go to a
-  project-named folder (:func:`joblib_temp_folder`, ``$JOBLIB_TEMP_FOLDER``), where it finds
-  them too.
+  pool of Hydra's joblib launcher) starts with :func:`proxboost._parent_watch.watch_parent` as
+  the pool's initializer (:func:`install`), so also a worker that never runs a task: it ends
+  within seconds of its parent's death, abandoning any fit in progress (its row is never stored;
+  the next run computes it), after releasing its row claims, removing the parent's
+  memory-mapping folders and stopping the parent's resource trackers (no "leaked" warning).
+- **Its shared memory is removed by the next run.** The named semaphores of a loky pool
+  (``/dev/shm/sem.loky-<pid>-*``) and joblib's memory-mapping folders
+  (``joblib_memmapping_folder_<pid>_*``) are named after the process that created them. What a
+  killed run left (the semaphores; everything, when the whole process group was killed) is
+  removed at the start of the next ``run.py`` by :func:`remove_dead_entries`: this user's
+  entries whose creator pid is no longer running, with one line saying how many. joblib's folders
+  go to a project-named folder (:func:`joblib_temp_folder`, ``$JOBLIB_TEMP_FOLDER``), where it
+  finds them too.
 
 The Slurm launcher is not concerned: its jobs are Slurm's, and go on when the submitting command
 dies (docs/running.md).
@@ -32,27 +28,18 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import sys
 import tempfile
-import threading
-import time
 import uuid
 from pathlib import Path
 
-from . import _private_api
+from . import _parent_watch, _private_api
 
-__all__ = ["install", "joblib_temp_folder", "remove_dead_entries", "watch_parent"]
-
-#: Seconds between two looks of a worker at its parent's pid.
-PARENT_POLL = 1.0
-
-#: Exit code of a worker whose parent died.
-EXIT_ORPHANED = 137
+__all__ = ["install", "joblib_temp_folder", "remove_dead_entries", "report_dead_entries"]
 
 SHM = Path("/dev/shm")
 
-#: (pattern of a name in /dev/shm or in the joblib folder, its resource type for loky's tracker)
+#: (pattern of a name in /dev/shm or in the joblib folder, what it is)
 _ENTRIES = (
     (re.compile(r"^sem\.loky-(\d+)-"), "semlock"),
     (re.compile(r"^joblib_memmapping_folder_(\d+)_"), "folder"),
@@ -70,76 +57,23 @@ def joblib_temp_folder() -> Path:
 def install() -> None:
     """In ``run.py``'s process (and in a job's process): joblib's folders in
     :func:`joblib_temp_folder` (unless ``$JOBLIB_TEMP_FOLDER`` is set), and every loky worker
-    started from now on watches this process (:func:`watch_parent`). Idempotent."""
+    started from now on watches this process (:func:`proxboost._parent_watch.watch_parent`).
+    Idempotent."""
     global _INSTALLED
     if _INSTALLED:
         return
     _INSTALLED = True
     os.environ.setdefault("JOBLIB_TEMP_FOLDER", str(joblib_temp_folder()))
-    _private_api.start_loky_workers_with(watch_parent)
+    try:  # by value: a worker starts the watch without importing proxboost (seconds when busy)
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(_parent_watch)
+    except ImportError:  # loky then pickles by reference: the same watch, started later
+        pass
+    _private_api.start_loky_workers_with(_parent_watch.watch_parent)
 
 
 _INSTALLED = False
-
-
-def watch_parent(parent_pid: int) -> None:
-    """A pool's initializer: end this worker as soon as ``parent_pid`` (the pool's creator) is no
-    longer its parent (:func:`_orphaned`)."""
-    threading.Thread(
-        target=_watch, args=(int(parent_pid),), name="proxboost-parent-watch", daemon=True
-    ).start()
-
-
-def _watch(parent_pid: int) -> None:
-    while os.getppid() == parent_pid:
-        time.sleep(PARENT_POLL)
-    _orphaned(parent_pid)
-
-
-def _orphaned(parent_pid: int) -> None:
-    """The parent died: release this process's split claims, remove the parent's memory-mapping
-    folders, stop the parent's resource trackers, end now (a fit in progress is abandoned;
-    nothing is stored)."""
-    from . import _split_claims  # lazy: the watch must start without the pipeline's imports
-
-    for step in (
-        _split_claims.release_all,
-        lambda: remove_dead_entries(pids={parent_pid}, kinds=("folder",)),
-        _stop_resource_trackers,
-        sys.stderr.flush,
-    ):
-        with contextlib.suppress(Exception):
-            step()
-    os._exit(EXIT_ORPHANED)
-
-
-def _stop_resource_trackers() -> None:
-    """Stop the resource trackers this worker shares with its dead parent (found by their pipe).
-
-    Left running, each would end with the last worker and print a "leaked" warning for every
-    object the parent had registered (a pool's named semaphores, joblib folders, including those
-    it named but never created) before removing them. Stopped, they print nothing; what they
-    would have removed is removed by the next run (:func:`remove_dead_entries`). The named
-    semaphores are left to it on purpose: a sibling worker still starting up may not have
-    opened them yet."""
-    pipes = set()
-    for fd in _private_api.resource_tracker_fds():
-        with contextlib.suppress(OSError):
-            pipes.add(os.readlink(f"/proc/self/fd/{fd}"))
-    if not pipes:
-        return
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if b"resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes():
-                continue
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                if os.readlink(f"/proc/{pid}/fd/{fd}") in pipes:
-                    os.kill(int(pid), signal.SIGKILL)
-                    break
 
 
 def _running(pid: int) -> bool:
@@ -174,8 +108,8 @@ def _entries(folders):
 
 
 def _remove(path: Path, rtype: str) -> bool:
-    """Remove one entry; True for the one process that removed it (several orphaned workers may
-    try at once: the unlink, or the rename of a folder, succeeds for one only)."""
+    """Remove one entry; False if another process removed it first (a folder is renamed aside
+    before it is emptied, so that only one process removes it)."""
     try:
         if rtype == "semlock":
             path.unlink()
@@ -188,20 +122,17 @@ def _remove(path: Path, rtype: str) -> bool:
     return True
 
 
-def remove_dead_entries(pids=None, kinds=("semlock", "folder")) -> int:
-    """Remove this user's named semaphores and joblib memory-mapping folders (``kinds``), in
-    ``/dev/shm`` and in :func:`joblib_temp_folder`, whose creator pid (in their name) is in
-    ``pids`` (default: any pid no longer running). Returns how many were removed."""
+def remove_dead_entries() -> int:
+    """Remove this user's named semaphores and joblib memory-mapping folders, in ``/dev/shm`` and
+    in :func:`joblib_temp_folder`, whose creator pid (in their name) is no longer running.
+    Returns how many were removed."""
     folders = dict.fromkeys(
         [SHM, joblib_temp_folder(), Path(os.environ.get("JOBLIB_TEMP_FOLDER", SHM))]
     )
     removed = 0
     for path, pid, rtype in _entries(folders):
-        if rtype not in kinds:
-            continue
-        if (pid not in pids) if pids is not None else _running(pid):
-            continue
-        removed += _remove(path, rtype)
+        if not _running(pid):
+            removed += _remove(path, rtype)
     return removed
 
 

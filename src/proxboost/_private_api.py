@@ -36,11 +36,6 @@ Private names used, and why:
   processes is a subclass whose pools start every worker with an ``initializer`` (the parent-death
   watch of :mod:`proxboost._orphans`), also for the pool of Hydra's joblib launcher, which names
   the backend ``"loky"`` and takes no initializer of its own.
-- ``_resource_tracker._fd`` of ``joblib.externals.loky.backend.resource_tracker`` and of
-  ``multiprocessing.resource_tracker``: the pipe a worker shares with its parent's resource
-  trackers. A worker whose parent was killed finds the trackers by that pipe and stops them: they
-  would otherwise print a "leaked" warning for every object of the dead parent when the last
-  worker ends (what they would have removed is removed by the next run instead).
 - ``hydra.core.utils._save_config`` (the writer of ``.hydra/*.yaml``) and
   ``hydra._internal.utils.run_and_report`` (which turns any exception of a run into a traceback
   and exit code 1): wrapped so that a failed write of Hydra's own files names its file and leaves
@@ -53,7 +48,6 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from multiprocessing import resource_tracker as mp_resource_tracker
 from multiprocessing import util
 
 from hydra._internal import utils as hydra_internal_utils
@@ -62,7 +56,6 @@ from hydra.core import utils as hydra_core_utils
 from joblib import register_parallel_backend
 from joblib._parallel_backends import LokyBackend, ThreadingBackend
 from joblib.externals.loky import reusable_executor
-from joblib.externals.loky.backend import resource_tracker
 from joblib.parallel import get_active_backend
 from tqdm import std as tqdm_std
 
@@ -132,17 +125,6 @@ def start_loky_workers_with(initializer) -> None:
 
     _LokyBackend.__name__ = _LokyBackend.__qualname__ = "LokyBackend"
     register_parallel_backend("loky", _LokyBackend)
-
-
-def resource_tracker_fds() -> list[int]:
-    """The pipes through which this process talks to loky's and multiprocessing's resource
-    trackers (a worker inherits its parent's), where it has them."""
-    fds = []
-    for tracker in (resource_tracker, mp_resource_tracker):
-        fd = getattr(getattr(tracker, "_resource_tracker", None), "_fd", None)
-        if isinstance(fd, int):
-            fds.append(fd)
-    return fds
 
 
 def wrap_hydra_writes(save_config, run_and_report) -> None:
