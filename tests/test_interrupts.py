@@ -1,7 +1,6 @@
 """Interrupts (proxboost.interrupts): Ctrl-C or SIGTERM → one line, exit code 130, no traceback or
 warning, no process, named semaphore, memory-mapping folder or row claim left behind, the rerun
-finishes; a
-launcher worker between jobs leaves quietly; an interrupted loky pool is torn down.
+finishes; a launcher worker between jobs leaves quietly; an interrupted loky pool is torn down.
 
 Runs ``run.py`` in subprocesses with tiny settings; results and Hydra directories live in
 ``tmp_path``.
