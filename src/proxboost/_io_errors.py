@@ -3,8 +3,8 @@
 A write can fail in any process of ``run.py`` — the command's own (rows, Hydra's ``.hydra/``
 files and ``multirun.yaml``, its log file, the named semaphores and joblib folders in
 ``/dev/shm``), a worker of the joblib launcher (its job's rows and Hydra files), a Slurm job.
-Whichever meets ``ENOSPC``, ``EDQUOT``, ``EACCES``, ``EPERM`` or ``EROFS`` stops with one line
-on stderr naming the file, its file system and the free space there, and what to do::
+Whichever meets ``ENOSPC``, ``EDQUOT``, ``EFBIG``, ``EACCES``, ``EPERM`` or ``EROFS`` stops with
+one line on stderr naming the file, its file system and the free space there, and what to do::
 
     error: cannot write <file>: No space left on device (file system <mount point> [<type>],
     0 B free); free space, then rerun the same command

@@ -66,6 +66,8 @@ def _table(path, sep) -> tuple[Path, pd.DataFrame]:
         )
     try:
         return path, pd.read_csv(path, sep=sep)
+    except OSError as exc:  # not a full disk: this file is only read
+        raise ValueError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(
