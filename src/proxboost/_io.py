@@ -71,7 +71,7 @@ def atomic_path(path, suffix=".tmp"):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     except OSError as exc:
-        exc.filename = str(path)
+        _name(exc, path)
         raise
     os.close(fd)
     tmp = Path(tmp)
@@ -82,6 +82,14 @@ def atomic_path(path, suffix=".tmp"):
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
-        if isinstance(exc, OSError):  # a full disk names the file meant, not the temporary one
-            exc.filename = str(path)
+        _name(exc, path)
         raise
+
+
+def _name(exc, path: Path):
+    """Let a system error met while writing ``path`` name it rather than its temporary file (a
+    full disk is then reported on the file meant); any other exception is left as it is."""
+    if not isinstance(exc, OSError) or exc.errno is None:
+        return
+    if exc.filename is None or os.path.basename(str(exc.filename)).startswith(f".{path.name}."):
+        exc.filename = str(path)
