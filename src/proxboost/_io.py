@@ -58,7 +58,8 @@ def atomic_path(path, suffix=".tmp"):
 
     The temporary file lives in the destination folder (so :func:`os.replace` is atomic), gets
     the usual 0644 permissions (``mkstemp`` creates 0600), and is deleted if the block raises:
-    no partial file is ever left at ``path`` or beside it.
+    no partial file is ever left at ``path`` or beside it. An ``OSError`` (a full disk, a lost
+    permission) names ``path``, not the temporary file.
 
     Examples
     --------
@@ -66,15 +67,29 @@ def atomic_path(path, suffix=".tmp"):
     ...     df.to_csv(tmp, index=False)
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    except OSError as exc:
+        _name(exc, path)
+        raise
     os.close(fd)
     tmp = Path(tmp)
     try:
         yield tmp
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+        _name(exc, path)
         raise
+
+
+def _name(exc, path: Path):
+    """Let a system error met while writing ``path`` name it rather than its temporary file (a
+    full disk is then reported on the file meant); any other exception is left as it is."""
+    if not isinstance(exc, OSError) or exc.errno is None:
+        return
+    if exc.filename is None or os.path.basename(str(exc.filename)).startswith(f".{path.name}."):
+        exc.filename = str(path)

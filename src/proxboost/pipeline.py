@@ -39,10 +39,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from joblib import Parallel, delayed
 
-from . import results
+from . import _split_claims, results
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
-from .datasets import DatasetUnavailableError, dataset_identity, dataset_info, load_dataset
+from .datasets import (
+    DatasetUnavailableError,
+    dataset_identity,
+    dataset_info,
+    load_dataset,
+    row_columns,
+)
 from .engines import ENGINES
 from .losses import LOSS_PARAMETERS, Loss, make_loss
 from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, GRID_CHECKS, Algo, Engine
@@ -149,9 +155,12 @@ class _Splits:
         self.base_row = dict(base_row or {})
         self.open = {}  # split -> _OpenSplit
         self.parent_pid = os.getpid()
+        self.claim = None  # claim(k) -> whether this process computes split k (_split_claims)
 
     def fit_tasks(self, k) -> list:
         """One validation-curve fit per grid point of split ``k``, on its training part."""
+        if self.claim is not None and not self.claim(k):  # stored, or another process's
+            return []
         tr, va, te = split_indices(len(self.y), k, self.seed, self.fractions)
         self.open[k] = _OpenSplit((tr, va, te), [None] * self.n_grid)
         train, valid = (self.X[tr], self.y[tr]), (self.X[va], self.y[va])
@@ -268,15 +277,18 @@ def run_protocol(
     progress=True,
     desc=None,
     base_row=None,
+    claim=None,
 ):
     """Run the protocol on ``splits`` (default ``range(n_splits)``) and return the rows (dicts).
 
     ``on_row(row)`` is called as soon as a split's row is known (e.g. to store it). ``base_row``
     holds columns shared by every row. ``n_jobs``: workers (``None``/-1: every core).
+    ``claim(k)``: called when split k's first fit is about to be dispatched; False skips it.
     """
     X, y = np.asarray(X), np.asarray(y, dtype=np.float64)
     splits = list(range(n_splits)) if splits is None else [int(k) for k in splits]
     book = _Splits(X, y, method, grid_points, max_estimators, fractions, seed, base_row)
+    book.claim = claim
     n_tasks = len(splits) * (book.n_grid + 1)
     n_workers = resolve_n_jobs(n_jobs, n_tasks)
     rows = []
@@ -430,6 +442,7 @@ def plan_run(**config) -> Run | None:
         )
     )
     row = _base_row(r, loss, algo, method, dataset_params, fractions, identity)
+    row.update(row_columns(info))  # a user's CSV file: rows under its stem, no path
     location = (r.results_dir, row["protocol"], row["dataset"], row["loss"], algo.name)
     return Run(
         label=f"{row['dataset']}/{row['loss']}/{algo.name}",
@@ -517,7 +530,11 @@ def _load_dataset(name, seed, mirror, params):
 def _data(request: Request, dataset_params):
     """``(X, y, info)`` of the request's dataset; None when its files are unavailable and
     ``skip_unavailable``."""
-    name, params = request.dataset, tuple(sorted(dataset_params.items()))
+    name = request.dataset
+    # hashable (the loads are cached): a list value (a CSV file's dropped columns) as a tuple
+    params = tuple(
+        sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in dataset_params.items())
+    )
     try:
         return _load_dataset(name, request.seed, request.mirror, params)
     except DatasetUnavailableError as exc:
@@ -590,6 +607,7 @@ def execute(run: Run, n_jobs=None, progress=True):
 
         def store(row):
             path = results.write_row(results_dir, {**row, **results.provenance()})
+            claims.done(row["split"])  # stored: others may read it
             log.info(
                 "%s split %d: %s, T=%d, %s -> %s",
                 run.label,
@@ -601,23 +619,30 @@ def execute(run: Run, n_jobs=None, progress=True):
             )
 
         t0 = time.perf_counter()
-        run_protocol(
-            run.X,
-            run.y,
-            method,
-            run.grid_points,
-            n_splits=run.n_splits,
-            max_estimators=run.max_estimators,
-            fractions=run.fractions,
-            seed=run.seed,
-            splits=todo,
-            n_jobs=n_jobs,
-            on_row=store,
-            progress=progress,
-            desc=run.label,
-            base_row=run.base_row,
-        )
-        log.info("%s: %d rows computed in %.1f s", run.label, len(todo), time.perf_counter() - t0)
+        computed = 0
+        with _split_claims.run_claims(run) as claims:  # splits another process computes: skipped
+            while todo:  # then waited for; those it left without a row are computed here
+                computed += len(
+                    run_protocol(
+                        run.X,
+                        run.y,
+                        method,
+                        run.grid_points,
+                        n_splits=run.n_splits,
+                        max_estimators=run.max_estimators,
+                        fractions=run.fractions,
+                        seed=run.seed,
+                        splits=todo,
+                        n_jobs=n_jobs,
+                        on_row=store,
+                        progress=progress,
+                        desc=run.label,
+                        base_row=run.base_row,
+                        claim=claims.take,
+                    )
+                )
+                todo = claims.wait()
+        log.info("%s: %d rows computed in %.1f s", run.label, computed, time.perf_counter() - t0)
     df = results.load(where)
     log.info(summary_line(df, run.label, run.protocol, method.engine, where))
     return df
