@@ -617,6 +617,8 @@ def _when(ts) -> str:
 
 def _span_of(created) -> str:
     lo, hi = created.min(), created.max()
+    if _when(lo) == _when(hi):
+        return _when(lo)
     if lo.date() == hi.date():
         return f"{_when(lo)[:-4]}–{hi.strftime('%H:%M')} UTC"
     return f"{_when(lo)} – {_when(hi)}"
@@ -642,27 +644,29 @@ def provenance(curves: pd.DataFrame, real: pd.DataFrame, claims: pd.DataFrame) -
     ]
     parts = []
     if curves is not None and not curves.empty and "created" in curves:
-        runs = curves.drop_duplicates("identity_hash" if "identity_hash" in curves else "created")
+        # one run per experiment and identity (the same fit may serve two experiments)
+        key = ["experiment", "identity_hash" if "identity_hash" in curves else "created"]
+        runs = curves.drop_duplicates(key)
         parts.append(_dated("synthetic runs", runs, first, lambda old: list(_experiments(old))))
     if real is not None and not real.empty and "created" in real:
         parts.append(_dated("real-world rows", real, first, lambda old: _old_rows(old, claims)))
     if parts:
-        lines.append("Of the results stored now, " + "; ".join(parts) + ".")
+        lines.append(
+            "The results stored now, dated against the criteria: " + "; ".join(parts) + "."
+        )
     else:
         lines.append("The stored results carry no creation time to date them by.")
     return [" ".join(lines), ""]
 
 
 def _dated(what, frame, first, describe) -> str:
-    """``of the N stored <what>, A were created after the criteria (span) and B before (span):
-    <describe(the B)>`` (and how many carry no creation time)."""
+    """``<what>: A of N created after the criteria (span) and B before (span): <describe(the B)>``
+    (and how many carry no creation time)."""
     created = pd.to_datetime(frame["created"], utc=True)
     known = created.notna()
     before = known & (created < first)
     after = known & ~before
-    text = (
-        f"of the {len(frame):,} stored {what}, {int(after.sum()):,} were created after the criteria"
-    )
+    text = f"{what}: {int(after.sum()):,} of {len(frame):,} created after them"
     if after.any():
         text += f" ({_span_of(created[after])})"
     if before.any():
