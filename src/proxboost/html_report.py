@@ -269,6 +269,18 @@ def _counts(values: Iterable) -> list[tuple[str, int]]:
     return sorted(((str(k), int(n)) for k, n in s.items()), key=lambda kv: (-kv[1], kv[0]))
 
 
+#: Row order before drawing: the figures jitter points in row order.
+ROW_ORDER = ("protocol", "dataset", "loss", "algo", "engine", "tie_rule", "split", "identity_hash")
+
+
+def _in_key_order(real: pd.DataFrame) -> pd.DataFrame:
+    """``real`` sorted by its key columns, so that the same rows in any order draw the same."""
+    if real is None or real.empty:
+        return real
+    keys = [c for c in ROW_ORDER if c in real]
+    return real.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
+
+
 def _runs_of_curves(curves: pd.DataFrame) -> pd.DataFrame:
     """One row per stored synthetic run (its first iteration carries its settings)."""
     if curves is None or curves.empty:
@@ -361,6 +373,37 @@ def _real_runs(units: dict, statement, label: str, datasets: dict) -> dict:
     }
 
 
+def _figure(fid: str, figures_rel: str, figures_dir: Path) -> dict:
+    """A figure of figures/ as the pages link it, and whether it is drawn yet."""
+    return {
+        "id": fid,
+        "src": f"{figures_rel}/{fid}.png",
+        "exists": (figures_dir / f"{fid}.png").is_file(),
+    }
+
+
+def _scope_groups(cells: pd.DataFrame, label: str, extra: list[str]) -> list[dict]:
+    """A statement's cells per protocol unit: the one its verdict rests on first, then the
+    others (reported, not combined), each in claims.csv's order."""
+    groups = []
+    for proto in [label] + sorted(set(cells["protocol"]) - {label}):
+        part = cells[cells["protocol"] == proto]
+        if part.empty:
+            continue
+        rows = [
+            {
+                "scope": _scope_text(r["scope"]),
+                "verdict": r["verdict"],
+                "numbers": r["numbers"],
+                "n": r["n_support"],
+                "extra": [r[c] for c in extra],
+            }
+            for _, r in part.iterrows()
+        ]
+        groups.append({"protocol": proto, "rests_on": proto == label, "rows": rows})
+    return groups
+
+
 def statement_entries(claims, runs, units, figures_rel, figures_dir, datasets) -> list[dict]:
     """What the index shows of each registry statement, in registry order."""
     crit = criteria_texts(criteria_file())
@@ -372,40 +415,12 @@ def statement_entries(claims, runs, units, figures_rel, figures_dir, datasets) -
         top = g[g["scope"] == "all"]
         top = top.iloc[0] if len(top) else None
         label = str(top["protocol"]) if top is not None else ""
-        cells = g[g["scope"] != "all"]
-        groups = []
-        for proto in [label] + sorted(set(cells["protocol"]) - {label}):
-            part = cells[cells["protocol"] == proto]
-            if part.empty:
-                continue
-            groups.append(
-                {
-                    "protocol": proto,
-                    "rests_on": proto == label,
-                    "rows": [
-                        {
-                            "scope": _scope_text(r["scope"]),
-                            "verdict": r["verdict"],
-                            "numbers": r["numbers"],
-                            "n": r["n_support"],
-                            "extra": [r[c] for c in extra],
-                        }
-                        for _, r in part.iterrows()
-                    ],
-                }
-            )
+        groups = _scope_groups(g[g["scope"] != "all"], label, extra)
         if st.experiment == REAL_WORLD:
             rested = _real_runs(units, st, label, datasets)
         else:
             rested = _synthetic_runs(runs, st, label)
-        figs = [
-            {
-                "id": f,
-                "src": f"{figures_rel}/{f}.png",
-                "exists": (figures_dir / f"{f}.png").is_file(),
-            }
-            for f in _figure_ids(st)
-        ]
+        figs = [_figure(f, figures_rel, figures_dir) for f in _figure_ids(st)]
         long_text, criterion = crit.get(sid, ("", ""))
         entries.append(
             {
@@ -573,6 +588,7 @@ def build_report(
     ``figures_rel`` is figures/ as seen from the report folder, ``figures_dir`` where it is.
     """
     env, figures_dir = _environment(), Path(figures_dir)
+    real = _in_key_order(real)
     by_page: dict[str, list] = {}
     for title, body in summary_sections(summary):
         by_page.setdefault(page_of(title), []).append((title, body))
@@ -595,11 +611,7 @@ def build_report(
         files[name] = text.encode("utf-8")
 
     def fig(f):
-        return {
-            "id": f,
-            "src": f"{figures_rel}/{f}.png",
-            "exists": (figures_dir / f"{f}.png").is_file(),
-        }
+        return _figure(f, figures_rel, figures_dir)
 
     render(
         "index.html",
