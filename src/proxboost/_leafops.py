@@ -202,7 +202,22 @@ def _tie_point(lo, hi, rule, g):
 
 
 @njit(cache=True, nogil=True)
-def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g):
+def _bounded_tie_point(lo, hi, rule, g, bounds, leaf):
+    """The tie rule's point of the minimisers [lo, hi] within the leaf's bounds ``bounds`` =
+    (lower, upper) arrays (empty: no bounds): the rule applied to the minimisers inside the
+    bounds, or, when none is inside, the bound nearest to them (the objective is convex)."""
+    lower, upper = bounds
+    if lower.shape[0] == 0:
+        return _tie_point(lo, hi, rule, g)
+    if hi < lower[leaf]:
+        return lower[leaf]
+    if lo > upper[leaf]:
+        return upper[leaf]
+    return _tie_point(max(lo, lower[leaf]), min(hi, upper[leaf]), rule, g)
+
+
+@njit(cache=True, nogil=True)
+def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g, bounds):
     """Tie-rule point of every leaf: tau-quantile (``signs`` empty) or hinge (P = #signs > 0).
 
     Ranks (1-based) of the interval of minimisers of a leaf of m values:
@@ -272,7 +287,9 @@ def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g):
             lo, hi = _order_pair(grouped, start, start + m, lo_rank - 1, scratch)
             if hi_rank == lo_rank:
                 hi = lo
-        out[leaf] = _tie_point(lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0)
+        out[leaf] = _bounded_tie_point(
+            lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0, bounds, leaf
+        )
     return out
 
 
@@ -400,7 +417,7 @@ def _weighted_pair(a, b, lo, hi, target, tol, total, scratch, scratch_w):
 
 
 @njit(cache=True, nogil=True)
-def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g):
+def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g, bounds):
     """Weighted ``_leaf_points``: rows of weight 0 are dropped (they are no breakpoints).
 
     With W the leaf's weight and S(c) the weight of its values <= c, the slope of the objective
@@ -463,11 +480,14 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
             lo, hi = _weighted_pair(
                 grouped, grouped_w, start, start + m, t, tol, total[leaf], scratch, scratch_w
             )
-        out[leaf] = _tie_point(lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0)
+        out[leaf] = _bounded_tie_point(
+            lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0, bounds, leaf
+        )
     return out
 
 
 _EMPTY = np.empty(0)
+_NO_BOUNDS = (_EMPTY, _EMPTY)
 
 
 def _leaf_values_arg(tie_rule, leaf_values, n_leaves):
@@ -485,34 +505,57 @@ def _leaf_values_arg(tie_rule, leaf_values, n_leaves):
     return AUTHORS, g
 
 
-def _points(values, signs, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values):
+def _bounds_arg(bounds, n_leaves):
+    """``bounds`` = (lower, upper) per leaf as float64 arrays, or the empty pair (no bounds)."""
+    if bounds is None:
+        return _NO_BOUNDS
+    lower, upper = (np.ascontiguousarray(b, dtype=np.float64) for b in bounds)
+    if lower.shape != (n_leaves,) or upper.shape != (n_leaves,):
+        raise ValueError(f"bounds must be two arrays of shape ({n_leaves},)")
+    return lower, upper
+
+
+def _points(values, signs, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values, bounds=None):
     n_leaves = int(n_leaves)
     rule, g = _leaf_values_arg(tie_rule, leaf_values, n_leaves)
+    limits = _bounds_arg(bounds, n_leaves)
     leaf_ids = np.ascontiguousarray(leaf_ids, dtype=np.intp)
     if len(values) == 0:
-        return np.zeros(n_leaves)
-    if w is None:
-        return _leaf_points(values, leaf_ids, n_leaves, float(tau), signs, rule, g)
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    return _weighted_leaf_points(values, w, leaf_ids, n_leaves, float(tau), signs, rule, g)
+        out = np.zeros(n_leaves)
+    elif w is None:
+        out = _leaf_points(values, leaf_ids, n_leaves, float(tau), signs, rule, g, limits)
+    else:
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        out = _weighted_leaf_points(
+            values, w, leaf_ids, n_leaves, float(tau), signs, rule, g, limits
+        )
+    # an empty leaf's 0, inside its bounds (the kernels bound every other leaf themselves)
+    return out if bounds is None else np.clip(out, *limits)
 
 
-def quantile_line_search(u, leaf_ids, n_leaves, tau, w=None, tie_rule="midpoint", leaf_values=None):
+def quantile_line_search(
+    u, leaf_ids, n_leaves, tau, w=None, tie_rule="midpoint", leaf_values=None, bounds=None
+):
     """Per-leaf minimiser of sum_i w_i rho_tau(u_i - c) (tau-quantile with the tie rule).
 
     ``w``: row weights (None: all 1); ``leaf_values``: the tree's fitted leaf values, read by
-    ``tie_rule="authors"``.
+    ``tie_rule="authors"``; ``bounds``: optional (lower, upper) per leaf, the minimiser then
+    sought in [lower, upper] (the tie rule applied to the minimisers inside, else the bound
+    nearest to them).
     """
     u = np.ascontiguousarray(u, dtype=np.float64)
-    return _points(u, _EMPTY, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values)
+    return _points(u, _EMPTY, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values, bounds)
 
 
-def hinge_line_search(y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
-    """Per-leaf minimiser of sum_i w_i max(0, 1 - y_i (z_i + c)) (tie rule).
+def hinge_line_search(
+    y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None, bounds=None
+):
+    """Per-leaf minimiser of sum_i w_i max(0, 1 - y_i (z_i + c)) (tie rule; ``bounds`` as in
+    :func:`quantile_line_search`).
 
     Each sample is a hinge in c with breakpoint y_i - z_i; with P positives in a leaf the
     minimisers are [b_(P), b_(P+1)] (weighted: see ``_weighted_leaf_points``).
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     breakpoints = np.ascontiguousarray(y - np.asarray(z, dtype=np.float64))
-    return _points(breakpoints, y, leaf_ids, n_leaves, 0.5, w, tie_rule, leaf_values)
+    return _points(breakpoints, y, leaf_ids, n_leaves, 0.5, w, tie_rule, leaf_values, bounds)

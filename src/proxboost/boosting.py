@@ -40,6 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _authors_float
 from ._authors_float import FLOAT_LOSSES
 from ._input_kinds import check_feature_kinds
+from ._monotone import check_monotonic_cst, leaf_bounds
 from ._multi_quantile import GapBudget, MultiQuantile, check_taus
 from ._validation import (
     Choice,
@@ -139,6 +140,8 @@ class _BaseBoosting(BaseEstimator):
         "tol": [Number("tol", 0.0, np.inf, closed="left", allowed="a finite float >= 0")],
         "verbose": [Verbose()],
         "warm_start": [Flag("warm_start")],
+        # -1 / 0 / 1 per feature or {feature name: -1 / 0 / 1}; checked against X in fit
+        "monotonic_cst": ["array-like", dict, None],
     }
 
     @staticmethod
@@ -246,6 +249,7 @@ class _BaseBoosting(BaseEstimator):
             self, X, y, ensure_all_finite=True, y_numeric=self._task == "regression"
         )
         y = self._encode_target(y, fit=True)
+        self._monotonic_cst = self._check_monotonic_cst()
         self._check_target_range(y, "y")
         w = self._check_weights(sample_weight, y)
         if w is not None and self.tie_rule == "authors_float" and self.loss in FLOAT_LOSSES:
@@ -291,6 +295,21 @@ class _BaseBoosting(BaseEstimator):
         self._boost(X, y, w, (X_eval, y_eval, w_eval), (X_val, y_val, w_val))
         self._state_.data_key = data_key
         return self
+
+    def _check_monotonic_cst(self):
+        """The constraint per feature (int8 array) or None; refuses in one line what cannot be
+        honoured."""
+        cst = check_monotonic_cst(
+            self.monotonic_cst, self.n_features_in_, getattr(self, "feature_names_in_", None)
+        )
+        if cst is None:
+            return None
+        if self.tie_rule == "authors_float":
+            raise ValueError(
+                'monotonic_cst: tie_rule="authors_float" reproduces the authors\' code, which has'
+                ' no bounded line search; use tie_rule="midpoint" or "authors"'
+            )
+        return cst
 
     def _warm(self) -> bool:
         """Whether this fit continues the previous one (``warm_start`` and a previous fit whose
@@ -428,8 +447,9 @@ class _BaseBoosting(BaseEstimator):
             fit = leaf_means(target, leaf_ids, tree.n_leaves, w)  # the tree's least-squares fit
             # the authors' rule reads the tree's own leaf values (their float32 thresholds' fit)
             g = _authors_float.tree_leaf_values(tree, fit) if authors_float else fit
+            bounds = self._monotone_bounds(loss, y, H, w, target, tree, leaf_ids)
             c = self._leaf_values(
-                loss, y, H, leaf_ids, tree.n_leaves, w, (fit, g), state, alphas[: t + 1]
+                loss, y, H, leaf_ids, tree.n_leaves, w, (fit, g, bounds), state, alphas[: t + 1]
             )
             F_next = H + c[leaf_ids]
             if algo.residual:
@@ -489,13 +509,53 @@ class _BaseBoosting(BaseEstimator):
         self.train_prediction_ = F
         self.n_capped_steps_ = state.n_capped_steps
 
+    def _monotone_bounds(self, loss, y, H, w, target, tree, leaf_ids):
+        """Each leaf's (lower, upper) bounds under ``monotonic_cst`` (None without it): the
+        children of a constrained split bounded at the midpoint of their line-searched values
+        (``proxboost._monotone``)."""
+        cst = self._monotonic_cst
+        if cst is None:
+            return None
+
+        def solve(groups, n_groups, bounds):  # bounded line search over row groups (subtrees)
+            rows = groups >= 0
+            ids, wr = groups[rows], None if w is None else w[rows]
+            g = leaf_means(target[rows], ids, n_groups, wr)  # what the "authors" rule reads
+            if H.ndim == 1:
+                return loss.bounded_line_search(
+                    y[rows], H[rows], ids, n_groups, bounds, wr, self.tie_rule, g
+                )
+            # several quantiles: each level's value within its own bounds (a column per level)
+            return np.column_stack(
+                [
+                    level.bounded_line_search(
+                        y[rows],
+                        H[rows, k],
+                        ids,
+                        n_groups,
+                        (bounds[0][:, k], bounds[1][:, k]),
+                        wr,
+                        self.tie_rule,
+                        g,
+                    )
+                    for k, level in enumerate(loss.levels)
+                ]
+            )
+
+        n_levels = None if H.ndim == 1 else H.shape[1]
+        return leaf_bounds(tree, leaf_ids, cst, solve, n_levels)
+
     def _leaf_values(self, loss, y, H, leaf_ids, n_leaves, w, fits, state, alphas):
         """The tree's line-searched, shrunk leaf values (a leaf whose fitted value is exactly 0
-        keeps 0). ``fits``: the tree's least-squares leaf values, and those its tie rule reads.
-        Several quantiles: one column per level, solved together so that no gap between
-        adjacent levels can close anywhere (``_multi_quantile``)."""
+        keeps 0, or the nearest of its bounds). ``fits``: the tree's least-squares leaf values,
+        those its tie rule reads, and the leaves' monotone bounds (or None). Several quantiles:
+        one column per level, solved together so that no gap between adjacent levels can close
+        anywhere (``_multi_quantile``)."""
         nu = float(self.learning_rate)
-        fit, g = fits
+        fit, g, bounds = fits
+        if bounds is not None and state.budget is None:  # monotone constraints, one level
+            c = loss.bounded_line_search(y, H, leaf_ids, n_leaves, bounds, w, self.tie_rule, g)
+            return nu * np.where(fit == 0.0, np.clip(0.0, *bounds), c)
         if state.budget is None:
             c, n_capped = loss.line_search_counted(y, H, leaf_ids, n_leaves, w, self.tie_rule, g)
             state.n_capped_steps += n_capped
@@ -504,6 +564,12 @@ class _BaseBoosting(BaseEstimator):
         c = loss.line_search(y, H, leaf_ids, n_leaves, w, self.tie_rule, fit, min_steps / nu)
         if np.all(min_steps <= 0.0):  # 0 in every level satisfies the bounds: keep the rule
             c[fit == 0.0] = 0.0
+        if bounds is not None:
+            # monotone constraints: each level clipped to its interval in the leaf, the
+            # intervals ordered like the levels (leaf_bounds). Clipping into ordered intervals
+            # keeps a gap c_k - c_k-1 >= b at least min(b, 0): a closing allowed by the budget
+            # stays allowed and no gap turns negative (the budget records the gaps added)
+            c = np.clip(c, *bounds)
         c = nu * c
         state.budget.add(c)
         return c
@@ -848,6 +914,7 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
         tol=1e-4,
         verbose=0,
         warm_start=False,
+        monotonic_cst=None,
     ):
         self.loss = loss
         self.algo = algo
@@ -864,6 +931,7 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
         self.tol = tol
         self.verbose = verbose
         self.warm_start = warm_start
+        self.monotonic_cst = monotonic_cst
 
     def _encode_target(self, y, fit):
         y = np.asarray(y, dtype=float).ravel()
@@ -991,6 +1059,7 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
         tol=1e-4,
         verbose=0,
         warm_start=False,
+        monotonic_cst=None,
     ):
         self.loss = loss
         self.algo = algo
@@ -1008,6 +1077,7 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.tol = tol
         self.verbose = verbose
         self.warm_start = warm_start
+        self.monotonic_cst = monotonic_cst
 
     def _encode_target(self, y, fit):
         if fit:

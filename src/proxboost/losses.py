@@ -220,6 +220,14 @@ class Loss:
             self.line_search(y, np.zeros_like(y), np.zeros(len(y), dtype=np.intp), 1, w)[0]
         )
 
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """The leaf values of :meth:`line_search`, each sought within its leaf's bounds
+        ``bounds`` = (lower, upper) arrays (monotone constraints): the minimiser of the leaf's
+        convex objective over [lower, upper] (see each loss). Subclasses implement it."""
+        raise NotImplementedError(f"{self.name}: no bounded line search")
+
     def line_search_counted(
         self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None
     ):
@@ -273,6 +281,13 @@ class LeastSquares(Loss):
     def line_search(self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
         return leaf_means(y - z, leaf_ids, n_leaves, w)
 
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """The mean residual clipped to the bounds: the exact minimiser of a quadratic over an
+        interval."""
+        return np.clip(leaf_means(y - z, leaf_ids, n_leaves, w), *bounds)
+
 
 class Pinball(Loss):
     """``pinball``: l(y, z) = max(tau u, (tau - 1) u), u = y - z, tau in (0, 1)."""
@@ -302,6 +317,16 @@ class Pinball(Loss):
         if tie_rule == "authors_float":
             return _authors_float.line_search(self, y, z, leaf_ids, n_leaves, leaf_values)
         return quantile_line_search(y - z, leaf_ids, n_leaves, self.tau, w, tie_rule, leaf_values)
+
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """The tie rule applied to the leaf's minimisers within its bounds, or the bound nearest
+        to them (:func:`proxboost._leafops.quantile_line_search`)."""
+        u = y - z
+        return quantile_line_search(
+            u, leaf_ids, n_leaves, self.tau, w, tie_rule, leaf_values, bounds
+        )
 
     def auto_step(self, y, f0, w=None) -> float:
         """The step of ``step="auto"``, in the units of y: the weighted median absolute
@@ -359,6 +384,12 @@ class Hinge(Loss):
             return _authors_float.line_search(self, y, z, leaf_ids, n_leaves, leaf_values)
         return hinge_line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values)
 
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """As :class:`Pinball`'s (:func:`proxboost._leafops.hinge_line_search`)."""
+        return hinge_line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values, bounds)
+
 
 def _class_weights(y, w):
     """(weight of the +1 class, total weight); counts without weights."""
@@ -413,6 +444,73 @@ class _MarginLoss(Loss):
             n_capped += int(capped.sum())
             c += np.clip(delta, -NEWTON_STEP_CAP, NEWTON_STEP_CAP)
         return c, n_capped
+
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """The leaf's minimiser over [lower, upper] of its (strictly convex) mean loss: a bound
+        where the derivative's sign there says the minimiser lies beyond it; else the Newton
+        line search's value when it falls inside the bounds, otherwise the interior root of
+        the derivative, solved to machine precision (never a clipped Newton step)."""
+        lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+        n_leaves = int(n_leaves)
+        weight = np.ones(len(y)) if w is None else w
+        totals = np.bincount(leaf_ids, weights=weight, minlength=n_leaves)
+        share = weight / np.where(totals > 0, totals, 1.0)[leaf_ids]
+
+        def slope(c, leaves):  # the mean derivative in each of ``leaves`` at c (one per leaf)
+            rows = np.isin(leaf_ids, leaves)
+            at = np.zeros(n_leaves)
+            at[leaves] = c
+            ids = leaf_ids[rows]
+            d = y[rows] * self._dphi(y[rows] * (z[rows] + at[ids])) * share[rows]
+            return np.bincount(ids, weights=d, minlength=n_leaves)[leaves]
+
+        def curvature(c, leaves):
+            rows = np.isin(leaf_ids, leaves)
+            at = np.zeros(n_leaves)
+            at[leaves] = c
+            ids = leaf_ids[rows]
+            d = self._d2phi(y[rows] * (z[rows] + at[ids])) * share[rows]
+            return np.bincount(ids, weights=d, minlength=n_leaves)[leaves]
+
+        every = np.arange(n_leaves)
+        finite_lo, finite_hi = np.isfinite(lower), np.isfinite(upper)
+        at_lower = finite_lo & (slope(np.where(finite_lo, lower, 0.0), every) >= 0.0)
+        at_upper = finite_hi & (slope(np.where(finite_hi, upper, 0.0), every) <= 0.0)
+        c = self.line_search(y, z, leaf_ids, n_leaves, w)
+        c = np.where(at_lower, lower, np.where(at_upper, upper, c))
+        outside = ~at_lower & ~at_upper & ((c < lower) | (c > upper))
+        if outside.any():  # the minimiser is inside, the Newton value is not: solve exactly
+            leaves = np.flatnonzero(outside)
+            lo, hi = lower[leaves].copy(), upper[leaves].copy()
+            # an infinite end: step away from the finite one, doubling, until the slope's sign
+            # brackets the root (the derivative of a strictly convex loss is increasing). The
+            # root may not exist (rows of one class only: the infimum is at infinity); the
+            # leaf then moves from its finite bound as far as the unbounded Newton line search
+            # could move it (NEWTON_STEP_CAP per step), as without bounds
+            reach = NEWTON_STEP_CAP * self.newton_steps
+            no_root = np.zeros(len(leaves), dtype=bool)
+            for end, sign in ((lo, -1.0), (hi, 1.0)):
+                other = hi if sign < 0 else lo
+                open_end = ~np.isfinite(end)
+                step = np.ones(len(leaves))
+                while open_end.any():
+                    idx = np.flatnonzero(open_end)
+                    last = step[idx] >= reach
+                    trial = other[idx] + sign * np.minimum(step[idx], reach)
+                    g = slope(trial, leaves[idx])
+                    ok = ((g <= 0.0) if sign < 0 else (g >= 0.0)) | last
+                    end[idx[ok]] = trial[ok]
+                    no_root[idx[ok & last & ~((g <= 0.0) if sign < 0 else (g >= 0.0))]] = True
+                    open_end[idx[ok]] = False
+                    step[idx[~ok]] *= 2.0
+            c[leaves[no_root]] = np.where(np.isfinite(lower[leaves]), hi, lo)[no_root]
+            leaves, lo, hi = leaves[~no_root], lo[~no_root], hi[~no_root]
+            c[leaves] = _solve_increasing(
+                lambda t, i: slope(t, leaves[i]), lambda t, i: curvature(t, leaves[i]), lo, hi
+            )
+        return c
 
     def prox_residual(self, y, z, step):
         # In the signed variable s = y p (y^2 = 1) both classes solve the same increasing equation

@@ -123,6 +123,11 @@ def make_estimator(loss, algo, engine="exact", tie_rule=DEFAULT_TIE_RULE, **para
     return cls(loss=loss.name, algo=algo, engine=engine, tie_rule=tie_rule, **kw)
 
 
+#: Estimator parameters added after rows were stored, with their default: in an identity only
+#: when set otherwise, so that every stored row keeps its identity.
+_LATER_OPTIONS = {"monotonic_cst": None}
+
+
 def estimator_options(estimator) -> dict:
     """The estimator's parameters other than the loss's, the grid's, the per-fit ones and
     those that never change numbers — with the tie rule always written out."""
@@ -138,7 +143,11 @@ def estimator_options(estimator) -> dict:
         *LOSS_PARAMETERS,  # in the identity through the loss, not the options
         *_NOT_NUMERICAL,
     }
-    options = {k: v for k, v in estimator.get_params(deep=False).items() if k not in fixed}
+    options = {
+        k: v
+        for k, v in estimator.get_params(deep=False).items()
+        if k not in fixed and not (k in _LATER_OPTIONS and v is _LATER_OPTIONS[k])
+    }
     options.setdefault("tie_rule", DEFAULT_TIE_RULE)
     return options
 
