@@ -318,7 +318,8 @@ def _figure_ids(statement) -> tuple[str, ...]:
 
 def _synthetic_runs(runs: pd.DataFrame, statement, label: str) -> dict:
     """The stored runs of a synthetic statement's experiment and losses, on the engine and tie
-    rules its label names: per loss, the number of runs, seeds, tie rules, methods and commits."""
+    rules its label names: per loss, the stored curves (one per method, setting, seed and rule),
+    seeds, tie rules, methods and commits."""
     if runs.empty:
         return {"columns": [], "rows": [], "where": ""}
     g = runs[(runs["experiment"] == statement.experiment) & runs["loss"].isin(statement.losses)]
@@ -342,7 +343,7 @@ def _synthetic_runs(runs: pd.DataFrame, statement, label: str) -> dict:
             ]
         )
     return {
-        "columns": ["loss", "runs", "seeds", "tie rules", "methods", "commits"],
+        "columns": ["loss", "stored curves", "seeds", "tie rules", "methods", "commits"],
         "rows": rows,
         "where": f"results/synthetic/{statement.experiment}/",
     }
