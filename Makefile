@@ -33,10 +33,12 @@ test: lint
 test-fast: lint
 	$(PY) -m pytest -q -m "not slow"
 
-# The main job: results/claims.csv, results/SUMMARY.md and every figure from results/, no fitting.
+# The main job: results/claims.csv, results/SUMMARY.md, every figure and the browsable report
+# results/report/index.html (from those files and the stored rows) from results/, no fitting.
 figures: $(STAMP)
 	$(PY) -m proxboost.report --results results
 	$(PY) -m proxboost.figures --results results --out figures
+	$(PY) -m proxboost.html_report --results results --figures figures --out results/report
 
 # Recompute every stored result into results/, resumably (finished runs are skipped): the named
 # experiments of conf/experiment/ (synthetic curves one fit at a time, then the real-world
