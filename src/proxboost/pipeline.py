@@ -40,13 +40,13 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from . import results
+from ._multi_quantile import MultiQuantile
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
+from .conformal import interval_measurement
 from .datasets import DatasetUnavailableError, dataset_identity, dataset_info, load_dataset
 from .engines import ENGINES
 from .losses import LOSS_PARAMETERS, Loss, make_loss
-from ._multi_quantile import MultiQuantile
-from .conformal import interval_measurement
 from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, GRID_CHECKS, Algo, Engine, n_levels
 from .protocol import (
     DEFAULT_FRACTIONS,
