@@ -128,6 +128,7 @@ def test_a_multi_level_run_is_told_apart_from_the_single_level_runs(compose, tmp
         (dict(algo="quantile_forest"), "algo 'quantile_forest': fits one quantile level"),
         (dict(tie_rule="authors_float"), "with several quantiles use tie_rule="),
         (dict(grid={**TINY["grid"], "step": ["automatic"]}), "grid value step='automatic'"),
+        (dict(dataset_params={"n_samples": 6, "n_features": 4}), "a test part of 1 row"),
     ],
 )
 def test_bad_settings_are_refused_in_one_line_before_any_fit(tmp_path, changes, message):

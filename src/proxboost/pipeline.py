@@ -443,6 +443,8 @@ def plan_run(**config) -> Run | None:
         return None
     X, y, info = data
     split_sizes(len(y), fractions)  # fail before any fit if the data cannot be split
+    if n_levels(loss) >= 2:  # the interval of the outer levels needs two test rows
+        calibration_halves(len(y), 0, r.seed, fractions)
     identity = results.canonical_json(
         run_identity(
             dataset=dataset_identity(info, r.seed),
