@@ -53,6 +53,9 @@ results: $(STAMP)
 	$(PY) run.py -m +experiment=paper_classification
 	$(PY) run.py -m +experiment=paper_forests
 	$(PY) run.py -m +experiment=tie_rules
+	$(PY) run.py -m +experiment=quantile_levels
+	$(PY) run.py -m +experiment=quantile_intervals
+	$(PY) run.py -m +experiment=step_auto
 	$(PY) -m proxboost.report --results results
 
 # Every real dataset's files (data and description) into data/; exit 1 if one with a verified

@@ -35,6 +35,7 @@ from hydra.utils import instantiate, to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 
 from . import _hydra_setup, _io_errors, _orphans, _private_api, curves, pipeline, results
+from ._multi_quantile import MultiQuantile
 from ._vocabulary import TIE_RULES, is_integer
 from .curves import experiment_dir, specs_from_config
 from .datasets import ChecksumError, DatasetShapeError, DatasetUnavailableError
@@ -70,8 +71,9 @@ class UserError(ValueError):
 #: The errors of a mistaken command (one line, exit code 2).
 _USER_ERRORS = (UserError, ProtocolError, DatasetUnavailableError, ChecksumError, DatasetShapeError)
 
-#: What the option of each instantiated config group builds (``_target_``).
-_BUILDS = {"loss": Loss, "algo": Algo, "engine": Engine}
+#: What the option of each instantiated config group builds (``_target_``); a loss of several
+#: quantiles (``loss=pinball loss.tau=[0.05,0.5,0.95]``) is a MultiQuantile.
+_BUILDS = {"loss": (Loss, MultiQuantile), "algo": Algo, "engine": Engine}
 
 
 def _hydra_record(cfg):
@@ -103,7 +105,14 @@ def _loss_label(cfg, record) -> str:
     option = _option(record.job.config_name, "loss", record.runtime.choices["loss"])
     given = OmegaConf.to_container(cfg.loss, resolve=True)
     changed = {k: given[k] for k in LOSS_PARAMETERS if k in given and given[k] != option.get(k)}
-    return name + "".join(f"-{k}{v}" for k, v in sorted(changed.items()))
+    return name + "".join(f"-{k}{_label_value(v)}" for k, v in sorted(changed.items()))
+
+
+def _label_value(value) -> str:
+    """A parameter's value in a folder name: a list of levels as ``0.05-0.5-0.95``."""
+    if isinstance(value, (list, tuple)):
+        return "-".join(str(v) for v in value)
+    return str(value)
 
 
 def _grid_name(cfg, record) -> str:
@@ -140,9 +149,10 @@ def _instantiated(cfg, group):
         raise UserError(f"{group} '{cfg[group].name}': {cause}") from None
     cls = _BUILDS[group]
     if not isinstance(built, cls):
+        first = cls[0] if isinstance(cls, tuple) else cls
         raise UserError(
-            f"{group} '{cfg[group].name}': its _target_ must be {cls.__module__}.{cls.__name__}"
-            f" (it built a {type(built).__name__})"
+            f"{group} '{cfg[group].name}': its _target_ must be {first.__module__}."
+            f"{first.__name__} (it built a {type(built).__name__})"
         )
     return built
 

@@ -40,8 +40,10 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from . import _split_claims, results
+from ._multi_quantile import MultiQuantile
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
+from .conformal import interval_measurement
 from .datasets import (
     DatasetUnavailableError,
     dataset_identity,
@@ -51,13 +53,15 @@ from .datasets import (
 )
 from .engines import ENGINES
 from .losses import LOSS_PARAMETERS, Loss, make_loss
-from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, GRID_CHECKS, Algo, Engine
+from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, GRID_CHECKS, Algo, Engine, n_levels
 from .protocol import (
     DEFAULT_FRACTIONS,
     ProtocolError,
+    calibration_halves,
     canonical_grid,
     check_task,
     expand_grid,
+    level_metrics,
     protocol_name,
     selection,
     split_indices,
@@ -201,9 +205,14 @@ class _Splits:
     def _row(self, k, split, predictions, elapsed) -> dict:
         g, T, val_loss = split.chosen
         method = self.method
-        test_loss, test_error = test_metrics(
-            method.loss, self.y[split.parts[2]], predictions, report_loss=method.reports_loss()
-        )
+        y_test = self.y[split.parts[2]]
+        if np.ndim(predictions) == 2:  # several quantiles in one model
+            levels = level_metrics(method.loss, y_test, predictions)
+            test_loss, test_error = float(np.mean(levels)), math.nan
+        else:
+            test_loss, test_error = test_metrics(
+                method.loss, y_test, predictions, report_loss=method.reports_loss()
+            )
         params = self.grid_points[g]
         row = dict(self.base_row)
         row.update(
@@ -222,7 +231,24 @@ class _Splits:
             )
         )
         row.update(fit_seconds=split.seconds + elapsed, refit_seconds=elapsed)
+        if np.ndim(predictions) == 2:
+            row.update(self._levels_columns(k, method.loss, levels, y_test, predictions))
         return row
+
+    def _levels_columns(self, k, loss, levels, y_test, predictions) -> dict:
+        """The columns of a model of several quantiles: each level's test loss (``test_loss`` is
+        their mean) and, with two levels or more, the interval of the outer levels before and
+        after conformal calibration, calibrated on one half of the test part and measured on the
+        other (:func:`~proxboost.protocol.calibration_halves`)."""
+        taus = loss.params()["tau"]
+        columns = {"test_loss_levels": json.dumps(levels)}
+        if len(taus) >= 2:
+            cal, cov = calibration_halves(len(self.y), k, self.seed, self.fractions)
+            alpha = 1.0 - (taus[-1] - taus[0])
+            columns.update(
+                interval_measurement(predictions[:, 0], predictions[:, -1], y_test, cal, cov, alpha)
+            )
+        return columns
 
 
 def _log_plan(desc, n_splits, n_grid, n_workers):
@@ -429,6 +455,8 @@ def plan_run(**config) -> Run | None:
         return None
     X, y, info = data
     split_sizes(len(y), fractions)  # fail before any fit if the data cannot be split
+    if n_levels(loss) >= 2:  # the interval of the outer levels needs two test rows
+        calibration_halves(len(y), 0, r.seed, fractions)
     identity = results.canonical_json(
         run_identity(
             dataset=dataset_identity(info, r.seed),
@@ -471,7 +499,7 @@ def _method(request: Request):
     if algo.name not in ALGOS:
         raise ProtocolError(f"unknown algo '{algo.name}'; valid choices: {', '.join(ALGOS)}")
     loss = request.loss
-    if not isinstance(loss, Loss):
+    if not isinstance(loss, (Loss, MultiQuantile)):
         given = dict(request.loss_params or {})
         try:
             loss = make_loss(loss, **{k: v for k, v in given.items() if k in LOSS_PARAMETERS})
@@ -552,6 +580,11 @@ def _base_row(request: Request, loss, algo, method, dataset_params, fractions, i
     r = request
     extra = {k: v for k, v in dataset_params.items() if k != "task"}
     params = loss.params()
+    levels = {}
+    if n_levels(loss):
+        # the levels of a model of several quantiles: their own column (``tau`` stays a number
+        # column, NaN here: this run is no run at one level)
+        levels = {"levels": json.dumps(params.pop("tau"))}
     return {
         "protocol": protocol_name(r.grid_name, r.n_splits, r.max_estimators, fractions, r.seed),
         "dataset": r.dataset if not extra else f"{r.dataset}-{_short_hash(extra)}",
@@ -569,6 +602,7 @@ def _base_row(request: Request, loss, algo, method, dataset_params, fractions, i
         "seed": int(r.seed),
         "dataset_params": json.dumps(extra, sort_keys=True),
         "tie_rule": r.tie_rule if algo.name in BOOSTING_ALGOS else "none",
+        **levels,
         "identity": identity,
     }
 
