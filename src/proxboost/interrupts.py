@@ -38,7 +38,7 @@ from multiprocessing.connection import wait
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 
-from . import _orphans, _private_api, _split_claims, results
+from . import _io, _orphans, _private_api, _split_claims, results
 
 __all__ = ["Interrupts", "end_launcher_jobs", "interruptible", "leave_worker", "this_process"]
 
@@ -241,3 +241,6 @@ def interruptible(app, interrupts: Interrupts | None = None):
         # another job failed): nobody else would remove them before they go stale
         with contextlib.suppress(OSError):
             _split_claims.remove_dead_claims(interrupts.claim_folders())
+        # and the temporary files they were writing (the rows themselves were never written)
+        with contextlib.suppress(OSError):
+            _io.remove_dead_temporaries(interrupts.claim_folders())
