@@ -129,7 +129,35 @@ def _identity(method, options) -> dict:
     }
 
 
-class XGBoostMethod:
+class _LeafAxis:
+    """A library's minimum leaf size as an optional grid axis (``leaf_axis``): searched when the
+    grid gives it values (the quantile benchmark's 90-point reading, conf/grid/benchmark90.yaml),
+    else the library's fixed setting applies and the method's grid and identity are unchanged.
+
+    Why the leaf size and not an L2 penalty: for the quantile and absolute-error objectives the
+    three libraries refit every leaf's value to the τ-quantile (or median) of its residuals, so
+    an L2 penalty on leaf values (``lambda_l2``, ``l2_regularization``, ``reg_lambda``) changes
+    the split gains only; the leaf size bounds how few rows each leaf's quantile rests on, and
+    it means the same in all three (XGBoost's hessian is 1 per row for these objectives, so
+    ``min_child_weight`` counts rows)."""
+
+    leaf_axis = ""
+
+    def search_axes(self, grid) -> None:
+        """Add ``leaf_axis`` to the searched axes when ``grid`` (the merged grid) names it."""
+        if self.leaf_axis in grid:
+            self.grid_axes = type(self).grid_axes + (self.leaf_axis,)
+
+    def _searched(self) -> bool:
+        return self.leaf_axis in self.grid_axes
+
+    def _fixed(self, settings) -> dict:
+        """The fixed settings that enter the identity: the leaf size's goes when it is searched
+        (the grid holds its values then)."""
+        return {k: v for k, v in settings.items() if not (self._searched() and k == self.leaf_axis)}
+
+
+class XGBoostMethod(_LeafAxis):
     """XGBoost with the objective matching a loss; curve = our loss on its margin."""
 
     name = "xgboost"
@@ -137,6 +165,7 @@ class XGBoostMethod:
     engine = "none"  # grows its own trees: no proxboost tree engine applies
     val_metric = "loss"
     grid_axes = ("max_depth", "learning_rate")
+    leaf_axis = "min_child_weight"
 
     def __init__(self, loss, n_threads=1, tree_method="hist"):
         if loss.name not in XGB_OBJECTIVES:
@@ -179,6 +208,8 @@ class XGBoostMethod:
             p["objective"] = objective
         if loss.name == "pinball":
             p["quantile_alpha"] = float(loss.tau)
+        if self.leaf_axis in params:
+            p["min_child_weight"] = float(params[self.leaf_axis])
         return p
 
     def _dmatrix(self, X, y=None):
@@ -448,7 +479,7 @@ def _curve(score, z0, stages, max_estimators):
     return values, np.arange(int(max_estimators) + 1)
 
 
-class _NativeObjectiveMethod:
+class _NativeObjectiveMethod(_LeafAxis):
     """What LightGBM and HGB share: objective per loss, criterion, grid, versions."""
 
     engine = "none"  # grows its own trees: no proxboost tree engine applies
@@ -483,6 +514,7 @@ class LightGBMMethod(_NativeObjectiveMethod):
 
     name = "lightgbm"
     library = "lightgbm"
+    leaf_axis = "min_data_in_leaf"
     regression_objectives = LGB_OBJECTIVES
     #: Fixed settings (the values of conf/algo/lightgbm.yaml).
     defaults = {
@@ -516,7 +548,7 @@ class LightGBMMethod(_NativeObjectiveMethod):
         return {self.library: library_version("lightgbm")}
 
     def identity(self) -> dict:
-        return _identity(self, self.settings)
+        return _identity(self, self._fixed(self.settings))
 
     def _params(self, params, random_state):
         depth = int(params["max_depth"])
@@ -528,6 +560,8 @@ class LightGBMMethod(_NativeObjectiveMethod):
             "seed": int(random_state) % (2**31),
             **self.settings,
         }
+        if self.leaf_axis in params:  # searched: the grid point's value, not the fixed one
+            p["min_data_in_leaf"] = int(params[self.leaf_axis])
         if self.loss.name == "pinball":
             p["alpha"] = float(self.loss.tau)
         return p
@@ -588,6 +622,7 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
 
     name = "sklearn_hgb"
     library = "scikit-learn"
+    leaf_axis = "min_samples_leaf"
     regression_objectives = HGB_LOSSES
     #: Fixed settings (the values of conf/algo/sklearn_hgb.yaml).
     defaults = {"n_threads": 1, "min_samples_leaf": 1, "max_bins": 255, "early_stopping": False}
@@ -611,7 +646,7 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
         return {self.library: library_version("sklearn")}
 
     def identity(self) -> dict:
-        return _identity(self, self.settings)
+        return _identity(self, self._fixed(self.settings))
 
     def _estimator(self, params, n_iter, random_state):
         depth = int(params["max_depth"])
@@ -621,7 +656,7 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
             max_iter=max(int(n_iter), 1),
             max_depth=depth,
             max_leaf_nodes=2**depth,
-            min_samples_leaf=self.settings["min_samples_leaf"],
+            min_samples_leaf=int(params.get(self.leaf_axis, self.settings["min_samples_leaf"])),
             max_bins=self.settings["max_bins"],
             early_stopping=self.settings["early_stopping"],
             random_state=int(random_state) % (2**32),

@@ -98,11 +98,16 @@ def _option(config_name, group, option) -> dict:
 def _loss_label(cfg, record) -> str:
     """The loss's folder name: its name, plus the parameters whose value differs from the chosen
     option's own (e.g. ``pinball-tau0.5``), so that rows of a modified loss never sit under its
-    name."""
+    name. An option named otherwise than its loss (``pinball_low``: pinball at τ = 0.1) is
+    compared with the loss's own option (``pinball``), so its rows are told apart by name too
+    (``pinball-tau0.1``)."""
     name = cfg.loss.name
     if record is None:
         return name
-    option = _option(record.job.config_name, "loss", record.runtime.choices["loss"])
+    chosen = record.runtime.choices["loss"]
+    if chosen != name and name in GlobalHydra.instance().config_loader().get_group_options("loss"):
+        chosen = name
+    option = _option(record.job.config_name, "loss", chosen)
     given = OmegaConf.to_container(cfg.loss, resolve=True)
     changed = {k: given[k] for k in LOSS_PARAMETERS if k in given and given[k] != option.get(k)}
     return name + "".join(f"-{k}{_label_value(v)}" for k, v in sorted(changed.items()))

@@ -449,6 +449,14 @@ def plan_run(**config) -> Run | None:
     if dataset_params is None:
         return None
     grid = {**(r.grid or {}), **algo.grid}  # the grid option's axes and the algo's own
+    # a grid option's section named after the algo (e.g. `lightgbm: {min_data_in_leaf: [...]}`)
+    # sets that algo's own axes for this grid: each budget reading of a benchmark gives each
+    # method its own axes under one grid name
+    section = (r.grid or {}).get(algo.name)
+    if isinstance(section, dict):
+        grid.update(section)
+    if hasattr(method, "search_axes"):  # a library's optional axis, searched when given
+        method.search_axes(grid)
     grid_points = expand_grid(grid, method.grid_axes, GRID_CHECKS)
     data = _data(r, dataset_params)
     if data is None:

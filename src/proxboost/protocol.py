@@ -180,6 +180,12 @@ GRID_AXES = {
         lambda v: _is_number(v) and float(v) >= 1 and float(v) == int(v),
         "a positive integer",
     ),
+    # the libraries' own leaf-size axes (proxboost.baselines, "leaf_axis")
+    "min_data_in_leaf": (
+        lambda v: _is_number(v) and float(v) >= 1 and float(v) == int(v),
+        "a positive integer",
+    ),
+    "min_child_weight": (lambda v: _is_number(v) and float(v) >= 0, "a number >= 0"),
 }
 
 
@@ -187,6 +193,7 @@ GRID_AXES = {
 _AXIS_TYPES = {
     "max_depth": int,
     "min_samples_leaf": int,
+    "min_data_in_leaf": int,
     "learning_rate": float,
     "step": lambda v: v if isinstance(v, str) else float(v),  # a number, or "auto"
 }
