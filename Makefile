@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # the CI machine), else data/ once `make datasets` has filled it; without either they are skipped
 # with that reason (docs/data.md).
 
-.PHONY: lint format test test-fast figures results datasets bench env clean slurm-check
+.PHONY: lint format test test-fast figures results datasets bench benchmark env clean slurm-check
 
 env: $(STAMP)
 
@@ -57,6 +57,13 @@ results: $(STAMP)
 	$(PY) run.py -m +experiment=quantile_intervals
 	$(PY) run.py -m +experiment=step_auto
 	$(PY) -m proxboost.report --results results
+
+# The quantile benchmark (docs/quantile_benchmark.md), not part of `results`: it runs once, after
+# the round's recompute, resumably; then its tables and figure from the stored rows.
+benchmark: $(STAMP)
+	$(PY) run.py -m +experiment=quantile_benchmark
+	$(PY) run.py -m +experiment=quantile_benchmark_large
+	$(PY) -m proxboost.benchmark_report --results results --out results/quantile_benchmark.md --figure figures/quantile_benchmark_ranks.png
 
 # Every real dataset's files (data and description) into data/; exit 1 if one with a verified
 # source could not be obtained.
