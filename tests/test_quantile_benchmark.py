@@ -273,3 +273,12 @@ def test_an_empty_reading_says_so_and_duplicates_are_refused():
     rows = _fake_rows()
     with pytest.raises(ValueError, match="two stored runs for"):
         benchmark_rows(pd.concat([rows, rows.iloc[:1]]))
+
+
+def test_a_section_value_given_on_the_command_line_names_a_custom_grid(compose, tmp_path):
+    small = ["dataset=regression", "dataset.params.n_samples=80", f"results_dir={tmp_path}"]
+    common = ["+experiment=quantile_benchmark", "grid=benchmark90", "algo=lightgbm", *small]
+    plain = plan_run(**_job(compose, *common))
+    custom = plan_run(**_job(compose, *common, "grid.lightgbm.min_data_in_leaf=[5]"))
+    assert plain.protocol == "benchmark90/20splits/T1000"
+    assert custom.protocol.startswith("benchmark90-custom") and len(custom.grid_points) == 15

@@ -134,7 +134,17 @@ def _grid_name(cfg, record) -> str:
     for group, path in (("grid", ("grid",)), ("algo", ("algo", "grid"))):
         node = OmegaConf.select(cfg, ".".join(path))
         given = {} if node is None else OmegaConf.to_container(node, resolve=True)
-        keys = [k for k in given if k != "name" and ".".join((*path, k)) in overridden]
+        # a key is given on the command line whole or in part (a grid's algo section:
+        # grid.lightgbm.min_data_in_leaf=[5])
+        keys = [
+            k
+            for k in given
+            if k != "name"
+            and any(
+                o == ".".join((*path, k)) or o.startswith(".".join((*path, k, "")))
+                for o in overridden
+            )
+        ]
         if keys:
             option = _option(record.job.config_name, group, record.runtime.choices[group])
             option = option.get("grid", {}) if group == "algo" else option
