@@ -123,6 +123,13 @@ NOT_RUN = {
         "a one-time command whose effect is committed; tests/test_results_integrity.py tests it"
     ),
     "make bench": "a benchmark of several minutes",
+    "make benchmark": (
+        "it runs the quantile benchmark (CPU-hours); its run.py lines are checked here and its "
+        "report by tests/test_quantile_benchmark.py"
+    ),
+    "python -m proxboost.benchmark_report --results results --out <page> --figure <png>": (
+        "a pattern (<page>, <png>); tests/test_quantile_benchmark.py runs its main on fake rows"
+    ),
     "make slurm-check": ("it needs root and installs slurm-wlm and munge (cluster/slurm_check.sh)"),
     "python benchmarks/bench_engines.py --sections memory": "a benchmark of several minutes",
     "python run.py -m hydra/launcher=slurm hydra.launcher.partition=<p> …": (
