@@ -38,7 +38,9 @@ LightGBM (``algo=lightgbm``) and HistGradientBoosting (``algo=sklearn_hgb``)
     so the depth bounds the tree as in the other methods. Fixed settings come from the algo
     config (``conf/algo/lightgbm.yaml``, ``conf/algo/sklearn_hgb.yaml``); leaves may hold a
     single training row (as the exact trees), so that depth-limited trees grow on the small
-    datasets instead of stopping at the libraries' default of 20 rows per leaf.
+    datasets instead of stopping at the libraries' default of 20 rows per leaf. A grid that
+    gives values to a library's minimum leaf size (LightGBM ``min_data_in_leaf``, HGB
+    ``min_samples_leaf``, XGBoost ``min_child_weight``) makes it a third axis (:class:`_LeafAxis`).
 
     - **Regression** (one row per loss): ``ls`` → LightGBM ``regression`` / HGB
       ``squared_error``, ``lad`` → ``regression_l1`` / ``absolute_error``, ``pinball`` →
