@@ -196,10 +196,16 @@ def rank_figure(rows: pd.DataFrame, path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(READINGS), 1, figsize=(7, 2.2 * len(READINGS)), squeeze=False)
+    fig, axes = plt.subplots(len(READINGS), 1, figsize=(7, 2.6 * len(READINGS)), squeeze=False)
     for ax, (reading, budget) in zip(axes[:, 0], READINGS.items()):
         ranks, n_cells = average_ranks(rows, reading)
-        ax.set_title(f"{budget} configurations per method ({n_cells} dataset × loss cells)")
+        r = rows[rows["reading"] == reading]
+        few = sorted(set(r.loc[r["n_splits"] < 20, "dataset"]))
+        note = f"\nfewer than 20 splits: {', '.join(few)}" if few else ""
+        ax.set_title(
+            f"{budget} configurations per method ({n_cells} dataset × loss cells){note}",
+            fontsize=10,
+        )
         if ranks.empty:
             ax.text(0.5, 0.5, "no rows stored", ha="center", va="center", transform=ax.transAxes)
             continue
@@ -211,7 +217,7 @@ def rank_figure(rows: pd.DataFrame, path) -> Path:
         # methods right of the bar's end differ from the best by more than the CD
         ax.axvspan(best, best + cd, color="0.85", label=f"best + CD ({cd:.2f})")
         ax.set_yticks(y, list(ranks.index))
-        ax.set_xlim(1, len(ranks))
+        ax.set_xlim(0.8, len(ranks) + 0.2)
         ax.set_xlabel("average rank (1 = lowest test loss)")
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
