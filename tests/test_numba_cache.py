@@ -39,9 +39,10 @@ def test_importing_proxboost_points_numba_at_the_versioned_folder(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["XDG_CACHE_HOME"] = str(tmp_path)
     root = tmp_path / "proxboost" / "numba"
-    for i in range(_numba_cache.KEEP + 3):  # folders of other source versions
+    unused = _numba_cache.IN_USE_SECONDS + 3600
+    for i in range(_numba_cache.KEEP + 3):  # folders of other source versions, long unused
         (root / f"old{i}").mkdir(parents=True)
-        os.utime(root / f"old{i}", (time.time() - 100 * (i + 1),) * 2)
+        os.utime(root / f"old{i}", (time.time() - unused - 100 * (i + 1),) * 2)
     expected = root / _numba_cache.sources_key()
     assert _cache_dir_in_a_fresh_process(env) == str(expected)
     kept = sorted(p.name for p in root.iterdir())
@@ -50,5 +51,14 @@ def test_importing_proxboost_points_numba_at_the_versioned_folder(tmp_path):
         and "old0" in kept
         and f"old{_numba_cache.KEEP + 2}" not in kept
     )
+    # beyond the last few, a folder used recently may be another checkout's, in use: kept
+    for i in range(_numba_cache.KEEP + 2):
+        (root / f"recent{i}").mkdir()
+        os.utime(root / f"recent{i}", (time.time() - 60 * (i + 1),) * 2)
+    os.utime(expected, (time.time() - unused,) * 2)  # (this version's folder is touched anyway)
+    assert _cache_dir_in_a_fresh_process(env) == str(expected)
+    kept = {p.name for p in root.iterdir()}
+    assert {f"recent{i}" for i in range(_numba_cache.KEEP + 2)} <= kept
+    assert not any(name.startswith("old") for name in kept)
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")  # the user's choice is kept
     assert _cache_dir_in_a_fresh_process(env) == str(tmp_path / "mine")

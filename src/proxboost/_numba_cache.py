@@ -7,9 +7,12 @@ therefore points ``NUMBA_CACHE_DIR`` at ``<user cache>/proxboost/numba/<hash>``,
 every file that holds or feeds compiled code (the ``engines`` package and the modules that
 ``import numba``): any edit of them gives a fresh folder, so a stale kernel can never be loaded.
 A ``NUMBA_CACHE_DIR`` set by the user is left as it is (their choice), as is a process that
-imported numba before proxboost (numba reads the variable once). The last few folders are kept,
-older ones removed, so that checkouts of neighbouring versions (git worktrees) share nothing
-stale and the disk does not fill.
+imported numba before proxboost (numba reads the variable once). Checkouts of neighbouring
+versions (git worktrees) thus share nothing stale. So that the disk does not fill, the folders of
+other versions beyond the last few used are removed, but only once unused for two days: a process
+of another checkout may still be compiling into one (a sweep runs for hours from a worktree while
+its developers import other versions; removing its folder under it made numba fail to save a
+kernel).
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ import hashlib
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
-#: Cache folders of other source versions kept (the most recently used ones).
+#: Cache folders of other source versions kept (the most recently used ones) ...
 KEEP = 4
+#: ... and, beyond them, those used within this many seconds (possibly in use by another checkout).
+IN_USE_SECONDS = 2 * 24 * 3600
 
 
 def kernel_sources(package: Path = PACKAGE) -> list[Path]:
@@ -62,7 +68,8 @@ def use_versioned_cache() -> Path | None:
             reverse=True,
         )
         for old in others[KEEP:]:
-            shutil.rmtree(old, ignore_errors=True)
+            if time.time() - old.stat().st_mtime > IN_USE_SECONDS:
+                shutil.rmtree(old, ignore_errors=True)
     except OSError:  # no writable cache folder: numba's default (beside the sources)
         return None
     os.environ["NUMBA_CACHE_DIR"] = str(folder)
