@@ -202,13 +202,14 @@ def _tie_point(lo, hi, rule, g):
 
 
 @njit(cache=True, nogil=True)
-def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g):
-    """Tie-rule point of every leaf: tau-quantile (``signs`` empty) or hinge (P = #signs > 0).
+def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
+    """Interval of minimisers [lo, hi] of every leaf, and its number of values (0: empty leaf,
+    whose interval is left at (-inf, inf)): tau-quantile (``signs`` empty) or hinge (P =
+    #signs > 0).
 
     Ranks (1-based) of the interval of minimisers of a leaf of m values:
     quantile: [k, k + 1] when tau * m = k is an integer (to 1e-9 m), else ceil(tau * m) twice;
     hinge: [P, P + 1]. Rank < 1 is -inf, rank > m is +inf.
-    ``g``: the leaves' fitted values (read by the ``authors`` rule only).
     """
     n = values.shape[0]
     hinge = signs.shape[0] > 0
@@ -239,11 +240,12 @@ def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g):
         grouped[k] = values[i]
     scratch = np.empty(big)
 
-    out = np.zeros(n_leaves)
+    los = np.full(n_leaves, -np.inf)
+    his = np.full(n_leaves, np.inf)
     for leaf in range(n_leaves):
         m = counts[leaf]
         if m == 0:
-            continue  # empty leaf: 0
+            continue  # empty leaf
         if hinge:
             lo_rank = n_pos[leaf]
             hi_rank = lo_rank + 1
@@ -272,8 +274,17 @@ def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g):
             lo, hi = _order_pair(grouped, start, start + m, lo_rank - 1, scratch)
             if hi_rank == lo_rank:
                 hi = lo
-        out[leaf] = _tie_point(lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0)
-    return out
+        los[leaf] = lo
+        his[leaf] = hi
+    return los, his, counts
+
+
+@njit(cache=True, nogil=True)
+def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g):
+    """Tie-rule point of every leaf (``_leaf_intervals``; an empty leaf gets 0).
+    ``g``: the leaves' fitted values (read by the ``authors`` rule only)."""
+    los, his, counts = _leaf_intervals(values, leaf_ids, n_leaves, tau, signs)
+    return _points_of(los, his, counts, rule, g)
 
 
 @njit(cache=True, nogil=True)
@@ -400,8 +411,9 @@ def _weighted_pair(a, b, lo, hi, target, tol, total, scratch, scratch_w):
 
 
 @njit(cache=True, nogil=True)
-def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g):
-    """Weighted ``_leaf_points``: rows of weight 0 are dropped (they are no breakpoints).
+def _weighted_leaf_intervals(values, weights, leaf_ids, n_leaves, tau, signs):
+    """Weighted ``_leaf_intervals``: rows of weight 0 are dropped (they are no breakpoints; a
+    leaf of such rows only counts as empty).
 
     With W the leaf's weight and S(c) the weight of its values <= c, the slope of the objective
     between breakpoints is S(c) - t, t = tau W (quantile) or the weight of the positives (hinge):
@@ -445,11 +457,12 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
         big = max(big, counts[k])
     scratch = np.empty(big)
     scratch_w = np.empty(big)
-    out = np.zeros(n_leaves)
+    los = np.full(n_leaves, -np.inf)
+    his = np.full(n_leaves, np.inf)
     for leaf in range(n_leaves):
         m = counts[leaf]
         if m == 0:
-            continue  # empty leaf (or weight 0 only): 0
+            continue  # empty leaf (or weight 0 only)
         start = starts[leaf]
         t = target[leaf] if hinge else tau * total[leaf]
         tol = 1e-9 * total[leaf]
@@ -463,8 +476,67 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
             lo, hi = _weighted_pair(
                 grouped, grouped_w, start, start + m, t, tol, total[leaf], scratch, scratch_w
             )
-        out[leaf] = _tie_point(lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0)
+        los[leaf] = lo
+        his[leaf] = hi
+    return los, his, counts
+
+
+@njit(cache=True, nogil=True)
+def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g):
+    """Weighted ``_leaf_points`` (``_weighted_leaf_intervals``; an empty leaf gets 0)."""
+    los, his, counts = _weighted_leaf_intervals(values, weights, leaf_ids, n_leaves, tau, signs)
+    return _points_of(los, his, counts, rule, g)
+
+
+@njit(cache=True, nogil=True)
+def _points_of(los, his, counts, rule, g):
+    """The tie-rule point of each leaf's interval of minimisers; 0 for an empty leaf."""
+    n_leaves = los.shape[0]
+    out = np.zeros(n_leaves)
+    for leaf in range(n_leaves):
+        if counts[leaf] > 0:
+            out[leaf] = _tie_point(los[leaf], his[leaf], rule, g[leaf] if rule == AUTHORS else 0.0)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _bounded_tie_point(lo, hi, rule, g, lower, upper):
+    """The point a leaf takes under the bounds [lower, upper] (``lower <= upper``): the tie
+    rule on its minimisers [lo, hi] intersected with the bounds, or, when they do not meet, the
+    bound nearest the minimisers (the objective is convex: it decreases towards them)."""
+    if hi < lower:
+        return lower
+    if lo > upper:
+        return upper
+    # the authors' rule gives 0 when g = 0, wherever the minimisers are: clip it too
+    point = _tie_point(max(lo, lower), min(hi, upper), rule, g)
+    return min(max(point, lower), upper)
+
+
+@njit(cache=True, nogil=True)
+def _bounded_points_of(los, his, counts, rule, g, lower, upper):
+    """``_points_of`` under per-leaf bounds. An empty leaf (its objective is 0 everywhere) takes
+    the ``midpoint`` rule's point of its bounds: 0 when they contain it."""
+    n_leaves = los.shape[0]
+    out = np.zeros(n_leaves)
+    for leaf in range(n_leaves):
+        if counts[leaf] > 0:
+            gl = g[leaf] if rule == AUTHORS else 0.0
+            out[leaf] = _bounded_tie_point(los[leaf], his[leaf], rule, gl, lower[leaf], upper[leaf])
+        else:
+            out[leaf] = _bounded_tie_point(-np.inf, np.inf, MIDPOINT, 0.0, lower[leaf], upper[leaf])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _bounded_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g, bounds):
+    """``_leaf_points`` (``weights`` empty) or ``_weighted_leaf_points`` under per-leaf bounds
+    ``(lower, upper)``: ``_bounded_tie_point`` of each leaf."""
+    if weights.shape[0] == 0:
+        los, his, counts = _leaf_intervals(values, leaf_ids, n_leaves, tau, signs)
+    else:
+        los, his, counts = _weighted_leaf_intervals(values, weights, leaf_ids, n_leaves, tau, signs)
+    return _bounded_points_of(los, his, counts, rule, g, bounds[0], bounds[1])
 
 
 _EMPTY = np.empty(0)
@@ -516,3 +588,48 @@ def hinge_line_search(y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", lea
     y = np.ascontiguousarray(y, dtype=np.float64)
     breakpoints = np.ascontiguousarray(y - np.asarray(z, dtype=np.float64))
     return _points(breakpoints, y, leaf_ids, n_leaves, 0.5, w, tie_rule, leaf_values)
+
+
+def check_bounds(lower, upper, n_leaves):
+    """Per-leaf bounds as two contiguous float64 arrays of shape (n_leaves,), lower <= upper."""
+    lower = np.ascontiguousarray(lower, dtype=np.float64)
+    upper = np.ascontiguousarray(upper, dtype=np.float64)
+    if lower.shape != (n_leaves,) or upper.shape != (n_leaves,):
+        raise ValueError(
+            f"bounds have shapes {lower.shape} and {upper.shape}; expected ({n_leaves},) each"
+        )
+    if np.any(np.isnan(lower)) or np.any(np.isnan(upper)) or np.any(lower > upper):
+        raise ValueError("bounds must be numbers with lower <= upper in every leaf")
+    return lower, upper
+
+
+def _bounded_points(values, signs, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values, bounds):
+    n_leaves = int(n_leaves)
+    rule, g = _leaf_values_arg(tie_rule, leaf_values, n_leaves)
+    bounds = check_bounds(*bounds, n_leaves)
+    leaf_ids = np.ascontiguousarray(leaf_ids, dtype=np.intp)
+    w = _EMPTY if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    return _bounded_leaf_points(values, w, leaf_ids, n_leaves, float(tau), signs, rule, g, bounds)
+
+
+def bounded_quantile_line_search(
+    u, leaf_ids, n_leaves, tau, bounds, w=None, tie_rule="midpoint", leaf_values=None
+):
+    """``quantile_line_search`` under per-leaf bounds ``(lower, upper)``: the minimiser of each
+    leaf's objective on [lower, upper] — the tie rule on its minimisers inside the bounds, or the
+    bound nearest them when there are none (``_bounded_tie_point``). Infinite bounds give
+    ``quantile_line_search``'s values."""
+    u = np.ascontiguousarray(u, dtype=np.float64)
+    return _bounded_points(u, _EMPTY, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values, bounds)
+
+
+def bounded_hinge_line_search(
+    y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+):
+    """``hinge_line_search`` under per-leaf bounds ``(lower, upper)`` (as
+    ``bounded_quantile_line_search``)."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    breakpoints = np.ascontiguousarray(y - np.asarray(z, dtype=np.float64))
+    return _bounded_points(
+        breakpoints, y, leaf_ids, n_leaves, 0.5, w, tie_rule, leaf_values, bounds
+    )

@@ -15,7 +15,11 @@ all 1):
     (unweighted, like the per-sample step);
 ``line_search(y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None)``
     the value c of each leaf minimising sum_{i in leaf} w_i l(y_i, z_i + c), all leaves at once;
-    ``leaf_values`` (the tree's fitted leaf values g) are read by ``tie_rule="authors"``.
+    ``leaf_values`` (the tree's fitted leaf values g) are read by ``tie_rule="authors"``;
+``bounded_line_search(y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", ...)``
+    the same under per-leaf bounds ``bounds = (lower, upper)`` (monotone constraints,
+    :mod:`proxboost._monotone`): each leaf's minimiser on [lower, upper] (see "Bounded line
+    searches" below); infinite bounds give ``line_search``'s values.
 
 Rows of weight 0 take no part in f_0, the line searches or the loss values.
 
@@ -43,6 +47,16 @@ diverging run records a loss that saturates near exp(700) instead of overflowing
 below ``1e-12 * leaf weight`` is 0 (underflow would give 0/0), and a single step is capped at
 ``NEWTON_STEP_CAP`` in magnitude (a logistic step on a badly misclassified pure leaf is about
 exp(|z|)). ``line_search_counted`` also returns how many steps were capped (losses keep no state).
+
+**Bounded line searches.** ``ls``: the leaf mean clipped to the bounds (the objective is a
+parabola). ``lad``, ``pinball``, ``hinge``: the tie rule applied to the leaf's minimisers inside
+the bounds, or the bound nearest the minimisers when none lies inside (convexity). ``exponential``,
+``logistic``: a leaf with both bounds infinite keeps the Newton steps above; a leaf with a finite
+bound gets the minimiser of its objective on the bounds — not a clipped Newton step: the root of
+the increasing derivative, by safeguarded Newton with bisection, or the bound where the derivative
+does not change sign inside. An infinite side of such a leaf is replaced by +-(``newton_steps`` x
+``NEWTON_STEP_CAP``), the farthest the Newton line search moves a leaf (a pure leaf's minimiser is
+at infinity).
 
 Examples
 --------
@@ -99,7 +113,13 @@ def leaf_means(values, leaf_ids, n_leaves, w=None):
 #    b_(m+1) = +inf); weighted, P is the positives' weight.
 # Empty leaves get 0.
 from . import _authors_float  # noqa: E402  (tie_rule="authors_float")
-from ._leafops import hinge_line_search, quantile_line_search  # noqa: E402
+from ._leafops import (  # noqa: E402
+    bounded_hinge_line_search,
+    bounded_quantile_line_search,
+    check_bounds,
+    hinge_line_search,
+    quantile_line_search,
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -227,6 +247,12 @@ class Loss:
         stateless, so a fit sums the counts itself. Only the Newton line searches cap steps."""
         return self.line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values), 0
 
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """:meth:`line_search` under per-leaf bounds ``bounds = (lower, upper)``."""
+        raise NotImplementedError
+
     def auto_step(self, y, f0, w=None) -> float:
         """The per-sample proximal step of ``step="auto"``: 1, for the losses whose step carries
         no unit of y (least squares: lambda multiplies a squared error; the margin losses: the
@@ -273,6 +299,12 @@ class LeastSquares(Loss):
     def line_search(self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
         return leaf_means(y - z, leaf_ids, n_leaves, w)
 
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        lower, upper = check_bounds(*bounds, int(n_leaves))
+        return np.clip(leaf_means(y - z, leaf_ids, n_leaves, w), lower, upper)
+
 
 class Pinball(Loss):
     """``pinball``: l(y, z) = max(tau u, (tau - 1) u), u = y - z, tau in (0, 1)."""
@@ -302,6 +334,14 @@ class Pinball(Loss):
         if tie_rule == "authors_float":
             return _authors_float.line_search(self, y, z, leaf_ids, n_leaves, leaf_values)
         return quantile_line_search(y - z, leaf_ids, n_leaves, self.tau, w, tie_rule, leaf_values)
+
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        _no_bounded_authors_float(tie_rule)
+        return bounded_quantile_line_search(
+            y - z, leaf_ids, n_leaves, self.tau, bounds, w, tie_rule, leaf_values
+        )
 
     def auto_step(self, y, f0, w=None) -> float:
         """The step of ``step="auto"``, in the units of y: the weighted median absolute
@@ -359,6 +399,20 @@ class Hinge(Loss):
             return _authors_float.line_search(self, y, z, leaf_ids, n_leaves, leaf_values)
         return hinge_line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values)
 
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        _no_bounded_authors_float(tie_rule)
+        return bounded_hinge_line_search(y, z, leaf_ids, n_leaves, bounds, w, tie_rule, leaf_values)
+
+
+def _no_bounded_authors_float(tie_rule):
+    if tie_rule == "authors_float":
+        raise ValueError(
+            'tie_rule="authors_float" reproduces the authors\' unbounded line search; under'
+            ' bounds (monotone constraints) use tie_rule="midpoint" or "authors"'
+        )
+
 
 def _class_weights(y, w):
     """(weight of the +1 class, total weight); counts without weights."""
@@ -413,6 +467,59 @@ class _MarginLoss(Loss):
             n_capped += int(capped.sum())
             c += np.clip(delta, -NEWTON_STEP_CAP, NEWTON_STEP_CAP)
         return c, n_capped
+
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """Leaves with both bounds infinite: :meth:`line_search`; the others: the minimiser of
+        the leaf's objective on its bounds (module docstring, "Bounded line searches")."""
+        n_leaves = int(n_leaves)
+        lower, upper = check_bounds(*bounds, n_leaves)
+        c = self.line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values)
+        bounded = np.isfinite(lower) | np.isfinite(upper)
+        if not bounded.any():
+            return c
+        reach = self.newton_steps * NEWTON_STEP_CAP
+        lo = np.where(np.isfinite(lower), lower, np.minimum(-reach, upper))[bounded]
+        hi = np.where(np.isfinite(upper), upper, np.maximum(reach, lower))[bounded]
+        c[bounded] = self._bounded_minimiser(y, z, leaf_ids, bounded, w, lo, hi)
+        return c
+
+    def _bounded_minimiser(self, y, z, leaf_ids, bounded, w, lo, hi):
+        """Minimiser on [lo, hi] of each leaf of ``bounded`` (a mask over the leaves): its
+        derivative, the (weighted) mean of y phi'(y (z + c)) over the leaf, increases in c."""
+        rows = bounded[leaf_ids]
+        index = np.cumsum(bounded) - 1  # leaf -> its position among the bounded leaves
+        ids, yr, zr = index[leaf_ids[rows]], y[rows], z[rows]
+        n = len(lo)
+        totals = np.bincount(ids, weights=None if w is None else w[rows], minlength=n)
+        scale = (1.0 if w is None else w[rows]) / np.where(totals > 0, totals, 1.0)[ids]
+        current = lo.copy()  # every leaf's current point (the solver passes the active ones)
+
+        def derivative(c, idx, order=1):
+            current[idx] = c
+            m = yr * (zr + current[ids])
+            d = yr * self._dphi(m) if order == 1 else self._d2phi(m)
+            return np.bincount(ids, weights=d * scale, minlength=n)[idx]
+
+        everything = np.arange(n)
+        d_lo, d_hi = derivative(lo, everything), derivative(hi.copy(), everything)
+        inside = (d_lo < 0.0) & (d_hi > 0.0)
+        out = np.where(d_lo >= 0.0, lo, hi)  # no sign change inside: the bound it decreases to
+        flat = (d_lo == 0.0) & (d_hi == 0.0)  # an empty leaf: 0 if the bounds allow it
+        out[flat] = np.clip(0.0, lo[flat], hi[flat])
+        if inside.any():
+            (active,) = np.nonzero(inside)
+            current[:] = lo
+
+            def g(c, idx):
+                return derivative(c, active[idx])
+
+            def dg(c, idx):
+                return derivative(c, active[idx], order=2)
+
+            out[active] = _solve_increasing(g, dg, lo[active].copy(), hi[active].copy())
+        return out
 
     def prox_residual(self, y, z, step):
         # In the signed variable s = y p (y^2 = 1) both classes solve the same increasing equation
