@@ -253,6 +253,14 @@ class Loss:
         """:meth:`line_search` under per-leaf bounds ``bounds = (lower, upper)``."""
         raise NotImplementedError
 
+    def bounded_line_search_counted(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """(values of :meth:`bounded_line_search`, number of capped Newton steps), as
+        :meth:`line_search_counted`."""
+        args = (y, z, leaf_ids, n_leaves, bounds, w, tie_rule, leaf_values)
+        return self.bounded_line_search(*args), 0
+
     def auto_step(self, y, f0, w=None) -> float:
         """The per-sample proximal step of ``step="auto"``: 1, for the losses whose step carries
         no unit of y (least squares: lambda multiplies a squared error; the margin losses: the
@@ -471,19 +479,32 @@ class _MarginLoss(Loss):
     def bounded_line_search(
         self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
     ):
-        """Leaves with both bounds infinite: :meth:`line_search`; the others: the minimiser of
-        the leaf's objective on its bounds (module docstring, "Bounded line searches")."""
+        args = (y, z, leaf_ids, n_leaves, bounds, w, tie_rule, leaf_values)
+        return self.bounded_line_search_counted(*args)[0]
+
+    def bounded_line_search_counted(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """Leaves with both bounds infinite: :meth:`line_search_counted`; the others: the
+        minimiser of the leaf's objective on its bounds (module docstring, "Bounded line
+        searches"), which caps no step."""
         n_leaves = int(n_leaves)
         lower, upper = check_bounds(*bounds, n_leaves)
-        c = self.line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values)
         bounded = np.isfinite(lower) | np.isfinite(upper)
         if not bounded.any():
-            return c
+            return self.line_search_counted(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values)
+        c, n_capped = np.zeros(n_leaves), 0
+        free = ~bounded
+        if free.any():  # each leaf's Newton steps read its own rows only: a subset suffices
+            rows = free[leaf_ids]
+            ids = (np.cumsum(free) - 1)[leaf_ids[rows]]
+            wr = None if w is None else w[rows]
+            c[free], n_capped = self.line_search_counted(y[rows], z[rows], ids, free.sum(), wr)
         reach = self.newton_steps * NEWTON_STEP_CAP
         lo = np.where(np.isfinite(lower), lower, np.minimum(-reach, upper))[bounded]
         hi = np.where(np.isfinite(upper), upper, np.maximum(reach, lower))[bounded]
         c[bounded] = self._bounded_minimiser(y, z, leaf_ids, bounded, w, lo, hi)
-        return c
+        return c, n_capped
 
     def _bounded_minimiser(self, y, z, leaf_ids, bounded, w, lo, hi):
         """Minimiser on [lo, hi] of each leaf of ``bounded`` (a mask over the leaves): its

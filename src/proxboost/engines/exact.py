@@ -55,7 +55,7 @@ from ._exact.binning import code_features
 from ._exact.grower import grow
 from ._exact.predictor import apply_tree
 from ._exact.records import FEATURE_THRESHOLD, MAX_CODES, Scratch
-from ._nodes import EPSILON, SMALL_NODE, check_weight
+from ._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 
 RAND_R_MAX = 2147483647  # scikit-learn's seed range: randint(0, RAND_R_MAX)
 
@@ -171,8 +171,11 @@ class ExactEngine:
             )
         return ExactData(*code_features(X32))
 
-    def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
-        """Grow one tree on ``target``: scikit-learn's tree for the same ``random_state`` draw."""
+    def grow(
+        self, Xp, target, max_depth, random_state=None, sample_weight=None, monotonic_cst=None
+    ):
+        """Grow one tree on ``target``: scikit-learn's tree for the same ``random_state`` draw
+        (``monotonic_cst``: -1, 0, 1 per feature, as ``DecisionTreeRegressor``'s; None: none)."""
         if not isinstance(Xp, ExactData):
             raise TypeError(
                 "ExactEngine.grow needs prepared training rows: call prepare(X, fit=True)"
@@ -224,6 +227,7 @@ class ExactEngine:
             EPSILON,
             FEATURE_THRESHOLD,
             SMALL_NODE,
+            check_monotonic_cst(monotonic_cst, p),
         )
         tree = ExactTree(feature, threshold, left, right, leaf_of_node, n_leaves, gain)
         if n_act < n:

@@ -83,7 +83,7 @@ from ._hist.grower import grow_tree
 from ._hist.histogram import root_stats
 from ._hist.predictor import apply_tree, label_rows
 from ._hist.records import Binned, Scratch
-from ._nodes import EPSILON, SMALL_NODE, check_weight
+from ._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 
 MAX_BINS = 255
 
@@ -217,8 +217,11 @@ class HistEngine:
         return out
 
     # -- trees -----------------------------------------------------------------------------------
-    def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
+    def grow(
+        self, Xp, target, max_depth, random_state=None, sample_weight=None, monotonic_cst=None
+    ):
         """Grow one least-squares tree on ``target``; ``random_state`` is ignored (deterministic).
+        ``monotonic_cst``: -1, 0, 1 per feature (None: none), scikit-learn's tree rule.
 
         ``sample_weight``: optional non-negative row weights; rows of weight 0 take no part in
         the split search and get their leaf ids from the grown tree.
@@ -266,6 +269,7 @@ class HistEngine:
             EPSILON,
             SMALL_NODE,
             stats,
+            check_monotonic_cst(monotonic_cst, Xp.shape[1]),
         )
         if len(idle):
             label_rows(Xp, idle, feature, thr, left, right, leaf_of_node, leaf_ids)

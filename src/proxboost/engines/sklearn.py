@@ -63,9 +63,14 @@ class SklearnEngine:
             )
         return X32
 
-    def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
+    def grow(
+        self, Xp, target, max_depth, random_state=None, sample_weight=None, monotonic_cst=None
+    ):
         reg = DecisionTreeRegressor(
-            criterion="squared_error", max_depth=max_depth, random_state=random_state
+            criterion="squared_error",
+            max_depth=max_depth,
+            random_state=random_state,
+            monotonic_cst=monotonic_cst,
         )
         if sample_weight is None:
             reg.fit(Xp, target, check_input=False)

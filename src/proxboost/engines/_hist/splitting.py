@@ -5,11 +5,14 @@ order, bins in increasing order, the first strictly best proxy wins)."""
 import numpy as np
 from numba import njit
 
+from .._nodes import monotone_admissible
+
 
 @njit(cache=True, nogil=True)
-def best_split(H, offsets, lo, hi, m, nonempty, S):
+def best_split(H, offsets, lo, hi, m, nonempty, S, bounds):
     """Best (feature, last left bin, proxy) of a node with histogram H (S slots per bin) and
-    weight m.
+    weight m, among the candidates the monotone constraints admit (``bounds``: the node's
+    (lower, upper) value bounds and the features' constraints, ``_nodes.monotone_admissible``).
 
     Per feature, a branch-free pass lists the non-empty bins of the range (``nonempty``, a
     scratch of 256; a bin is empty when its row count is 0), then only those are scanned:
@@ -42,7 +45,9 @@ def best_split(H, offsets, lo, hi, m, nonempty, S):
             n_left += H[S * (o + b) + 1]
             s_right = total - s_left
             proxy = s_left * s_left / n_left + s_right * s_right / (m - n_left)
-            if proxy > best_proxy:
+            if proxy > best_proxy and monotone_admissible(
+                bounds[2][f], s_left, n_left, total, m, bounds[0], bounds[1]
+            ):
                 best_proxy = proxy
                 best_f = f
                 best_b = b
@@ -50,8 +55,9 @@ def best_split(H, offsets, lo, hi, m, nonempty, S):
 
 
 @njit(cache=True, nogil=True)
-def best_split_small(bins, target, w, rows, start, end, total, weight, keys, vals, wts):
-    """Best (feature, last left bin, first right bin, proxy) of a small node, by sorting its rows.
+def best_split_small(bins, target, w, rows, start, end, node, keys, vals, wts, bounds):
+    """Best (feature, last left bin, first right bin, proxy) of a small node, by sorting its rows
+    (``node``: its (sum, weight); ``bounds``: as ``best_split``'s).
 
     For nodes of at most ``SMALL_NODE`` rows, sorting the rows' bins (insertion sort) costs
     less than zeroing, subtracting and scanning 255-bin histograms. Candidates and proxy are
@@ -59,6 +65,7 @@ def best_split_small(bins, target, w, rows, start, end, total, weight, keys, val
     feature is constant on the node. ``weight``: the node's weight (its row count if ``w`` is
     None).
     """
+    total, weight = node
     m = end - start
     p = bins.shape[1]
     best_proxy = -np.inf
@@ -96,7 +103,9 @@ def best_split_small(bins, target, w, rows, start, end, total, weight, keys, val
                 continue
             s_right = total - s_left
             proxy = s_left * s_left / n_left + s_right * s_right / (weight - n_left)
-            if proxy > best_proxy:
+            if proxy > best_proxy and monotone_admissible(
+                bounds[2][f], s_left, n_left, total, weight, bounds[0], bounds[1]
+            ):
                 best_proxy = proxy
                 best_f = f
                 best_b = keys[j]
