@@ -411,8 +411,8 @@ class _BaseBoosting(BaseEstimator):
         w = _unweighted_if_uniform(w)
         # no weights: the engines' unweighted paths
         weighted = {} if w is None else {"sample_weight": w}
-        if cst is not None:  # the engines grow scikit-learn's constrained trees
-            weighted["monotonic_cst"] = cst
+        # monotone constraints: the engines grow scikit-learn's constrained trees
+        growing = weighted if cst is None else {**weighted, "monotonic_cst": cst}
         Xp = engine.prepare(X, fit=True, **weighted)
         state = self._state_ if self._warm() else None
         if state is None:
@@ -451,7 +451,7 @@ class _BaseBoosting(BaseEstimator):
             if r.ndim == 2:  # several quantiles: one tree, grown for one level in turn
                 r = loss.tree_target(r, t)
             target = r + delta if algo.residual else r
-            leaf_ids, tree = engine.grow(Xp, target, self.max_depth, rng, **weighted)
+            leaf_ids, tree = engine.grow(Xp, target, self.max_depth, rng, **growing)
             fit = leaf_means(target, leaf_ids, tree.n_leaves, w)  # the tree's least-squares fit
             # the authors' rule reads the tree's own leaf values (their float32 thresholds' fit)
             g = _authors_float.tree_leaf_values(tree, fit) if authors_float else fit

@@ -69,6 +69,10 @@ ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS
 #: continues a fit bit for bit as if it had been fitted at once (and the pipeline fits anew).
 _NOT_NUMERICAL = frozenset({"n_jobs", "verbose", "warm_start"})
 
+#: Estimator parameters added after rows were stored, with their default (which changes no
+#: number): they enter an identity only when set, so that the stored rows keep theirs.
+_NEW_OPTIONS = {"monotonic_cst": None}
+
 #: Library behind each tree-engine module (its version enters the identity of the rows).
 _ENGINE_MODULE_LIBRARIES = {
     "proxboost.engines.sklearn": ("sklearn",),
@@ -139,6 +143,9 @@ def estimator_options(estimator) -> dict:
         *_NOT_NUMERICAL,
     }
     options = {k: v for k, v in estimator.get_params(deep=False).items() if k not in fixed}
+    for key, default in _NEW_OPTIONS.items():  # stored rows predate them: only when set
+        if key in options and options[key] is default:
+            del options[key]
     options.setdefault("tie_rule", DEFAULT_TIE_RULE)
     return options
 
