@@ -29,9 +29,16 @@ Tie rules (``docs/estimators.md``), for a leaf whose minimisers form the interva
     value, the optimal breakpoint with the smallest multiplier c / g: lo when g > 0, hi when
     g < 0, the finite end of an unbounded interval; 0 when g = 0.
 
-An empty leaf gets 0. For the quantile, ``tau * m`` is taken as an integer k when
-``|tau * m - k| <= 1e-9 * m``; with weights, ``tau * W`` (W the leaf's weight) equals a
-cumulative weight when within ``1e-9 * W``.
+Bounded variants (``bounded_quantile_line_search``, ``bounded_hinge_line_search``; monotone
+constraints, :mod:`proxboost._monotone`): each leaf has bounds [lower, upper]; its value is the
+tie rule applied to its interval of minimisers intersected with the bounds, or the bound nearest
+the interval when they do not meet (``_bounded_tie_point``). The intervals are those of the
+unbounded kernels (``_leaf_intervals``, ``_weighted_leaf_intervals``), so infinite bounds give
+the unbounded values bit for bit.
+
+An empty leaf gets 0 (bounded: the ``midpoint`` rule's point of its bounds). For the quantile,
+``tau * m`` is taken as an integer k when ``|tau * m - k| <= 1e-9 * m``; with weights,
+``tau * W`` (W the leaf's weight) equals a cumulative weight when within ``1e-9 * W``.
 """
 
 import numpy as np

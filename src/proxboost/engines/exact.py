@@ -32,6 +32,11 @@ max_depth=D)`` grows (see ``docs/engines.md``), without scikit-learn's per-node 
   Fisher-Yates draws over the same ``features`` / constant-feature bookkeeping, driven by the
   same xorshift generator (``our_rand_r``) seeded with ``random_state.randint(0, 2**31 - 1)``,
   one draw per tree as scikit-learn's splitter. The first strictly best proxy wins.
+* **Monotone constraints** (``grow(..., monotonic_cst=...)``) as scikit-learn's: a candidate
+  split on a constrained feature that beats the best so far is taken only if its children's
+  means lie in the node's value bounds and in the constraint's order; the children of a
+  constrained split are bounded at the mean of their means (``_nodes.monotone_admissible``,
+  ``monotone_child_bounds``; ``docs/engines.md``).
 * **Stopping** as ``DepthFirstTreeBuilder``: a node is a leaf at depth D, with fewer than 2
   rows, when its impurity (``sq_sum / W - (sum / W)^2``; children's from the parent's split
   with the right child's square sum by subtraction, as scikit-learn) is at most float64

@@ -38,6 +38,10 @@ criterion="squared_error", max_depth=D)`` with ``min_samples_split=2, min_sample
 * at the last level (depth D - 1) the rows of a split node are labelled with their two leaves
   directly, without partitioning.
 
+**Monotone constraints** (``grow(..., monotonic_cst=...)``): ``DecisionTreeRegressor``'s rule,
+as the exact engine (``_nodes.monotone_admissible``, ``monotone_child_bounds``; not
+HistGradientBoosting's, which scores splits with values clipped to the bounds).
+
 **Tie-breaking** differs from scikit-learn, which visits features in a random order (its
 ``random_state``) and keeps the first best: here features are scanned in index order, bins in
 increasing order, and the first strictly best candidate is kept (lowest feature, then lowest
