@@ -100,6 +100,11 @@ NOT_RUN = {
     "pip install .": "tests/test_install.py installs the core into a fresh environment",
     "pip install '.[experiments]'": "it would install into the environment running the tests",
     "make test": "it runs this test suite",
+    "python docs/examples/engel_quantiles.py": (
+        "it rewrites docs/img/engel_quantiles.png and a block of docs/quantiles.md (its pieces,"
+        " monotone constraints with several levels and calibrated intervals, are tested by"
+        " tests/test_monotone.py and tests/test_conformal.py)"
+    ),
     "make test-fast": "it runs this test suite (the tests not marked slow)",
     "make figures": (
         "it rewrites the tracked results/SUMMARY.md, results/claims.csv and figures/; its first "

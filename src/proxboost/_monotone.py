@@ -29,7 +29,9 @@ x_j < x'_j. Their paths share every node up to the first split on x_j (the other
 the same values), where x goes left and x' right. The bounds only shrink down the tree, so every
 leaf below the left child lies in [lo, m] and every leaf below the right child in [m, hi]:
 value(x) <= m <= value(x'). The model f_0 + sum_t w_t nu c_t has positive weights (shrinkage,
-Nesterov's model weights), so every stage f_t is monotone too (``staged_predict``). Rows with a
+Nesterov's model weights), so every stage f_t is monotone too (``predict``, exactly in floating
+point: rounding is monotone; ``staged_predict`` of the accelerated algorithms follows Nesterov's
+recursion, whose differences may move a stage by a few ulps against the constraint). Rows with a
 missing value in x_j take the side the split sends them to and are not ordered against the
 others: the argument only compares rows whose x_j is known.
 

@@ -69,10 +69,6 @@ ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS
 #: continues a fit bit for bit as if it had been fitted at once (and the pipeline fits anew).
 _NOT_NUMERICAL = frozenset({"n_jobs", "verbose", "warm_start"})
 
-#: Estimator parameters added after rows were stored, with their default (which changes no
-#: number): they enter an identity only when set, so that the stored rows keep theirs.
-_NEW_OPTIONS = {"monotonic_cst": None}
-
 #: Library behind each tree-engine module (its version enters the identity of the rows).
 _ENGINE_MODULE_LIBRARIES = {
     "proxboost.engines.sklearn": ("sklearn",),
@@ -127,6 +123,11 @@ def make_estimator(loss, algo, engine="exact", tie_rule=DEFAULT_TIE_RULE, **para
     return cls(loss=loss.name, algo=algo, engine=engine, tie_rule=tie_rule, **kw)
 
 
+#: Estimator parameters added after rows were stored, with their default: in an identity only
+#: when set otherwise, so that every stored row keeps its identity.
+_LATER_OPTIONS = {"monotonic_cst": None}
+
+
 def estimator_options(estimator) -> dict:
     """The estimator's parameters other than the loss's, the grid's, the per-fit ones and
     those that never change numbers — with the tie rule always written out."""
@@ -142,10 +143,11 @@ def estimator_options(estimator) -> dict:
         *LOSS_PARAMETERS,  # in the identity through the loss, not the options
         *_NOT_NUMERICAL,
     }
-    options = {k: v for k, v in estimator.get_params(deep=False).items() if k not in fixed}
-    for key, default in _NEW_OPTIONS.items():  # stored rows predate them: only when set
-        if key in options and options[key] is default:
-            del options[key]
+    options = {
+        k: v
+        for k, v in estimator.get_params(deep=False).items()
+        if k not in fixed and not (k in _LATER_OPTIONS and v is _LATER_OPTIONS[k])
+    }
     options.setdefault("tie_rule", DEFAULT_TIE_RULE)
     return options
 
