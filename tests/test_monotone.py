@@ -439,6 +439,66 @@ def test_bounded_line_search_is_the_bounded_minimiser(name):
             assert objective(c[leaf]) <= best + 1e-12 * (1.0 + abs(best))
 
 
+@pytest.mark.parametrize(
+    "name, beta", [("logistic", 1.0), ("exponential", 1.0), ("exponential", 25.0)]
+)
+def test_bounded_margin_minimiser_meets_its_optimality_conditions_when_saturated(name, beta):
+    """Margins far past the exponent clip (|beta m| up to ~2000, where the clipped objective is
+    flat and scipy's minimiser is no oracle) and a leaf of 20,000 saturated rows (a plain sum of
+    its e^700 derivatives overflows): every value is finite, in its bounds, and satisfies the
+    optimality conditions of the leaf's (clipped) increasing derivative F' — F'(lo) >= 0 at the
+    lower bound, F'(hi) <= 0 at the upper one, a sign change of F' at an interior value — up
+    to the rounding of F' (relative to the sum of |terms|, which cancel)."""
+    rng = np.random.default_rng(_seed("saturated", name, beta))
+    loss = make_loss(name, beta=beta)
+
+    def slope(v, y, z, w):  # F'(v) / sum |terms|
+        terms = w / w.sum() * y * loss._dphi(y * (z + v))
+        return np.sum(terms) / np.sum(np.abs(terms))
+
+    for trial in range(30):
+        n, n_leaves = (20000, 1) if trial == 0 else (60, 5)
+        ids = rng.integers(0, n_leaves, n)
+        y = rng.choice([-1.0, 1.0], n)
+        z = rng.normal(size=n) * (750.0 / beta if trial == 0 else [1.0, 30.0, 900.0][trial % 3])
+        w = rng.integers(0, 4, n).astype(float) if trial % 2 else None
+        lower = 3.0 * rng.normal(size=n_leaves) - 1.0
+        upper = lower + 3.0 * rng.exponential(size=n_leaves)
+        c = loss.bounded_line_search(y, z, ids, n_leaves, (lower, upper), w)
+        assert np.all(np.isfinite(c)) and np.all((c >= lower) & (c <= upper))
+        for leaf in range(n_leaves):
+            r = ids == leaf
+            wr = np.ones(r.sum()) if w is None else w[r]
+            if wr.sum() == 0:
+                continue
+            args = (y[r], z[r], wr)
+            noise = 1e-13
+            if c[leaf] == lower[leaf]:
+                assert slope(c[leaf], *args) >= -noise
+            elif c[leaf] == upper[leaf]:
+                assert slope(c[leaf], *args) <= noise
+            else:
+                step = 4 * np.spacing(abs(c[leaf]))
+                assert abs(slope(c[leaf], *args)) <= noise or (
+                    slope(c[leaf] - step, *args) <= 0.0 <= slope(c[leaf] + step, *args)
+                )
+    # Two saturated positives against three negatives at e^(700 + beta c): F' = 0 at
+    # e^(beta c) = 2/3, where the curvature beta^2 e^700 of the first points overflows
+    y, z = np.array([1.0, 1.0, -1.0, -1.0, -1.0]), np.array([-1.0, -1.0, 1.0, 1.0, 1.0])
+    c = make_loss("exponential", beta=200.0).bounded_line_search(
+        y, 3.5 * z, np.zeros(5, np.intp), 1, ([-1.0], [3.0])
+    )
+    np.testing.assert_allclose(c, np.log(2.0 / 3.0) / 200.0, rtol=1e-12)
+    # 20,000 saturated positives then 40,000 saturated negatives (every margin -1000): F' =
+    # beta e^700 / 3 > 0 everywhere, so the lower bound; summed unscaled in this order, F' would
+    # overflow to -inf on the positives and stay there (the upper bound)
+    y = np.repeat([1.0, -1.0], [20000, 40000])
+    c = make_loss("exponential").bounded_line_search(
+        y, -1000.0 * y, np.zeros(len(y), np.intp), 1, ([-1.0], [3.0])
+    )
+    assert c[0] == -1.0
+
+
 def _minimisers(values, weights, tau, lower, upper):
     """Brute force: the leaf's minimisers on [lower, upper] of sum w rho_tau(values - c), from
     the objective at every breakpoint and bound (exact sums: integer data, tau a dyadic)."""

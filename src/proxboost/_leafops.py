@@ -640,3 +640,119 @@ def bounded_hinge_line_search(
     return _bounded_points(
         breakpoints, y, leaf_ids, n_leaves, 0.5, w, tie_rule, leaf_values, bounds
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Bounded minimisers of the smooth margin losses (logistic, exponential) under leaf bounds
+# ---------------------------------------------------------------------------------------------
+LOGISTIC, EXPONENTIAL = 0, 1
+_EXP_CLIP = 700.0  # losses.EXP_CLIP (the overflow policy: every exponent clipped)
+_LN2 = np.log(2.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _margin_derivatives(kind, beta, m):
+    """(phi'(m), phi''(m)) of the logistic loss log2(1 + e^-m) or the exponential loss
+    e^(-beta m), exponents clipped at +-700 as the losses' ``_dphi`` and ``_d2phi``."""
+    if kind == LOGISTIC:
+        m = min(max(m, -_EXP_CLIP), _EXP_CLIP)
+        e = np.exp(-abs(m))
+        p_neg = 1.0 / (1.0 + e) if m < 0.0 else e / (1.0 + e)  # expit(-m)
+        return -p_neg / _LN2, p_neg * (1.0 - p_neg) / _LN2
+    e = np.exp(min(max(-beta * m, -_EXP_CLIP), _EXP_CLIP))
+    return -beta * e, beta * beta * e
+
+
+@njit(cache=True, nogil=True)
+def _leaf_slope(kind, beta, margins, y, w, start, stop, c):
+    """(F'(c), F''(c)) of a leaf's objective F(c) = sum_i w_i phi(margin_i + y_i c) over its
+    rows start:stop (grouped; w normalised to sum 1 in the leaf, so that sums of saturated
+    e^700 terms stay finite)."""
+    d1 = 0.0
+    d2 = 0.0
+    for i in range(start, stop):
+        a, b = _margin_derivatives(kind, beta, margins[i] + y[i] * c)
+        d1 += w[i] * y[i] * a
+        d2 += w[i] * b
+    return d1, d2
+
+
+@njit(cache=True, nogil=True)
+def _bounded_root(kind, beta, rows, lo, hi):
+    """The minimiser on [lo, hi] (finite) of one leaf's strictly convex objective: the bound
+    where its increasing derivative F' keeps one sign, else the root of F' by safeguarded
+    Newton (bisection whenever a step leaves the bracket or fails to halve |F'|), to machine
+    precision. ``rows``: the leaf's (margins, y, w, start, stop)."""
+    margins, y, w, start, stop = rows
+    d_lo = _leaf_slope(kind, beta, margins, y, w, start, stop, lo)[0]
+    d_hi = _leaf_slope(kind, beta, margins, y, w, start, stop, hi)[0]
+    if d_lo == 0.0 and d_hi == 0.0:  # no weight: 0 if the bounds allow it
+        return min(max(0.0, lo), hi)
+    if d_lo >= 0.0:
+        return lo
+    if d_hi <= 0.0:
+        return hi
+    c = 0.5 * (lo + hi)
+    previous = np.inf
+    for _ in range(200):
+        d1, d2 = _leaf_slope(kind, beta, margins, y, w, start, stop, c)
+        if d1 == 0.0:
+            return c
+        if d1 < 0.0:
+            lo = c
+        else:
+            hi = c
+        # an overflowed curvature (beta^2 e^700) would make a zero Newton step: bisect instead
+        step = c - d1 / d2 if 0.0 < d2 < np.inf else np.nan
+        if not (lo < step < hi) or abs(d1) > 0.5 * previous:
+            step = 0.5 * (lo + hi)
+        previous = abs(d1)
+        if abs(step - c) <= 2.0 * 2.220446049250313e-16 * max(abs(c), 1e-300) or hi - lo <= (
+            2.0 * 2.220446049250313e-16 * max(abs(lo), abs(hi), 1e-300)
+        ):
+            return step
+        c = step
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _bounded_margin_points(kind, beta, margins, y, w, leaf_ids, lower, upper):
+    """``_bounded_root`` of every leaf (rows grouped by leaf with one counting sort)."""
+    n = margins.shape[0]
+    n_leaves = lower.shape[0]
+    counts = np.zeros(n_leaves + 1, np.int64)
+    for i in range(n):
+        counts[leaf_ids[i] + 1] += 1
+    for k in range(n_leaves):
+        counts[k + 1] += counts[k]
+    totals = np.zeros(n_leaves)
+    for i in range(n):
+        totals[leaf_ids[i]] += 1.0 if w.shape[0] == 0 else w[i]
+    fill = counts[:-1].copy()
+    gm = np.empty(n)
+    gy = np.empty(n)
+    gw = np.empty(n)
+    for i in range(n):
+        k = fill[leaf_ids[i]]
+        fill[leaf_ids[i]] = k + 1
+        gm[k] = margins[i]
+        gy[k] = y[i]
+        weight = 1.0 if w.shape[0] == 0 else w[i]
+        gw[k] = weight / totals[leaf_ids[i]] if totals[leaf_ids[i]] > 0.0 else 0.0
+    out = np.empty(n_leaves)
+    for leaf in range(n_leaves):
+        rows = (gm, gy, gw, counts[leaf], counts[leaf + 1])
+        out[leaf] = _bounded_root(kind, beta, rows, lower[leaf], upper[leaf])
+    return out
+
+
+def bounded_margin_minimisers(kind, beta, y, z, leaf_ids, n_leaves, bounds, w=None):
+    """Per-leaf minimiser of sum_i w_i phi(y_i (z_i + c)) on [lower, upper] = ``bounds``
+    (finite), phi the ``LOGISTIC`` or ``EXPONENTIAL`` (scale ``beta``) margin loss (y in
+    {-1, +1}): compiled, each leaf's own rows only."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    margins = np.ascontiguousarray(y * np.asarray(z, dtype=np.float64))
+    w = _EMPTY if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    leaf_ids = np.ascontiguousarray(leaf_ids, dtype=np.intp)
+    lower, upper = check_bounds(*bounds, int(n_leaves))
+    return _bounded_margin_points(int(kind), float(beta), margins, y, w, leaf_ids, lower, upper)
