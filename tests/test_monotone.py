@@ -570,13 +570,34 @@ def test_several_quantiles_bounded_solve_is_the_linear_programs_optimum(weighted
             b,
         )[0]
         assert np.all(np.diff(c) >= b - 1e-12)
-        assert np.all((c >= lower - 1e-12) & (c <= upper + 1e-12))
+        assert np.all((c >= lower) & (c <= upper))  # exactly: a leaf at a bound meets its sibling
         U = y[:, None] - H
         objective = sum(
             np.sum(w * np.maximum(t * (U[:, k] - c[k]), (t - 1) * (U[:, k] - c[k])))
             for k, t in enumerate(taus)
         )
         assert objective <= _lp_minimum(U, w, taus, b, lower, upper) + 1e-9
+
+
+def test_several_quantiles_bounded_solve_stays_exactly_in_its_bounds():
+    """Bounds of no particular form (as the bounds pass makes them: midpoints), gaps b of
+    either sign, some upper bounds infinite: every value lies in its bounds exactly — the
+    pooled solve works in shifted variables, and a value rounded one ulp past a bound would put
+    the leaf in the wrong order against a sibling sitting at that bound."""
+    rng = np.random.default_rng(_seed("exact bounds"))
+    for _ in range(2000):
+        K, m = int(rng.integers(2, 5)), int(rng.integers(1, 9))
+        taus = np.sort(rng.choice(np.arange(1, 20) / 20, K, replace=False))
+        y, H = rng.normal(size=m), 2.0 * rng.normal(size=(m, K))
+        b = rng.normal(size=K - 1)
+        lower = np.cumsum(np.concatenate([[rng.normal()], b + rng.exponential(size=K - 1)]))
+        upper = np.where(rng.random(K) < 0.3, np.inf, lower + 2.0 * rng.exponential(size=K))
+        for k in range(1, K):  # the upper rows satisfy the gaps too
+            upper[k] = max(upper[k], upper[k - 1] + b[k - 1])
+        c = MultiQuantile(taus).bounded_line_search(
+            y, H, np.zeros(m, np.intp), 1, (lower[None], upper[None]), None, "midpoint", None, b
+        )[0]
+        assert np.all((c >= lower) & (c <= upper)), (c, lower, upper)
 
 
 def _lp_minimum(U, w, taus, b, lower, upper):

@@ -154,9 +154,14 @@ class MultiQuantile:
                 for k, level in enumerate(self.levels)
             ]
         )
-        return self._ordered(
+        c = self._ordered(
             y, H, leaf_ids, n_leaves, w, tie_rule, leaf_values, min_steps, c, (lower, upper)
         )
+        # back from the shifted variables c~_k + shifts[k], a value may round one ulp past its
+        # bound, and a neighbouring leaf's value at that bound would then come in the wrong
+        # order: the bounds are exact (a gap one ulp short is within the budget's rounding
+        # margin)
+        return np.minimum(np.maximum(c, lower), upper)
 
     def _ordered(
         self, y, H, leaf_ids, n_leaves, w, tie_rule, leaf_values, min_steps, c, bounds=None
