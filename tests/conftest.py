@@ -202,6 +202,16 @@ def _structure(tree):
     return tree.feature, tree.threshold, tree.left, tree.right
 
 
+def _goes_left(X32, rows, tree, node):
+    """Which of ``rows`` node ``node`` of ``tree`` sends left: ``x <= threshold``, and a missing
+    value (NaN) where the node's ``missing_go_to_left`` says (scikit-learn's and exact's)."""
+    import numpy as np
+
+    feature, threshold, _, _ = _structure(tree)
+    x = X32[rows, feature[node]]
+    return (x <= threshold[node]) | (np.isnan(x) & bool(tree.missing_go_to_left[node]))
+
+
 def _exact_gain(y, go_left):
     """(gain, proxy) in rational arithmetic (unit weights): proxy = S_L^2 / W_L + S_R^2 / W_R is
     the quantity scikit-learn compares, gain = proxy - S^2 / W."""
@@ -226,6 +236,8 @@ def _compare_trees(X32, y, a, b, names=("scikit-learn", "exact")):
     training rows ``X32`` (float32) with target ``y``; returns a :class:`TreeMatch`. Raises
     AssertionError on a genuine difference.
 
+    A split is its feature, threshold and direction of the missing values (NaN; per node, also
+    where the node had none: scikit-learn's ``missing_go_to_left``), which a node's rows follow.
     Two different splits are a tie when their exact gains agree to 1e-12 relative, or, for
     ``proxy_ties``, to 1e-12 relative to the exact proxy: scikit-learn compares proxies, whose
     float64 rounding (~1e-16 of the proxy) can exceed a tiny gain (deep nodes, nearly pure). Below
@@ -254,12 +266,20 @@ def _compare_trees(X32, y, a, b, names=("scikit-learn", "exact")):
             )
             ties += 1
             continue
-        left_a = X32[rows, fa[i]] <= ta[i]
+        left_a = _goes_left(X32, rows, a, i)
         if fa[i] == fb[j] and ta[i] == tb[j]:
-            stack.append((la[i], lb[j], rows[left_a]))
-            stack.append((ra[i], rb[j], rows[~left_a]))
-            continue
-        left_b = X32[rows, fb[j]] <= tb[j]
+            # one split: without missing values in the node, where a missing value goes is
+            # decided by the rows' counts, the same in both (a search decides it otherwise)
+            same = a.missing_go_to_left[i] == b.missing_go_to_left[j]
+            assert same or np.isnan(X32[rows, fa[i]]).any(), (
+                f"missing values go {'left' if a.missing_go_to_left[i] else 'right'} "
+                f"({names[0]}) and the other way ({names[1]}) on a node of {len(rows)} rows"
+            )
+            if same:
+                stack.append((la[i], lb[j], rows[left_a]))
+                stack.append((ra[i], rb[j], rows[~left_a]))
+                continue
+        left_b = _goes_left(X32, rows, b, j)
         if np.array_equal(left_a, left_b):
             children = "same"
             stack.append((la[i], lb[j], rows[left_a]))

@@ -309,8 +309,8 @@ def test_many_distinct_values_use_sorted_orders(compare_trees):
 # ---------------------------------------------------------------------------------------------
 def test_bad_input():
     e = make_engine("exact")
-    with pytest.raises(ValueError, match="NaN or infinity"):
-        e.prepare(np.array([[0.0], [np.nan]]), fit=True)
+    with pytest.raises(ValueError, match="infinity"):
+        e.prepare(np.array([[0.0], [np.inf]]), fit=True)
     with pytest.raises(ValueError, match="float32"):
         e.prepare(np.array([[0.0], [1e300]]), fit=True)
     with pytest.raises(TypeError, match="prepare"):

@@ -150,6 +150,55 @@ def test_sweeps_with_every_engine(loss, algo, engine, data):
     assert _violation(est, data[4], staged=True) == 0.0
 
 
+@pytest.fixture(scope="module")
+def missing_data(data):
+    """``data`` with 20 % of every feature missing, the missing rows' targets moved beyond the
+    top of the constraint in x0 (up) and x1 (down) (``beyond``) or beyond its bottom
+    (``below``), and sweep lines of rows missing one of the features."""
+    X, y, labels, w, base = data
+    rng = np.random.default_rng(_seed("missing"))
+    miss = rng.random(X.shape) < 0.2
+    Xm = np.where(miss, np.nan, X)
+    base = base.copy()
+    base[::3, 2] = np.nan
+    base[1::3, 1] = np.nan
+    base[2::3, 0] = np.nan
+    out = {}
+    for name, shift in (("beyond", 4.0), ("below", -4.0)):
+        ym = y + shift * miss[:, 0] - 0.75 * shift * miss[:, 1]
+        out[name] = (Xm, ym, np.where(ym > 0.4, "yes", "no"), w, base)
+    return out
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist", "sklearn"])
+@pytest.mark.parametrize("loss", REGRESSION + CLASSIFICATION)
+def test_missing_values_are_unconstrained(loss, engine, missing_data):
+    """Missing values (NaN) in every feature, fitted and predicted. Rows missing another
+    feature: their sweeps never move the wrong way. A row missing the swept feature x_j itself
+    has no place on its axis: at each split on x_j it goes with one child, whose value is
+    ordered against its sibling as if the missing value lay on that side, so it predicts at
+    least what the row predicts at x_j below every threshold (+1; at most for -1) — and, where a
+    split sends the missing rows alone right (scikit-learn's threshold +inf), possibly more than
+    at any value of x_j: on data whose missing rows lie beyond the top, some do."""
+    beyond = 0.0
+    for name, data in missing_data.items():
+        base = data[4]
+        est = _fit(loss, data, algo="prox", engine=engine, monotonic_cst=CST)
+        for feature, sign in ((0, 1), (1, -1)):
+            known = base[~np.isnan(base[:, feature])]
+            P = _values(est, _sweeps(known, feature))
+            assert _worst_move(np.moveaxis(_lines(P, known), 1, 0), sign) == 0.0
+            at = {}
+            for end, value in (("missing", np.nan), ("lowest", -1e30), ("highest", 1e30)):
+                rows = base.copy()
+                rows[:, feature] = value
+                at[end] = _values(est, rows)
+            assert np.all(sign * (at["missing"] - at["lowest"]) >= 0.0)
+            if name == "beyond":
+                beyond = max(beyond, float(np.max(sign * (at["missing"] - at["highest"]))))
+    assert beyond > 0.0
+
+
 def test_constrained_fit_is_not_the_unconstrained_one(data):
     """The constraints act (the fit differs) and cost training loss, not the other way round."""
     free = _fit("lad", data, algo="prox")
@@ -337,6 +386,38 @@ def test_engines_grow_sklearns_constrained_trees(depth, weighted):
             free = DecisionTreeRegressor(max_depth=depth, random_state=3)
             free_ids = free.fit(X32, y, sample_weight=w).apply(X32)
             assert len(set(zip(free_ids.tolist(), sk_ids.tolist()))) > len(set(sk_ids.tolist()))
+        engines = [ExactEngine()] + [HistEngine()] * (len(np.unique(X[:, 4])) < 256)
+        for engine in engines:
+            Xp = engine.prepare(X, fit=True, sample_weight=w)
+            rs = np.random.RandomState(3)
+            ids, tree = engine.grow(Xp, y, depth, rs, sample_weight=w, monotonic_cst=cst)
+            assert tree.n_leaves == sk.get_n_leaves()
+            assert len(set(zip(ids.tolist(), sk_ids.tolist()))) == tree.n_leaves
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("depth", [2, 5, 8])
+def test_engines_grow_sklearns_constrained_trees_with_missing_values(depth, weighted):
+    """15 % of every feature missing, the missing rows' targets shifted up in an increasing
+    feature and down in a decreasing one and in an increasing one (so that sending them alone
+    right is admitted for some and refused for others): the same partition as scikit-learn's
+    ``DecisionTreeRegressor(monotonic_cst=...)``, where the missing rows count in the child they
+    go to, on discrete features (exact and hist) and continuous ones (exact)."""
+    rng = np.random.RandomState(_seed("nan", depth, weighted))
+    n = 1200
+    cst = np.array([1, -1, 1, 0, -1])
+    for X in (_discrete_X(rng, n), rng.normal(size=(n, 5))):
+        miss = rng.rand(n, 5) < 0.15
+        y = np.sin(X[:, 2]) + 0.3 * X[:, 1] - X[:, 0] + X[:, 4] + rng.standard_t(3, size=n)
+        y += 3.0 * miss[:, 0] - 2.0 * miss[:, 1] - 2.5 * miss[:, 2]
+        X[miss] = np.nan
+        w = rng.exponential(size=n) if weighted else None
+        X32 = X.astype(np.float32)
+        sk = DecisionTreeRegressor(max_depth=depth, monotonic_cst=cst, random_state=3)
+        sk_ids = sk.fit(X32, y, sample_weight=w).apply(X32)
+        free = DecisionTreeRegressor(max_depth=depth, random_state=3)
+        free_ids = free.fit(X32, y, sample_weight=w).apply(X32)
+        assert len(set(zip(free_ids.tolist(), sk_ids.tolist()))) > len(set(sk_ids.tolist()))
         engines = [ExactEngine()] + [HistEngine()] * (len(np.unique(X[:, 4])) < 256)
         for engine in engines:
             Xp = engine.prepare(X, fit=True, sample_weight=w)

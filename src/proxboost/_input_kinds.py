@@ -3,8 +3,10 @@
 A pandas ``category`` column would be treated as categorical by HistGradientBoosting but as the
 numbers of its codes here; an object, string or date column has no meaningful order as numbers.
 Rather than guess, the estimators refuse such a column in one line naming it and the fix (encode
-it first), before any computation. Booleans are accepted as 0/1. pandas is never imported: a
-data frame is recognised by its ``dtypes``.
+it first), before any computation. Booleans are accepted as 0/1. Missing values (NaN, pandas'
+``pd.NA`` in a nullable numeric column, None in an object array) are accepted: scikit-learn's
+conversion makes them NaN, which every tree engine handles (``docs/engines.md``). pandas is
+never imported: a data frame is recognised by its ``dtypes``.
 """
 
 from __future__ import annotations

@@ -32,8 +32,10 @@ value(x) <= m <= value(x'). The model f_0 + sum_t w_t nu c_t has positive weight
 Nesterov's model weights), so every stage f_t is monotone too (``predict``, exactly in floating
 point: rounding is monotone; ``staged_predict`` of the accelerated algorithms follows Nesterov's
 recursion, whose differences may move a stage by a few ulps against the constraint). Rows with a
-missing value in x_j take the side the split sends them to and are not ordered against the
-others: the argument only compares rows whose x_j is known.
+missing value in x_j are unconstrained (no place on x_j's axis), as in scikit-learn: they take
+the side each split sends them to and count in that child's mean; a split may send them alone
+right (threshold +inf), never alone left, so such a row predicts at least its prediction with x_j
+below every threshold (+1), and possibly more than with any value (``docs/quantiles.md``).
 
 Several quantiles (``tau=[...]``, :mod:`proxboost._multi_quantile`): the bounds are per level,
 and every line search above is the joint one of the K levels under the non-crossing

@@ -231,6 +231,7 @@ class _BaseBoosting(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Features; NaN marks a missing value (see ``docs/engines.md``), infinity is refused.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative row weights (None: all 1). They enter the tree fits, f_0, the line
@@ -246,7 +247,7 @@ class _BaseBoosting(BaseEstimator):
         self._check_param_combinations()
         check_feature_kinds(X)
         X, y = validate_data(
-            self, X, y, ensure_all_finite=True, y_numeric=self._task == "regression"
+            self, X, y, ensure_all_finite="allow-nan", y_numeric=self._task == "regression"
         )
         cst = self._fit_monotonic_cst()
         y = self._encode_target(y, fit=True)
@@ -265,7 +266,7 @@ class _BaseBoosting(BaseEstimator):
                     "eval_set must be a tuple (X_eval, y_eval) or (X_eval, y_eval, w_eval)"
                 )
             check_feature_kinds(eval_set[0], "eval_set's X_eval")
-            X_eval = validate_data(self, eval_set[0], reset=False, ensure_all_finite=True)
+            X_eval = validate_data(self, eval_set[0], reset=False, ensure_all_finite="allow-nan")
             y_eval = self._encode_target(np.asarray(eval_set[1]), fit=False)
             self._check_target_range(y_eval, "eval_set's y_eval")
             if len(y_eval) != len(X_eval):
@@ -596,7 +597,9 @@ class _BaseBoosting(BaseEstimator):
     def _raw_predict(self, X):
         check_is_fitted(self)
         check_feature_kinds(X)
-        Xp = self.engine_.prepare(validate_data(self, X, reset=False, ensure_all_finite=True))
+        Xp = self.engine_.prepare(
+            validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+        )
         F = _constant(Xp.shape[0], self.init_)
         for w, tree, c in zip(self.weights_[1:], self.estimators_, self.leaf_values_):
             F += w * c[tree.apply(Xp)]
@@ -605,7 +608,9 @@ class _BaseBoosting(BaseEstimator):
     def _staged_raw_predict(self, X):
         check_is_fitted(self)
         check_feature_kinds(X)
-        Xp = self.engine_.prepare(validate_data(self, X, reset=False, ensure_all_finite=True))
+        Xp = self.engine_.prepare(
+            validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+        )
         F = H = _constant(Xp.shape[0], self.init_)
         for tree, c, alpha in zip(self.estimators_, self.leaf_values_, self.alphas_):
             F_next = H + c[tree.apply(Xp)]
@@ -615,7 +620,7 @@ class _BaseBoosting(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True  # missing values (NaN) in X: every engine handles them
         return tags
 
 
@@ -643,15 +648,20 @@ def _is_auto(step) -> bool:
 
 
 def _data_key(*arrays) -> tuple:
-    """A cheap fingerprint of a fit's data (shapes and column sums of each array), so that
-    ``warm_start`` refuses to continue a fit on other data instead of silently mixing them."""
+    """A cheap fingerprint of a fit's data (shapes and column sums of each array, and where X
+    has missing values their count per column), so that ``warm_start`` refuses to continue a
+    fit on other data instead of silently mixing them."""
     key = []
     for a in arrays:
         if a is None:
             key.append(None)
         else:
             a = np.asarray(a, dtype=float)
-            key.append((a.shape, np.sum(a, axis=0).tobytes()))
+            missing = np.isnan(a)
+            if missing.any():  # NaN sums would hide the other values
+                key.append((a.shape, np.nansum(a, axis=0).tobytes(), missing.sum(axis=0).tobytes()))
+            else:
+                key.append((a.shape, np.sum(a, axis=0).tobytes()))
     return tuple(key)
 
 

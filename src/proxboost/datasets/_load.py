@@ -32,7 +32,7 @@ class Dataset(NamedTuple):
     info: DatasetInfo
 
 
-_GENERATOR_PARAMS = ("n_samples", "n_features", "noise_std")
+_GENERATOR_PARAMS = ("n_samples", "n_features", "noise_std", "missing_rate")
 
 
 def _generate(info: DatasetInfo, random_state, params: dict) -> Dataset:
@@ -42,9 +42,10 @@ def _generate(info: DatasetInfo, random_state, params: dict) -> Dataset:
         raise TypeError(
             f"unknown parameters {unknown} for dataset {info.name!r}; allowed: {_GENERATOR_PARAMS}"
         )
-    X, y = getattr(_synthetic, REGISTRY[info.name]["generator"])(
-        random_state=random_state, **params
-    )
+    model = {k: v for k, v in params.items() if k != "missing_rate"}
+    X, y = getattr(_synthetic, REGISTRY[info.name]["generator"])(random_state=random_state, **model)
+    if "missing_rate" in params:  # after the model's draws: X and y are those without it
+        X = _synthetic.remove_values(X, params["missing_rate"], random_state)
     used = {k: params.get(k) for k in _GENERATOR_PARAMS}
     used["random_state"] = (
         random_state
@@ -118,7 +119,9 @@ def load_dataset(
     **params
         ``task`` ("regression" or "classification"): required by ``synthetic``, which loads the
         model of that name, checked against the dataset's task otherwise. Synthetic models:
-        ``n_samples``, ``n_features``, ``noise_std`` (None = the model's default).
+        ``n_samples``, ``n_features``, ``noise_std`` (None = the model's default), and
+        ``missing_rate`` (None or 0: none): the fraction of X's values made missing (NaN),
+        each independently, after the model's draws.
 
     Returns
     -------
@@ -157,8 +160,8 @@ def load_dataset(
     else:
         X, y, info = _read(info, mirror, data_home, download, params)
     X, y = np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
-    if not (np.isfinite(X).all() and np.isfinite(y).all()):
-        raise ValueError(f"dataset {name!r}: non-finite values after preprocessing")
+    if np.isinf(X).any() or not np.isfinite(y).all():  # NaN in X: missing values, accepted
+        raise ValueError(f"dataset {name!r}: infinite X or non-finite y after preprocessing")
     if name == "synthetic":
         info = dataclasses.replace(info, alias="synthetic")
     return Dataset(X, y, info)

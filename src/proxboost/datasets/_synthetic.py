@@ -8,6 +8,9 @@ Coordinates are written as 1-based superscripts (docs/protocol.md): X¹ is colum
   Y = +1 if X¹ + (X⁴)³ + X⁹ + sin(X¹²·X¹⁸) + Z > 0.38 else -1, Z ~ N(0, 0.1) (σ = sqrt(0.1)).
 - ``sines``: X ~ U[0, 1] (d = 1), Y = sin(2πX) + sin(32πX) + ε, ε ~ N(0, 0.15²), n = 1000.
 
+Missing values: ``load_dataset(..., missing_rate=r)`` replaces each value of X by NaN with
+probability r (:func:`remove_values`), after the model's draws.
+
 Random numbers: ``numpy.random.default_rng(random_state)`` (PCG64). For the two Gaussian
 models one array of standard normals of shape (n, d + 1) is drawn: its first d columns give
 X, its last column the noise, so that the first rows of a larger draw equal a smaller draw
@@ -161,3 +164,21 @@ def make_sines(
     X = rng.random((n, 1))
     eps = rng.standard_normal(n)
     return X, sines_function(X) + sigma * eps
+
+
+def remove_values(X: np.ndarray, missing_rate, random_state) -> np.ndarray:
+    """X with each value replaced by NaN with probability ``missing_rate`` (missing completely
+    at random), drawn from a stream of its own: seed ``[random_state, 1]`` for an integer seed
+    (``random_state`` itself gives the model's X), the generator itself when one is given."""
+    if (
+        isinstance(missing_rate, bool)
+        or not isinstance(missing_rate, numbers.Real)
+        or not 0 <= missing_rate < 1
+    ):
+        raise ValueError(f"missing_rate must be a number in [0, 1), got {missing_rate!r}")
+    if isinstance(random_state, numbers.Integral):
+        random_state = [int(random_state), 1]
+    rng = np.random.default_rng(random_state)
+    X = np.array(X, dtype=np.float64)
+    X[rng.random(X.shape) < missing_rate] = np.nan
+    return X

@@ -13,10 +13,11 @@ LEAF = -1  # the node is a leaf
 SMALL = -2  # the node is split by sorting its rows (at most SMALL_NODE of them)
 
 #: The tree being grown (node arrays in depth-first order, root 0, ``left == -1`` at leaves;
-#: ``threshold`` a value for ``exact``, a bin for ``hist``) and every row's leaf id.
+#: ``threshold`` a value for ``exact``, a bin for ``hist``; ``missing_left`` (uint8) 1 where
+#: missing values go left) and every row's leaf id.
 TreeArrays = namedtuple(
     "TreeArrays",
-    ["feature", "threshold", "left", "right", "leaf_of_node", "gain", "leaf_ids"],
+    ["feature", "threshold", "left", "right", "leaf_of_node", "gain", "missing_left", "leaf_ids"],
 )
 
 #: Sums over a node's rows (scalars): weight, w g, w g^2.

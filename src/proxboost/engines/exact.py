@@ -42,6 +42,14 @@ max_depth=D)`` grows (see ``docs/engines.md``), without scikit-learn's per-node 
   with the right child's square sum by subtraction, as scikit-learn) is at most float64
   epsilon, when no feature has a candidate, or when the split's improvement is below -epsilon.
 
+* **Missing values** (NaN) as scikit-learn 1.9: a feature's missing values have a bin of their
+  own (its last; so a feature with NaN is exact-coded with at most 255 distinct values). Where a
+  node has missing values in a feature, its candidates are those between the values with the
+  missing rows right, the missing rows alone right (threshold +inf), then those between the
+  values with the missing rows left; a feature whose node rows are all missing is constant.
+  Each split node stores ``missing_go_to_left``: the search's direction, or, where the node had
+  no missing value in the feature, the child with more rows (ties right).
+
 Sums run in this engine's row order, not scikit-learn's, so two candidates whose proxies
 agree to rounding may be ordered differently (a genuine tie; ``tests/test_engines_exact.py``
 checks every differing split in exact arithmetic).
@@ -98,10 +106,12 @@ class ExactTree:
 
     Node arrays (root 0, ``left == -1`` at leaves, scikit-learn's depth-first node order):
     ``feature``, ``threshold`` (float64; float32 ``x <= threshold`` goes left), ``left``,
-    ``right``, ``leaf_of_node``. Per internal node: ``split_feature`` and ``split_gain``.
+    ``right``, ``leaf_of_node``, ``missing_go_to_left`` (uint8: 1 where a missing value goes
+    left, as scikit-learn's ``tree_.missing_go_to_left``). Per internal node: ``split_feature``
+    and ``split_gain``.
     """
 
-    def __init__(self, feature, threshold, left, right, leaf_of_node, n_leaves, gain):
+    def __init__(self, feature, threshold, left, right, leaf_of_node, n_leaves, gain, missing):
         self.feature = feature
         self.threshold = threshold
         self.left = left
@@ -109,6 +119,7 @@ class ExactTree:
         self.leaf_of_node = leaf_of_node
         self.n_leaves = int(n_leaves)
         self.gain = gain
+        self.missing_go_to_left = missing
 
     @property
     def split_feature(self):
@@ -125,7 +136,13 @@ class ExactTree:
     def apply(self, Xp):
         X32 = _as_float32(Xp)
         return apply_tree(
-            X32, self.feature, self.threshold, self.left, self.right, self.leaf_of_node
+            X32,
+            self.feature,
+            self.threshold,
+            self.left,
+            self.right,
+            self.leaf_of_node,
+            self.missing_go_to_left,
         )
 
 
@@ -162,10 +179,10 @@ class ExactEngine:
             X32 = np.ascontiguousarray(X, dtype=np.float32)
         if X32.ndim != 2:
             raise ValueError(f"X must be 2-dimensional, got shape {X32.shape}")
-        if not np.isfinite(X32).all():
+        if np.isinf(X32).any():
             raise ValueError(
-                "X contains NaN or infinity (or values beyond float32's range): the exact "
-                "engine splits finite float32 values only"
+                "X contains infinity (or values beyond float32's range, about 3.4e38): the exact "
+                "engine splits float32 values and NaN (missing) only; rescale the features"
             )
         if not fit:
             return X32
@@ -220,7 +237,7 @@ class ExactEngine:
             n_act = int(active.sum())
             scratch.rows[:n_act] = np.flatnonzero(active)
             scratch.node_label[:] = np.where(active, 0, -1)
-        feature, threshold, left, right, leaf_of_node, gain, leaf_ids, n_leaves = grow(
+        feature, threshold, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grow(
             Xp.codes,
             target,
             w,
@@ -234,7 +251,7 @@ class ExactEngine:
             SMALL_NODE,
             check_monotonic_cst(monotonic_cst, p),
         )
-        tree = ExactTree(feature, threshold, left, right, leaf_of_node, n_leaves, gain)
+        tree = ExactTree(feature, threshold, left, right, leaf_of_node, n_leaves, gain, missing)
         if n_act < n:
             idle = np.flatnonzero(leaf_ids < 0)
             leaf_ids[idle] = tree.apply(np.ascontiguousarray(Xp.X32[idle]))

@@ -13,8 +13,10 @@
 
 A row goes to bin ``b`` of a feature when ``edges[b - 1] < x <= edges[b]`` (scikit-learn's
 "``x <= threshold`` goes left"); ``prepare(X)`` (``fit=False``) bins new rows with the training
-edges. Bins are ``uint8``, C-ordered ``(n, p)`` (the histogram builder reads a row's bins
-contiguously).
+edges. Missing values (NaN) are left out of the edges and get the code after the value bins
+(``missing_bin_``, at most 255); a feature with NaN in the training rows has that bin in its
+histogram (``nan_bin_``). Bins are ``uint8``, C-ordered ``(n, p)`` (the histogram builder reads
+a row's bins contiguously).
 
 ``grow`` fits one least-squares tree on the target, as ``DecisionTreeRegressor(
 criterion="squared_error", max_depth=D)`` with ``min_samples_split=2, min_samples_leaf=1``:
@@ -40,7 +42,16 @@ criterion="squared_error", max_depth=D)`` with ``min_samples_split=2, min_sample
 
 **Monotone constraints** (``grow(..., monotonic_cst=...)``): ``DecisionTreeRegressor``'s rule,
 as the exact engine (``_nodes.monotone_admissible``, ``monotone_child_bounds``; not
-HistGradientBoosting's, which scores splits with values clipped to the bounds).
+HistGradientBoosting's, which scores splits with values clipped to the bounds); the missing
+values count in the child they go to, as in both of scikit-learn's.
+
+**Missing values** go where HistGradientBoosting sends them: the scan over a node's bins has
+the missing bin last (missing rows right; the last candidate sends them alone right, threshold
++inf), and where the node has missing rows a second pass puts them left (a candidate of it wins
+only with a strictly better proxy; among equal ones the lowest bin, where HistGradientBoosting's
+right-to-left scan keeps the highest). Where the node has none in the split feature, a missing
+value goes right when the feature has NaN in the training rows, else to the child with more
+rows (ties right). Each tree stores ``missing_go_to_left`` per node.
 
 **Tie-breaking** differs from scikit-learn, which visits features in a random order (its
 ``random_state``) and keeps the first best: here features are scanned in index order, bins in
@@ -96,15 +107,16 @@ class HistTree:
     """A fitted histogram tree: binned rows -> compact leaf ids (picklable, compiled apply).
 
     Node arrays (root 0, ``left == -1`` at leaves): ``feature``, ``threshold_bin`` (rows with
-    ``bin <= threshold_bin`` go left), ``left``, ``right``, ``leaf_of_node``; ``threshold``
-    holds the matching float edges on the original feature scale (``x <= threshold`` goes left).
-    Per internal node: ``split_feature`` and ``split_gain`` (weighted impurity decrease over the
-    root's weight, see ``docs/engines.md``).
+    ``bin <= threshold_bin`` go left), ``left``, ``right``, ``leaf_of_node``,
+    ``missing_go_to_left`` (uint8: 1 where a missing value goes left); ``threshold`` holds the
+    matching float edges on the original feature scale (``x <= threshold`` goes left; +inf where
+    only the missing values go right). ``missing_bin``: per feature, the bin of a missing value
+    (shared with the engine). Per internal node: ``split_feature`` and ``split_gain`` (weighted
+    impurity decrease over the root's weight, see ``docs/engines.md``).
     """
 
-    def __init__(
-        self, feature, threshold_bin, left, right, leaf_of_node, n_leaves, threshold, gain
-    ):
+    def __init__(self, nodes, n_leaves, threshold, gain):
+        feature, threshold_bin, left, right, leaf_of_node, missing, missing_bin = nodes
         internal = left >= 0
         self.split_feature = feature[internal].astype(np.intp)
         self.split_gain = gain[internal]
@@ -113,6 +125,8 @@ class HistTree:
         self.left = left
         self.right = right
         self.leaf_of_node = leaf_of_node
+        self.missing_go_to_left = missing
+        self.missing_bin = missing_bin
         self.n_leaves = int(n_leaves)
         self.threshold = threshold
 
@@ -122,9 +136,8 @@ class HistTree:
 
     def apply(self, Xp):
         Xp = _as_bins(Xp)
-        return apply_tree(
-            Xp, self.feature, self.threshold_bin, self.left, self.right, self.leaf_of_node
-        )
+        nodes = (self.feature, self.threshold_bin, self.left, self.right, self.leaf_of_node)
+        return apply_tree(Xp, nodes, self.missing_go_to_left, self.missing_bin)
 
 
 def _as_bins(Xp):
@@ -184,21 +197,28 @@ class HistEngine:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
-        if not np.isfinite(X).all():
-            raise ValueError("X contains NaN or infinity: the hist engine bins finite values only")
+        if np.isinf(X).any():
+            raise ValueError(
+                "X contains infinity: the hist engine bins finite values and NaN (missing) only; "
+                "replace the infinite values"
+            )
         n, p = X.shape
         out = np.empty((n, p), dtype=np.uint8)
         if fit:
             self._reset_cache()
             w = None if sample_weight is None else check_weight(sample_weight, n)
-            edges, reps = [], []
+            edges, reps, has_nan = [], [], np.zeros(p, bool)
             for j in range(p):
-                e, codes, rep = fit_feature(X[:, j], self.max_bins, w)
+                e, codes, rep, has_nan[j] = fit_feature(X[:, j], self.max_bins, w)
                 edges.append(e)
                 reps.append(rep)
                 out[:, j] = codes
             self.edges_ = edges
-            n_bins = np.array([len(e) + 1 for e in edges], dtype=np.int32)
+            # bins: the values' (at most max_bins), then the missing values' where X has NaN
+            n_values = np.array([len(e) + 1 for e in edges], dtype=np.int32)
+            self.missing_bin_ = n_values
+            self.nan_bin_ = np.where(has_nan, n_values, -1).astype(np.int32)
+            n_bins = n_values + has_nan
             self.n_bins_ = n_bins
             self.offsets_ = np.concatenate(([0], np.cumsum(n_bins))).astype(np.int64)
             width = max(int(n_bins.max(initial=1)), 2)
@@ -218,6 +238,9 @@ class HistEngine:
             )
         for j in range(p):
             out[:, j] = np.searchsorted(self.edges_[j], X[:, j], side="left")
+            missing = np.isnan(X[:, j])
+            if missing.any():
+                out[missing, j] = self.missing_bin_[j]
         return out
 
     # -- trees -----------------------------------------------------------------------------------
@@ -261,8 +284,8 @@ class HistEngine:
             )
         scratch = self._work[1]
         scratch.rows[:n_act] = active
-        binned = Binned(Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d)
-        feature, thr, left, right, leaf_of_node, gain, leaf_ids, n_leaves = grow_tree(
+        binned = Binned(Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d, self.nan_bin_)
+        feature, thr, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grow_tree(
             binned,
             target,
             w,
@@ -275,14 +298,19 @@ class HistEngine:
             stats,
             check_monotonic_cst(monotonic_cst, Xp.shape[1]),
         )
-        if len(idle):
-            label_rows(Xp, idle, feature, thr, left, right, leaf_of_node, leaf_ids)
         internal = left >= 0
         threshold = np.full(len(left), np.nan)
         threshold[internal] = self._edges2d[feature[internal], thr[internal]]
-        return leaf_ids, HistTree(
-            feature, thr, left, right, leaf_of_node, n_leaves, threshold, gain
+        tree = HistTree(
+            (feature, thr, left, right, leaf_of_node, missing, self.missing_bin_),
+            n_leaves,
+            threshold,
+            gain,
         )
+        if len(idle):
+            nodes = (feature, thr, left, right, leaf_of_node)
+            label_rows(Xp, idle, nodes, missing, self.missing_bin_, leaf_ids)
+        return leaf_ids, tree
 
     def _rows_and_root_stats(self, Xp, sample_weight):
         """(weights or None, rows of positive weight, rows of weight 0, root weights and counts).

@@ -1,6 +1,8 @@
 """Preparation of the exact engine's training rows: per feature one uint8 code per distinct
 value (at most MAX_CODES of them), else coarse bins cut near the quantiles at gaps wider than
-FEATURE_THRESHOLD, with the rows' sorted order (see :mod:`proxboost.engines.exact`)."""
+FEATURE_THRESHOLD, with the rows' sorted order (see :mod:`proxboost.engines.exact`). Missing
+values (NaN) of a feature get a bin of their own, its last (so that a feature with NaN is
+exact-coded with at most MAX_CODES - 1 distinct values)."""
 
 import numpy as np
 
@@ -33,22 +35,29 @@ def code_features(X32):
     multi = np.zeros((p, MAX_CODES), np.bool_)  # coarse bin holding two or more distinct values
     slot = np.zeros(p, np.int64)
     sorted_cols = []
+    nan_bin = np.full(p, -1, np.int64)
     for f in range(p):
+        # np.unique gathers the NaN of a column into one last "value": their bin, after the others
         u, inv, counts = np.unique(X32[:, f], return_inverse=True, return_counts=True)
         inv = inv.reshape(-1)
-        if len(u) <= MAX_CODES:  # one bin per distinct value
+        n_values = len(u) - int(np.isnan(u[-1])) if len(u) else 0
+        if len(u) <= MAX_CODES:  # one bin per distinct value (and one for NaN)
             exact[f] = True
             n_bins[f] = len(u)
-            bin_value[f, : len(u)] = u
+            bin_value[f, :n_values] = u[:n_values]
             B[:, f] = inv
-        else:  # coarse bins, refined from the sorted order when needed
-            cuts = coarse_edges(u, counts, MAX_CODES - 1, FEATURE_THRESHOLD)
+        else:  # coarse bins (and one for NaN), refined from the sorted order when needed
+            cuts = coarse_edges(u[:n_values], counts[:n_values], MAX_CODES - 1, FEATURE_THRESHOLD)
             bin_of_u = np.searchsorted(cuts, np.arange(len(u)), side="left")
+            bin_of_u[n_values:] = len(cuts) + 1
             B[:, f] = bin_of_u[inv]
-            n_bins[f] = len(cuts) + 1
+            n_bins[f] = len(cuts) + 1 + len(u) - n_values
             multi[f, : n_bins[f]] = np.bincount(bin_of_u, minlength=n_bins[f]) >= 2
+            multi[f, len(cuts) + 1 :] = False
             slot[f] = len(sorted_cols)
             sorted_cols.append(f)
+        if n_values < len(u):
+            nan_bin[f] = n_bins[f] - 1
     off = np.concatenate(([0], np.cumsum(n_bins))).astype(np.int64)
     ps = len(sorted_cols)
     So = np.empty((max(ps, 1), n if ps else 0), np.int32)
@@ -77,5 +86,6 @@ def code_features(X32):
         sorted_values=Sv,
         bin_start=bstart,
         root_counts=root_counts(B, off, int(off[-1])),  # the root's bin counts, unit weights
+        nan_bin=nan_bin,
     )
     return codes, int(2 * off[-1] + coarse_bins.sum())

@@ -8,7 +8,15 @@ from numba import njit
 
 from .._nodes import LEAF, SMALL, Sums, TreeArrays, child_buffers, monotone_child_bounds, release
 from .histogram import build_hist, build_root_hist, subtract_ranges, zero_ranges
-from .records import MAX_CODES, Limits, Node, NodeStack, Workspace, kernel
+from .records import (
+    MAX_CODES,
+    VALUES_MISSING_RIGHT,
+    Limits,
+    Node,
+    NodeStack,
+    Workspace,
+    kernel,
+)
 from .splitting import split_node
 
 
@@ -19,11 +27,23 @@ def impurity(q, s, wsum):
 
 
 @kernel
+def goes_left(X32, B, r, f, thr, code):
+    """Whether row r goes left on feature f: codes at most ``code`` (code >= 0), else
+    ``x <= thr`` with NaN going right (VALUES_MISSING_RIGHT) or left (VALUES_MISSING_LEFT)."""
+    if code >= 0:
+        return np.int64(B[r, f] <= code)
+    if code == VALUES_MISSING_RIGHT:
+        return np.int64(X32[r, f] <= thr)
+    return np.int64(not X32[r, f] > thr)
+
+
+@kernel
 def partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse):
     """Stable partition of the node's rows by X[r, f] <= thr (codes[r, f] <= code when
-    code >= 0, the same rows); node labels (``label_l``, ``label_l + 1``); each side's weight,
-    sum and square sum, accumulated over its rows in their order (scikit-learn's fresh
-    ``criterion.init`` sums of the children). Returns (mid, left sums, right sums).
+    code >= 0, the same rows; missing values as ``code`` says: ``goes_left``); node labels
+    (``label_l``, ``label_l + 1``); each side's weight, sum and square sum, accumulated over its
+    rows in their order (scikit-learn's fresh ``criterion.init`` sums of the children). Returns
+    (mid, left sums, right sums).
 
     Branch-free (both destinations written, cursors advanced by the side): the sides of
     consecutive rows are unpredictable.
@@ -46,7 +66,7 @@ def partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse):
     for j in range(node.start, node.end):
         r = rows[np.uint64(j)]
         ru = np.uint64(r)
-        m = np.int64(B[ru, fu] <= code) if code >= 0 else np.int64(X32[ru, fu] <= thr)
+        m = goes_left(X32, B, ru, fu, thr, code)
         c = 1.0 if w is None else w[ru]
         g = target[ru]
         cgl = (c * g) if m else 0.0
@@ -71,7 +91,7 @@ def partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse):
 @kernel
 def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_leaf):
     """Split on the last level: the node's rows get the leaf ids ``first_leaf`` (left) and
-    ``first_leaf + 1`` (right), no partition. Returns the left side's sums."""
+    ``first_leaf + 1`` (right), no partition. Returns the left side's sums and row count."""
     X32 = codes.values
     B = codes.codes
     rows = work.rows
@@ -79,35 +99,53 @@ def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_lea
     wl = 0.0
     sl = 0.0
     ql = 0.0
+    n_left = 0
     bf = np.uint64(f)
     for j in range(node.start, node.end):
         r = np.uint64(rows[np.uint64(j)])
-        m = (B[r, bf] <= code) if code >= 0 else (X32[r, bf] <= thr)
+        m = goes_left(X32, B, r, bf, thr, code)
         c = 1.0 if w is None else w[r]
         g = target[r]
         wg = (c * g) if m else 0.0
         wl += c if m else 0.0
         sl += wg
         ql += wg * g
+        n_left += m
         leaf_ids[r] = first_leaf if m else first_leaf + 1
-    return Sums(wl, sl, ql)
+    return Sums(wl, sl, ql), n_left
 
 
 @kernel
 def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, n_leaves):
     """The threshold of ``split`` (feature, a, b, code) and the node's rows divided by it:
     labelled as leaves on the last level, else partitioned. Returns (threshold, mid, left sums,
-    right sums; the right ones zero on the last level, where they are not needed)."""
+    right sums; the right ones zero on the last level, where they are not needed), ``mid -
+    node.start`` being the left child's row count. The missing rows alone on the right (a = b
+    = inf) get scikit-learn's threshold +inf."""
     f, a, b, code = split
     thr = a / 2.0 + b / 2.0
-    if thr == b:
+    if thr == b and b != np.inf:
         thr = a
     if last_level:  # children are leaves: label the rows (left / right), no partition
-        left = label_last_level(codes, target, w, work, tree, node, f, thr, code, n_leaves)
-        return thr, node.start, left, Sums(0.0, 0.0, 0.0)
+        left, n_left = label_last_level(codes, target, w, work, tree, node, f, thr, code, n_leaves)
+        return thr, node.start + n_left, left, Sums(0.0, 0.0, 0.0)
     coarse = codes.coarse_features.shape[0] > 0  # node labels serve the coarse features only
     mid, left, right = partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse)
     return thr, mid, left, right
+
+
+@kernel
+def record_split(tree, node_id, split, n_left, node):
+    """Node ``node_id`` splits: ``split`` = (feature, threshold, gain, direction of the node's
+    missing rows: 0 right, 1 left, -1 none). Without missing rows in the node, a missing value
+    goes to the child with more rows (ties right), as scikit-learn's ``missing_go_to_left``."""
+    f, thr, gain, direction = split
+    tree.feature[node_id] = f
+    tree.threshold[node_id] = thr
+    tree.gain[node_id] = gain
+    if direction < 0:
+        direction = np.int64(n_left > node.end - node.start - n_left)
+    tree.missing_left[node_id] = direction
 
 
 @kernel
@@ -309,9 +347,9 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root):
         node_id = n_nodes  # node ids in scikit-learn's depth-first order
         n_nodes += 1
         node, depth, buf, imp, sq_sum, n_known = pop(stack, top, tree, node_id)
-        best_f, a, b, code, n_const = -1, 0.0, 0.0, -1, 0
+        best_f, a, b, code, n_const, direction = -1, 0.0, 0.0, -1, 0, -1
         if buf != LEAF:
-            best_f, a, b, code, n_const = split_node(
+            best_f, a, b, code, n_const, direction = split_node(
                 codes, target, w, work, node, n_known, buf, limits
             )
         last_level = depth + 1 >= limits.max_depth
@@ -332,9 +370,7 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root):
             make_leaf(work, tree, node_id, node, n_leaves)
             n_leaves += 1
             continue
-        tree.feature[node_id] = best_f
-        tree.threshold[node_id] = thr
-        tree.gain[node_id] = gain
+        record_split(tree, node_id, (best_f, thr, gain, direction), mid - node.start, node)
         if last_level:
             n_free = release(work.free_buffers, buf, n_free)
             last_level_leaves(tree, node_id, n_nodes, n_leaves)
@@ -405,6 +441,7 @@ def new_records(scratch, p, max_depth, max_nodes, seed, small, monotonic):
         np.full(max_nodes, -1, np.int32),
         np.full(max_nodes, -1, np.int32),
         np.zeros(max_nodes),
+        np.zeros(max_nodes, np.uint8),
         np.full(n, -1, np.intp),
     )
     cap = 2 * max_depth + 4
@@ -462,8 +499,8 @@ def grow(codes, target, w, scratch, n_act, max_depth, max_nodes, seed, eps, thr,
 
     ``scratch.rows[:n_act]``: the rows taking part (``node_label`` 0 on them, -1 elsewhere);
     with unit weights (``w`` None) every row, set here. ``monotonic``: (p,) int8, each
-    feature's monotone constraint (zeros: none). Returns the node arrays (feature,
-    threshold, left, right, leaf_of_node, gain), every row's leaf id and the number of leaves.
+    feature's monotone constraint (zeros: none). Returns the node arrays (feature, threshold,
+    left, right, leaf_of_node, gain, missing_left), every row's leaf id and the number of leaves.
     """
     p = codes.values.shape[1]
     work, tree, stack = new_records(scratch, p, max_depth, max_nodes, seed, small, monotonic)
@@ -477,6 +514,7 @@ def grow(codes, target, w, scratch, n_act, max_depth, max_nodes, seed, eps, thr,
         tree.right[:n_nodes].copy(),
         tree.leaf_of_node[:n_nodes].copy(),
         tree.gain[:n_nodes].copy(),
+        tree.missing_left[:n_nodes].copy(),
         tree.leaf_ids,
         n_leaves,
     )

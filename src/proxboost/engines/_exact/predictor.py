@@ -5,14 +5,16 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def apply_tree(X32, feature, threshold, left, right, leaf_of_node):
-    """Leaf id of each row: from the root, ``x <= threshold`` goes left."""
+def apply_tree(X32, feature, threshold, left, right, leaf_of_node, missing_left):
+    """Leaf id of each row: from the root, ``x <= threshold`` goes left, a missing value (NaN)
+    where the node's ``missing_left`` says."""
     n = X32.shape[0]
     out = np.empty(n, np.intp)
     for i in range(n):
         node = 0
         while left[node] >= 0:
-            if X32[i, feature[node]] <= threshold[node]:
+            x = X32[i, feature[node]]
+            if x <= threshold[node] or (x != x and missing_left[node]):
                 node = left[node]
             else:
                 node = right[node]

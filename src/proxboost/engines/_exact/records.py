@@ -8,6 +8,10 @@ from numba import njit
 
 MAX_CODES = 256  # features with at most this many distinct values get one code per value (uint8)
 FEATURE_THRESHOLD = np.float32(1e-7)  # scikit-learn's tolerance between feature values
+# A split's ``code`` (the rows going left: codes at most ``code`` when >= 0): these negative values
+# compare the float32 values with the threshold instead, missing values (NaN) going right or left
+VALUES_MISSING_RIGHT = -1  # x <= threshold (False for NaN)
+VALUES_MISSING_LEFT = -2  # not x > threshold (True for NaN)
 
 # Kernels that allocate nothing are compiled without reference counting (`_nrt=False`, a numba
 # option that is not public API: pyproject.toml bounds numba to the tested versions): numba
@@ -38,6 +42,7 @@ Codes = namedtuple(
         "sorted_values",  # (p_coarse, n) float32: their values
         "bin_start",  # (p_coarse, MAX_CODES + 1) int64: each bin's segment of the sorted order
         "root_counts",  # (2 * total bins,) float64: the root's counts (unit weights) per bin
+        "nan_bin",  # (p,) int64: the bin of a feature's missing values (its last), -1 without any
     ],
 )
 

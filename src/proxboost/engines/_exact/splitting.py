@@ -6,7 +6,7 @@ from a small node's sorted values (see :mod:`proxboost.engines.exact`)."""
 import numpy as np
 
 from .._nodes import monotone_admissible
-from .records import FEATURE_THRESHOLD, kernel
+from .records import FEATURE_THRESHOLD, VALUES_MISSING_LEFT, kernel
 
 
 @kernel
@@ -168,22 +168,30 @@ def nonempty_bins(work, buf, o, f):
 def scan_exact_coded(codes, work, buf, f, m, node, best):
     """Candidates of an exact-coded feature f between its m consecutive non-empty bins.
     Returns (found, best, a, b, lo_bin, hi_bin); found -1: constant feature."""
+    hv = codes.bin_value[f]
+    if hv[work.nonempty[m - 1]] <= hv[work.nonempty[0]] + FEATURE_THRESHOLD:
+        return -1, best, 0.0, 0.0, -1, -1
+    found, best, a, bb, lo_bin, hi_bin, _, _ = coded_pass(
+        codes, work, buf, f, m, node, best, 0.0, 0.0
+    )
+    return found, best, a, bb, lo_bin, hi_bin
+
+
+@kernel
+def coded_pass(codes, work, buf, f, m, node, best, sl, wl):
+    """Candidates of an exact-coded feature f between its m consecutive non-empty bins listed in
+    the workspace, the sums of the rows left of the first being (sl, wl). Returns (found, best,
+    a, b, lo_bin, hi_bin, sl, wl) with the sums after the m bins."""
     thr = FEATURE_THRESHOLD
     H = work.hist[buf]
     nonempty = work.nonempty
     hv = codes.bin_value[f]
     o = codes.bin_offset[f]
-    first = nonempty[0]
-    last = nonempty[m - 1]
     found = 0
     a = 0.0
     bb = 0.0
     lo_bin = -1
     hi_bin = -1
-    if hv[last] <= hv[first] + thr:
-        return -1, best, a, bb, lo_bin, hi_bin
-    sl = 0.0
-    wl = 0.0
     prev = -1
     for j in range(m):
         b = nonempty[j]
@@ -203,14 +211,15 @@ def scan_exact_coded(codes, work, buf, f, m, node, best):
         sl += H[np.uint64(2 * (o + b))]
         wl += H[np.uint64(2 * (o + b) + 1)]
         prev = b
-    return found, best, a, bb, lo_bin, hi_bin
+    return found, best, a, bb, lo_bin, hi_bin, sl, wl
 
 
 @kernel
-def scan_bin_edges(codes, work, buf, f, m, node, min_weight, best):
-    """Candidates of a coarse feature f between its m non-empty bins (from the histogram),
-    listing in the workspace the bins with room for a candidate inside, with their left sums.
-    Returns (found, best, lo_bin, hi_bin, j_best, n_inner)."""
+def scan_bin_edges(codes, work, buf, f, m, node, min_weight, best, start):
+    """Candidates of a coarse feature f between its m non-empty bins (from the histogram), the
+    sums of the rows left of the first being ``start`` = (sl, wl), listing in the workspace the
+    bins with room for a candidate inside, with their left sums. Returns (found, best, lo_bin,
+    hi_bin, j_best, n_inner)."""
     H = work.hist[buf]
     nonempty = work.nonempty
     multi = codes.multi_valued[f]
@@ -221,8 +230,7 @@ def scan_bin_edges(codes, work, buf, f, m, node, min_weight, best):
     found = 0
     lo_bin = -1
     hi_bin = -1
-    sl = 0.0
-    wl = 0.0
+    sl, wl = start
     j_best = -1
     n_in = 0
     for j in range(m):
@@ -308,8 +316,22 @@ def scan_binned(codes, target, w, work, node, f, buf, min_weight, best):
             cv, cg, cw, w, k, 0.0, 0.0, node, work.monotonic[f], thr, best, False
         )
         return found, best, a, bb, -1, -1
+    return coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, (0.0, 0.0))
+
+
+@kernel
+def coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start):
+    """Candidates of a coarse feature f with m >= 2 non-empty bins listed in the workspace, the
+    sums of the rows left of the first being ``start`` = (sl, wl): between the bins from the
+    histogram, inside a bin exactly when a bound on their proxy may beat the best so far (see
+    ``scan_binned``). Returns (found, best, a, b, lo_bin, hi_bin) as ``scan_binned``."""
+    thr = FEATURE_THRESHOLD
+    o = codes.bin_offset[f]
+    cv = work.bin_values
+    cg = work.bin_targets
+    cw = work.bin_weights
     found, best, lo_bin, hi_bin, j_best, n_in = scan_bin_edges(
-        codes, work, buf, f, m, node, min_weight, best
+        codes, work, buf, f, m, node, min_weight, best, start
     )
     H = work.hist[buf]
     po = codes.positive_offset[f]
@@ -372,6 +394,153 @@ def scan_small(codes, target, w, work, node, f, thr, best):
 
 
 @kernel
+def missing_candidates(found, best, nan_s, nan_w, node, work, f):
+    """After the first pass over a feature's values (missing rows right; ``found``, ``best``),
+    the candidate that sends the missing rows alone right (sums nan_s, nan_w), as scikit-learn's
+    threshold +inf, if feature f's monotone constraint admits it (scikit-learn checks this
+    candidate as any other: the missing rows' mean ordered after the others'). Returns (found,
+    best, a, b, direction): a = b = inf when it wins, direction 0 (missing right) when the
+    first pass or this candidate won, -1 otherwise."""
+    sl = node.sum - nan_s
+    wl = node.weight - nan_w
+    a = np.inf
+    if may_beat(sl, wl, node.sum, node.weight, best):
+        prox = proxy(sl, wl, node.sum, node.weight)
+        if prox > best and admitted(work, f, sl, wl, node):
+            return 1, prox, a, a, 0
+    return found, best, 0.0, 0.0, 0 if found > 0 else -1
+
+
+@kernel
+def values_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start):
+    """Candidates of feature f between its node values (histogram path: m >= 1 non-empty value
+    bins listed in the workspace), the sums of the rows left of the smallest value being
+    ``start`` = (sl, wl). Returns (found, best, a, b, lo_bin, hi_bin) as ``scan_binned``."""
+    if codes.positive_offset[f] < 0:
+        found, best, a, bb, lo_bin, hi_bin, _, _ = coded_pass(
+            codes, work, buf, f, m, node, best, start[0], start[1]
+        )
+        return found, best, a, bb, lo_bin, hi_bin
+    if m >= 2:
+        return coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start)
+    first = work.nonempty[0]
+    if not codes.multi_valued[f, first]:
+        return 0, best, 0.0, 0.0, -1, -1
+    k = collect_bin(codes, target, w, work, node, f, first)
+    found, best, a, bb, _, _ = scan_values(
+        work.bin_values,
+        work.bin_targets,
+        work.bin_weights,
+        w,
+        k,
+        start[0],
+        start[1],
+        node,
+        work.monotonic[f],
+        FEATURE_THRESHOLD,
+        best,
+        False,
+    )
+    return found, best, a, bb, -1, -1
+
+
+@kernel
+def scan_binned_missing(codes, target, w, work, node, f, buf, min_weight, best):
+    """``scan_binned`` for a feature f with missing values in the training rows, plus the
+    direction of the missing rows of the winning candidate (-1: the node has none). As
+    scikit-learn: without missing rows in the node, ``scan_binned``; all rows missing, a constant
+    feature; else the candidates with the missing rows right (between the values, then the
+    missing rows alone), then with them left (between the values). The missing values' bin stays
+    in the buffer's range of f (its children need it)."""
+    o = codes.bin_offset[f]
+    nb = codes.nan_bin[f]
+    H = work.hist[buf]
+    lo = work.bin_lo[buf]
+    hi = work.bin_hi[buf]
+    # outside the buffer's range the bin holds no rows of the node (and is not maintained)
+    nan_s = H[np.uint64(2 * (o + nb))] if hi[f] == nb else 0.0
+    nan_w = H[np.uint64(2 * (o + nb) + 1)] if hi[f] == nb else 0.0
+    if not nan_w > 0.0:
+        found, best, a, bb, lo_bin, hi_bin = scan_binned(
+            codes, target, w, work, node, f, buf, min_weight, best
+        )
+        return found, best, a, bb, lo_bin, hi_bin, -1
+    m = 0
+    if lo[f] < nb:
+        hi[f] = nb - 1  # the value bins: narrowed to the non-empty ones
+        m = nonempty_bins(work, buf, o, f)
+    if m == 0:  # every row of the node is missing: constant
+        lo[f] = nb
+        hi[f] = nb
+        return -1, best, 0.0, 0.0, -1, -1, -1
+    hi[f] = nb
+    found, best, a, bb, lo_bin, hi_bin = values_pass(
+        codes, target, w, work, node, f, buf, m, min_weight, best, (0.0, 0.0)
+    )
+    found, best, na, nbb, direction = missing_candidates(found, best, nan_s, nan_w, node, work, f)
+    if direction == 0 and na == np.inf:
+        a, bb, lo_bin, hi_bin = na, nbb, -1, -1
+    res, best, va, vb, l2, h2 = values_pass(
+        codes, target, w, work, node, f, buf, m, min_weight, best, (nan_s, nan_w)
+    )
+    if res > 0:
+        return 1, best, va, vb, l2, h2, 1
+    return found, best, a, bb, lo_bin, hi_bin, direction
+
+
+@kernel
+def scan_small_missing(codes, target, w, work, node, f, thr, best):
+    """``scan_small`` for a feature f with missing values in the training rows, plus the
+    direction of the missing rows of the winning candidate (-1: the node has none); the
+    candidates as ``scan_binned_missing``."""
+    X32 = codes.values
+    rows = work.rows
+    keys = work.small_values
+    vals = work.small_targets
+    wts = work.small_weights
+    k = 0
+    n_nan = 0
+    nan_s = 0.0
+    nan_w = 0.0
+    for j in range(node.start, node.end):
+        r = rows[j]
+        key = X32[r, f]
+        c = 1.0 if w is None else w[r]
+        val = c * target[r]
+        if key != key:
+            n_nan += 1
+            nan_s += val
+            nan_w += c
+            continue
+        i = k - 1
+        while i >= 0 and keys[i] > key:
+            keys[i + 1] = keys[i]
+            vals[i + 1] = vals[i]
+            wts[i + 1] = wts[i]
+            i -= 1
+        keys[i + 1] = key
+        vals[i + 1] = val
+        wts[i + 1] = c
+        k += 1
+    if k == 0 or (n_nan == 0 and keys[k - 1] <= keys[0] + thr):
+        return -1, best, 0.0, 0.0, -1
+    found, best, a, b, _, _ = scan_values(
+        keys, vals, wts, w, k, 0.0, 0.0, node, work.monotonic[f], thr, best, False
+    )
+    if n_nan == 0:
+        return found, best, a, b, -1
+    found, best, na, nb, direction = missing_candidates(found, best, nan_s, nan_w, node, work, f)
+    if direction == 0 and na == np.inf:
+        a, b = na, nb
+    res, best, va, vb, _, _ = scan_values(
+        keys, vals, wts, w, k, nan_s, nan_w, node, work.monotonic[f], thr, best, False
+    )
+    if res > 0:
+        return 1, best, va, vb, 1
+    return found, best, a, b, direction
+
+
+@kernel
 def bin_edge_values(codes, work, node, f, lo_bin, hi_bin):
     """(largest node value in coarse bin lo_bin, smallest in hi_bin) of feature f."""
     slot = codes.sorted_slot[f]
@@ -408,12 +577,28 @@ def bin_edge_values(codes, work, node, f, lo_bin, hi_bin):
 
 
 @kernel
+def scan_missing(codes, target, w, work, node, f, buf, limits, best):
+    """The best candidate of a feature f with missing values in the training rows on the node
+    (histogram buffer ``buf``, or SMALL): (found, best, a, b, lo_bin, hi_bin, direction of the
+    missing rows, -1 when the node has none)."""
+    if buf >= 0:
+        return scan_binned_missing(codes, target, w, work, node, f, buf, limits.min_weight, best)
+    res, prox, a, b, direction = scan_small_missing(
+        codes, target, w, work, node, f, limits.feature_threshold, best
+    )
+    return res, prox, a, b, -1, -1, direction
+
+
+@kernel
 def split_node(codes, target, w, work, node, n_known, buf, limits):
-    """scikit-learn's ``node_split_best`` on one node: (feature, a, b, code, n_total_constants).
+    """scikit-learn's ``node_split_best`` on one node: (feature, a, b, code, n_total_constants,
+    direction).
 
     feature -1: no candidate on any feature. ``code`` >= 0 when the split falls between two bins
     of the feature: the rows going left are then those with codes at most ``code`` (the same
-    rows as ``x <= threshold``, read from the smaller uint8 codes); -1 otherwise.
+    rows as ``x <= threshold``, read from the smaller uint8 codes); else VALUES_MISSING_RIGHT or
+    VALUES_MISSING_LEFT. ``direction``: where the node's missing values of the feature go (0
+    right, 1 left), -1 when the node has none.
     """
     features = work.features
     p = features.shape[0]
@@ -428,6 +613,7 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
     best_b = 0.0
     best_lo = -1
     best_hi = -1
+    best_dir = -1
     while f_i > n_total and (n_visited < p or n_visited <= n_found + n_drawn):
         n_visited += 1
         f_j = rand_int(n_drawn, f_i - n_found, work.rng_state)
@@ -437,9 +623,16 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
             continue
         f_j += n_found
         f = features[f_j]
+        # (the NaN-free scans called here directly: a dispatching kernel in between cost 15 %
+        # of the tree time at depth 8)
         lo_bin = -1
         hi_bin = -1
-        if buf >= 0:
+        direction = -1
+        if codes.nan_bin[f] >= 0:
+            res, prox, a, b, lo_bin, hi_bin, direction = scan_missing(
+                codes, target, w, work, node, f, buf, limits, best
+            )
+        elif buf >= 0:
             res, prox, a, b, lo_bin, hi_bin = scan_binned(
                 codes, target, w, work, node, f, buf, limits.min_weight, best
             )
@@ -461,6 +654,7 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
             best_b = b
             best_lo = lo_bin
             best_hi = hi_bin
+            best_dir = direction
     # scikit-learn's invariant: known constants keep their order for siblings and children
     constant = work.constant
     for i in range(n_known):
@@ -470,4 +664,5 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
     if best_f >= 0 and best_lo >= 0 and codes.positive_offset[best_f] >= 0:
         # between two coarse bins: their edge values
         best_a, best_b = bin_edge_values(codes, work, node, best_f, best_lo, best_hi)
-    return best_f, best_a, best_b, best_lo, n_total
+    code = VALUES_MISSING_LEFT if best_dir == 1 else best_lo
+    return best_f, best_a, best_b, code, n_total, best_dir

@@ -1,6 +1,6 @@
 """Binning of the hist engine: per feature at most ``max_bins`` bins, one per distinct value or
-quantile bins with heavy values on their own (see :mod:`proxboost.engines.hist`). Pure numpy,
-once per fit."""
+quantile bins with heavy values on their own, and a bin of its own for the missing values (see
+:mod:`proxboost.engines.hist`). Pure numpy, once per fit."""
 
 import numpy as np
 
@@ -12,7 +12,25 @@ def midpoints(a, b):
 
 
 def fit_feature(col, max_bins, weight=None):
-    """Edges, bin codes and representative values of one training column (weighted counts).
+    """Edges, bin codes, representative values of one training column (weighted counts) and
+    whether it holds missing values (NaN).
+
+    The edges come from the values that are not missing; a missing value's code is the bin after
+    the values' (``len(edges) + 1``, at most 255 with at most 255 value bins).
+    """
+    missing = np.isnan(col)
+    if not missing.any():
+        return (*fit_values(col, max_bins, weight), False)
+    edges, codes, rep = fit_values(
+        col[~missing], max_bins, None if weight is None else weight[~missing]
+    )
+    out = np.full(len(col), len(edges) + 1, dtype=np.int64)
+    out[~missing] = codes
+    return edges, out, rep, True
+
+
+def fit_values(col, max_bins, weight=None):
+    """Edges, bin codes and representative values of a column of values (weighted counts).
 
     With ``weight``, the distinct values and counts come from the same sort of the whole column
     as without (no second sort of the positive-weight rows): the counts are the weights' sums

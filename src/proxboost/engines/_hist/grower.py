@@ -13,9 +13,17 @@ from .splitting import best_split, best_split_small
 
 
 @njit(cache=True, nogil=True)
-def partition(bins, target, w, rows, tmp, start, end, f, thr):
-    """Stable partition of rows[start:end] by bins[:, f] <= thr. Returns (mid, left sums,
-    right sums: weight, w g, w g^2 of each side)."""
+def goes_left(bins, r, f, thr, nan_left):
+    """Whether row r goes left: ``bins[r, f] <= thr``, or ``bins[r, f] == nan_left`` (the
+    missing values' bin where they go left; -1 otherwise)."""
+    b = bins[r, f]
+    return b <= thr or b == nan_left
+
+
+@njit(cache=True, nogil=True)
+def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
+    """Stable partition of rows[start:end] by ``goes_left``. Returns (mid, left sums, right
+    sums: weight, w g, w g^2 of each side)."""
     wl = start
     wr = 0
     cl = 0.0
@@ -29,7 +37,7 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr):
         c = 1.0 if w is None else w[r]
         g = target[r]
         cg = c * g
-        if bins[r, f] <= thr:
+        if goes_left(bins, r, f, thr, nan_left):
             rows[wl] = r
             wl += 1
             cl += c
@@ -62,17 +70,19 @@ def child_mode(depth, n_rows, sums, limits):
 
 @njit(cache=True, nogil=True)
 def find_split(binned, target, w, scratch, work, buf, start, end, sums, bounds):
-    """Best (feature, last left bin, first right bin, proxy) of a node (rows[start:end], sums)
-    whose mode is ``buf``: from its histogram, or by sorting (SMALL). Feature -1: none.
-    ``bounds``: the node's value bounds and the features' monotone constraints."""
+    """Best (feature, last left bin, first right bin, proxy, missing left) of a node
+    (rows[start:end], sums) whose mode is ``buf``: from its histogram, or by sorting (SMALL).
+    Feature -1: none. ``bounds``: the node's value bounds and the features' monotone
+    constraints."""
     best_f = -1
     best_b = -1
     nxt = -1
     proxy = -np.inf
+    left = False
     if buf >= 0:
         S = 2 if w is None else 3
         hist = scratch.hist
-        best_f, best_b, proxy = best_split(
+        best_f, best_b, proxy, left = best_split(
             hist[buf],
             binned.offsets,
             work.bin_lo[buf],
@@ -81,6 +91,7 @@ def find_split(binned, target, w, scratch, work, buf, start, end, sums, bounds):
             work.nonempty,
             S,
             bounds,
+            binned.nan_bin,
         )
         if best_f >= 0:
             o = binned.offsets[best_f]
@@ -88,7 +99,7 @@ def find_split(binned, target, w, scratch, work, buf, start, end, sums, bounds):
             while hist[buf, S * (o + nxt) + S - 1] == 0.0:
                 nxt += 1
     elif buf == SMALL:
-        best_f, best_b, nxt, proxy = best_split_small(
+        best_f, best_b, nxt, proxy, left = best_split_small(
             binned.bins,
             target,
             w,
@@ -100,14 +111,18 @@ def find_split(binned, target, w, scratch, work, buf, start, end, sums, bounds):
             work.small_targets,
             work.small_weights,
             bounds,
+            binned.nan_bin,
         )
-    return best_f, best_b, nxt, proxy
+    return best_f, best_b, nxt, proxy, left
 
 
 @njit(cache=True, nogil=True)
 def threshold_bin(binned, f, b, nxt):
     """The edge between the node's bins b and nxt of feature f nearest to the midpoint of their
-    representative values."""
+    representative values; the last value bin when nxt is the missing values' bin (they alone
+    go right: threshold +inf, as scikit-learn's)."""
+    if nxt == binned.nan_bin[f]:
+        return nxt - 1
     rep = binned.representative
     edges = binned.edges
     mid = rep[f, b] / 2.0 + rep[f, nxt] / 2.0
@@ -189,11 +204,27 @@ def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats)
 
 
 @njit(cache=True, nogil=True)
-def label_last_level(bins, rows, start, end, f, b, leaf_ids, first_leaf):
-    """Rows of a split on the last level: leaf ``first_leaf`` (bin <= b) or the next one."""
-    for j in range(start, end):
+def label_last_level(bins, rows, segment, split, leaf_ids, first_leaf):
+    """Rows ``rows[segment[0]:segment[1]]`` of a split ``(f, b, nan_left)`` on the last level:
+    leaf ``first_leaf`` (``goes_left``) or the next one. Returns the left side's row count."""
+    f, b, nan_left = split
+    n_left = 0
+    for j in range(segment[0], segment[1]):
         r = rows[j]
-        leaf_ids[r] = first_leaf if bins[r, f] <= b else first_leaf + 1
+        m = goes_left(bins, r, f, b, nan_left)
+        leaf_ids[r] = first_leaf if m else first_leaf + 1
+        n_left += m
+    return n_left
+
+
+@njit(cache=True, nogil=True)
+def missing_goes_left(binned, f, left, n_left, n_right):
+    """Where a missing value goes at a split on feature f (``left``: the split's missing values
+    go left): as HistGradientBoosting, the split's direction on a feature with missing values
+    in the training rows, else the child with more rows (ties right)."""
+    if binned.nan_bin[f] >= 0:
+        return np.uint8(left)
+    return np.uint8(n_left > n_right)
 
 
 @njit(cache=True, nogil=True)
@@ -214,7 +245,7 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         buf = stack.mode[top]
         sums = Sums(stack.weight[top], stack.sum[top], stack.sq_sum[top])
         bounds = (stack.lower[top], stack.upper[top], limits.monotonic)
-        best_f, best_b, nxt, proxy = find_split(
+        best_f, best_b, nxt, proxy, nan_left = find_split(
             binned, target, w, scratch, work, buf, start, end, sums, bounds
         )
         if best_f < 0:  # leaf
@@ -233,15 +264,23 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         tree.right[node] = rnode
         # weighted impurity decrease: proxy - S^2 / W (the sums of squares cancel), over W_root
         tree.gain[node] = (proxy - sums.sum * sums.sum / sums.weight) / limits.root_weight
+        nan_code = binned.nan_bin[best_f] if nan_left else -1
         if depth + 1 >= limits.max_depth:  # both children are leaves: label rows, no partition
             n_free = release(work.free_buffers, buf, n_free)
             tree.leaf_of_node[lnode] = n_leaves
             tree.leaf_of_node[rnode] = n_leaves + 1
-            label_last_level(binned.bins, rows, start, end, best_f, best_b, tree.leaf_ids, n_leaves)
+            split = (best_f, best_b, nan_code)
+            n_l = label_last_level(binned.bins, rows, (start, end), split, tree.leaf_ids, n_leaves)
+            tree.missing_left[node] = missing_goes_left(
+                binned, best_f, nan_left, n_l, end - start - n_l
+            )
             n_leaves += 2
             continue
         mid, sums_l, sums_r = partition(
-            binned.bins, target, w, rows, scratch.spare_rows, start, end, best_f, best_b
+            binned.bins, target, w, rows, scratch.spare_rows, start, end, best_f, best_b, nan_code
+        )
+        tree.missing_left[node] = missing_goes_left(
+            binned, best_f, nan_left, mid - start, end - mid
         )
         mode_l = child_mode(depth + 1, mid - start, sums_l, limits)
         mode_r = child_mode(depth + 1, end - mid, sums_r, limits)
@@ -279,6 +318,7 @@ def new_records(n, p, scratch, max_depth, max_nodes, small):
         np.full(max_nodes, -1, np.int32),
         np.full(max_nodes, -1, np.int32),
         np.zeros(max_nodes),
+        np.zeros(max_nodes, np.uint8),
         np.full(n, -1, np.intp),
     )
     cap = 2 * max_depth + 4
@@ -332,6 +372,7 @@ def grow_tree(
         tree.right[:n_nodes].copy(),
         tree.leaf_of_node[:n_nodes].copy(),
         tree.gain[:n_nodes].copy(),
+        tree.missing_left[:n_nodes].copy(),
         tree.leaf_ids,
         n_leaves,
     )

@@ -5,11 +5,16 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def leaf_of(bins, i, feature, threshold, left, right, leaf_of_node):
-    """Leaf id of row i: from the root, ``bin <= threshold`` goes left."""
+def leaf_of(bins, i, nodes, missing_left, missing_bin):
+    """Leaf id of row i: from the root, ``bin <= threshold`` goes left, a missing value (its
+    feature's ``missing_bin``) where the node's ``missing_left`` says. ``nodes``: (feature,
+    threshold, left, right, leaf_of_node)."""
+    feature, threshold, left, right, leaf_of_node = nodes
     node = 0
     while left[node] >= 0:
-        if bins[i, feature[node]] <= threshold[node]:
+        f = feature[node]
+        b = bins[i, f]
+        if b <= threshold[node] or (missing_left[node] and b == missing_bin[f]):
             node = left[node]
         else:
             node = right[node]
@@ -17,17 +22,17 @@ def leaf_of(bins, i, feature, threshold, left, right, leaf_of_node):
 
 
 @njit(cache=True, nogil=True)
-def apply_tree(bins, feature, threshold, left, right, leaf_of_node):
+def apply_tree(bins, nodes, missing_left, missing_bin):
     """Leaf id of each binned row."""
     n = bins.shape[0]
     out = np.empty(n, np.intp)
     for i in range(n):
-        out[i] = leaf_of(bins, i, feature, threshold, left, right, leaf_of_node)
+        out[i] = leaf_of(bins, i, nodes, missing_left, missing_bin)
     return out
 
 
 @njit(cache=True, nogil=True)
-def label_rows(bins, rows, feature, threshold, left, right, leaf_of_node, out):
+def label_rows(bins, rows, nodes, missing_left, missing_bin, out):
     """out[r] = leaf of row r, for r in rows (the rows of weight 0, after growth)."""
     for r in rows:
-        out[r] = leaf_of(bins, r, feature, threshold, left, right, leaf_of_node)
+        out[r] = leaf_of(bins, r, nodes, missing_left, missing_bin)

@@ -12,6 +12,7 @@ Binned = namedtuple(
         "n_bins",  # (p,) int32: bins per feature
         "edges",  # (p, width) float64: bin b of feature f holds edges[f, b - 1] < x <= edges[f, b]
         "representative",  # (p, width) float64: a representative value of each bin
+        "nan_bin",  # (p,) int32: the bin of the missing values (the last), -1 where X has none
     ],
 )
 

@@ -9,20 +9,27 @@ from .._nodes import monotone_admissible
 
 
 @njit(cache=True, nogil=True)
-def best_split(H, offsets, lo, hi, m, nonempty, S, bounds):
-    """Best (feature, last left bin, proxy) of a node with histogram H (S slots per bin) and
-    weight m, among the candidates the monotone constraints admit (``bounds``: the node's
-    (lower, upper) value bounds and the features' constraints, ``_nodes.monotone_admissible``).
+def best_split(H, offsets, lo, hi, m, nonempty, S, bounds, nan_bin):
+    """Best (feature, last left bin, proxy, missing left) of a node with histogram H (S slots
+    per bin) and weight m, among the candidates the monotone constraints admit (``bounds``: the
+    node's (lower, upper) value bounds and the features' constraints,
+    ``_nodes.monotone_admissible``; the missing values count in the side they go to, as
+    scikit-learn's).
 
     Per feature, a branch-free pass lists the non-empty bins of the range (``nonempty``, a
     scratch of 256; a bin is empty when its row count is 0), then only those are scanned:
-    candidate splits sit between consecutive non-empty bins. Also shrinks lo/hi to the node's
-    non-empty bin range. Returns (-1, -1, -inf) when every feature is constant on the node.
+    candidate splits sit between consecutive non-empty bins, the missing values' bin (the last,
+    ``nan_bin``) with them: so far they go right, and the last candidate sends them alone right.
+    Where the node has missing values, the candidates between its values follow with the missing
+    values left (``missing_left_pass``), as HistGradientBoosting's second scan. Also shrinks
+    lo/hi to the node's non-empty bin range. Returns (-1, -1, -inf, False) when every feature is
+    constant on the node.
     """
     n_features = offsets.shape[0] - 1
     best_proxy = -np.inf
     best_f = -1
     best_b = -1
+    best_left = False
     total = 0.0
     o = offsets[0]
     for b in range(lo[0], hi[0] + 1):  # node sum from the histogram itself (consistent sums)
@@ -51,19 +58,54 @@ def best_split(H, offsets, lo, hi, m, nonempty, S, bounds):
                 best_proxy = proxy
                 best_f = f
                 best_b = b
-    return best_f, best_b, best_proxy
+                best_left = False
+        if nan_bin[f] >= 0 and hi[f] == nan_bin[f] and k >= 3:
+            cst = (bounds[0], bounds[1], bounds[2][f])
+            b, proxy = missing_left_pass(H, o, nonempty, k, (total, m), S, best_proxy, cst)
+            if b >= 0:
+                best_proxy = proxy
+                best_f = f
+                best_b = b
+                best_left = True
+    return best_f, best_b, best_proxy, best_left
 
 
 @njit(cache=True, nogil=True)
-def best_split_small(bins, target, w, rows, start, end, node, keys, vals, wts, bounds):
-    """Best (feature, last left bin, first right bin, proxy) of a small node, by sorting its rows
-    (``node``: its (sum, weight); ``bounds``: as ``best_split``'s).
+def missing_left_pass(H, o, nonempty, k, node, S, best_proxy, cst):
+    """The candidates between a feature's values with its missing values left, in a node with
+    (sum, weight) ``node``: ``nonempty[:k]`` lists its non-empty bins (histogram offset o), the
+    missing values' last. Returns (last left bin, proxy) of the first candidate beating
+    ``best_proxy`` that ``cst`` = (node's lower, upper value bounds, the feature's monotone
+    constraint) admits, (-1, best_proxy) when none does."""
+    total, m = node
+    nan = S * (o + nonempty[k - 1])
+    s_left = H[nan]
+    n_left = H[nan + 1]
+    best_b = -1
+    for j in range(k - 2):
+        b = nonempty[j]
+        s_left += H[S * (o + b)]
+        n_left += H[S * (o + b) + 1]
+        s_right = total - s_left
+        proxy = s_left * s_left / n_left + s_right * s_right / (m - n_left)
+        if proxy > best_proxy and monotone_admissible(
+            cst[2], s_left, n_left, total, m, cst[0], cst[1]
+        ):
+            best_proxy = proxy
+            best_b = b
+    return best_b, best_proxy
+
+
+@njit(cache=True, nogil=True)
+def best_split_small(bins, target, w, rows, start, end, node, keys, vals, wts, bounds, nan_bin):
+    """Best (feature, last left bin, first right bin, proxy, missing left) of a small node, by
+    sorting its rows (``node``: its (sum, weight); ``bounds``: as ``best_split``'s).
 
     For nodes of at most ``SMALL_NODE`` rows, sorting the rows' bins (insertion sort) costs
     less than zeroing, subtracting and scanning 255-bin histograms. Candidates and proxy are
-    the histogram path's; sums run over rows in bin order. Returns (-1, -1, -1, -inf) when every
-    feature is constant on the node. ``weight``: the node's weight (its row count if ``w`` is
-    None).
+    the histogram path's (the missing values' bin sorts last; ``small_missing_left_pass``);
+    sums run over rows in bin order. Returns (-1, -1, -1, -inf, False) when every feature is
+    constant on the node. ``weight``: the node's weight (its row count if ``w`` is None).
     """
     total, weight = node
     m = end - start
@@ -72,6 +114,7 @@ def best_split_small(bins, target, w, rows, start, end, node, keys, vals, wts, b
     best_f = -1
     best_b = -1
     best_next = -1
+    best_left = False
     for f in range(p):
         for j in range(m):
             r = rows[start + j]
@@ -110,4 +153,47 @@ def best_split_small(bins, target, w, rows, start, end, node, keys, vals, wts, b
                 best_f = f
                 best_b = keys[j]
                 best_next = keys[j + 1]
-    return best_f, best_b, best_next, best_proxy
+                best_left = False
+        if nan_bin[f] >= 0 and keys[m - 1] == nan_bin[f]:
+            cst = (bounds[0], bounds[1], bounds[2][f])
+            j, proxy = small_missing_left_pass(keys, vals, wts, w, m, node, best_proxy, cst)
+            if j >= 0:
+                best_proxy = proxy
+                best_f = f
+                best_b = keys[j]
+                best_next = keys[j + 1]
+                best_left = True
+    return best_f, best_b, best_next, best_proxy, best_left
+
+
+@njit(cache=True, nogil=True)
+def small_missing_left_pass(keys, vals, wts, w, m, node, best_proxy, cst):
+    """The candidates between a small node's values of one feature with its missing values
+    left: ``keys[:m]`` its rows' bins sorted (the missing values' last), ``vals``, ``wts`` their
+    w g and w, ``node`` its (sum, weight). Returns (position of the last left value, proxy) of
+    the first candidate beating ``best_proxy`` that ``cst`` (as ``missing_left_pass``'s)
+    admits, (-1, best_proxy) when none does."""
+    total, weight = node
+    nan_key = keys[m - 1]
+    k = m  # keys[k:] are the missing values
+    while k > 0 and keys[k - 1] == nan_key:
+        k -= 1
+    s_left = 0.0
+    n_left = 0.0
+    for j in range(k, m):
+        s_left += vals[j]
+        n_left += 1.0 if w is None else wts[j]
+    best_j = -1
+    for j in range(k - 1):
+        s_left += vals[j]
+        n_left += 1.0 if w is None else wts[j]
+        if keys[j + 1] == keys[j]:
+            continue
+        s_right = total - s_left
+        proxy = s_left * s_left / n_left + s_right * s_right / (weight - n_left)
+        if proxy > best_proxy and monotone_admissible(
+            cst[2], s_left, n_left, total, weight, cst[0], cst[1]
+        ):
+            best_proxy = proxy
+            best_j = j
+    return best_j, best_proxy
