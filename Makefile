@@ -33,10 +33,12 @@ test: lint
 test-fast: lint
 	$(PY) -m pytest -q -m "not slow"
 
-# The main job: results/claims.csv, results/SUMMARY.md and every figure from results/, no fitting.
+# The main job: results/claims.csv, results/SUMMARY.md, every figure and the browsable report
+# results/report/index.html (from those files and the stored rows) from results/, no fitting.
 figures: $(STAMP)
 	$(PY) -m proxboost.report --results results
 	$(PY) -m proxboost.figures --results results --out figures
+	$(PY) -m proxboost.html_report --results results --figures figures --out results/report
 
 # Recompute every stored result into results/, resumably (finished runs are skipped): the named
 # experiments of conf/experiment/ (synthetic curves one fit at a time, then the real-world
@@ -51,6 +53,9 @@ results: $(STAMP)
 	$(PY) run.py -m +experiment=paper_classification
 	$(PY) run.py -m +experiment=paper_forests
 	$(PY) run.py -m +experiment=tie_rules
+	$(PY) run.py -m +experiment=quantile_levels
+	$(PY) run.py -m +experiment=quantile_intervals
+	$(PY) run.py -m +experiment=step_auto
 	$(PY) -m proxboost.report --results results
 
 # Every real dataset's files (data and description) into data/; exit 1 if one with a verified

@@ -617,3 +617,302 @@ def test_classification_statements_use_the_loss_independent_rows_under_both_loss
         assert cells[f"loss={loss};dataset=spam;metric=error"]["n_support"] == 20
     six_i = [r["scope"] for r in judge_real("6i", units)[1:]]
     assert six_i and not any("RF" in s for s in six_i)  # no hinge − exponential for one fit
+
+
+# -- identical curves ------------------------------------------------------------------------------
+def test_first_difference():
+    from proxboost.claims import first_difference
+
+    a = _decay(0.01)
+    assert first_difference(a, a.copy()) is None
+    b = a.copy()
+    b[417:] *= 1 + 1e-12  # the smallest change counts: bit for bit
+    assert first_difference(a, b) == 417
+    assert first_difference(a, a * (1 + 1e-9)) == 0  # different from t = 0
+    assert first_difference(a, a[:300]) is None  # over the common length
+
+
+def _level_crossings_by_loop(a, b):
+    """Brute force: the last iteration at which either curve first reaches a compared level of the
+    levels rule: 10^(-k/2) C0 down to max(10 × the floor levels, 1e-12 C0, the lowest value
+    reached)."""
+    ca, cb = _c(a), _c(b)
+    c0, last = a[0], 0
+    bottom = max(10 * ca.floor_level, 10 * cb.floor_level, 1e-12 * c0, min(a.min(), b.min()))
+    k = 1
+    while 10.0 ** (-k / 2) * c0 >= bottom:
+        level = 10.0 ** (-k / 2) * c0
+        hits = [next((t for t, v in enumerate(y) if v <= level), None) for y in (a, b)]
+        last = max([last] + [h for h in hits if h is not None])
+        k += 1
+    return last
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_identity_over_the_levels_matches_a_brute_force(seed):
+    from proxboost.claims.criteria import same_over_levels
+
+    rng = np.random.default_rng(seed)
+    rate = rng.uniform(0.004, 0.03)
+    a = 10.0 ** (-rate * t)
+    for split in rng.integers(1, T, 4):
+        b = a.copy()
+        b[split:] *= 1.5  # parts at ``split``
+        last = _level_crossings_by_loop(a, b)
+        same = same_over_levels(_c(a), _c(b), "A and B")
+        assert bool(same) == (split > last), (split, last)
+        if same:
+            assert same[0].until == split and same[0].pair == "A and B"
+
+
+def _2a_frames(curve_frame, hinge15, seed=0, tie_rule=None):
+    """Convergence curves where P is faster than G, except at hinge depth 15, where
+    ``hinge15(p)`` gives G's curve from P's."""
+    frames = []
+    for loss in ("lad", "hinge"):
+        for d in (3, 15):
+            p = _decay(0.02)
+            g = hinge15(p) if (loss, d) == ("hinge", 15) else _decay(0.01)
+            frames.append(
+                curve_frame(
+                    "convergence", loss, "prox", d, p, step=1.0, seed=seed, tie_rule=tie_rule
+                )
+            )
+            frames.append(
+                curve_frame("convergence", loss, "gradient", d, g, seed=seed, tie_rule=tie_rule)
+            )
+    return frames
+
+
+def _part_at(k):
+    def g(p):
+        out = p.copy()
+        out[k:] *= 1.001  # identical before k, different from k on
+        return out
+
+    return g
+
+
+def test_identical_prox_and_gradient_curves_are_named_with_their_first_difference(curve_frame):
+    # two seeds; P and G identical at hinge depth 15 until t = 700 and 731; every compared level
+    # (down to 1e-12 C0, reached at t = 600) lies before
+    parts = {0: 700, 1: 731}
+    frames = [f for s, k in parts.items() for f in _2a_frames(curve_frame, _part_at(k), seed=s)]
+    rows = judge_synthetic("2a", CurveSet(pd.concat(frames)))
+    top, cells = rows[0], {r["scope"]: r for r in rows}
+    assert top["verdict"] == "contradicted"
+    lead = top["numbers"].split(". ")[0]
+    assert (
+        "contradicted only in cells of identical curves: hinge depth 15 contradicted"
+        f" (P and G identical until t = {min(parts.values())}–{max(parts.values())} in 2 of 2 runs)"
+        in lead
+    )
+    assert (
+        "other cells: lad depth 3 confirmed, lad depth 15 confirmed, hinge depth 3 confirmed"
+        in lead
+    )
+    assert "P and G identical until t = 700–731" in cells["loss=hinge;depth=15"]["numbers"]
+    assert "identical" not in cells["loss=lad;depth=15"]["numbers"]
+    # the numbers are the curves': move where they part and the text follows
+    moved = [f for s in (0, 1) for f in _2a_frames(curve_frame, _part_at(650 + s), seed=s)]
+    assert (
+        "until t = 650–651 in 2 of 2 runs"
+        in judge_synthetic("2a", CurveSet(pd.concat(moved)))[0]["numbers"]
+    )
+
+
+def test_curves_that_differ_from_t0_or_before_the_last_level_are_not_called_identical(
+    curve_frame,
+):
+    # G = P·(1 + 1e-9) at every t, t = 0 included: the levels rule sees the same crossings
+    # ("similar", so contradicted), but the curves are not identical anywhere
+    from0 = judge_synthetic(
+        "2a", CurveSet(pd.concat(_2a_frames(curve_frame, lambda p: p * (1 + 1e-9))))
+    )
+    assert from0[0]["verdict"] == "contradicted" and "identical" not in from0[0]["numbers"]
+    # identical until t = 300, but the levels are reached until t = 600: the rule read iterations
+    # where the curves differ
+    early = judge_synthetic("2a", CurveSet(pd.concat(_2a_frames(curve_frame, _part_at(300)))))
+    assert "identical" not in early[0]["numbers"]
+
+
+def test_curves_identical_throughout(curve_frame):
+    frames = []
+    for loss in ("lad", "hinge"):
+        for d in (3, 15):
+            g = _decay(0.01)
+            rg = g.copy() if (loss, d) == ("hinge", 15) else _decay(0.02)
+            frames.append(curve_frame("convergence", loss, "gradient", d, g))
+            frames.append(curve_frame("convergence", loss, "residual_gradient", d, rg))
+    rows = judge_synthetic("2d", CurveSet(pd.concat(frames)))
+    assert rows[0]["verdict"] == "contradicted"
+    assert (
+        "hinge depth 15 contradicted (RG and G identical throughout in 1 of 1 runs)"
+        in rows[0]["numbers"]
+    )
+
+
+def test_identical_mixed_up_window(curve_frame):
+    # 1b: ls P and G identical throughout at depth 3 (the exact equivalence), apart at depth 15
+    frames = []
+    for loss in ("ls", "exponential"):
+        for d in (3, 15):
+            g = _decay(0.01)
+            p = g.copy() if (loss, d) == ("ls", 3) else g * (1 + 1e-9)
+            frames.append(curve_frame("convergence", loss, "gradient", d, g))
+            frames.append(curve_frame("convergence", loss, "prox", d, p, step=1.0))
+    top = judge_synthetic("1b", CurveSet(pd.concat(frames)))[0]
+    assert top["verdict"] == "confirmed"
+    assert (
+        "identical curves in ls depth 3 confirmed (P and G identical throughout" in top["numbers"]
+    )
+    assert "exponential depth" not in top["numbers"].split(". ")[0]
+
+
+# -- readings of an open scope ---------------------------------------------------------------------
+def test_reading_filters_cells_by_their_scope():
+    from proxboost.claims import EVERY_CELL, Reading, reading
+
+    hinge = reading("hinge", "why", loss=("hinge",))
+    assert hinge.admits("loss=hinge;dataset=spam;metric=loss")
+    assert not hinge.admits("loss=exponential;dataset=spam")
+    assert hinge.admits("dataset=spam") and hinge.admits("all")  # no loss key: not narrowed
+    assert hinge(loss="hinge", dataset="adult") and not hinge(loss="exponential")
+    steps = reading("big", "why", **{"lambda": (10.0, 100.0)})
+    assert steps.admits(scope(loss="lad", **{"lambda": 10.0})) and steps(**{"lambda": 100.0})
+    assert not steps.admits(scope(loss="lad", **{"lambda": 0.1}))
+    assert EVERY_CELL.admits("loss=x;depth=3")
+    with pytest.raises(ValueError, match="reading keys"):
+        Reading("x", (("algo", ("P",)),), "why")
+    with pytest.raises(ValueError, match="without ';' or '='"):
+        reading("a=b", "why")
+
+
+def _4d_frames(curve_frame, ap_small_lambda_worse):
+    """AP better than AG at every λ (lower minimal test loss, lower training loss at T), except at
+    λ = 0.01 when ``ap_small_lambda_worse``."""
+    frames = []
+    for loss in ("lad", "hinge"):
+        frames.append(
+            curve_frame(
+                "proximal_step",
+                loss,
+                "accelerated_gradient",
+                3,
+                _decay(0.001),
+                test=np.full(T + 1, 1.0),
+            )
+        )
+        for s in (0.01, 0.1, 1.0, 10.0, 100.0):
+            worse = ap_small_lambda_worse and s == 0.01
+            frames.append(
+                curve_frame(
+                    "proximal_step",
+                    loss,
+                    "accelerated_prox",
+                    3,
+                    _decay(0.0005 if worse else 0.002),
+                    test=np.full(T + 1, 1.2 if worse else 0.8),
+                    step=s,
+                )
+            )
+    return frames
+
+
+def test_a_statement_with_two_readings_reports_both(curve_frame):
+    rows = judge_synthetic("4d", CurveSet(pd.concat(_4d_frames(curve_frame, True))))
+    by = {r["scope"]: r for r in rows}
+    # headline λ ≥ 0.1: every cell confirmed; every λ: λ = 0.01 contradicts it
+    assert by["all"]["verdict"] == "confirmed"
+    assert by["reading=λ ≥ 0.1"]["verdict"] == "confirmed"
+    assert by["reading=every λ"]["verdict"] == "contradicted"
+    assert "readings: λ ≥ 0.1 (headline) confirmed, every λ contradicted" in by["all"]["numbers"]
+    assert "8 cells per run" in by["reading=λ ≥ 0.1"]["numbers"]
+    assert "10 cells per run" in by["reading=every λ"]["numbers"]
+    # the cell rows are the headline's: λ = 0.01 is judged only inside the other reading
+    cells = [s for s in by if s != "all" and not s.startswith("reading=")]
+    assert len(cells) == 8 and not any("lambda=0.01" in s for s in cells)
+    same = judge_synthetic("4d", CurveSet(pd.concat(_4d_frames(curve_frame, False))))
+    assert {r["scope"]: r["verdict"] for r in same}["reading=every λ"] == "confirmed"
+
+
+def _holm(p):
+    """Holm's step-down adjustment, written out: sorted p times (m − rank), running maximum."""
+    p = np.asarray(p, float)
+    order = np.argsort(p, kind="stable")
+    adj = np.minimum(1.0, np.maximum.accumulate(p[order] * (len(p) - np.arange(len(p)))))
+    out = np.empty_like(adj)
+    out[order] = adj
+    return out
+
+
+def test_a_real_world_reading_holm_adjusts_over_its_own_cells(classification_rows):
+    from scipy.stats import wilcoxon
+
+    from proxboost.claims.realworld import judge_ap_beats_g_and_ag_classification as judge_6h
+
+    raw = classification_rows()
+    ap = (raw["algo"] == "accelerated_prox") & (raw["loss"] == "exponential")
+    raw.loc[ap, "test_loss"] += 1.0  # AP far worse on the exponential loss: contradicted there
+    raw.loc[ap, "test_error"] += 0.1
+    units = protocol_units(raw)
+    rows = {r["scope"]: r for r in judge_real("6h", units)}
+    assert rows["all"]["verdict"] == "contradicted"
+    assert rows["reading=exponential and hinge"]["verdict"] == "contradicted"
+    assert rows["reading=hinge"]["verdict"] == "inconclusive"  # random draws on hinge
+    assert (
+        "readings: exponential and hinge (headline) contradicted, hinge inconclusive"
+        in rows["all"]["numbers"]
+    )
+    assert rows["reading=hinge"]["n_support"] == 4 and rows["all"]["n_support"] == 8
+    # the hinge reading's Holm p-values are adjusted over its 4 cells, not over all 8
+    hinge = STATEMENTS["6h"].readings[1]
+    _, _, cells = judge_6h(units[0], units, hinge)
+    g = raw[raw["loss"] == "hinge"].set_index(["algo", "split"])
+    raw_p, keys = [], list(cells)
+    for k in keys:
+        b = "gradient" if "AP vs G;" in k else "accelerated_gradient"
+        metric = "test_loss" if k.endswith("metric=loss") else "test_error"
+        d = g.loc["accelerated_prox", metric].to_numpy() - g.loc[b, metric].to_numpy()
+        raw_p.append(wilcoxon(d).pvalue)
+    for k, adj in zip(keys, _holm(raw_p)):
+        assert f"Holm p {adj:.2g}" in cells[k].numbers
+
+
+def test_every_real_world_judge_judges_only_the_cells_its_reading_keeps(classification_rows):
+    from proxboost.claims import Reading
+    from proxboost.claims.statements import REAL_WORLD
+
+    methods = (
+        "gradient",
+        "prox",
+        "residual_gradient",
+        "residual_prox",
+        "accelerated_gradient",
+        "accelerated_prox",
+        "xgboost",
+    )
+    rng = np.random.default_rng(0)
+    regression = _rows(
+        {
+            (ds, loss, algo): rng.uniform(1, 2, 20)
+            for ds in DATASETS
+            for loss in ("ls", "lad", "pinball")
+            for algo in methods + (("random_forest",) if loss == "ls" else ())
+        }
+    )
+    units = protocol_units(pd.concat([regression, classification_rows()]))
+    nothing = Reading("no dataset", (("dataset", ("none",)),), "keeps no cell")
+    one = {ds: Reading(ds, (("dataset", (ds,)),), "one dataset") for ds in ("spam", "crabs")}
+    judged = set()
+    for sid, s in STATEMENTS.items():
+        if s.experiment != REAL_WORLD:
+            continue
+        for u in units:
+            every = set(s.judge(u, units)[2])
+            assert s.judge(u, units, nothing)[2] == {}, sid
+            for ds, r in one.items():
+                kept = set(s.judge(u, units, r)[2])
+                assert kept == {k for k in every if f"dataset={ds}" in k}, (sid, ds)
+                judged |= {sid} if kept else set()
+    assert judged == {sid for sid, s in STATEMENTS.items() if s.experiment == REAL_WORLD}

@@ -49,3 +49,33 @@ def test_claims_package_does_not_import_the_fitting_side():
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     assert not fitting & set(alias.name.split(".")), f"{path.name}: {alias.name}"
+
+
+def test_readings_are_registry_data_and_docs_name_the_headline():
+    from proxboost.claims import EVERY_CELL
+
+    doc = (ROOT / "docs" / "claims.md").read_text(encoding="utf-8")
+    section = doc.split("### Scopes", 1)[1].split("The other sentences", 1)[0]
+    listed = {
+        sid
+        for row in re.findall(r"^\| \*\*([\d a-z,]+)\*\* \|", section, flags=re.M)
+        for sid in row.split(", ")
+    }
+    assert {sid for sid, s in STATEMENTS.items() if s.readings} == listed
+    for sid, s in STATEMENTS.items():
+        if not s.readings:
+            assert s.headline is EVERY_CELL
+            continue
+        names = [r.name for r in s.readings]
+        assert len(names) >= 2 and len(set(names)) == len(names) and s.headline is s.readings[0]
+        # the headline is the scope fixed before the runs, as the docs say
+        assert "fixed before the rows they judge were computed" in s.readings[0].why
+        row = doc.split(f"\n| {sid} |", 1)[1].split("\n", 1)[0]
+        assert f"Readings: {names[0]} (headline), {', '.join(names[1:])}." in row
+
+
+def test_the_judging_loop_names_no_statement():
+    """Scopes are data of the registry, never a special case of the generic loop."""
+    text = (PACKAGE / "judging.py").read_text(encoding="utf-8")
+    for sid in STATEMENTS:
+        assert f'"{sid}"' not in text and f"'{sid}'" not in text, sid

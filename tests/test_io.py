@@ -1,13 +1,24 @@
 """Stored files (proxboost._io): a sealed text reads back as written; a file cut at any byte,
 edited by one byte or emptied is refused with its path and the reason; a file is written whole
-at its path or not at all."""
+at its path or not at all; what a killed writer left is removed, what a live one writes is not."""
 
 import os
+import socket
 import stat
+import subprocess
+import sys
 
 import pytest
 
-from proxboost._io import SEAL_PREFIX, DamagedFileError, atomic_path, read_sealed, seal, unseal
+from proxboost._io import (
+    SEAL_PREFIX,
+    DamagedFileError,
+    atomic_path,
+    read_sealed,
+    remove_dead_temporaries,
+    seal,
+    unseal,
+)
 
 TEXT = "a,b\n1,2.5\n"
 
@@ -61,3 +72,26 @@ def test_a_file_is_written_whole_or_not_at_all(tmp_path):
             raise RuntimeError("interrupted")
     assert path.read_text() == "first"  # the old file stays whole
     assert sorted(os.listdir(path.parent)) == ["x.csv"]  # no temporary file left beside it
+
+
+def test_only_the_temporary_files_of_dead_writers_of_this_host_are_removed(tmp_path):
+    # a writer killed inside atomic_path (no handler runs) leaves its temporary file behind
+    code = (
+        "import os, sys\n"
+        "from proxboost._io import atomic_path\n"
+        "with atomic_path(sys.argv[1]) as tmp:\n"
+        "    tmp.write_text('half')\n"
+        "    os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "split-00.csv")], check=True)
+    (dead,) = tmp_path.glob(".split-00.csv.*.tmp")
+    host = socket.gethostname()
+    alive = tmp_path / f".split-01.csv.{host}-{os.getpid()}.abcd1234.tmp"  # being written
+    elsewhere = tmp_path / f".split-02.csv.other-host-{2**22 + 1}.abcd1234.tmp"
+    unrelated = tmp_path / ".notes.tmp"
+    for path in (alive, elsewhere, unrelated):
+        path.write_text("x")
+    assert remove_dead_temporaries([tmp_path]) == 1
+    assert not dead.exists()
+    assert alive.exists() and elsewhere.exists() and unrelated.exists()
+    assert not (tmp_path / "split-00.csv").exists()

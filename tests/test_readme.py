@@ -128,6 +128,18 @@ NOT_RUN = {
     "python run.py -m hydra/launcher=slurm hydra.launcher.partition=<p> …": (
         "a pattern (…), not a command"
     ),
+    **dict.fromkeys(
+        (
+            "python run.py dataset=csv dataset.path=houses.csv dataset.target=price loss=ls"
+            " algo=prox",
+            "python run.py dataset=csv dataset.path=data/churn.csv dataset.target=churned"
+            " dataset.positive=yes 'dataset.drop=[customer_id]' loss=logistic algo=prox",
+            "python run.py -m dataset=csv dataset.path=houses.csv dataset.target=price"
+            " loss=ls,lad algo=gradient,prox",
+        ),
+        "examples of one's own CSV file (docs/data.md); tests/test_csv_dataset.py runs one end to"
+        " end on a file it writes",
+    ),
 }
 
 

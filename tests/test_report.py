@@ -44,9 +44,10 @@ def test_summary_opens_with_the_34_statements(tmp_path):
     text = (tmp_path / "SUMMARY.md").read_text()
     lines = text.splitlines()
     head = lines.index("| id | statement (paper line) | verdict | rests on | numbers |")
-    assert not any(
-        line.startswith("## ") for line in lines[2 : head - 4]
-    )  # nothing before the table but its intro
+    # nothing before the table but its intro (what the verdicts are, how the criteria came about)
+    intro = lines.index("## The paper's statements")
+    assert [line for line in lines[:head] if line.startswith("## ")] == [lines[intro]]
+    assert sum(bool(line) for line in lines[intro + 1 : head]) == 2
     table = lines[head + 2 : head + 2 + 34]
     assert [row.split(" | ")[0].lstrip("| ") for row in table] == list(STATEMENTS)
     assert "| 6c | " in text and "paper/20splits/T1000, exact trees" in text
@@ -330,3 +331,46 @@ def test_cpu_table_counts_every_stored_row_once(classification_rows, tmp_path, c
     main(["--results", str(tmp_path), "--baselines-table"])
     assert capsys.readouterr().out.startswith("_No stored LightGBM")
     assert not (tmp_path / "SUMMARY.md").exists()  # tables are printed only
+
+
+def test_summary_dates_the_stored_rows_against_the_criteria():
+    from proxboost.claims.criteria import CRITERIA_FIRST_COMMIT, CRITERIA_FIRST_WRITTEN
+    from proxboost.report import provenance
+
+    written = pd.Timestamp(CRITERIA_FIRST_WRITTEN)
+    g = np.linspace(1, 2, 20)
+    new = _rows("crabs", "lad", {"gradient": g, "prox": g - 0.5}).assign(
+        created=(written + pd.Timedelta(hours=2)).isoformat()
+    )
+    old = _rows("crabs", "lad", {"gradient": g, "prox": g - 0.4}, engine="hist").assign(
+        created=(written - pd.Timedelta(hours=3)).isoformat()
+    )
+    both = pd.concat([new, old], ignore_index=True)
+    text = provenance(None, both, judge(None, both, sha="x"))[0]
+    assert f"`{CRITERIA_FIRST_COMMIT}`" in text and "after the first results" in text
+    assert f"real-world rows: {len(new)} of {len(both)} created after them" in text
+    assert (
+        f"{len(old)} rows of paper/20splits/T1000, hist trees (crabs): no verdict rests on them"
+        in text
+    )
+    # the same old rows alone: now the verdicts rest on them, and the summary says which
+    claims = judge(None, old, sha="x")
+    alone = provenance(None, old, claims)[0]
+    resting = claims[(claims["scope"] == "all") & claims["protocol"].str.contains("hist trees")]
+    assert f"real-world rows: 0 of {len(old)} created after them" in alone and len(resting)
+    assert f"hist trees (crabs): the verdicts of {', '.join(resting['id'])} rest on them" in alone
+    assert "no creation time" in provenance(None, new.drop(columns="created"), None)[0]
+
+
+def test_summary_gives_every_reading_beside_the_headline(classification_rows):
+    real = classification_rows()
+    claims = judge(None, real, sha="x")
+    text = build_summary(None, real, claims, "results")
+    row = next(line for line in text.splitlines() if line.startswith("| 6h | "))
+    assert "readings: exponential and hinge (headline)" in row and ", hinge " in row
+    details = text.split("### 6h. ", 1)[1].split("\n### ", 1)[0]
+    for name in ("exponential and hinge", "hinge"):
+        verdict = claims.loc[claims["scope"] == f"reading={name}", "verdict"].iloc[0]
+        assert f"- **{name}**: {verdict}. " in details
+    cells = [line for line in details.splitlines() if line.startswith("| loss=")]
+    assert len(cells) == 8 and "reading=" not in details.split("| scope |", 1)[1]

@@ -31,15 +31,30 @@ Private names used, and why:
   which includes a multiprocessing semaphore; in a joblib-launcher worker that is a named one the
   worker never releases when an interrupted sweep kills it ("leaked semaphore" at exit). One bar
   per process needs a thread lock only, set before tqdm makes its own.
+- ``joblib._parallel_backends.LokyBackend`` (through the public, experimental
+  ``joblib.register_parallel_backend``): the backend registered as ``"loky"`` in ``run.py``'s
+  processes is a subclass whose pools start every worker with an ``initializer`` (the parent-death
+  watch of :mod:`proxboost._orphans`), also for the pool of Hydra's joblib launcher, which names
+  the backend ``"loky"`` and takes no initializer of its own.
+- ``hydra.core.utils._save_config`` (the writer of ``.hydra/*.yaml``) and
+  ``hydra._internal.utils.run_and_report`` (which turns any exception of a run into a traceback
+  and exit code 1): wrapped so that a failed write of Hydra's own files names its file and leaves
+  no partial file, and a disk-full or permission error anywhere becomes one line and exit code 2
+  (:mod:`proxboost._io_errors`).
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import threading
 from multiprocessing import util
 
+from hydra._internal import utils as hydra_internal_utils
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-from joblib._parallel_backends import ThreadingBackend
+from hydra.core import utils as hydra_core_utils
+from joblib import register_parallel_backend
+from joblib._parallel_backends import LokyBackend, ThreadingBackend
 from joblib.externals.loky import reusable_executor
 from joblib.parallel import get_active_backend
 from tqdm import std as tqdm_std
@@ -96,3 +111,32 @@ def use_a_thread_lock_for_tqdm():
     """Give tqdm a thread lock unless it already made its lock (see the module docstring)."""
     if not hasattr(tqdm_std.tqdm, "_lock"):
         tqdm_std.tqdm.set_lock(threading.RLock())
+
+
+def start_loky_workers_with(initializer) -> None:
+    """From now on, every loky pool this process starts runs ``initializer(pool's creator pid)`` in
+    each of its workers when the worker starts (even one that never runs a task)."""
+
+    class _LokyBackend(LokyBackend):
+        def configure(self, n_jobs=1, parallel=None, **kwargs):
+            kwargs.setdefault("initializer", initializer)
+            kwargs.setdefault("initargs", (os.getpid(),))
+            return super().configure(n_jobs=n_jobs, parallel=parallel, **kwargs)
+
+    _LokyBackend.__name__ = _LokyBackend.__qualname__ = "LokyBackend"
+    register_parallel_backend("loky", _LokyBackend)
+
+
+def wrap_hydra_writes(save_config, run_and_report) -> None:
+    """Wrap Hydra's writer of ``.hydra/*.yaml`` and its top-level error report (once):
+    ``save_config(original, cfg, filename, output_dir)``, ``run_and_report(original, func)``."""
+    for module, name, wrapper in (
+        (hydra_core_utils, "_save_config", save_config),
+        (hydra_internal_utils, "run_and_report", run_and_report),
+    ):
+        original = getattr(module, name, None)
+        if original is None or getattr(original, "__wrapped_by_proxboost__", False):
+            continue
+        wrapped = functools.partial(wrapper, original)
+        wrapped.__wrapped_by_proxboost__ = True
+        setattr(module, name, wrapped)

@@ -34,10 +34,12 @@ from hydra.types import RunMode
 from hydra.utils import instantiate, to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 
-from . import _private_api, curves, pipeline, results
+from . import _hydra_setup, _io_errors, _orphans, _private_api, curves, pipeline, results
+from ._multi_quantile import MultiQuantile
 from ._vocabulary import TIE_RULES, is_integer
 from .curves import experiment_dir, specs_from_config
 from .datasets import ChecksumError, DatasetShapeError, DatasetUnavailableError
+from .datasets._csv import absolute as csv_params
 from .interrupts import EXIT_INTERRUPTED, Interrupts, leave_worker, this_process
 from .interrupts import report as report_interrupt
 from .losses import LOSS_PARAMETERS, Loss
@@ -47,6 +49,9 @@ from .protocol import ProtocolError, TaskMismatchError
 from .results import identity_hash
 
 log = logging.getLogger("proxboost.run")
+
+# before Hydra composes or writes anything: output folders, full disks (proxboost._hydra_setup)
+_hydra_setup.install()
 
 __all__ = [
     "Preflight",
@@ -66,8 +71,9 @@ class UserError(ValueError):
 #: The errors of a mistaken command (one line, exit code 2).
 _USER_ERRORS = (UserError, ProtocolError, DatasetUnavailableError, ChecksumError, DatasetShapeError)
 
-#: What the option of each instantiated config group builds (``_target_``).
-_BUILDS = {"loss": Loss, "algo": Algo, "engine": Engine}
+#: What the option of each instantiated config group builds (``_target_``); a loss of several
+#: quantiles (``loss=pinball loss.tau=[0.05,0.5,0.95]``) is a MultiQuantile.
+_BUILDS = {"loss": (Loss, MultiQuantile), "algo": Algo, "engine": Engine}
 
 
 def _hydra_record(cfg):
@@ -99,7 +105,14 @@ def _loss_label(cfg, record) -> str:
     option = _option(record.job.config_name, "loss", record.runtime.choices["loss"])
     given = OmegaConf.to_container(cfg.loss, resolve=True)
     changed = {k: given[k] for k in LOSS_PARAMETERS if k in given and given[k] != option.get(k)}
-    return name + "".join(f"-{k}{v}" for k, v in sorted(changed.items()))
+    return name + "".join(f"-{k}{_label_value(v)}" for k, v in sorted(changed.items()))
+
+
+def _label_value(value) -> str:
+    """A parameter's value in a folder name: a list of levels as ``0.05-0.5-0.95``."""
+    if isinstance(value, (list, tuple)):
+        return "-".join(str(v) for v in value)
+    return str(value)
 
 
 def _grid_name(cfg, record) -> str:
@@ -136,9 +149,10 @@ def _instantiated(cfg, group):
         raise UserError(f"{group} '{cfg[group].name}': {cause}") from None
     cls = _BUILDS[group]
     if not isinstance(built, cls):
+        first = cls[0] if isinstance(cls, tuple) else cls
         raise UserError(
-            f"{group} '{cfg[group].name}': its _target_ must be {cls.__module__}.{cls.__name__}"
-            f" (it built a {type(built).__name__})"
+            f"{group} '{cfg[group].name}': its _target_ must be {first.__module__}."
+            f"{first.__name__} (it built a {type(built).__name__})"
         )
     return built
 
@@ -193,10 +207,13 @@ def run_arguments(cfg) -> dict:
     loss, algo, engine = (_instantiated(cfg, group) for group in ("loss", "algo", "engine"))
     grid = OmegaConf.to_container(cfg.grid, resolve=True)
     dataset = OmegaConf.to_container(cfg.dataset, resolve=True)
+    params = dataset.get("params") or {}
+    if cfg.dataset.name == "csv":  # a user's file: relative to the folder run.py was started in
+        params = csv_params(params, to_absolute_path)
     fr = cfg.protocol.fractions
     return dict(
         dataset=cfg.dataset.name,
-        dataset_params=dataset.get("params") or {},
+        dataset_params=params,
         loss=loss,
         loss_label=_loss_label(cfg, record),
         algo=algo,
@@ -247,6 +264,7 @@ def main(cfg: DictConfig):
     """One job of ``run.py``; returns the mean test loss (Hydra sweepers may read it)."""
     interrupts = this_process()
     in_launcher_worker = interrupts.start_job()
+    _orphans.install()  # a launcher worker's or Slurm job's own pools
     try:
         return _job(cfg, in_launcher_worker, interrupts)
     finally:
@@ -281,6 +299,11 @@ def _job(cfg: DictConfig, in_launcher_worker: bool, interrupts: Interrupts):
     except _USER_ERRORS as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
+    except (Exception, _io_errors.StorageExit) as exc:
+        if not _io_errors.is_storage_error(exc):
+            raise
+        interrupts.stop_workers()  # running fits are abandoned; stored rows are kept
+        _io_errors.stop(exc)  # one line, exit code 2 (a full disk, a lost permission)
     except KeyboardInterrupt:
         interrupts.stop_workers()
         if in_launcher_worker:  # the sweep's own process reports, once

@@ -53,3 +53,43 @@ def conformal_interval(lower, upper, correction):
         lo, hi = lo.copy(), hi.copy()
         lo[crossed] = hi[crossed] = middle
     return lo, hi
+
+
+def coverage_and_width(lower, upper, y) -> tuple[float, float]:
+    """``(coverage, width)``: the fraction of the rows with lower <= y <= upper and the mean of
+    upper - lower (+inf for an infinite interval)."""
+    lower, upper, y = (np.asarray(a, dtype=float).ravel() for a in (lower, upper, y))
+    return float(np.mean((lower <= y) & (y <= upper))), float(np.mean(upper - lower))
+
+
+def interval_measurement(lower, upper, y, calibration, evaluation, alpha) -> dict:
+    """Coverage and width of an interval before and after conformal calibration, for any pair
+    of lower and upper predictions (one model's outer levels, two separate quantile models, a
+    quantile forest): the correction q (:func:`cqr_correction`) is computed on the rows
+    ``calibration`` only, coverage and width are measured on the rows ``evaluation`` only (two
+    disjoint index arrays into ``lower``, ``upper`` and ``y``), raw and calibrated
+    (:func:`conformal_interval`). The columns of a result row:
+
+    ``interval_nominal`` (1 - alpha), ``coverage_raw``, ``width_raw``, ``interval_correction``,
+    ``coverage_calibrated``, ``width_calibrated``, ``n_calibration``, ``n_coverage``."""
+    lower, upper, y = (np.asarray(a, dtype=float).ravel() for a in (lower, upper, y))
+    cal, ev = np.asarray(calibration, dtype=np.intp), np.asarray(evaluation, dtype=np.intp)
+    if len(np.intersect1d(cal, ev)) or len(cal) == 0 or len(ev) == 0:
+        raise ValueError(
+            "calibration and evaluation rows must be disjoint and non-empty; got "
+            f"{len(cal)} and {len(ev)} rows, {len(np.intersect1d(cal, ev))} in both"
+        )
+    q = cqr_correction(lower[cal], upper[cal], y[cal], alpha)
+    coverage_raw, width_raw = coverage_and_width(lower[ev], upper[ev], y[ev])
+    lo, hi = conformal_interval(lower[ev], upper[ev], q)
+    coverage_cal, width_cal = coverage_and_width(lo, hi, y[ev])
+    return {
+        "interval_nominal": 1.0 - float(alpha),
+        "coverage_raw": coverage_raw,
+        "width_raw": width_raw,
+        "interval_correction": q,
+        "coverage_calibrated": coverage_cal,
+        "width_calibrated": width_cal,
+        "n_calibration": len(cal),
+        "n_coverage": len(ev),
+    }

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import results
+from . import _split_claims, results
 from ._progress import Progress
 from .boosting import ALGOS as BOOSTING
 from .boosting import GRADIENT_ALGOS  # the algorithms that do not use the proximal step λ
@@ -312,18 +312,27 @@ def run_curves(experiment: str, specs, results_dir="results", progress=True, log
     # the bar advances by iterations x (a rough cost of one iteration) so that its time-left
     # estimate accounts for deep trees costing more than shallow ones
     weights = [s.n_estimators * (3.0 if s.max_depth >= 10 else 1.0) for s in todo]
-    with Progress(
-        sum(weights),
-        experiment,
-        unit="it",
-        enabled=progress and bool(todo),
-        mininterval=2.0,
-        bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} [{elapsed}<{remaining}] {postfix}",
-    ) as bar:
-        for spec, w in zip(todo, weights):
-            bar.set_postfix_str(spec.label(), refresh=True)
-            run_one(spec, results_dir)
-            bar.update(w)
+    with (
+        _split_claims.curve_claims(results_dir, experiment, todo) as claims,
+        Progress(
+            sum(weights),
+            experiment,
+            unit="it",
+            enabled=progress and bool(todo),
+            mininterval=2.0,
+            bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} [{elapsed}<{remaining}] {postfix}",
+        ) as bar,
+    ):
+        pending = list(range(len(todo)))
+        while pending:  # curves another process computes are skipped, then waited for
+            for i in pending:
+                if not claims.take(i):
+                    continue
+                bar.set_postfix_str(todo[i].label(), refresh=True)
+                run_one(todo[i], results_dir)
+                claims.done(i)
+                bar.update(weights[i])
+            pending = claims.wait()
     elapsed = time.perf_counter() - t0
     log(f"[{experiment}] done in {elapsed:.1f} s")
     return elapsed

@@ -945,11 +945,11 @@ def fig_classification_error(real) -> Figure:
 # =====================================================================================
 def _cell_rows(claims, sid, protocol):
     """A statement's cell rows (per loss, dataset, …) on the protocol its verdict rests on, without
-    the per-tie-rule and per-run rows."""
+    the per-reading, per-tie-rule and per-run rows."""
     g = claims[
         (claims["id"] == sid) & (claims["scope"] != "all") & (claims["protocol"] == protocol)
     ]
-    return g[~g["scope"].str.startswith("tie_rule=")]
+    return g[~g["scope"].str.startswith(("tie_rule=", "reading="))]
 
 
 @_styled

@@ -14,6 +14,9 @@ Python's resource tracker has nothing to warn about.
   (:func:`leave_worker`); this process waits for the workers to end, then joblib stops the pool
   (:func:`end_launcher_jobs`) and :meth:`Interrupts.stop_workers` tears it down.
 
+A process killed outright (``kill -9``) runs no handler: :mod:`proxboost._orphans` makes its
+workers end by themselves and the next run remove its shared memory.
+
 The private joblib/loky names this needs are used through :mod:`proxboost._private_api`.
 """
 
@@ -35,7 +38,7 @@ from multiprocessing.connection import wait
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 
-from . import _private_api, results
+from . import _io, _orphans, _private_api, _split_claims, results
 
 __all__ = ["Interrupts", "end_launcher_jobs", "interruptible", "leave_worker", "this_process"]
 
@@ -145,6 +148,11 @@ class Interrupts:
         )
         gc.collect()
 
+    def claim_folders(self) -> list:
+        """The folders where the sweep's jobs claim rows (:mod:`proxboost._split_claims`)."""
+        folders = [results.run_dir(*loc) for loc in self.locations]
+        return folders + [p.parent for f in self.experiments for p in f.glob("*/*/*/.*.claim")]
+
     def rows_stored_since_start(self) -> int:
         """Rows and curves stored in the sweep's folders since :attr:`start`."""
         rows = [p for loc in self.locations for p in results.run_dir(*loc).glob("split-*.csv")]
@@ -218,9 +226,21 @@ def interruptible(app, interrupts: Interrupts | None = None):
     interrupts = this_process() if interrupts is None else interrupts
     interrupts.start = time.time()
     interrupts.install()
+    # kill -9 leaves what no handler can release: workers end by themselves, shared memory is
+    # removed here by the next run (proxboost._orphans)
+    _orphans.install()
+    _orphans.report_dead_entries()
     try:
         app()
     except KeyboardInterrupt:
         # the joblib launcher's pool (a basic run's job stopped its own already)
         interrupts.stop_workers()
         report(interrupts.rows_stored_since_start())
+    finally:
+        # claims of launcher workers that ended without releasing them (killed by joblib when
+        # another job failed): nobody else would remove them before they go stale
+        with contextlib.suppress(OSError):
+            _split_claims.remove_dead_claims(interrupts.claim_folders())
+        # and the temporary files they were writing (the rows themselves were never written)
+        with contextlib.suppress(OSError):
+            _io.remove_dead_temporaries(interrupts.claim_folders())

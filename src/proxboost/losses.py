@@ -637,12 +637,19 @@ def make_loss(name, tau=0.5, beta=1.0, newton_steps=1):
     Parameters
     ----------
     name : {"ls", "lad", "pinball", "exponential", "logistic", "hinge"}
-    tau : float in (0, 1), used by ``pinball``.
+    tau : float in (0, 1), used by ``pinball``; a strictly increasing list of levels gives the
+        loss of several quantiles in one model (:class:`~proxboost._multi_quantile.MultiQuantile`,
+        pinball only).
     beta : float > 0, used by ``exponential``.
     newton_steps : int >= 1, used by ``exponential`` and ``logistic``.
     """
     if name not in LOSSES:
         raise ValueError(f"loss={name!r} is not a known loss; allowed values: {list(LOSSES)}")
+    if name == "pinball" and np.ndim(tau) > 0:
+        # lazy: the multi-level loss builds on Pinball (a circular import at module level)
+        from ._multi_quantile import MultiQuantile, check_taus
+
+        return MultiQuantile(check_taus(list(tau)))
     given = {"tau": tau, "beta": beta, "newton_steps": newton_steps}
     cls = LOSSES[name]
     return cls(**{param: given[param] for param in cls.param_names})

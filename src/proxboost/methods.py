@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import baselines
+from ._multi_quantile import MultiQuantile
 from ._vocabulary import DEFAULT_TIE_RULE, library_version
 from .boosting import ALGOS as _BOOSTING_ALGOS
 from .boosting import PROXIMAL_ALGOS, BoostingClassifier, BoostingRegressor
@@ -45,11 +46,13 @@ __all__ = [
     "DEFAULT_TIE_RULE",
     "Algo",
     "BoostingMethod",
+    "LEVELS_VAL_METRIC",
     "Engine",
     "engine_libraries",
     "library_version",
     "make_estimator",
     "make_method",
+    "n_levels",
 ]
 
 BOOSTING_ALGOS = tuple(_BOOSTING_ALGOS)
@@ -152,8 +155,22 @@ def estimator_options(estimator) -> dict:
     return options
 
 
+#: ``val_metric`` of a model of several quantiles: it is selected on the sum of its levels'
+#: validation pinball losses (the criterion its early stopping watches too).
+LEVELS_VAL_METRIC = "sum_of_levels"
+
+
+def n_levels(loss) -> int:
+    """The number of quantile levels of a loss of several quantiles (``tau=[...]``), else 0."""
+    return len(loss.taus) if isinstance(loss, MultiQuantile) else 0
+
+
 class BoostingMethod:
-    """The six boosting algorithms of :mod:`proxboost.boosting` behind the method interface."""
+    """The six boosting algorithms of :mod:`proxboost.boosting` behind the method interface.
+
+    With a loss of several quantiles (``tau=[...]``) a method is one model of K levels: its
+    validation criterion is the sum of the K levels' losses, ``refit_predict`` returns shape
+    (n, K)."""
 
     val_metric = "loss"
 
@@ -169,6 +186,10 @@ class BoostingMethod:
         self.grid_axes = ("max_depth", "learning_rate") + (
             ("step",) if algo in PROXIMAL_ALGOS else ()
         )
+        if n_levels(loss):
+            self.val_metric = LEVELS_VAL_METRIC
+            # what only a fit would check (the tie rules a multi-level model takes), now
+            make_estimator(loss, algo, engine=engine, tie_rule=tie_rule)._check_param_combinations()
 
     def reports_loss(self) -> bool:
         return True
@@ -181,7 +202,8 @@ class BoostingMethod:
             random_state=int(random_state),
         )
         if "step" in params:
-            kw["step"] = float(params["step"])
+            step = params["step"]
+            kw["step"] = step if isinstance(step, str) else float(step)  # a number or "auto"
         return make_estimator(
             self.loss, self.name, engine=self.engine, tie_rule=self.tie_rule, **kw
         )
@@ -199,12 +221,15 @@ class BoostingMethod:
         est = self.estimator(params, max_estimators, random_state)
         est.fit(*train, eval_set=valid)
         values = np.asarray(est.eval_loss_, dtype=np.float64)
+        if values.ndim == 2:  # several quantiles: one column per level, selected on their sum
+            values = values.sum(axis=1)
         return values, np.arange(len(values))
 
     def refit_predict(self, params, n_estimators, train, X_test, random_state):
         X, y = train
         if int(n_estimators) == 0:
-            return np.full(len(X_test), float(self.loss.init(np.asarray(y, dtype=np.float64))))
+            f0 = np.asarray(self.loss.init(np.asarray(y, dtype=np.float64)), dtype=np.float64)
+            return np.tile(f0, (len(X_test), 1)) if f0.ndim else np.full(len(X_test), float(f0))
         est = self.estimator(params, n_estimators, random_state).fit(X, y)
         if self.loss.task == "classification":
             return np.asarray(est.decision_function(X_test), dtype=np.float64)
@@ -221,6 +246,11 @@ def make_method(algo, loss, engine="exact", options=None, tie_rule=DEFAULT_TIE_R
     options = dict(options or {})
     if algo in BOOSTING_ALGOS:
         return BoostingMethod(algo, loss, engine=engine, tie_rule=tie_rule)
+    if n_levels(loss) and algo in _BASELINES:
+        raise ValueError(
+            f"fits one quantile level per model, not loss.tau={loss.params()['tau']}: give "
+            "loss.tau one level, or use a boosting algo for several levels in one model"
+        )
     if algo in _BASELINES:
         return getattr(baselines, _BASELINES[algo])(loss, **options)
     raise ValueError(f"unknown algo '{algo}'; valid choices: {', '.join(ALGOS)}")

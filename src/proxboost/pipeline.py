@@ -39,19 +39,29 @@ from dataclasses import dataclass, field
 import numpy as np
 from joblib import Parallel, delayed
 
-from . import results
+from . import _split_claims, results
+from ._multi_quantile import MultiQuantile
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
-from .datasets import DatasetUnavailableError, dataset_identity, dataset_info, load_dataset
+from .conformal import interval_measurement
+from .datasets import (
+    DatasetUnavailableError,
+    dataset_identity,
+    dataset_info,
+    load_dataset,
+    row_columns,
+)
 from .engines import ENGINES
 from .losses import LOSS_PARAMETERS, Loss, make_loss
-from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, GRID_CHECKS, Algo, Engine
+from .methods import ALGOS, BOOSTING_ALGOS, DEFAULT_TIE_RULE, GRID_CHECKS, Algo, Engine, n_levels
 from .protocol import (
     DEFAULT_FRACTIONS,
     ProtocolError,
+    calibration_halves,
     canonical_grid,
     check_task,
     expand_grid,
+    level_metrics,
     protocol_name,
     selection,
     split_indices,
@@ -149,9 +159,12 @@ class _Splits:
         self.base_row = dict(base_row or {})
         self.open = {}  # split -> _OpenSplit
         self.parent_pid = os.getpid()
+        self.claim = None  # claim(k) -> whether this process computes split k (_split_claims)
 
     def fit_tasks(self, k) -> list:
         """One validation-curve fit per grid point of split ``k``, on its training part."""
+        if self.claim is not None and not self.claim(k):  # stored, or another process's
+            return []
         tr, va, te = split_indices(len(self.y), k, self.seed, self.fractions)
         self.open[k] = _OpenSplit((tr, va, te), [None] * self.n_grid)
         train, valid = (self.X[tr], self.y[tr]), (self.X[va], self.y[va])
@@ -192,9 +205,14 @@ class _Splits:
     def _row(self, k, split, predictions, elapsed) -> dict:
         g, T, val_loss = split.chosen
         method = self.method
-        test_loss, test_error = test_metrics(
-            method.loss, self.y[split.parts[2]], predictions, report_loss=method.reports_loss()
-        )
+        y_test = self.y[split.parts[2]]
+        if np.ndim(predictions) == 2:  # several quantiles in one model
+            levels = level_metrics(method.loss, y_test, predictions)
+            test_loss, test_error = float(np.mean(levels)), math.nan
+        else:
+            test_loss, test_error = test_metrics(
+                method.loss, y_test, predictions, report_loss=method.reports_loss()
+            )
         params = self.grid_points[g]
         row = dict(self.base_row)
         row.update(
@@ -213,7 +231,24 @@ class _Splits:
             )
         )
         row.update(fit_seconds=split.seconds + elapsed, refit_seconds=elapsed)
+        if np.ndim(predictions) == 2:
+            row.update(self._levels_columns(k, method.loss, levels, y_test, predictions))
         return row
+
+    def _levels_columns(self, k, loss, levels, y_test, predictions) -> dict:
+        """The columns of a model of several quantiles: each level's test loss (``test_loss`` is
+        their mean) and, with two levels or more, the interval of the outer levels before and
+        after conformal calibration, calibrated on one half of the test part and measured on the
+        other (:func:`~proxboost.protocol.calibration_halves`)."""
+        taus = loss.params()["tau"]
+        columns = {"test_loss_levels": json.dumps(levels)}
+        if len(taus) >= 2:
+            cal, cov = calibration_halves(len(self.y), k, self.seed, self.fractions)
+            alpha = 1.0 - (taus[-1] - taus[0])
+            columns.update(
+                interval_measurement(predictions[:, 0], predictions[:, -1], y_test, cal, cov, alpha)
+            )
+        return columns
 
 
 def _log_plan(desc, n_splits, n_grid, n_workers):
@@ -268,15 +303,18 @@ def run_protocol(
     progress=True,
     desc=None,
     base_row=None,
+    claim=None,
 ):
     """Run the protocol on ``splits`` (default ``range(n_splits)``) and return the rows (dicts).
 
     ``on_row(row)`` is called as soon as a split's row is known (e.g. to store it). ``base_row``
     holds columns shared by every row. ``n_jobs``: workers (``None``/-1: every core).
+    ``claim(k)``: called when split k's first fit is about to be dispatched; False skips it.
     """
     X, y = np.asarray(X), np.asarray(y, dtype=np.float64)
     splits = list(range(n_splits)) if splits is None else [int(k) for k in splits]
     book = _Splits(X, y, method, grid_points, max_estimators, fractions, seed, base_row)
+    book.claim = claim
     n_tasks = len(splits) * (book.n_grid + 1)
     n_workers = resolve_n_jobs(n_jobs, n_tasks)
     rows = []
@@ -417,6 +455,8 @@ def plan_run(**config) -> Run | None:
         return None
     X, y, info = data
     split_sizes(len(y), fractions)  # fail before any fit if the data cannot be split
+    if n_levels(loss) >= 2:  # the interval of the outer levels needs two test rows
+        calibration_halves(len(y), 0, r.seed, fractions)
     identity = results.canonical_json(
         run_identity(
             dataset=dataset_identity(info, r.seed),
@@ -430,6 +470,7 @@ def plan_run(**config) -> Run | None:
         )
     )
     row = _base_row(r, loss, algo, method, dataset_params, fractions, identity)
+    row.update(row_columns(info))  # a user's CSV file: rows under its stem, no path
     location = (r.results_dir, row["protocol"], row["dataset"], row["loss"], algo.name)
     return Run(
         label=f"{row['dataset']}/{row['loss']}/{algo.name}",
@@ -458,7 +499,7 @@ def _method(request: Request):
     if algo.name not in ALGOS:
         raise ProtocolError(f"unknown algo '{algo.name}'; valid choices: {', '.join(ALGOS)}")
     loss = request.loss
-    if not isinstance(loss, Loss):
+    if not isinstance(loss, (Loss, MultiQuantile)):
         given = dict(request.loss_params or {})
         try:
             loss = make_loss(loss, **{k: v for k, v in given.items() if k in LOSS_PARAMETERS})
@@ -517,7 +558,11 @@ def _load_dataset(name, seed, mirror, params):
 def _data(request: Request, dataset_params):
     """``(X, y, info)`` of the request's dataset; None when its files are unavailable and
     ``skip_unavailable``."""
-    name, params = request.dataset, tuple(sorted(dataset_params.items()))
+    name = request.dataset
+    # hashable (the loads are cached): a list value (a CSV file's dropped columns) as a tuple
+    params = tuple(
+        sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in dataset_params.items())
+    )
     try:
         return _load_dataset(name, request.seed, request.mirror, params)
     except DatasetUnavailableError as exc:
@@ -535,6 +580,11 @@ def _base_row(request: Request, loss, algo, method, dataset_params, fractions, i
     r = request
     extra = {k: v for k, v in dataset_params.items() if k != "task"}
     params = loss.params()
+    levels = {}
+    if n_levels(loss):
+        # the levels of a model of several quantiles: their own column (``tau`` stays a number
+        # column, NaN here: this run is no run at one level)
+        levels = {"levels": json.dumps(params.pop("tau"))}
     return {
         "protocol": protocol_name(r.grid_name, r.n_splits, r.max_estimators, fractions, r.seed),
         "dataset": r.dataset if not extra else f"{r.dataset}-{_short_hash(extra)}",
@@ -552,6 +602,7 @@ def _base_row(request: Request, loss, algo, method, dataset_params, fractions, i
         "seed": int(r.seed),
         "dataset_params": json.dumps(extra, sort_keys=True),
         "tie_rule": r.tie_rule if algo.name in BOOSTING_ALGOS else "none",
+        **levels,
         "identity": identity,
     }
 
@@ -590,6 +641,7 @@ def execute(run: Run, n_jobs=None, progress=True):
 
         def store(row):
             path = results.write_row(results_dir, {**row, **results.provenance()})
+            claims.done(row["split"])  # stored: others may read it
             log.info(
                 "%s split %d: %s, T=%d, %s -> %s",
                 run.label,
@@ -601,23 +653,30 @@ def execute(run: Run, n_jobs=None, progress=True):
             )
 
         t0 = time.perf_counter()
-        run_protocol(
-            run.X,
-            run.y,
-            method,
-            run.grid_points,
-            n_splits=run.n_splits,
-            max_estimators=run.max_estimators,
-            fractions=run.fractions,
-            seed=run.seed,
-            splits=todo,
-            n_jobs=n_jobs,
-            on_row=store,
-            progress=progress,
-            desc=run.label,
-            base_row=run.base_row,
-        )
-        log.info("%s: %d rows computed in %.1f s", run.label, len(todo), time.perf_counter() - t0)
+        computed = 0
+        with _split_claims.run_claims(run) as claims:  # splits another process computes: skipped
+            while todo:  # then waited for; those it left without a row are computed here
+                computed += len(
+                    run_protocol(
+                        run.X,
+                        run.y,
+                        method,
+                        run.grid_points,
+                        n_splits=run.n_splits,
+                        max_estimators=run.max_estimators,
+                        fractions=run.fractions,
+                        seed=run.seed,
+                        splits=todo,
+                        n_jobs=n_jobs,
+                        on_row=store,
+                        progress=progress,
+                        desc=run.label,
+                        base_row=run.base_row,
+                        claim=claims.take,
+                    )
+                )
+                todo = claims.wait()
+        log.info("%s: %d rows computed in %.1f s", run.label, computed, time.perf_counter() - t0)
     df = results.load(where)
     log.info(summary_line(df, run.label, run.protocol, method.engine, where))
     return df

@@ -43,9 +43,11 @@ __all__ = [
     "GRID_AXES",
     "ProtocolError",
     "TaskMismatchError",
+    "calibration_halves",
     "canonical_grid",
     "check_task",
     "expand_grid",
+    "level_metrics",
     "protocol_name",
     "select",
     "selection",
@@ -133,6 +135,28 @@ def split_indices(n, k, seed=0, fractions=DEFAULT_FRACTIONS):
         np.sort(perm[n_train : n_train + n_val]),
         np.sort(perm[n_train + n_val :]),
     )
+
+
+def calibration_halves(n, k, seed=0, fractions=DEFAULT_FRACTIONS):
+    """The test part of split ``k`` cut in two for the interval measurement: ``(calibration,
+    coverage)``, positions into the (sorted) test indices of :func:`split_indices`.
+
+    The rule: the test rows in the split's own shuffled order (the permutation of
+    :func:`split_indices`), the first half (rounded down) calibrates, the rest measures coverage
+    and width. No new random draw: the halves depend only on (n, seed, k, fractions), like the
+    split, and neither half takes part in fitting or selection (train and validation do)."""
+    n_train, n_val, n_test = split_sizes(n, fractions)
+    perm = np.random.default_rng((int(seed), int(k))).permutation(n)
+    shuffled = perm[n_train + n_val :]
+    if n_test < 2:
+        raise ProtocolError(
+            f"{n} rows give a test part of {n_test} row(s): the interval measurement needs at "
+            "least 2 (one to calibrate, one to measure); use more rows or a larger test fraction"
+        )
+    position = np.empty(n, dtype=np.intp)
+    position[np.sort(shuffled)] = np.arange(n_test)  # row index -> position in the sorted test
+    half = n_test // 2
+    return np.sort(position[shuffled[:half]]), np.sort(position[shuffled[half:]])
 
 
 def split_random_state(k, seed=0) -> int:
@@ -236,6 +260,13 @@ def test_metrics(loss, y, z, report_loss=True):
     else:
         test_error = math.nan
     return test_loss, test_error
+
+
+def level_metrics(loss, y, z) -> list:
+    """The test loss of every level of a model of several quantiles: ``loss.value(y, z)`` of a
+    :class:`~proxboost._multi_quantile.MultiQuantile` on predictions of shape (n, K)."""
+    values = loss.value(np.asarray(y, dtype=np.float64), np.asarray(z, dtype=np.float64))
+    return [float(v) for v in np.atleast_1d(values)]
 
 
 def _fmt(x):

@@ -8,33 +8,42 @@ The criteria are those of ``docs/claims.md`` (the file's sha256 is written in ev
 
 - :mod:`~proxboost.claims.criteria`: the named thresholds and the curve criteria: the numerical
   floor (:func:`floor_start`), the levels rule (:func:`levels_rule`), "mixed up"
-  (:func:`mixed_up`), linear convergence (:func:`linear_fit`), and the rules that combine cells and
-  runs (:func:`combine_all`, :func:`aggregate_runs`, :func:`count_rule`).
+  (:func:`mixed_up`), linear convergence (:func:`linear_fit`), identical curves
+  (:func:`first_difference`, :class:`Same`), the readings of an open scope (:class:`Reading`), and
+  the rules that combine cells and runs (:func:`combine_all`, :func:`aggregate_runs`,
+  :func:`count_rule`).
 - :mod:`~proxboost.claims.curveset`: the stored curves a synthetic judge reads, one run at a time.
 - :mod:`~proxboost.claims.synthetic` and :mod:`~proxboost.claims.realworld`: one judge per
   statement (real-world judges use paired comparisons, Holm-adjusted p-values, equivalence margins
   and counting rules with missing cells; one protocol unit per verdict).
 - :mod:`~proxboost.claims.statements`: the registry, one record per statement (text, paper line,
-  experiment, losses, judge, aggregation, family), read by the judging, the summary and the figures.
+  experiment, losses, judge, aggregation, family, readings), read by the judging, the summary and
+  the figures.
 - :mod:`~proxboost.claims.judging`: :func:`judge` returns the rows of ``claims.csv``: ``id, scope,
-  verdict, numbers, protocol, n_support, criteria_sha``; nothing is fitted here.
+  verdict, numbers, protocol, n_support, criteria_sha`` (one ``reading=…`` row per reading of a
+  statement whose scope is open); nothing is fitted here.
 """
 
 from .criteria import (
     CLAIMS_COLUMNS,
     CONFIRMED,
     CONTRADICTED,
+    EVERY_CELL,
     INCONCLUSIVE,
     Curve,
+    Reading,
+    Same,
     aggregate_runs,
     combine_all,
     count_rule,
     criteria_sha,
     faster_verdict,
+    first_difference,
     floor_start,
     levels_rule,
     linear_fit,
     mixed_up,
+    reading,
     scope,
 )
 from .curveset import CurveSet, stated_curves, with_noise_column
@@ -46,11 +55,14 @@ __all__ = [
     "CLAIMS_COLUMNS",
     "CONFIRMED",
     "CONTRADICTED",
+    "EVERY_CELL",
     "FAMILIES",
     "INCONCLUSIVE",
     "STATEMENTS",
     "Curve",
     "CurveSet",
+    "Reading",
+    "Same",
     "Statement",
     "aggregate_runs",
     "combine_all",
@@ -58,6 +70,7 @@ __all__ = [
     "criteria_sha",
     "faster_verdict",
     "families",
+    "first_difference",
     "floor_start",
     "intro_grid",
     "judge",
@@ -66,6 +79,7 @@ __all__ = [
     "levels_rule",
     "linear_fit",
     "mixed_up",
+    "reading",
     "scope",
     "stated_curves",
     "with_noise_column",

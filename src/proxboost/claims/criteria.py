@@ -1,6 +1,7 @@
 """Curve criteria and verdict rules of ``docs/claims.md``: the named thresholds (each defined once
-here), the three verdicts, the numerical floor, the levels rule, "mixed up", linear convergence, and
-the rules that combine cells and runs into one verdict."""
+here), the three verdicts, the numerical floor, the levels rule, "mixed up", linear convergence,
+identical curves, the readings of a statement's scope, and the rules that combine cells and runs
+into one verdict."""
 
 from __future__ import annotations
 
@@ -14,8 +15,22 @@ from scipy import stats
 
 CONFIRMED, CONTRADICTED, INCONCLUSIVE = "confirmed", "contradicted", "inconclusive"
 CLAIMS_COLUMNS = ("id", "scope", "verdict", "numbers", "protocol", "n_support", "criteria_sha")
-SCOPE_KEYS = ("loss", "dataset", "depth", "lambda", "methods", "metric", "tie_rule", "seed")
+SCOPE_KEYS = (
+    "reading",
+    "loss",
+    "dataset",
+    "depth",
+    "lambda",
+    "methods",
+    "metric",
+    "tie_rule",
+    "seed",
+)
 CRITERIA_FILE = Path("docs") / "claims.md"
+# docs/claims.md, how the criteria came about: the criteria were first committed after the first
+# results had been stored and read; the summary dates the stored results against that commit
+CRITERIA_FIRST_COMMIT, CRITERIA_FIRST_WRITTEN = "02d9bd1c", "2026-11-26T03:03:04+00:00"
+FIRST_RESULTS_COMMIT, FIRST_RESULTS_STORED = "7f1fb207", "2026-11-25T22:58:47+00:00"
 
 # thresholds of docs/claims.md (the table there is the reference; these are its numbers)
 FLOOR_LEVEL = 1e-6  # floor: C(t) <= 1e-6 C(f_0) ...
@@ -40,12 +55,67 @@ FIT_START, FIT_MIN_POINTS = 50, 50
 # verdict helpers
 # =====================================================================================
 @dataclass(frozen=True)
+class Same:
+    """Two compared training curves that are bit-identical over every iteration the cell's
+    criterion reads (docs/claims.md, identical curves): ``pair`` names them ("P and G"), ``until``
+    is the first iteration where they differ (None: identical throughout)."""
+
+    pair: str
+    until: int | None
+
+
+@dataclass(frozen=True)
 class Cell:
-    """One judged cell: its verdict, the numbers that decided it, and its support."""
+    """One judged cell: its verdict, the numbers that decided it, its support, and the compared
+    pairs whose curves are identical wherever the criterion looked (:class:`Same`)."""
 
     verdict: str
     numbers: str
     n_support: int = 1
+    same: tuple[Same, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading of a statement whose sentence leaves its scope open (docs/claims.md, scopes).
+
+    ``keep`` = ((scope key, allowed values), …): a cell is judged under this reading when each of
+    these keys that its scope carries has an allowed value (a key the cell does not carry does not
+    narrow it). Calling the reading with a cell's keys (``reading(loss="hinge", …)``) or
+    :meth:`admits` with its scope string says whether the cell is kept.
+    """
+
+    name: str
+    keep: tuple[tuple[str, tuple[str, ...]], ...]
+    why: str
+
+    def __post_init__(self):
+        if not self.name or set(self.name) & set(";="):
+            raise ValueError(f"reading name {self.name!r} must be non-empty without ';' or '='")
+        unknown = {k for k, _ in self.keep} - set(SCOPE_KEYS)
+        if unknown:
+            raise ValueError(f"reading keys {sorted(unknown)} are not among {SCOPE_KEYS}")
+
+    def __call__(self, **keys) -> bool:
+        return self._admits({k: _fmt_key(v) for k, v in keys.items() if v is not None})
+
+    def admits(self, cell_scope: str) -> bool:
+        """Whether the cell with scope ``key=value;…`` (or ``all``) is judged under this reading."""
+        parts = [] if cell_scope == "all" else cell_scope.split(";")
+        return self._admits(dict(p.split("=", 1) for p in parts))
+
+    def _admits(self, keys: dict) -> bool:
+        return all(keys[k] in allowed for k, allowed in self.keep if k in keys)
+
+
+def reading(name, why, **keep) -> Reading:
+    """A :class:`Reading` from ``key=(allowed values, …)`` keywords (values as :func:`scope` writes
+    them; ``**{"lambda": (…)}`` for λ)."""
+    return Reading(name, tuple((k, tuple(_fmt_key(v) for v in vs)) for k, vs in keep.items()), why)
+
+
+#: the reading of a statement whose sentence leaves no scope open: every judged cell
+EVERY_CELL = Reading("every cell", (), "the statement's whole scope")
 
 
 def scope(**keys) -> str:
@@ -179,21 +249,26 @@ def kept_levels(c0, floors, reach_min) -> list[float]:
         k += 1
 
 
+def _level_times(a: Curve, b: Curve, x) -> tuple[np.ndarray, np.ndarray]:
+    """t_A(L) and t_B(L) (iterations or seconds) at the compared levels: kept, and reached by at
+    least one of the two curves."""
+    xa = np.arange(a.T + 1, dtype=float) if x == "iteration" else a.seconds
+    xb = np.arange(b.T + 1, dtype=float) if x == "iteration" else b.seconds
+    levels = kept_levels(a.c0, (a.floor_level, b.floor_level), min(a.train.min(), b.train.min()))
+    ta = np.array([first_reach(a.train, xa, L) for L in levels])
+    tb = np.array([first_reach(b.train, xb, L) for L in levels])
+    keep = np.isfinite(ta) | np.isfinite(tb)
+    return ta[keep], tb[keep]
+
+
 def levels_rule(a: Curve, b: Curve, x="iteration") -> tuple[str, str]:
     """Compare how fast two training curves reach the levels: returns (outcome, numbers).
 
     outcome: ``a faster`` | ``b faster`` | ``similar`` | ``mixed`` | ``unmeasurable`` (fewer
     than two compared levels above both floors). ``x`` = ``iteration`` or ``seconds``.
     """
-    c0 = a.c0
-    xa = np.arange(a.T + 1, dtype=float) if x == "iteration" else a.seconds
-    xb = np.arange(b.T + 1, dtype=float) if x == "iteration" else b.seconds
-    levels = kept_levels(c0, (a.floor_level, b.floor_level), min(a.train.min(), b.train.min()))
-    ta = np.array([first_reach(a.train, xa, L) for L in levels])
-    tb = np.array([first_reach(b.train, xb, L) for L in levels])
-    keep = np.isfinite(ta) | np.isfinite(tb)
-    ta, tb = ta[keep], tb[keep]
-    n = int(keep.sum())
+    ta, tb = _level_times(a, b, x)
+    n = ta.size
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(np.isfinite(tb), ta / tb, np.where(np.isfinite(ta), 0.0, np.nan))
     unit = "" if x == "iteration" else " s"
@@ -236,6 +311,39 @@ def mixed_up(a: Curve, b: Curve) -> tuple[str, float]:
     if gap > MIXED_BAD:
         return CONTRADICTED, gap
     return INCONCLUSIVE, gap
+
+
+def first_difference(x, y) -> int | None:
+    """First index at which ``x`` and ``y`` differ bit for bit, over their common length (None when
+    they never do)."""
+    n = min(len(x), len(y))
+    differ = np.flatnonzero(np.asarray(x[:n]) != np.asarray(y[:n]))
+    return int(differ[0]) if differ.size else None
+
+
+def same_through(a: Curve, b: Curve, last, pair) -> tuple[Same, ...]:
+    """``(Same(pair, t_diff),)`` when the training curves of ``a`` and ``b`` are identical at every
+    t ≤ ``last`` (the last iteration a criterion reads), else ``()``."""
+    until = first_difference(a.train, b.train)
+    return (Same(pair, until),) if until is None or until > last else ()
+
+
+def same_over_levels(a: Curve, b: Curve, pair) -> tuple[Same, ...]:
+    """:func:`same_through` over the iterations the levels rule reads: every compared level is
+    reached by both curves before they differ, so every ratio t_A/t_B is exactly 1 (fewer than two
+    compared levels: nothing to report)."""
+    ta, tb = _level_times(a, b, "iteration")
+    both = np.concatenate([ta, tb])
+    if ta.size < 2 or not np.isfinite(both).all():
+        return ()
+    return same_through(a, b, float(both.max()), pair)
+
+
+def same_over_window(a: Curve, b: Curve, pair) -> tuple[Same, ...]:
+    """:func:`same_through` over the window of "mixed up" and of 1a: 1 ≤ t < the first floor of the
+    two curves."""
+    end = min(a.end, b.end)
+    return same_through(a, b, end - 1, pair) if end > 1 else ()
 
 
 def linear_fit(c: Curve) -> tuple[float, float, int] | None:

@@ -1,5 +1,10 @@
 """Judges of the real-world statements: each takes one protocol unit (and all units) and returns
-``(verdict, text, {scope: Cell})`` from paired comparisons of stored rows."""
+``(verdict, text, {scope: Cell})`` from paired comparisons of stored rows.
+
+``keep`` (a :class:`~proxboost.claims.criteria.Reading`, called with a cell's scope keys) says
+which cells a judge judges: the cells it leaves out are neither compared nor expected, so the Holm
+adjustment and the counting rules run over the kept cells only (docs/claims.md, scopes).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,15 @@ from ..naming import (
     PAPER_REGRESSION_LOSSES,
     short,
 )
-from .criteria import CONFIRMED, CONTRADICTED, INCONCLUSIVE, Cell, count_rule, scope
+from .criteria import (
+    CONFIRMED,
+    CONTRADICTED,
+    EVERY_CELL,
+    INCONCLUSIVE,
+    Cell,
+    count_rule,
+    scope,
+)
 
 
 # =====================================================================================
@@ -99,11 +112,15 @@ def _always(unit, comparisons, expected_cells):
     return v, text, cells
 
 
-def judge_ls_prox_equals_gradient_vs_baselines(unit, units):
+def judge_ls_prox_equals_gradient_vs_baselines(unit, units, keep=EVERY_CELL):
     """Statement 6a: ls: P = G, comparable to XGBoost, better than random forests (criterion:
     docs/claims.md, 6a).
     """
     exp = _expected_datasets(units, ("ls",))
+    pairs = [f"{short(a)} ~ {short(b)}" for a, b in _6A_EQUIV] + [
+        f"{short(a)} vs RF" for a in ("gradient", "prox")
+    ]
+    n_exp = sum(keep(loss="ls", dataset=ds, methods=m) for ds in exp for m in pairs)
     better, equiv = {}, {}
     for ds in exp:
         if not _has(unit, ds, "ls", ("gradient",)):
@@ -115,14 +132,16 @@ def judge_ls_prox_equals_gradient_vs_baselines(unit, units):
                 & (unit.rows["algo"] == "gradient")
             ]["test_loss"].median()
         )
-        for a, b in (("prox", "gradient"), ("gradient", "xgboost"), ("prox", "xgboost")):
+        for a, b in _6A_EQUIV:
+            m = f"{short(a)} ~ {short(b)}"
             c = _cmp(unit, ds, "ls", a, b)
-            if c.n:
-                equiv[scope(dataset=ds, methods=f"{short(a)} ~ {short(b)}")] = (c, scale)
+            if c.n and keep(loss="ls", dataset=ds, methods=m):
+                equiv[scope(dataset=ds, methods=m)] = (c, scale)
         for a in ("gradient", "prox"):
+            m = f"{short(a)} vs RF"
             c = _cmp(unit, ds, "ls", a, "random_forest")
-            if c.n:
-                better[scope(dataset=ds, methods=f"{short(a)} vs RF")] = c
+            if c.n and keep(loss="ls", dataset=ds, methods=m):
+                better[scope(dataset=ds, methods=m)] = c
     keys = list(equiv) + list(better)
     comps = [equiv[k][0] for k in equiv] + [better[k] for k in better]
     adj = dict(zip(keys, holm([c.p for c in comps])))
@@ -144,7 +163,7 @@ def judge_ls_prox_equals_gradient_vs_baselines(unit, units):
     for k, c in better.items():
         cells[k] = Cell(c.verdict(adj[k]), c.text(adj[k]), c.n)
     held = [c.verdict for c in cells.values()]
-    missing = 5 * len(exp) - len(cells)
+    missing = n_exp - len(cells)
     v = (
         CONTRADICTED
         if CONTRADICTED in held
@@ -157,9 +176,13 @@ def judge_ls_prox_equals_gradient_vs_baselines(unit, units):
     text = (
         f"{held.count(CONFIRMED)} confirmed, {held.count(CONTRADICTED)} contradicted, "
         f"{held.count(INCONCLUSIVE)} inconclusive of {len(cells)} judged comparisons "
-        f"({missing} of {5 * len(exp)} missing: 5 per dataset with ls rows)"
+        f"({missing} of {n_exp} missing: 5 per dataset with ls rows)"
     )
     return v, text, cells
+
+
+#: the equivalences of 6a (P = G, both comparable to XGBoost)
+_6A_EQUIV = (("prox", "gradient"), ("gradient", "xgboost"), ("prox", "xgboost"))
 
 
 def _n_splits(unit, ds, loss) -> int:
@@ -175,11 +198,11 @@ def _winners(unit, ds, loss, metric, methods, k=1):
     return list(med.index[:k]), med
 
 
-def judge_ls_residual_most_accurate(unit, units):
+def judge_ls_residual_most_accurate(unit, units, keep=EVERY_CELL):
     """Statement 6b: ls: residual boosting most accurate on 3 of the 6 datasets (criterion:
     docs/claims.md, 6b).
     """
-    exp = _expected_datasets(units, ("ls",))
+    exp = [ds for ds in _expected_datasets(units, ("ls",)) if keep(loss="ls", dataset=ds)]
     methods = PAPER_METHODS
     cells, yes = {}, 0
     for ds in exp:
@@ -207,19 +230,23 @@ def judge_ls_residual_most_accurate(unit, units):
     )
 
 
-def judge_prox_beats_gradient_lad_pinball(unit, units):
+def judge_prox_beats_gradient_lad_pinball(unit, units, keep=EVERY_CELL):
     """Statement 6c: lad, pinball: P always better than G (criterion: docs/claims.md, 6c)."""
-    n_exp = sum(len(_expected_datasets(units, (loss,))) for loss in ("lad", "pinball"))
+    cells = [
+        (loss, ds)
+        for loss in ("lad", "pinball")
+        for ds in _expected_datasets(units, (loss,))
+        if keep(loss=loss, dataset=ds)
+    ]
     comps = {}
-    for loss in ("lad", "pinball"):
-        for ds in _expected_datasets(units, (loss,)):
-            c = _cmp(unit, ds, loss, "prox", "gradient")
-            if c.n:
-                comps[scope(loss=loss, dataset=ds)] = c
-    return _always(unit, comps, n_exp)
+    for loss, ds in cells:
+        c = _cmp(unit, ds, loss, "prox", "gradient")
+        if c.n:
+            comps[scope(loss=loss, dataset=ds)] = c
+    return _always(unit, comps, len(cells))
 
 
-def judge_prox_or_rp_most_accurate_lad_pinball(unit, units):
+def judge_prox_or_rp_most_accurate_lad_pinball(unit, units, keep=EVERY_CELL):
     """Statement 6d: lad, pinball: P or RP most accurate in most situations (criterion:
     docs/claims.md, 6d).
     """
@@ -235,6 +262,8 @@ def judge_prox_or_rp_most_accurate_lad_pinball(unit, units):
     cells, yes, n_exp = {}, 0, 0
     for loss in ("lad", "pinball"):
         for ds in _expected_datasets(units, (loss,)):
+            if not keep(loss=loss, dataset=ds):
+                continue
             n_exp += 1
             if not _has(unit, ds, loss, methods):
                 continue
@@ -259,7 +288,7 @@ def judge_prox_or_rp_most_accurate_lad_pinball(unit, units):
     )
 
 
-def judge_ap_beats_ag_except_engel(unit, units):
+def judge_ap_beats_ag_except_engel(unit, units, keep=EVERY_CELL):
     """Statement 6e: lad, pinball: AP better than AG, except on Engel (criterion: docs/claims.md,
     6e).
     """
@@ -267,6 +296,8 @@ def judge_ap_beats_ag_except_engel(unit, units):
     n_exp = 0
     for loss in ("lad", "pinball"):
         for ds in _expected_datasets(units, (loss,)):
+            if not keep(loss=loss, dataset=ds):
+                continue
             c = _cmp(unit, ds, loss, "accelerated_prox", "accelerated_gradient")
             if ds == "engel":
                 if c.n:
@@ -296,7 +327,7 @@ def judge_ap_beats_ag_except_engel(unit, units):
     )
 
 
-def judge_accelerated_not_more_accurate_regression(unit, units):
+def judge_accelerated_not_more_accurate_regression(unit, units, keep=EVERY_CELL):
     """Statement 6j: regression: accelerated variants not more accurate than plain ones (criterion:
     docs/claims.md, 6j).
     """
@@ -304,18 +335,19 @@ def judge_accelerated_not_more_accurate_regression(unit, units):
     for loss in PAPER_REGRESSION_LOSSES:
         for ds in _expected_datasets(units, (loss,)):
             for acc, plain in (("accelerated_gradient", "gradient"), ("accelerated_prox", "prox")):
+                m = f"{short(acc)} vs {short(plain)}"
+                if not keep(loss=loss, dataset=ds, methods=m):
+                    continue
                 n_exp += 1
                 c = _cmp(unit, ds, loss, acc, plain)
                 if not c.n:
                     continue
                 isb = c.verdict() == CONFIRMED
                 better += isb
-                cells[scope(loss=loss, dataset=ds, methods=f"{short(acc)} vs {short(plain)}")] = (
-                    Cell(
-                        CONTRADICTED if isb else CONFIRMED,
-                        ("accelerated confirmed better: " if isb else "") + c.text(),
-                        c.n,
-                    )
+                cells[scope(loss=loss, dataset=ds, methods=m)] = Cell(
+                    CONTRADICTED if isb else CONFIRMED,
+                    ("accelerated confirmed better: " if isb else "") + c.text(),
+                    c.n,
                 )
     notbetter = len(cells) - better
     if n_exp and notbetter >= 0.8 * n_exp:
@@ -334,7 +366,7 @@ def judge_accelerated_not_more_accurate_regression(unit, units):
     )
 
 
-def judge_classification_podium(unit, units):
+def judge_classification_podium(unit, units, keep=EVERY_CELL):
     """Statement 6f: classification: P, RP, RG and XGBoost share the podium (criterion:
     docs/claims.md, 6f).
     """
@@ -343,6 +375,8 @@ def judge_classification_podium(unit, units):
     for ds in _expected_datasets(units, PAPER_CLASSIFICATION_LOSSES):
         for loss in PAPER_CLASSIFICATION_LOSSES:
             for metric in ("test_loss", "test_error"):
+                if not keep(loss=loss, dataset=ds, metric=_metric_name(metric)):
+                    continue
                 n_exp += 1
                 methods = [
                     m for m in PAPER_METHODS if metric == "test_error" or m not in LS_AND_ERROR_ONLY
@@ -376,44 +410,48 @@ def judge_classification_podium(unit, units):
     )
 
 
-def judge_prox_beats_gradient_hinge(unit, units):
+def judge_prox_beats_gradient_hinge(unit, units, keep=EVERY_CELL):
     """Statement 6g: hinge: P or RP always better than G and RG (loss and error) (criterion:
     docs/claims.md, 6g).
     """
     exp = _expected_datasets(units, ("hinge",))
+    judged = [
+        (ds, metric)
+        for ds in exp
+        for metric in ("test_loss", "test_error")
+        if keep(loss="hinge", dataset=ds, metric=_metric_name(metric))
+    ]
     comps = {}
-    for ds in exp:
-        for metric in ("test_loss", "test_error"):
-            for a in ("prox", "residual_prox"):
-                for b in ("gradient", "residual_gradient"):
-                    c = _cmp(unit, ds, "hinge", a, b, metric)
-                    if c.n:
-                        comps[(ds, metric, a, b)] = c
+    for ds, metric in judged:
+        for a in ("prox", "residual_prox"):
+            for b in ("gradient", "residual_gradient"):
+                c = _cmp(unit, ds, "hinge", a, b, metric)
+                if c.n:
+                    comps[(ds, metric, a, b)] = c
     keys = list(comps)
     adj = dict(zip(keys, holm([comps[k].p for k in keys])))
     cells = {}
-    for ds in exp:
-        for metric in ("test_loss", "test_error"):
-            ks = [k for k in keys if k[:2] == (ds, metric)]
-            if len(ks) < 4:
-                continue
-            ver = {(k[2], k[3]): comps[k].verdict(adj[k]) for k in ks}
-            good = any(
-                ver[(a, "gradient")] == CONFIRMED and ver[(a, "residual_gradient")] == CONFIRMED
-                for a in ("prox", "residual_prox")
-            )
-            bad = all(
-                CONTRADICTED in (ver[(a, "gradient")], ver[(a, "residual_gradient")])
-                for a in ("prox", "residual_prox")
-            )
-            v = CONFIRMED if good else CONTRADICTED if bad else INCONCLUSIVE
-            cells[scope(loss="hinge", dataset=ds, metric=_metric_name(metric))] = Cell(
-                v,
-                "; ".join(f"{short(k[2])} vs {short(k[3])}: {comps[k].text(adj[k])}" for k in ks),
-                comps[ks[0]].n,
-            )
+    for ds, metric in judged:
+        ks = [k for k in keys if k[:2] == (ds, metric)]
+        if len(ks) < 4:
+            continue
+        ver = {(k[2], k[3]): comps[k].verdict(adj[k]) for k in ks}
+        good = any(
+            ver[(a, "gradient")] == CONFIRMED and ver[(a, "residual_gradient")] == CONFIRMED
+            for a in ("prox", "residual_prox")
+        )
+        bad = all(
+            CONTRADICTED in (ver[(a, "gradient")], ver[(a, "residual_gradient")])
+            for a in ("prox", "residual_prox")
+        )
+        v = CONFIRMED if good else CONTRADICTED if bad else INCONCLUSIVE
+        cells[scope(loss="hinge", dataset=ds, metric=_metric_name(metric))] = Cell(
+            v,
+            "; ".join(f"{short(k[2])} vs {short(k[3])}: {comps[k].text(adj[k])}" for k in ks),
+            comps[ks[0]].n,
+        )
     held = [c.verdict for c in cells.values()]
-    missing = 2 * len(exp) - len(cells)
+    missing = len(judged) - len(cells)
     v = (
         CONTRADICTED
         if CONTRADICTED in held
@@ -434,30 +472,32 @@ def judge_prox_beats_gradient_hinge(unit, units):
     )
 
 
-def judge_ap_beats_g_and_ag_classification(unit, units):
+def judge_ap_beats_g_and_ag_classification(unit, units, keep=EVERY_CELL):
     """Statement 6h: classification: AP always better than G and AG (loss and accuracy) (criterion:
     docs/claims.md, 6h).
     """
     exp = _expected_datasets(units, PAPER_CLASSIFICATION_LOSSES)
-    comps = {}
+    comps, n_exp = {}, 0
     for ds in exp:
         for loss in PAPER_CLASSIFICATION_LOSSES:
             for metric in ("test_loss", "test_error"):
                 for b in ("gradient", "accelerated_gradient"):
+                    keys = dict(
+                        loss=loss,
+                        dataset=ds,
+                        methods=f"AP vs {short(b)}",
+                        metric=_metric_name(metric),
+                    )
+                    if not keep(**keys):
+                        continue
+                    n_exp += 1
                     c = _cmp(unit, ds, loss, "accelerated_prox", b, metric)
                     if c.n:
-                        comps[
-                            scope(
-                                loss=loss,
-                                dataset=ds,
-                                methods=f"AP vs {short(b)}",
-                                metric=_metric_name(metric),
-                            )
-                        ] = c
-    return _always(unit, comps, 8 * len(exp))
+                        comps[scope(**keys)] = c
+    return _always(unit, comps, n_exp)
 
 
-def judge_hinge_rarely_big_advantage(unit, units):
+def judge_hinge_rarely_big_advantage(unit, units, keep=EVERY_CELL):
     """Statement 6i: hinge instead of exponential rarely a big advantage in error (criterion:
     docs/claims.md, 6i).
     """
@@ -466,6 +506,8 @@ def judge_hinge_rarely_big_advantage(unit, units):
     cells, big, n_exp = {}, 0, 0
     for ds in exp:
         for m in methods:
+            if not keep(dataset=ds, methods=short(m), metric="error"):
+                continue
             n_exp += 1
             va, vb = paired_values(unit.rows, ds, "hinge", m, m, "test_error", loss_b="exponential")
             c = compare(va, vb, _ratio(unit, ds))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..naming import PAPER_CLASSIFICATION_LOSSES, PAPER_REGRESSION_LOSSES
 from . import realworld as rw
 from . import synthetic as sy
-from .criteria import aggregate_runs, seed_share_rule
+from .criteria import EVERY_CELL, Reading, aggregate_runs, reading, seed_share_rule
 
 __all__ = ["FAMILIES", "REAL_WORLD", "STATEMENTS", "Statement", "families"]
 
@@ -32,6 +32,12 @@ class Statement:
     whose tie rules cover them). ``judge`` maps a run (synthetic) or a protocol unit (real world) to
     judged cells; ``aggregation`` combines the verdicts of a synthetic statement's runs (None for a
     real-world statement, whose verdict rests on the protocol unit with the most judged cells).
+
+    ``readings``: where the paper's sentence leaves its scope open, each reading of it as a filter
+    of the judged cells (:class:`~proxboost.claims.criteria.Reading`), all judged and reported side
+    by side; the first is the headline (the ``all`` row and the cell rows): the scope the criteria
+    fixed before the rows they judge were computed (docs/claims.md, scopes). Empty when the sentence
+    leaves no scope open.
     """
 
     id: str
@@ -42,6 +48,12 @@ class Statement:
     judge: Callable
     aggregation: Callable | None
     family: str
+    readings: tuple[Reading, ...] = ()
+
+    @property
+    def headline(self) -> Reading:
+        """The reading the ``all`` row and the cell rows use."""
+        return self.readings[0] if self.readings else EVERY_CELL
 
 
 _PS = sy.PROXIMAL_STEP_LOSSES
@@ -51,10 +63,27 @@ _CONV, _STEP, _REAL, _INTRO = "Convergence", "Proximal step", "Real world", "Int
 FAMILIES = (_CONV, _STEP, _REAL, _INTRO)
 
 
-def _s(sid, text, line, experiment, losses, judge, family, aggregation=aggregate_runs):
+def _s(sid, text, line, experiment, losses, judge, family, aggregation=aggregate_runs, readings=()):
     if experiment == REAL_WORLD:
         aggregation = None
-    return Statement(sid, text, line, experiment, tuple(losses), judge, aggregation, family)
+    return Statement(
+        sid, text, line, experiment, tuple(losses), judge, aggregation, family, tuple(readings)
+    )
+
+
+_BEFORE = "the scope the criteria fixed before the rows they judge were computed"
+_STEP_READINGS = (
+    reading(
+        "P, RP and AP",
+        f"every proximal method of the figure, whose curves depend on λ (l. 854–856); {_BEFORE}",
+        methods=("P", "RP", "AP"),
+    ),
+    reading(
+        "P",
+        "'proximal boosting' of the paragraph (l. 854, 869) read as Algorithm prox alone",
+        methods=("P",),
+    ),
+)
 
 
 _LE, _LH, _LP = ("ls", "exponential"), ("lad", "hinge"), ("lad", "pinball")
@@ -86,6 +115,19 @@ _REGISTRY = (
         _LE,
         sy.judge_linear_convergence_deeper_steeper_ls_exponential,
         _CONV,
+        readings=(
+            reading(
+                "P and G",
+                f"both methods, whose curves l. 822 has just called mixed up; {_BEFORE}",
+                methods=("P", "G"),
+            ),
+            reading(
+                "P",
+                "the sentence's subject: 'the rate of convergence of proximal boosting is linear'"
+                " (the theorem it cites is about P)",
+                methods=("P",),
+            ),
+        ),
     ),
     _s(
         "1d",
@@ -167,6 +209,7 @@ _REGISTRY = (
         _PS,
         sy.judge_bigger_step_faster_train,
         _STEP,
+        readings=_STEP_READINGS,
     ),
     _s(
         "3b",
@@ -176,6 +219,7 @@ _REGISTRY = (
         _PS,
         sy.judge_bigger_step_faster_test,
         _STEP,
+        readings=_STEP_READINGS,
     ),
     _s(
         "3c",
@@ -239,6 +283,18 @@ _REGISTRY = (
         _PS,
         sy.judge_ap_better_than_ag,
         _STEP,
+        readings=(
+            reading(
+                "λ ≥ 0.1",
+                f"{_BEFORE} (the sentence names no λ)",
+                **{"lambda": (0.1, 1.0, 10.0, 100.0)},
+            ),
+            reading(
+                "every λ",
+                "the sentence names no λ and the figure shows λ = 0.01 to 100 (l. 854)",
+                **{"lambda": (0.01, 0.1, 1.0, 10.0, 100.0)},
+            ),
+        ),
     ),
     _s(
         "4e",
@@ -329,6 +385,20 @@ _REGISTRY = (
         PAPER_CLASSIFICATION_LOSSES,
         rw.judge_ap_beats_g_and_ag_classification,
         _REAL,
+        readings=(
+            reading(
+                "exponential and hinge",
+                f"the two classification losses of the section (l. 960); {_BEFORE}",
+                loss=PAPER_CLASSIFICATION_LOSSES,
+            ),
+            reading(
+                "hinge",
+                "the sentence follows 'For the hinge loss, …' (l. 985), and the next one says both"
+                " observations confirm the interest of proximal boosting for non-differentiable"
+                " losses (l. 987)",
+                loss=("hinge",),
+            ),
+        ),
     ),
     _s(
         "6i",

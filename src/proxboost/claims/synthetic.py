@@ -25,8 +25,10 @@ from .criteria import (
     RANK_DECREASING,
     TEST_MIN_WITHIN,
     Cell,
+    Same,
     combine_all,
     faster_verdict,
+    first_difference,
     first_reach,
     fmt_g,
     kept_levels,
@@ -35,6 +37,9 @@ from .criteria import (
     max_relative_gap,
     mixed_up,
     rise,
+    same_over_levels,
+    same_over_window,
+    same_through,
     scope,
     spearman,
 )
@@ -57,7 +62,9 @@ def judge_ls_prox_equals_gradient(R):
         if not np.isfinite(gap):
             v = INCONCLUSIVE
         out[scope(loss="ls", depth=d)] = Cell(
-            v, f"max |C_P − C_G|/C_G before the floor (t < {min(g.end, p.end)}) {gap:.2g}"
+            v,
+            f"max |C_P − C_G|/C_G before the floor (t < {min(g.end, p.end)}) {gap:.2g}",
+            same=same_over_window(p, g, "P and G"),
         )
     return out
 
@@ -73,7 +80,9 @@ def _mixed_up_cells(R, losses, a, b, label):
                 continue
             v, gap = mixed_up(ca, cb)
             out[scope(loss=loss, depth=d)] = Cell(
-                v, f"max gap {gap:.3g} decade before t = {min(ca.end, cb.end)}"
+                v,
+                f"max gap {gap:.3g} decade before t = {min(ca.end, cb.end)}",
+                same=same_over_window(ca, cb, f"{short(a[0])} and {short(b[0])}"),
             )
     return out
 
@@ -91,32 +100,26 @@ def judge_linear_convergence_deeper_steeper_ls_exponential(R):
     """
     out = {}
     for loss in ("ls", "exponential"):
-        parts, bad, missing, notes = [], False, False, []
+        # one cell per method: the sentence names proximal boosting, the criteria also G (readings)
         for algo, step in (("gradient", None), ("prox", 1.0)):
+            sc = scope(loss=loss, methods=short(algo))
             fits = {d: R.get(loss, algo, d, step) for d in CONVERGENCE_DEPTHS}
             fits = {d: linear_fit(c) if c is not None else None for d, c in fits.items()}
             if any(f is None for f in fits.values()):
-                missing = True
-                notes.append(
-                    f"{short(algo)}: no fit window of {FIT_MIN_POINTS} points above the floor or no"
-                    " curve"
+                out[sc] = Cell(
+                    INCONCLUSIVE,
+                    f"no fit window of {FIT_MIN_POINTS} points above the floor or no curve",
                 )
                 continue
             (s3, r3, _), (s15, r15, _) = fits[3], fits[15]
             ratio = s15 / s3 if s3 < 0 else math.nan
-            parts.append(min(r3, r15) >= 0.98 and ratio >= 1.5)
-            bad |= min(r3, r15) < 0.9 or not (ratio > 1.0)
-            notes.append(
-                f"{short(algo)}: R² {r3:.3f} (d3) / {r15:.3f} (d15), slope d15/d3 {ratio:.2f}"
-            )
-        v = (
-            CONTRADICTED
-            if bad
-            else CONFIRMED
-            if (parts and all(parts) and not missing)
-            else INCONCLUSIVE
-        )
-        out[scope(loss=loss)] = Cell(v, "; ".join(notes))
+            if min(r3, r15) < 0.9 or not (ratio > 1.0):
+                v = CONTRADICTED
+            elif min(r3, r15) >= 0.98 and ratio >= 1.5:
+                v = CONFIRMED
+            else:
+                v = INCONCLUSIVE
+            out[sc] = Cell(v, f"R² {r3:.3f} (d3) / {r15:.3f} (d15), slope d15/d3 {ratio:.2f}")
     return out
 
 
@@ -127,7 +130,7 @@ def judge_residual_not_helping_ls_exponential(R, losses=("ls", "exponential")):
     out = {}
     for loss in losses:
         for d in CONVERGENCE_DEPTHS:
-            vs, notes = [], []
+            vs, notes, same = [], [], ()
             for res, plain, step in (
                 ("residual_gradient", "gradient", None),
                 ("residual_prox", "prox", 1.0),
@@ -144,7 +147,8 @@ def judge_residual_not_helping_ls_exponential(R, losses=("ls", "exponential")):
                     )
                 )
                 notes.append(f"{short(res)} vs {short(plain)}: {outcome} ({num})")
-            out[scope(loss=loss, depth=d)] = Cell(combine_all(vs), "; ".join(notes))
+                same += same_over_levels(a, b, f"{short(res)} and {short(plain)}")
+            out[scope(loss=loss, depth=d)] = Cell(combine_all(vs), "; ".join(notes), same=same)
     return out
 
 
@@ -161,7 +165,9 @@ def _faster_cells(R, a_algo, b_algo, losses=("lad", "hinge")):
                 continue
             outcome, num = levels_rule(a, b)
             out[scope(loss=loss, depth=d)] = Cell(
-                faster_verdict(outcome), f"{short(a_algo)} vs {short(b_algo)}: {outcome} ({num})"
+                faster_verdict(outcome),
+                f"{short(a_algo)} vs {short(b_algo)}: {outcome} ({num})",
+                same=same_over_levels(a, b, f"{short(a_algo)} and {short(b_algo)}"),
             )
     return out
 
@@ -261,7 +267,8 @@ def judge_pinball_like_lad_logistic_like_exponential(R):
         for sid, fn in checks:
             a, b = fn(R, (new,)), fn(R, (ref,))
             for d in CONVERGENCE_DEPTHS:
-                va, vb = a[scope(loss=new, depth=d)].verdict, b[scope(loss=ref, depth=d)].verdict
+                ca, cb = a[scope(loss=new, depth=d)], b[scope(loss=ref, depth=d)]
+                va, vb = ca.verdict, cb.verdict
                 v = (
                     CONFIRMED
                     if va == vb
@@ -269,8 +276,13 @@ def judge_pinball_like_lad_logistic_like_exponential(R):
                     if {va, vb} == {CONFIRMED, CONTRADICTED}
                     else INCONCLUSIVE
                 )
+                same = tuple(
+                    Same(f"{loss}: {x.pair}", x.until)
+                    for loss, c in ((new, ca), (ref, cb))
+                    for x in c.same
+                )
                 out[scope(loss=new, depth=d, methods=sid)] = Cell(
-                    v, f"{sid}: {new} {va}, {ref} {vb}"
+                    v, f"{sid}: {new} {va}, {ref} {vb}", same=same
                 )
     return out
 
@@ -294,7 +306,7 @@ def judge_same_vs_iterations_and_seconds(R):
                 np.median(np.diff(p.seconds[: end + 1])) / np.median(np.diff(g.seconds[: end + 1]))
             )
             notes = [f"median s/iteration P/G {ratio:.2f} over t ≤ {end}"]
-            same, flips = True, False
+            same, flips, identical = True, False, ()
             if loss in TIE_LOSSES:
                 for a_algo, b_algo in (("prox", "gradient"), ("residual_gradient", "gradient")):
                     a = R.get(loss, a_algo, d, 1.0 if a_algo == "prox" else None)
@@ -307,6 +319,7 @@ def judge_same_vs_iterations_and_seconds(R):
                     vs = faster_verdict(levels_rule(a, b, x="seconds")[0])
                     same &= vi == vs
                     flips |= {vi, vs} == {CONFIRMED, CONTRADICTED}
+                    identical += same_over_levels(a, b, f"{short(a_algo)} and {short(b_algo)}")
                     notes.append(
                         f"{short(a_algo)} faster than {short(b_algo)}: {vi} (iterations) / {vs}"
                         " (seconds)"
@@ -317,7 +330,7 @@ def judge_same_vs_iterations_and_seconds(R):
                 v = CONTRADICTED
             else:
                 v = INCONCLUSIVE
-            out[scope(loss=loss, depth=d)] = Cell(v, "; ".join(notes))
+            out[scope(loss=loss, depth=d)] = Cell(v, "; ".join(notes), same=identical)
     return out
 
 
@@ -351,15 +364,17 @@ def judge_bigger_step_faster_train(R):
     for sc, cs in _over_steps(R, out):
         levels = kept_levels(cs[0].c0, [c.floor_level for c in cs], min(c.train.min() for c in cs))
         lam = np.log10(STEP_GRID)
-        rhos = []
+        rhos, times = [], []
         for L in levels:
             t = np.array([first_reach(c.train, np.arange(c.T + 1), L) for c in cs])
             if not np.isfinite(t).any():
                 continue
             rhos.append(spearman(lam, np.where(np.isfinite(t), t, 1e12)))
+            times.append(t)
         if len(rhos) < 2:
             out[sc] = Cell(INCONCLUSIVE, f"{len(rhos)} level(s) above the floors")
             continue
+        same = _same_steps(cs, np.array(times))
         rhos = np.array(rhos)
         v = (
             CONFIRMED
@@ -371,7 +386,22 @@ def judge_bigger_step_faster_train(R):
         out[sc] = Cell(
             v,
             f"Spearman ρ(λ, t(L)) over {len(rhos)} levels: " + ", ".join(f"{r:.2f}" for r in rhos),
+            same=same,
         )
+    return out
+
+
+def _same_steps(cs, times):
+    """Neighbouring λ of the grid whose training curves are identical through every compared level
+    (``times``: levels × λ, t(L) of each curve): their t(L) tie at every level."""
+    out = ()
+    for i in range(len(cs) - 1):
+        t = times[:, i : i + 2]
+        if np.isfinite(t).any():
+            last = float(t[np.isfinite(t)].max())
+            out += same_through(
+                cs[i], cs[i + 1], last, f"λ = {STEP_GRID[i]:g} and {STEP_GRID[i + 1]:g}"
+            )
     return out
 
 
@@ -382,10 +412,17 @@ def judge_bigger_step_faster_test(R):
         ts = np.array([float(np.argmax(c.test <= TEST_MIN_WITHIN * c.test.min())) for c in cs])
         rho = spearman(np.log10(STEP_GRID), ts)
         v = CONFIRMED if rho <= RANK_DECREASING else CONTRADICTED if rho >= 0 else INCONCLUSIVE
+        # t* reads the whole test curve: neighbouring λ tie when their test curves never differ
+        same = tuple(
+            Same(f"λ = {STEP_GRID[i]:g} and {STEP_GRID[i + 1]:g} (test)", None)
+            for i in range(len(cs) - 1)
+            if first_difference(cs[i].test, cs[i + 1].test) is None
+        )
         out[sc] = Cell(
             v,
             f"t* (test within 1 % of its minimum) per λ {', '.join(fmt_g(t) for t in ts)}; ρ"
             f" {rho:.2f}",
+            same=same,
         )
     return out
 
@@ -402,6 +439,9 @@ def judge_large_step_prox_faster_train(R):
             out[scope(loss=loss)] = missing_cell(f"{loss} G or P at some λ")
             continue
         outcomes = {s: levels_rule(c, g)[0] for s, c in cur.items()}
+        same = tuple(
+            x for s, c in cur.items() for x in same_over_levels(c, g, f"P (λ = {s:g}) and G")
+        )
         lam0 = None
         for s in sorted(STEP_GRID, reverse=True):
             if outcomes[s] != "a faster":
@@ -418,6 +458,7 @@ def judge_large_step_prox_faster_train(R):
             "P vs G per λ: "
             + ", ".join(f"{s:g} {o}" for s, o in outcomes.items())
             + f"; λ₀ {'—' if lam0 is None else f'{lam0:g}'}",
+            same=same,
         )
     return out
 
@@ -467,7 +508,11 @@ def judge_large_step_prox_like_rp_faster_than_rg(R):
                 v = CONTRADICTED
             else:
                 v = INCONCLUSIVE
-            out[scope(loss=loss, **{"lambda": s})] = Cell(v, f"P vs RP: {o1}; P vs RG: {o2}")
+            out[scope(loss=loss, **{"lambda": s})] = Cell(
+                v,
+                f"P vs RP: {o1}; P vs RG: {o2}",
+                same=same_over_levels(p, rp, "P and RP") + same_over_levels(p, rg, "P and RG"),
+            )
     return out
 
 
@@ -586,9 +631,7 @@ def judge_ap_better_than_ag(R):
     out = {}
     for loss in PROXIMAL_STEP_LOSSES:
         ag = R.get(loss, "accelerated_gradient", 3)
-        for s in STEP_GRID:
-            if s < 0.1:
-                continue
+        for s in STEP_GRID:  # every λ; the readings of 4d (statements.py) say which count
             ap = R.get(loss, "accelerated_prox", 3, s)
             sc = scope(loss=loss, **{"lambda": s})
             if ap is None or ag is None:

@@ -23,6 +23,7 @@ from ._load import (
     is_available,
     load_dataset,
     prefetch,
+    row_columns,
 )
 from ._registry import DatasetInfo, dataset_info, list_datasets
 
@@ -41,4 +42,5 @@ __all__ = [
     "list_datasets",
     "load_dataset",
     "prefetch",
+    "row_columns",
 ]

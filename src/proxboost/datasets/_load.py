@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _synthetic
+from . import _csv, _synthetic
 from ._files import ChecksumError, DatasetUnavailableError, fetch, locate, where_to_get
 from ._readers import READERS
 from ._registry import REGISTRY, TASKS, DatasetInfo, dataset_info, list_datasets
@@ -106,7 +106,8 @@ def load_dataset(
     Parameters
     ----------
     name : str
-        One of :func:`list_datasets`.
+        One of :func:`list_datasets`, or ``"csv"``: a CSV file of yours (``path``, ``target``,
+        ``sep``, ``drop``, ``positive``; docs/data.md).
     random_state : int, numpy Generator or None
         Seed of the synthetic generators (``numpy.random.default_rng``); real datasets are
         returned whole in file order (splitting is the protocol's job).
@@ -142,6 +143,8 @@ def load_dataset(
         A file parses to another (n, d) than the published one.
     """
     task = params.pop("task", None)
+    if name == _csv.NAME:  # a user's file (docs/data.md): checked and read, task the loss's
+        return Dataset(*_csv.load(task=task, **params))
     info = dataset_info(name)
     if name == "synthetic":
         if task not in TASKS:
@@ -170,6 +173,8 @@ def load_dataset(
 def dataset_identity(info, seed) -> dict:
     """What determines a loaded dataset's numbers: a generator's name, every parameter (defaults
     written out) and seed; or a real dataset's name and the sha256 of the file read."""
+    if info.name == _csv.NAME:
+        return _csv.identity(info)
     if info.synthetic:
         # the generators' signatures hold their defaults
         generate = getattr(_synthetic, f"make_{info.name}")
@@ -185,6 +190,12 @@ def dataset_identity(info, seed) -> dict:
         "params": {k: v for k, v in info.params.items() if v is not None},
         "sha256": {name: info.sha256 for name in info.files},
     }
+
+
+def row_columns(info) -> dict:
+    """Row columns that a loaded dataset sets itself: for a user's CSV file, its stem as
+    ``dataset`` and its read options as ``dataset_params`` (never its path); else none."""
+    return _csv.row_columns(info) if info.name == _csv.NAME else {}
 
 
 def is_available(name: str, mirror=None, data_home=None) -> bool:
