@@ -231,15 +231,32 @@ def test_decreasing_in_the_decision_function_means_towards_classes_0(data):
 # ---------------------------------------------------------------------------------------------
 # Defaults and zeros change nothing; the option enters identities only when set
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("engine", ["exact", "hist"])
+@pytest.mark.parametrize("engine", ["exact", "hist", "sklearn"])
 @pytest.mark.parametrize("loss", REGRESSION + CLASSIFICATION)
 def test_zeros_are_the_unconstrained_fit_bit_for_bit(loss, engine, data):
-    none = _fit(loss, data, engine=engine)
-    zeros = _fit(loss, data, engine=engine, monotonic_cst=[0, 0, 0])
-    for a, b in zip(none.leaf_values_, zeros.leaf_values_):
-        np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(none.train_loss_, zeros.train_loss_)
-    np.testing.assert_array_equal(_values(none, data[4]), _values(zeros, data[4]))
+    """Every algorithm family and both tie rules, weighted or not, warm-started once."""
+    settings = [
+        ("prox", "midpoint", True),
+        ("accelerated_prox", "authors", False),
+        ("residual_gradient", "authors", True),
+        ("gradient", "midpoint", False),
+    ]
+    for algo, rule, weights in settings:
+        kw = dict(engine=engine, algo=algo, tie_rule=rule, weights=weights)
+        none = _fit(loss, data, **kw)
+        zeros = _fit(loss, data, monotonic_cst=[0, 0, 0], **kw)
+        for a, b in zip(none.leaf_values_, zeros.leaf_values_):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(none.train_loss_, zeros.train_loss_)
+        np.testing.assert_array_equal(_values(none, data[4]), _values(zeros, data[4]))
+        X, y, labels, w, _ = data
+        for est in (none, zeros):  # warm start: 6 more trees on the same data
+            est.set_params(warm_start=True, n_estimators=18)
+            est.fit(
+                X, labels if loss in CLASSIFICATION else y, sample_weight=w if weights else None
+            )
+        assert len(none.estimators_) == len(zeros.estimators_) == 18
+        np.testing.assert_array_equal(_values(none, data[4]), _values(zeros, data[4]))
 
 
 def test_option_enters_identities_only_when_set():
