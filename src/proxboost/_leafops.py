@@ -29,9 +29,16 @@ Tie rules (``docs/estimators.md``), for a leaf whose minimisers form the interva
     value, the optimal breakpoint with the smallest multiplier c / g: lo when g > 0, hi when
     g < 0, the finite end of an unbounded interval; 0 when g = 0.
 
-An empty leaf gets 0. For the quantile, ``tau * m`` is taken as an integer k when
-``|tau * m - k| <= 1e-9 * m``; with weights, ``tau * W`` (W the leaf's weight) equals a
-cumulative weight when within ``1e-9 * W``.
+Bounded variants (``bounded_quantile_line_search``, ``bounded_hinge_line_search``; monotone
+constraints, :mod:`proxboost._monotone`): each leaf has bounds [lower, upper]; its value is the
+tie rule applied to its interval of minimisers intersected with the bounds, or the bound nearest
+the interval when they do not meet (``_bounded_tie_point``). The intervals are those of the
+unbounded kernels (``_leaf_intervals``, ``_weighted_leaf_intervals``), so infinite bounds give
+the unbounded values bit for bit.
+
+An empty leaf gets 0 (bounded: the ``midpoint`` rule's point of its bounds). For the quantile,
+``tau * m`` is taken as an integer k when ``|tau * m - k| <= 1e-9 * m``; with weights,
+``tau * W`` (W the leaf's weight) equals a cumulative weight when within ``1e-9 * W``.
 """
 
 import numpy as np
@@ -202,28 +209,14 @@ def _tie_point(lo, hi, rule, g):
 
 
 @njit(cache=True, nogil=True)
-def _bounded_tie_point(lo, hi, rule, g, bounds, leaf):
-    """The tie rule's point of the minimisers [lo, hi] within the leaf's bounds ``bounds`` =
-    (lower, upper) arrays (empty: no bounds): the rule applied to the minimisers inside the
-    bounds, or, when none is inside, the bound nearest to them (the objective is convex)."""
-    lower, upper = bounds
-    if lower.shape[0] == 0:
-        return _tie_point(lo, hi, rule, g)
-    if hi < lower[leaf]:
-        return lower[leaf]
-    if lo > upper[leaf]:
-        return upper[leaf]
-    return _tie_point(max(lo, lower[leaf]), min(hi, upper[leaf]), rule, g)
-
-
-@njit(cache=True, nogil=True)
-def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g, bounds):
-    """Tie-rule point of every leaf: tau-quantile (``signs`` empty) or hinge (P = #signs > 0).
+def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
+    """Interval of minimisers [lo, hi] of every leaf, and its number of values (0: empty leaf,
+    whose interval is left at (-inf, inf)): tau-quantile (``signs`` empty) or hinge (P =
+    #signs > 0).
 
     Ranks (1-based) of the interval of minimisers of a leaf of m values:
     quantile: [k, k + 1] when tau * m = k is an integer (to 1e-9 m), else ceil(tau * m) twice;
     hinge: [P, P + 1]. Rank < 1 is -inf, rank > m is +inf.
-    ``g``: the leaves' fitted values (read by the ``authors`` rule only).
     """
     n = values.shape[0]
     hinge = signs.shape[0] > 0
@@ -254,11 +247,12 @@ def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g, bounds):
         grouped[k] = values[i]
     scratch = np.empty(big)
 
-    out = np.zeros(n_leaves)
+    los = np.full(n_leaves, -np.inf)
+    his = np.full(n_leaves, np.inf)
     for leaf in range(n_leaves):
         m = counts[leaf]
         if m == 0:
-            continue  # empty leaf: 0
+            continue  # empty leaf
         if hinge:
             lo_rank = n_pos[leaf]
             hi_rank = lo_rank + 1
@@ -287,10 +281,17 @@ def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g, bounds):
             lo, hi = _order_pair(grouped, start, start + m, lo_rank - 1, scratch)
             if hi_rank == lo_rank:
                 hi = lo
-        out[leaf] = _bounded_tie_point(
-            lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0, bounds, leaf
-        )
-    return out
+        los[leaf] = lo
+        his[leaf] = hi
+    return los, his, counts
+
+
+@njit(cache=True, nogil=True)
+def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g):
+    """Tie-rule point of every leaf (``_leaf_intervals``; an empty leaf gets 0).
+    ``g``: the leaves' fitted values (read by the ``authors`` rule only)."""
+    los, his, counts = _leaf_intervals(values, leaf_ids, n_leaves, tau, signs)
+    return _points_of(los, his, counts, rule, g)
 
 
 @njit(cache=True, nogil=True)
@@ -417,8 +418,9 @@ def _weighted_pair(a, b, lo, hi, target, tol, total, scratch, scratch_w):
 
 
 @njit(cache=True, nogil=True)
-def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g, bounds):
-    """Weighted ``_leaf_points``: rows of weight 0 are dropped (they are no breakpoints).
+def _weighted_leaf_intervals(values, weights, leaf_ids, n_leaves, tau, signs):
+    """Weighted ``_leaf_intervals``: rows of weight 0 are dropped (they are no breakpoints; a
+    leaf of such rows only counts as empty).
 
     With W the leaf's weight and S(c) the weight of its values <= c, the slope of the objective
     between breakpoints is S(c) - t, t = tau W (quantile) or the weight of the positives (hinge):
@@ -462,11 +464,12 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
         big = max(big, counts[k])
     scratch = np.empty(big)
     scratch_w = np.empty(big)
-    out = np.zeros(n_leaves)
+    los = np.full(n_leaves, -np.inf)
+    his = np.full(n_leaves, np.inf)
     for leaf in range(n_leaves):
         m = counts[leaf]
         if m == 0:
-            continue  # empty leaf (or weight 0 only): 0
+            continue  # empty leaf (or weight 0 only)
         start = starts[leaf]
         t = target[leaf] if hinge else tau * total[leaf]
         tol = 1e-9 * total[leaf]
@@ -480,14 +483,70 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
             lo, hi = _weighted_pair(
                 grouped, grouped_w, start, start + m, t, tol, total[leaf], scratch, scratch_w
             )
-        out[leaf] = _bounded_tie_point(
-            lo, hi, rule, g[leaf] if rule == AUTHORS else 0.0, bounds, leaf
-        )
+        los[leaf] = lo
+        his[leaf] = hi
+    return los, his, counts
+
+
+@njit(cache=True, nogil=True)
+def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g):
+    """Weighted ``_leaf_points`` (``_weighted_leaf_intervals``; an empty leaf gets 0)."""
+    los, his, counts = _weighted_leaf_intervals(values, weights, leaf_ids, n_leaves, tau, signs)
+    return _points_of(los, his, counts, rule, g)
+
+
+@njit(cache=True, nogil=True)
+def _points_of(los, his, counts, rule, g):
+    """The tie-rule point of each leaf's interval of minimisers; 0 for an empty leaf."""
+    n_leaves = los.shape[0]
+    out = np.zeros(n_leaves)
+    for leaf in range(n_leaves):
+        if counts[leaf] > 0:
+            out[leaf] = _tie_point(los[leaf], his[leaf], rule, g[leaf] if rule == AUTHORS else 0.0)
     return out
 
 
+@njit(cache=True, nogil=True)
+def _bounded_tie_point(lo, hi, rule, g, lower, upper):
+    """The point a leaf takes under the bounds [lower, upper] (``lower <= upper``): the tie
+    rule on its minimisers [lo, hi] intersected with the bounds, or, when they do not meet, the
+    bound nearest the minimisers (the objective is convex: it decreases towards them)."""
+    if hi < lower:
+        return lower
+    if lo > upper:
+        return upper
+    # the authors' rule gives 0 when g = 0, wherever the minimisers are: clip it too
+    point = _tie_point(max(lo, lower), min(hi, upper), rule, g)
+    return min(max(point, lower), upper)
+
+
+@njit(cache=True, nogil=True)
+def _bounded_points_of(los, his, counts, rule, g, lower, upper):
+    """``_points_of`` under per-leaf bounds. An empty leaf (its objective is 0 everywhere) takes
+    the ``midpoint`` rule's point of its bounds: 0 when they contain it."""
+    n_leaves = los.shape[0]
+    out = np.zeros(n_leaves)
+    for leaf in range(n_leaves):
+        if counts[leaf] > 0:
+            gl = g[leaf] if rule == AUTHORS else 0.0
+            out[leaf] = _bounded_tie_point(los[leaf], his[leaf], rule, gl, lower[leaf], upper[leaf])
+        else:
+            out[leaf] = _bounded_tie_point(-np.inf, np.inf, MIDPOINT, 0.0, lower[leaf], upper[leaf])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _bounded_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g, bounds):
+    """``_leaf_points`` (``weights`` empty) or ``_weighted_leaf_points`` under per-leaf bounds
+    ``(lower, upper)``: ``_bounded_tie_point`` of each leaf."""
+    if weights.shape[0] == 0:
+        los, his, counts = _leaf_intervals(values, leaf_ids, n_leaves, tau, signs)
+    else:
+        los, his, counts = _weighted_leaf_intervals(values, weights, leaf_ids, n_leaves, tau, signs)
+    return _bounded_points_of(los, his, counts, rule, g, bounds[0], bounds[1])
+
+
 _EMPTY = np.empty(0)
-_NO_BOUNDS = (_EMPTY, _EMPTY)
 
 
 def _leaf_values_arg(tie_rule, leaf_values, n_leaves):
@@ -505,57 +564,195 @@ def _leaf_values_arg(tie_rule, leaf_values, n_leaves):
     return AUTHORS, g
 
 
-def _bounds_arg(bounds, n_leaves):
-    """``bounds`` = (lower, upper) per leaf as float64 arrays, or the empty pair (no bounds)."""
-    if bounds is None:
-        return _NO_BOUNDS
-    lower, upper = (np.ascontiguousarray(b, dtype=np.float64) for b in bounds)
-    if lower.shape != (n_leaves,) or upper.shape != (n_leaves,):
-        raise ValueError(f"bounds must be two arrays of shape ({n_leaves},)")
-    return lower, upper
-
-
-def _points(values, signs, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values, bounds=None):
+def _points(values, signs, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values):
     n_leaves = int(n_leaves)
     rule, g = _leaf_values_arg(tie_rule, leaf_values, n_leaves)
-    limits = _bounds_arg(bounds, n_leaves)
     leaf_ids = np.ascontiguousarray(leaf_ids, dtype=np.intp)
     if len(values) == 0:
-        out = np.zeros(n_leaves)
-    elif w is None:
-        out = _leaf_points(values, leaf_ids, n_leaves, float(tau), signs, rule, g, limits)
-    else:
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        out = _weighted_leaf_points(
-            values, w, leaf_ids, n_leaves, float(tau), signs, rule, g, limits
-        )
-    # an empty leaf's 0, inside its bounds (the kernels bound every other leaf themselves)
-    return out if bounds is None else np.clip(out, *limits)
+        return np.zeros(n_leaves)
+    if w is None:
+        return _leaf_points(values, leaf_ids, n_leaves, float(tau), signs, rule, g)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    return _weighted_leaf_points(values, w, leaf_ids, n_leaves, float(tau), signs, rule, g)
 
 
-def quantile_line_search(
-    u, leaf_ids, n_leaves, tau, w=None, tie_rule="midpoint", leaf_values=None, bounds=None
-):
+def quantile_line_search(u, leaf_ids, n_leaves, tau, w=None, tie_rule="midpoint", leaf_values=None):
     """Per-leaf minimiser of sum_i w_i rho_tau(u_i - c) (tau-quantile with the tie rule).
 
     ``w``: row weights (None: all 1); ``leaf_values``: the tree's fitted leaf values, read by
-    ``tie_rule="authors"``; ``bounds``: optional (lower, upper) per leaf, the minimiser then
-    sought in [lower, upper] (the tie rule applied to the minimisers inside, else the bound
-    nearest to them).
+    ``tie_rule="authors"``.
     """
     u = np.ascontiguousarray(u, dtype=np.float64)
-    return _points(u, _EMPTY, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values, bounds)
+    return _points(u, _EMPTY, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values)
 
 
-def hinge_line_search(
-    y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None, bounds=None
-):
-    """Per-leaf minimiser of sum_i w_i max(0, 1 - y_i (z_i + c)) (tie rule; ``bounds`` as in
-    :func:`quantile_line_search`).
+def hinge_line_search(y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None):
+    """Per-leaf minimiser of sum_i w_i max(0, 1 - y_i (z_i + c)) (tie rule).
 
     Each sample is a hinge in c with breakpoint y_i - z_i; with P positives in a leaf the
     minimisers are [b_(P), b_(P+1)] (weighted: see ``_weighted_leaf_points``).
     """
     y = np.ascontiguousarray(y, dtype=np.float64)
     breakpoints = np.ascontiguousarray(y - np.asarray(z, dtype=np.float64))
-    return _points(breakpoints, y, leaf_ids, n_leaves, 0.5, w, tie_rule, leaf_values, bounds)
+    return _points(breakpoints, y, leaf_ids, n_leaves, 0.5, w, tie_rule, leaf_values)
+
+
+def check_bounds(lower, upper, n_leaves):
+    """Per-leaf bounds as two contiguous float64 arrays of shape (n_leaves,), lower <= upper."""
+    lower = np.ascontiguousarray(lower, dtype=np.float64)
+    upper = np.ascontiguousarray(upper, dtype=np.float64)
+    if lower.shape != (n_leaves,) or upper.shape != (n_leaves,):
+        raise ValueError(
+            f"bounds have shapes {lower.shape} and {upper.shape}; expected ({n_leaves},) each"
+        )
+    if np.any(np.isnan(lower)) or np.any(np.isnan(upper)) or np.any(lower > upper):
+        raise ValueError("bounds must be numbers with lower <= upper in every leaf")
+    return lower, upper
+
+
+def _bounded_points(values, signs, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values, bounds):
+    n_leaves = int(n_leaves)
+    rule, g = _leaf_values_arg(tie_rule, leaf_values, n_leaves)
+    bounds = check_bounds(*bounds, n_leaves)
+    leaf_ids = np.ascontiguousarray(leaf_ids, dtype=np.intp)
+    w = _EMPTY if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    return _bounded_leaf_points(values, w, leaf_ids, n_leaves, float(tau), signs, rule, g, bounds)
+
+
+def bounded_quantile_line_search(
+    u, leaf_ids, n_leaves, tau, bounds, w=None, tie_rule="midpoint", leaf_values=None
+):
+    """``quantile_line_search`` under per-leaf bounds ``(lower, upper)``: the minimiser of each
+    leaf's objective on [lower, upper] — the tie rule on its minimisers inside the bounds, or the
+    bound nearest them when there are none (``_bounded_tie_point``). Infinite bounds give
+    ``quantile_line_search``'s values."""
+    u = np.ascontiguousarray(u, dtype=np.float64)
+    return _bounded_points(u, _EMPTY, leaf_ids, n_leaves, tau, w, tie_rule, leaf_values, bounds)
+
+
+def bounded_hinge_line_search(
+    y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+):
+    """``hinge_line_search`` under per-leaf bounds ``(lower, upper)`` (as
+    ``bounded_quantile_line_search``)."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    breakpoints = np.ascontiguousarray(y - np.asarray(z, dtype=np.float64))
+    return _bounded_points(
+        breakpoints, y, leaf_ids, n_leaves, 0.5, w, tie_rule, leaf_values, bounds
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Bounded minimisers of the smooth margin losses (logistic, exponential) under leaf bounds
+# ---------------------------------------------------------------------------------------------
+LOGISTIC, EXPONENTIAL = 0, 1
+_EXP_CLIP = 700.0  # losses.EXP_CLIP (the overflow policy: every exponent clipped)
+_LN2 = np.log(2.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _margin_derivatives(kind, beta, m):
+    """(phi'(m), phi''(m)) of the logistic loss log2(1 + e^-m) or the exponential loss
+    e^(-beta m), exponents clipped at +-700 as the losses' ``_dphi`` and ``_d2phi``."""
+    if kind == LOGISTIC:
+        m = min(max(m, -_EXP_CLIP), _EXP_CLIP)
+        e = np.exp(-abs(m))
+        p_neg = 1.0 / (1.0 + e) if m < 0.0 else e / (1.0 + e)  # expit(-m)
+        return -p_neg / _LN2, p_neg * (1.0 - p_neg) / _LN2
+    e = np.exp(min(max(-beta * m, -_EXP_CLIP), _EXP_CLIP))
+    return -beta * e, beta * beta * e
+
+
+@njit(cache=True, nogil=True)
+def _leaf_slope(kind, beta, margins, y, w, start, stop, c):
+    """(F'(c), F''(c)) of a leaf's objective F(c) = sum_i w_i phi(margin_i + y_i c) over its
+    rows start:stop (grouped; w normalised to sum 1 in the leaf, so that sums of saturated
+    e^700 terms stay finite)."""
+    d1 = 0.0
+    d2 = 0.0
+    for i in range(start, stop):
+        a, b = _margin_derivatives(kind, beta, margins[i] + y[i] * c)
+        d1 += w[i] * y[i] * a
+        d2 += w[i] * b
+    return d1, d2
+
+
+@njit(cache=True, nogil=True)
+def _bounded_root(kind, beta, rows, lo, hi):
+    """The minimiser on [lo, hi] (finite) of one leaf's strictly convex objective: the bound
+    where its increasing derivative F' keeps one sign, else the root of F' by safeguarded
+    Newton (bisection whenever a step leaves the bracket or fails to halve |F'|), to machine
+    precision. ``rows``: the leaf's (margins, y, w, start, stop)."""
+    margins, y, w, start, stop = rows
+    d_lo = _leaf_slope(kind, beta, margins, y, w, start, stop, lo)[0]
+    d_hi = _leaf_slope(kind, beta, margins, y, w, start, stop, hi)[0]
+    if d_lo == 0.0 and d_hi == 0.0:  # no weight: 0 if the bounds allow it
+        return min(max(0.0, lo), hi)
+    if d_lo >= 0.0:
+        return lo
+    if d_hi <= 0.0:
+        return hi
+    c = 0.5 * (lo + hi)
+    previous = np.inf
+    for _ in range(200):
+        d1, d2 = _leaf_slope(kind, beta, margins, y, w, start, stop, c)
+        if d1 == 0.0:
+            return c
+        if d1 < 0.0:
+            lo = c
+        else:
+            hi = c
+        # an overflowed curvature (beta^2 e^700) would make a zero Newton step: bisect instead
+        step = c - d1 / d2 if 0.0 < d2 < np.inf else np.nan
+        if not (lo < step < hi) or abs(d1) > 0.5 * previous:
+            step = 0.5 * (lo + hi)
+        previous = abs(d1)
+        if abs(step - c) <= 2.0 * 2.220446049250313e-16 * max(abs(c), 1e-300) or hi - lo <= (
+            2.0 * 2.220446049250313e-16 * max(abs(lo), abs(hi), 1e-300)
+        ):
+            return step
+        c = step
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _bounded_margin_points(kind, beta, margins, y, w, leaf_ids, lower, upper):
+    """``_bounded_root`` of every leaf (rows grouped by leaf with one counting sort)."""
+    n = margins.shape[0]
+    n_leaves = lower.shape[0]
+    counts = np.zeros(n_leaves + 1, np.int64)
+    for i in range(n):
+        counts[leaf_ids[i] + 1] += 1
+    for k in range(n_leaves):
+        counts[k + 1] += counts[k]
+    totals = np.zeros(n_leaves)
+    for i in range(n):
+        totals[leaf_ids[i]] += 1.0 if w.shape[0] == 0 else w[i]
+    fill = counts[:-1].copy()
+    gm = np.empty(n)
+    gy = np.empty(n)
+    gw = np.empty(n)
+    for i in range(n):
+        k = fill[leaf_ids[i]]
+        fill[leaf_ids[i]] = k + 1
+        gm[k] = margins[i]
+        gy[k] = y[i]
+        weight = 1.0 if w.shape[0] == 0 else w[i]
+        gw[k] = weight / totals[leaf_ids[i]] if totals[leaf_ids[i]] > 0.0 else 0.0
+    out = np.empty(n_leaves)
+    for leaf in range(n_leaves):
+        rows = (gm, gy, gw, counts[leaf], counts[leaf + 1])
+        out[leaf] = _bounded_root(kind, beta, rows, lower[leaf], upper[leaf])
+    return out
+
+
+def bounded_margin_minimisers(kind, beta, y, z, leaf_ids, n_leaves, bounds, w=None):
+    """Per-leaf minimiser of sum_i w_i phi(y_i (z_i + c)) on [lower, upper] = ``bounds``
+    (finite), phi the ``LOGISTIC`` or ``EXPONENTIAL`` (scale ``beta``) margin loss (y in
+    {-1, +1}): compiled, each leaf's own rows only."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    margins = np.ascontiguousarray(y * np.asarray(z, dtype=np.float64))
+    w = _EMPTY if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    leaf_ids = np.ascontiguousarray(leaf_ids, dtype=np.intp)
+    lower, upper = check_bounds(*bounds, int(n_leaves))
+    return _bounded_margin_points(int(kind), float(beta), margins, y, w, leaf_ids, lower, upper)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._leafops import MIDPOINT, _leaf_values_arg, _tie_point
+from ._leafops import MIDPOINT, _bounded_tie_point, _leaf_values_arg
 from .losses import Pinball
 
 #: Relative margin kept on every worst-case gap, in units of eps x (iterations + 2) x the
@@ -120,13 +120,55 @@ class MultiQuantile:
         """Leaf values c of shape (n_leaves, K) minimising each leaf's sum of the K pinball
         losses at H + c, subject to c[:, k] - c[:, k - 1] >= min_steps[k - 1] in every leaf
         (``min_steps`` None: c[:, k] >= c[:, k - 1], the plain order)."""
-        K = len(self.taus)
         c = np.column_stack(
             [
                 level.line_search(y, H[:, k], leaf_ids, n_leaves, w, tie_rule, leaf_values)
                 for k, level in enumerate(self.levels)
             ]
         )
+        return self._ordered(y, H, leaf_ids, n_leaves, w, tie_rule, leaf_values, min_steps, c)
+
+    def bounded_line_search(
+        self, y, H, leaf_ids, n_leaves, bounds, w, tie_rule, leaf_values, min_steps
+    ):
+        """:meth:`line_search` under per-leaf, per-level bounds ``bounds = (lower, upper)`` of
+        shape (n_leaves, K) each (monotone constraints): the exact minimiser under both the
+        ordering and the bounds, provided each leaf's ``lower`` and ``upper`` rows satisfy the
+        ordering constraints themselves (rows of infinities do). In the shifted variables of
+        the module docstring the bounds are then non-decreasing in k, so a pooled block of
+        levels always has a non-empty common interval [max lower, min upper], and pooling
+        adjacent violators with each block at its bounded optimum solves the problem."""
+        lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+        c = np.column_stack(
+            [
+                level.bounded_line_search(
+                    y,
+                    H[:, k],
+                    leaf_ids,
+                    n_leaves,
+                    (lower[:, k], upper[:, k]),
+                    w,
+                    tie_rule,
+                    leaf_values,
+                )
+                for k, level in enumerate(self.levels)
+            ]
+        )
+        c = self._ordered(
+            y, H, leaf_ids, n_leaves, w, tie_rule, leaf_values, min_steps, c, (lower, upper)
+        )
+        # back from the shifted variables c~_k + shifts[k], a value may round one ulp past its
+        # bound, and a neighbouring leaf's value at that bound would then come in the wrong
+        # order: the bounds are exact (a gap one ulp short is within the budget's rounding
+        # margin)
+        return np.minimum(np.maximum(c, lower), upper)
+
+    def _ordered(
+        self, y, H, leaf_ids, n_leaves, w, tie_rule, leaf_values, min_steps, c, bounds=None
+    ):
+        """The levels' own values ``c`` made to satisfy the ordering constraints where they do
+        not: pooling adjacent violators in those leaves (under ``bounds``, if any)."""
+        K = len(self.taus)
         b = np.zeros(K - 1) if min_steps is None else np.asarray(min_steps, dtype=float)
         violated = np.flatnonzero(np.any(np.diff(c, axis=1) < b, axis=1))
         if len(violated) == 0:
@@ -140,15 +182,20 @@ class MultiQuantile:
         if rule == MIDPOINT:
             g = np.zeros(n_leaves)
         shifts = np.concatenate([[0.0], np.cumsum(b)])
-        _ordered_leaves(U, ws, starts, violated, self.taus, shifts, rule, g, c)
+        if bounds is None:
+            shifted = (np.full((n_leaves, K), -np.inf), np.full((n_leaves, K), np.inf))
+        else:  # the bounds in the shifted variables c~_k = c_k - shifts[k]
+            shifted = tuple(np.ascontiguousarray(side - shifts) for side in bounds)
+        _ordered_leaves(U, ws, starts, violated, self.taus, shifts, rule, g, c, shifted)
         return c
 
 
 @njit(cache=True, nogil=True)
-def _weighted_quantile_point(points, weights, tau, rule, g):
-    """Tie-rule point of argmin_c sum_i weights_i rho_tau(points_i - c): the weighted
-    tau-quantile, or the rule's point of [x_(j), x_(j+1)] when tau W equals a cumulative weight
-    (to 1e-9 W), as the single-level line searches decide it."""
+def _weighted_quantile_point(points, weights, tau, rule, g, bounds):
+    """Tie-rule point of argmin_c sum_i weights_i rho_tau(points_i - c) on [lower, upper] =
+    ``bounds``: the weighted tau-quantile, or the rule's point of [x_(j), x_(j+1)] when tau W
+    equals a cumulative weight (to 1e-9 W), as the single-level line searches decide it (under
+    bounds: ``_leafops._bounded_tie_point``; infinite bounds give the unbounded point)."""
     order = np.argsort(points, kind="mergesort")
     total = 0.0
     for i in range(len(points)):
@@ -168,13 +215,14 @@ def _weighted_quantile_point(points, weights, tau, rule, g):
             lo = points[order[j]]
             hi = lo
             break
-    return _tie_point(lo, hi, rule, g)
+    return _bounded_tie_point(lo, hi, rule, g, bounds[0], bounds[1])
 
 
 @njit(cache=True, nogil=True)
-def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g):
+def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g, bounds):
     """The common c~ of levels first..last of one leaf: the weighted quantile of the pooled
-    points U[i, k] - shifts[k] at the mean of the levels."""
+    points U[i, k] - shifts[k] at the mean of the levels, on ``bounds`` (the block's common
+    interval of the shifted bounds)."""
     m = stop - start
     size = m * (last - first + 1)
     points = np.empty(size)
@@ -187,13 +235,15 @@ def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g):
             points[pos] = U[i, k] - shifts[k]
             weights[pos] = ws[i]
             pos += 1
-    return _weighted_quantile_point(points, weights, tau / (last - first + 1), rule, g)
+    return _weighted_quantile_point(points, weights, tau / (last - first + 1), rule, g, bounds)
 
 
 @njit(cache=True, nogil=True)
-def _ordered_leaves(U, ws, starts, leaves, taus, shifts, rule, g, c):
+def _ordered_leaves(U, ws, starts, leaves, taus, shifts, rule, g, c, shifted):
     """Pool adjacent violators in each of ``leaves`` (rows starts[leaf]:starts[leaf + 1] of U):
-    c[leaf, k] = c~_k + shifts[k] with c~ non-decreasing, each block at its pooled optimum."""
+    c[leaf, k] = c~_k + shifts[k] with c~ non-decreasing, each block at its pooled optimum on
+    the common interval of its levels' shifted bounds ``shifted`` = (lower, upper), arrays
+    (n_leaves, K) (infinite: no bounds; ``c`` then holds the levels' bounded optima)."""
     K = taus.shape[0]
     first = np.empty(K, np.int64)
     last = np.empty(K, np.int64)
@@ -210,8 +260,15 @@ def _ordered_leaves(U, ws, starts, leaves, taus, shifts, rule, g, c):
                 a = n_blocks - 2
                 last[a] = last[n_blocks - 1]
                 n_blocks -= 1
+                low = -np.inf
+                high = np.inf
+                for k2 in range(first[a], last[a] + 1):
+                    low = max(low, shifted[0][leaf, k2])
+                    high = min(high, shifted[1][leaf, k2])
+                if low > high:  # rounding only (the interval is non-empty in exact arithmetic)
+                    low = high = 0.5 * (low + high)
                 value[a] = _pooled_point(
-                    U, ws, start, stop, taus, shifts, first[a], last[a], rule, g[leaf]
+                    U, ws, start, stop, taus, shifts, first[a], last[a], rule, g[leaf], (low, high)
                 )
         for b in range(n_blocks):
             for k in range(first[b], last[b] + 1):

@@ -17,6 +17,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import InvalidParameterError, Options
 
+from ._monotone import valid_constraint
 from ._multi_quantile import check_taus
 from .losses import PARAMETER_RULES
 
@@ -145,6 +146,25 @@ class LossParameter(_Refusing):
 
     def check(self, value):
         return self.rule.check(value)
+
+
+class MonotonicCst(_Refusing):
+    """Monotone constraints (after ``None``): a 1-D list of -1, 0, 1, or a dict {feature name:
+    -1, 0 or 1}. Their number and the names are checked against X at fit
+    (:func:`proxboost._monotone.check_monotonic_cst`)."""
+
+    def __init__(self, name="monotonic_cst"):
+        super().__init__(
+            name,
+            "None, a list of -1, 0, 1 (one per feature) or a dict {feature name: -1, 0 or 1}",
+        )
+
+    def check(self, value):
+        if isinstance(value, dict):
+            return all(isinstance(k, str) and valid_constraint(v) for k, v in value.items())
+        if isinstance(value, (str, bytes)) or np.ndim(value) != 1:
+            return False
+        return all(valid_constraint(v) for v in np.asarray(value, dtype=object))
 
 
 def integer_at_least_one(name):

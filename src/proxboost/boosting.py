@@ -47,6 +47,7 @@ from ._validation import (
     Flag,
     Levels,
     LossParameter,
+    MonotonicCst,
     Number,
     Step,
     Verbose,
@@ -140,8 +141,7 @@ class _BaseBoosting(BaseEstimator):
         "tol": [Number("tol", 0.0, np.inf, closed="left", allowed="a finite float >= 0")],
         "verbose": [Verbose()],
         "warm_start": [Flag("warm_start")],
-        # -1 / 0 / 1 per feature or {feature name: -1 / 0 / 1}; checked against X in fit
-        "monotonic_cst": ["array-like", dict, None],
+        "monotonic_cst": [None, MonotonicCst()],
     }
 
     @staticmethod
@@ -249,8 +249,8 @@ class _BaseBoosting(BaseEstimator):
         X, y = validate_data(
             self, X, y, ensure_all_finite="allow-nan", y_numeric=self._task == "regression"
         )
+        cst = self._fit_monotonic_cst()
         y = self._encode_target(y, fit=True)
-        self._monotonic_cst = self._check_monotonic_cst()
         self._check_target_range(y, "y")
         w = self._check_weights(sample_weight, y)
         if w is not None and self.tie_rule == "authors_float" and self.loss in FLOAT_LOSSES:
@@ -287,28 +287,32 @@ class _BaseBoosting(BaseEstimator):
                     "warm_start=True continues the previous fit, which was on other data: pass "
                     "the same X, y, sample_weight and eval_set, or set warm_start=False"
                 )
+            previous = getattr(self._state_, "monotonic_cst", None)
+            if (previous is None) != (cst is None) or not np.array_equal(previous, cst):
+                raise ValueError(
+                    "warm_start=True cannot change monotonic_cst (the trees grown so far were"
+                    " not bounded by the new constraints): set it back, or set warm_start=False"
+                )
         else:
             self.__dict__.pop("_state_", None)
         X_val = y_val = w_val = None
         if self.n_iter_no_change is not None:
             X, y, w, X_val, y_val, w_val = self._split_validation(X, y, w)
         self.__dict__.pop("interval_correction_", None)  # a calibration belongs to one fit
-        self._boost(X, y, w, (X_eval, y_eval, w_eval), (X_val, y_val, w_val))
+        self._boost(X, y, w, (X_eval, y_eval, w_eval), (X_val, y_val, w_val), cst)
         self._state_.data_key = data_key
         return self
 
-    def _check_monotonic_cst(self):
-        """The constraint per feature (int8 array) or None; refuses in one line what cannot be
-        honoured."""
+    def _fit_monotonic_cst(self):
+        """The fit's monotone constraints (int8 per feature, or None: none), checked against X
+        (``n_features_in_``, ``feature_names_in_``) before any compute."""
         cst = check_monotonic_cst(
             self.monotonic_cst, self.n_features_in_, getattr(self, "feature_names_in_", None)
         )
-        if cst is None:
-            return None
-        if self.tie_rule == "authors_float":
+        if cst is not None and self.tie_rule == "authors_float" and self.loss in FLOAT_LOSSES:
             raise ValueError(
-                'monotonic_cst: tie_rule="authors_float" reproduces the authors\' code, which has'
-                ' no bounded line search; use tie_rule="midpoint" or "authors"'
+                'monotonic_cst needs bounded line searches, which tie_rule="authors_float" (the'
+                ' authors\' unbounded code) does not have: use tie_rule="midpoint" or "authors"'
             )
         return cst
 
@@ -386,9 +390,10 @@ class _BaseBoosting(BaseEstimator):
         )
         return X_tr, y_tr, w_tr, X_val, y_val, w_val
 
-    def _boost(self, X, y, w, eval_data, val_data):
+    def _boost(self, X, y, w, eval_data, val_data, cst=None):
         """Grow trees until ``n_estimators`` (or early stopping), from scratch or, with
-        ``warm_start``, from the state the previous fit left in ``_state_``."""
+        ``warm_start``, from the state the previous fit left in ``_state_``. ``cst``: the
+        monotone constraints (``_monotone``; None: none)."""
         algo, loss = ALGOS[self.algo], self._make_loss()
         authors_float = self.tie_rule == "authors_float" and loss.name in FLOAT_LOSSES
         engine = make_engine(self.engine)
@@ -407,6 +412,8 @@ class _BaseBoosting(BaseEstimator):
         w = _unweighted_if_uniform(w)
         # no weights: the engines' unweighted paths
         weighted = {} if w is None else {"sample_weight": w}
+        # monotone constraints: the engines grow scikit-learn's constrained trees
+        growing = weighted if cst is None else {**weighted, "monotonic_cst": cst}
         Xp = engine.prepare(X, fit=True, **weighted)
         state = self._state_ if self._warm() else None
         if state is None:
@@ -414,6 +421,7 @@ class _BaseBoosting(BaseEstimator):
             state = _LoopState.start(
                 f0, len(y), check_random_state(self.random_state), self.n_iter_no_change
             )
+            state.monotonic_cst = cst
             state.train_loss.append(loss.value(y, state.F, w))
         f0 = state.f0
         # lambda: the given per-sample step, or "auto"'s from the training target and f_0
@@ -444,13 +452,13 @@ class _BaseBoosting(BaseEstimator):
             if r.ndim == 2:  # several quantiles: one tree, grown for one level in turn
                 r = loss.tree_target(r, t)
             target = r + delta if algo.residual else r
-            leaf_ids, tree = engine.grow(Xp, target, self.max_depth, rng, **weighted)
+            leaf_ids, tree = engine.grow(Xp, target, self.max_depth, rng, **growing)
             fit = leaf_means(target, leaf_ids, tree.n_leaves, w)  # the tree's least-squares fit
             # the authors' rule reads the tree's own leaf values (their float32 thresholds' fit)
             g = _authors_float.tree_leaf_values(tree, fit) if authors_float else fit
-            bounds = self._monotone_bounds(loss, y, H, w, target, tree, leaf_ids)
+            monotone = None if cst is None else (tree, target, cst)
             c = self._leaf_values(
-                loss, y, H, leaf_ids, tree.n_leaves, w, (fit, g, bounds), state, alphas[: t + 1]
+                loss, y, H, leaf_ids, tree.n_leaves, w, (fit, g), state, alphas[: t + 1], monotone
             )
             F_next = H + c[leaf_ids]
             if algo.residual:
@@ -510,53 +518,16 @@ class _BaseBoosting(BaseEstimator):
         self.train_prediction_ = F
         self.n_capped_steps_ = state.n_capped_steps
 
-    def _monotone_bounds(self, loss, y, H, w, target, tree, leaf_ids):
-        """Each leaf's (lower, upper) bounds under ``monotonic_cst`` (None without it): the
-        children of a constrained split bounded at the midpoint of their line-searched values
-        (``proxboost._monotone``)."""
-        cst = self._monotonic_cst
-        if cst is None:
-            return None
-
-        def solve(groups, n_groups, bounds):  # bounded line search over row groups (subtrees)
-            rows = groups >= 0
-            ids, wr = groups[rows], None if w is None else w[rows]
-            g = leaf_means(target[rows], ids, n_groups, wr)  # what the "authors" rule reads
-            if H.ndim == 1:
-                return loss.bounded_line_search(
-                    y[rows], H[rows], ids, n_groups, bounds, wr, self.tie_rule, g
-                )
-            # several quantiles: each level's value within its own bounds (a column per level)
-            return np.column_stack(
-                [
-                    level.bounded_line_search(
-                        y[rows],
-                        H[rows, k],
-                        ids,
-                        n_groups,
-                        (bounds[0][:, k], bounds[1][:, k]),
-                        wr,
-                        self.tie_rule,
-                        g,
-                    )
-                    for k, level in enumerate(loss.levels)
-                ]
-            )
-
-        n_levels = None if H.ndim == 1 else H.shape[1]
-        return leaf_bounds(tree, leaf_ids, cst, solve, n_levels)
-
-    def _leaf_values(self, loss, y, H, leaf_ids, n_leaves, w, fits, state, alphas):
+    def _leaf_values(self, loss, y, H, leaf_ids, n_leaves, w, fits, state, alphas, monotone=None):
         """The tree's line-searched, shrunk leaf values (a leaf whose fitted value is exactly 0
-        keeps 0, or the nearest of its bounds). ``fits``: the tree's least-squares leaf values,
-        those its tie rule reads, and the leaves' monotone bounds (or None). Several quantiles:
-        one column per level, solved together so that no gap between adjacent levels can close
-        anywhere (``_multi_quantile``)."""
+        keeps 0). ``fits``: the tree's least-squares leaf values, and those its tie rule reads.
+        Several quantiles: one column per level, solved together so that no gap between
+        adjacent levels can close anywhere (``_multi_quantile``). ``monotone``: (tree, its
+        target, constraints) under monotone constraints (None: none)."""
+        if monotone is not None:
+            return self._bounded_leaf_values(loss, y, H, leaf_ids, w, fits, state, alphas, monotone)
         nu = float(self.learning_rate)
-        fit, g, bounds = fits
-        if bounds is not None and state.budget is None:  # monotone constraints, one level
-            c = loss.bounded_line_search(y, H, leaf_ids, n_leaves, bounds, w, self.tie_rule, g)
-            return nu * np.where(fit == 0.0, np.clip(0.0, *bounds), c)
+        fit, g = fits
         if state.budget is None:
             c, n_capped = loss.line_search_counted(y, H, leaf_ids, n_leaves, w, self.tie_rule, g)
             state.n_capped_steps += n_capped
@@ -565,14 +536,41 @@ class _BaseBoosting(BaseEstimator):
         c = loss.line_search(y, H, leaf_ids, n_leaves, w, self.tie_rule, fit, min_steps / nu)
         if np.all(min_steps <= 0.0):  # 0 in every level satisfies the bounds: keep the rule
             c[fit == 0.0] = 0.0
-        if bounds is not None:
-            # monotone constraints: each level clipped to its interval in the leaf, the
-            # intervals ordered like the levels (leaf_bounds). Clipping into ordered intervals
-            # keeps a gap c_k - c_k-1 >= b at least min(b, 0): a closing allowed by the budget
-            # stays allowed and no gap turns negative (the budget records the gaps added)
-            c = np.clip(c, *bounds)
         c = nu * c
         state.budget.add(c)
+        return c
+
+    def _bounded_leaf_values(self, loss, y, H, leaf_ids, w, fits, state, alphas, monotone):
+        """``_leaf_values`` under monotone constraints (``_monotone``): the bounds pass over the
+        tree, then each leaf's line search under its bounds; a leaf whose fitted value is 0
+        takes the point of its bounds nearest 0 (0 itself when they allow it)."""
+        tree, target, cst = monotone
+        nu = float(self.learning_rate)
+        fit, g = fits
+        budget = state.budget
+        min_steps = None if budget is None else budget.next_min_steps(model_weights(alphas))
+
+        def solve(groups, n_groups, lower, upper, leaf_values=None):
+            rows = groups >= 0
+            ids, wr = groups[rows], None if w is None else w[rows]
+            if leaf_values is None:  # a group's fitted value: its mean target (the authors' rule)
+                leaf_values = leaf_means(target[rows], ids, n_groups, wr)
+            args = (y[rows], H[rows], ids, n_groups, (lower, upper), wr, self.tie_rule, leaf_values)
+            if budget is not None:
+                return loss.bounded_line_search(*args, min_steps / nu)
+            c, n_capped = loss.bounded_line_search_counted(*args)
+            state.n_capped_steps += n_capped
+            return c
+
+        n_levels = None if budget is None else len(min_steps) + 1
+        lower, upper = leaf_bounds(tree, leaf_ids, cst, solve, n_levels)
+        c = solve(leaf_ids, tree.n_leaves, lower, upper, fit if budget is not None else g)
+        if budget is None or np.all(min_steps <= 0.0):  # 0 in every level meets the gaps
+            zero = fit == 0.0
+            c[zero] = np.clip(0.0, lower[zero], upper[zero])
+        c = nu * c
+        if budget is not None:
+            budget.add(c)
         return c
 
     @property
@@ -693,6 +691,7 @@ class _LoopState:
     data_key: tuple | None = None  # identifies the data of the fit (see _data_key)
     validation_split: tuple | None = None  # the early-stopping rows (training, validation)
     budget: GapBudget | None = None  # several quantiles: the gaps the next tree may close
+    monotonic_cst: np.ndarray | None = None  # the fit's monotone constraints (warm_start keeps)
 
     @classmethod
     def start(cls, f0, n, rng, n_iter_no_change):
@@ -817,6 +816,15 @@ _PARAMS_DOC = """
         and history), so fitting 100 trees and then 200 gives the model of 200 at once, bit for
         bit. It needs the same X, y, sample_weight and eval_set as the previous fit (refused
         otherwise) and n_estimators >= ``n_iter_``; a fit that stopped early stays stopped.
+    monotonic_cst : list of int, dict or None, default=None
+        Monotone constraints, as scikit-learn's ``HistGradientBoostingRegressor``: one of -1, 0,
+        1 per feature, or a dict {feature name: -1, 0 or 1} when X has feature names (a
+        DataFrame; features not named are unconstrained). 1: the predictions (the classifier's
+        decision function, towards ``classes_[1]``) never decrease when the feature grows, the
+        other features fixed; -1: never increase; 0: no constraint. Honoured exactly for every
+        loss, algorithm and engine, at every stage and, with several quantiles, in every level
+        (``docs/quantiles.md``, "Monotone constraints"); all zeros is the unconstrained fit.
+        Not with ``tie_rule="authors_float"`` on ``lad``, ``pinball`` or ``hinge``.
 """
 
 _ATTRS_DOC = """

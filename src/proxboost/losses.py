@@ -15,7 +15,11 @@ all 1):
     (unweighted, like the per-sample step);
 ``line_search(y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None)``
     the value c of each leaf minimising sum_{i in leaf} w_i l(y_i, z_i + c), all leaves at once;
-    ``leaf_values`` (the tree's fitted leaf values g) are read by ``tie_rule="authors"``.
+    ``leaf_values`` (the tree's fitted leaf values g) are read by ``tie_rule="authors"``;
+``bounded_line_search(y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", ...)``
+    the same under per-leaf bounds ``bounds = (lower, upper)`` (monotone constraints,
+    :mod:`proxboost._monotone`): each leaf's minimiser on [lower, upper] (see "Bounded line
+    searches" below); infinite bounds give ``line_search``'s values.
 
 Rows of weight 0 take no part in f_0, the line searches or the loss values.
 
@@ -43,6 +47,17 @@ diverging run records a loss that saturates near exp(700) instead of overflowing
 below ``1e-12 * leaf weight`` is 0 (underflow would give 0/0), and a single step is capped at
 ``NEWTON_STEP_CAP`` in magnitude (a logistic step on a badly misclassified pure leaf is about
 exp(|z|)). ``line_search_counted`` also returns how many steps were capped (losses keep no state).
+
+**Bounded line searches.** ``ls``: the leaf mean clipped to the bounds (the objective is a
+parabola). ``lad``, ``pinball``, ``hinge``: the tie rule applied to the leaf's minimisers inside
+the bounds, or the bound nearest the minimisers when none lies inside (convexity). ``exponential``,
+``logistic``: a leaf with both bounds infinite keeps the Newton steps above; a leaf with a finite
+bound gets the minimiser of its objective on the bounds — not a clipped Newton step: the root of
+the increasing derivative, by safeguarded Newton with bisection, or the bound where the derivative
+does not change sign inside (compiled, each leaf's rows only, its weights scaled to sum 1 so that
+a derivative of thousands of saturated e^700 terms stays finite). An infinite side of such a
+leaf is replaced by +-(``newton_steps`` x ``NEWTON_STEP_CAP``), the farthest the Newton line
+search moves a leaf (a pure leaf's minimiser is at infinity).
 
 Examples
 --------
@@ -99,7 +114,16 @@ def leaf_means(values, leaf_ids, n_leaves, w=None):
 #    b_(m+1) = +inf); weighted, P is the positives' weight.
 # Empty leaves get 0.
 from . import _authors_float  # noqa: E402  (tie_rule="authors_float")
-from ._leafops import hinge_line_search, quantile_line_search  # noqa: E402
+from ._leafops import (  # noqa: E402
+    EXPONENTIAL,
+    LOGISTIC,
+    bounded_hinge_line_search,
+    bounded_margin_minimisers,
+    bounded_quantile_line_search,
+    check_bounds,
+    hinge_line_search,
+    quantile_line_search,
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,20 +244,26 @@ class Loss:
             self.line_search(y, np.zeros_like(y), np.zeros(len(y), dtype=np.intp), 1, w)[0]
         )
 
-    def bounded_line_search(
-        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
-    ):
-        """The leaf values of :meth:`line_search`, each sought within its leaf's bounds
-        ``bounds`` = (lower, upper) arrays (monotone constraints): the minimiser of the leaf's
-        convex objective over [lower, upper] (see each loss). Subclasses implement it."""
-        raise NotImplementedError(f"{self.name}: no bounded line search")
-
     def line_search_counted(
         self, y, z, leaf_ids, n_leaves, w=None, tie_rule="midpoint", leaf_values=None
     ):
         """(leaf values of :meth:`line_search`, number of capped Newton steps): the losses are
         stateless, so a fit sums the counts itself. Only the Newton line searches cap steps."""
         return self.line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values), 0
+
+    def bounded_line_search(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """:meth:`line_search` under per-leaf bounds ``bounds = (lower, upper)``."""
+        raise NotImplementedError
+
+    def bounded_line_search_counted(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """(values of :meth:`bounded_line_search`, number of capped Newton steps), as
+        :meth:`line_search_counted`."""
+        args = (y, z, leaf_ids, n_leaves, bounds, w, tie_rule, leaf_values)
+        return self.bounded_line_search(*args), 0
 
     def auto_step(self, y, f0, w=None) -> float:
         """The per-sample proximal step of ``step="auto"``: 1, for the losses whose step carries
@@ -284,9 +314,8 @@ class LeastSquares(Loss):
     def bounded_line_search(
         self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
     ):
-        """The mean residual clipped to the bounds: the exact minimiser of a quadratic over an
-        interval."""
-        return np.clip(leaf_means(y - z, leaf_ids, n_leaves, w), *bounds)
+        lower, upper = check_bounds(*bounds, int(n_leaves))
+        return np.clip(leaf_means(y - z, leaf_ids, n_leaves, w), lower, upper)
 
 
 class Pinball(Loss):
@@ -321,11 +350,9 @@ class Pinball(Loss):
     def bounded_line_search(
         self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
     ):
-        """The tie rule applied to the leaf's minimisers within its bounds, or the bound nearest
-        to them (:func:`proxboost._leafops.quantile_line_search`)."""
-        u = y - z
-        return quantile_line_search(
-            u, leaf_ids, n_leaves, self.tau, w, tie_rule, leaf_values, bounds
+        _no_bounded_authors_float(tie_rule)
+        return bounded_quantile_line_search(
+            y - z, leaf_ids, n_leaves, self.tau, bounds, w, tie_rule, leaf_values
         )
 
     def auto_step(self, y, f0, w=None) -> float:
@@ -387,8 +414,16 @@ class Hinge(Loss):
     def bounded_line_search(
         self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
     ):
-        """As :class:`Pinball`'s (:func:`proxboost._leafops.hinge_line_search`)."""
-        return hinge_line_search(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values, bounds)
+        _no_bounded_authors_float(tie_rule)
+        return bounded_hinge_line_search(y, z, leaf_ids, n_leaves, bounds, w, tie_rule, leaf_values)
+
+
+def _no_bounded_authors_float(tie_rule):
+    if tie_rule == "authors_float":
+        raise ValueError(
+            'tie_rule="authors_float" reproduces the authors\' unbounded line search; under'
+            ' bounds (monotone constraints) use tie_rule="midpoint" or "authors"'
+        )
 
 
 def _class_weights(y, w):
@@ -448,69 +483,43 @@ class _MarginLoss(Loss):
     def bounded_line_search(
         self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
     ):
-        """The leaf's minimiser over [lower, upper] of its (strictly convex) mean loss: a bound
-        where the derivative's sign there says the minimiser lies beyond it; else the Newton
-        line search's value when it falls inside the bounds, otherwise the interior root of
-        the derivative, solved to machine precision (never a clipped Newton step)."""
-        lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+        args = (y, z, leaf_ids, n_leaves, bounds, w, tie_rule, leaf_values)
+        return self.bounded_line_search_counted(*args)[0]
+
+    def bounded_line_search_counted(
+        self, y, z, leaf_ids, n_leaves, bounds, w=None, tie_rule="midpoint", leaf_values=None
+    ):
+        """Leaves with both bounds infinite: :meth:`line_search_counted`; the others: the
+        minimiser of the leaf's objective on its bounds (module docstring, "Bounded line
+        searches"), which caps no step."""
         n_leaves = int(n_leaves)
-        weight = np.ones(len(y)) if w is None else w
-        totals = np.bincount(leaf_ids, weights=weight, minlength=n_leaves)
-        share = weight / np.where(totals > 0, totals, 1.0)[leaf_ids]
+        lower, upper = check_bounds(*bounds, n_leaves)
+        bounded = np.isfinite(lower) | np.isfinite(upper)
+        if not bounded.any():
+            return self.line_search_counted(y, z, leaf_ids, n_leaves, w, tie_rule, leaf_values)
+        c, n_capped = np.zeros(n_leaves), 0
+        free = ~bounded
+        if free.any():  # each leaf's Newton steps read its own rows only: a subset suffices
+            rows = free[leaf_ids]
+            ids = (np.cumsum(free) - 1)[leaf_ids[rows]]
+            wr = None if w is None else w[rows]
+            c[free], n_capped = self.line_search_counted(y[rows], z[rows], ids, free.sum(), wr)
+        reach = self.newton_steps * NEWTON_STEP_CAP
+        lo = np.where(np.isfinite(lower), lower, np.minimum(-reach, upper))[bounded]
+        hi = np.where(np.isfinite(upper), upper, np.maximum(reach, lower))[bounded]
+        c[bounded] = self._bounded_minimiser(y, z, leaf_ids, bounded, w, lo, hi)
+        return c, n_capped
 
-        def slope(c, leaves):  # the mean derivative in each of ``leaves`` at c (one per leaf)
-            rows = np.isin(leaf_ids, leaves)
-            at = np.zeros(n_leaves)
-            at[leaves] = c
-            ids = leaf_ids[rows]
-            d = y[rows] * self._dphi(y[rows] * (z[rows] + at[ids])) * share[rows]
-            return np.bincount(ids, weights=d, minlength=n_leaves)[leaves]
-
-        def curvature(c, leaves):
-            rows = np.isin(leaf_ids, leaves)
-            at = np.zeros(n_leaves)
-            at[leaves] = c
-            ids = leaf_ids[rows]
-            d = self._d2phi(y[rows] * (z[rows] + at[ids])) * share[rows]
-            return np.bincount(ids, weights=d, minlength=n_leaves)[leaves]
-
-        every = np.arange(n_leaves)
-        finite_lo, finite_hi = np.isfinite(lower), np.isfinite(upper)
-        at_lower = finite_lo & (slope(np.where(finite_lo, lower, 0.0), every) >= 0.0)
-        at_upper = finite_hi & (slope(np.where(finite_hi, upper, 0.0), every) <= 0.0)
-        c = self.line_search(y, z, leaf_ids, n_leaves, w)
-        c = np.where(at_lower, lower, np.where(at_upper, upper, c))
-        outside = ~at_lower & ~at_upper & ((c < lower) | (c > upper))
-        if outside.any():  # the minimiser is inside, the Newton value is not: solve exactly
-            leaves = np.flatnonzero(outside)
-            lo, hi = lower[leaves].copy(), upper[leaves].copy()
-            # an infinite end: step away from the finite one, doubling, until the slope's sign
-            # brackets the root (the derivative of a strictly convex loss is increasing). The
-            # root may not exist (rows of one class only: the infimum is at infinity); the
-            # leaf then moves from its finite bound as far as the unbounded Newton line search
-            # could move it (NEWTON_STEP_CAP per step), as without bounds
-            reach = NEWTON_STEP_CAP * self.newton_steps
-            no_root = np.zeros(len(leaves), dtype=bool)
-            for end, sign in ((lo, -1.0), (hi, 1.0)):
-                other = hi if sign < 0 else lo
-                open_end = ~np.isfinite(end)
-                step = np.ones(len(leaves))
-                while open_end.any():
-                    idx = np.flatnonzero(open_end)
-                    last = step[idx] >= reach
-                    trial = other[idx] + sign * np.minimum(step[idx], reach)
-                    g = slope(trial, leaves[idx])
-                    ok = ((g <= 0.0) if sign < 0 else (g >= 0.0)) | last
-                    end[idx[ok]] = trial[ok]
-                    no_root[idx[ok & last & ~((g <= 0.0) if sign < 0 else (g >= 0.0))]] = True
-                    open_end[idx[ok]] = False
-                    step[idx[~ok]] *= 2.0
-            c[leaves[no_root]] = np.where(np.isfinite(lower[leaves]), hi, lo)[no_root]
-            leaves, lo, hi = leaves[~no_root], lo[~no_root], hi[~no_root]
-            c[leaves] = _solve_increasing(
-                lambda t, i: slope(t, leaves[i]), lambda t, i: curvature(t, leaves[i]), lo, hi
-            )
-        return c
+    def _bounded_minimiser(self, y, z, leaf_ids, bounded, w, lo, hi):
+        """Minimiser on [lo, hi] of each leaf of ``bounded`` (a mask over the leaves): the
+        root of its increasing derivative, or a bound (compiled:
+        :func:`proxboost._leafops.bounded_margin_minimisers`)."""
+        rows = bounded[leaf_ids]
+        ids = (np.cumsum(bounded) - 1)[leaf_ids[rows]]  # leaf -> its place among the bounded
+        kind = EXPONENTIAL if self.name == "exponential" else LOGISTIC
+        beta = getattr(self, "beta", 1.0)
+        wr = None if w is None else w[rows]
+        return bounded_margin_minimisers(kind, beta, y[rows], z[rows], ids, len(lo), (lo, hi), wr)
 
     def prox_residual(self, y, z, step):
         # In the signed variable s = y p (y^2 = 1) both classes solve the same increasing equation

@@ -82,3 +82,45 @@ def release(free, buf, n_free):
         free[n_free] = buf
         n_free += 1
     return n_free
+
+
+# Monotone constraints (``grow(..., monotonic_cst=...)``): scikit-learn's rule for its
+# ``DecisionTreeRegressor(monotonic_cst=...)`` (``_criterion.pyx``: ``check_monotonicity``,
+# ``middle_value``; ``_tree.pyx``: the children's bounds), so that the compiled engines grow
+# scikit-learn's trees. Values are the children's means sum / weight of the target.
+@njit(cache=True, nogil=True)
+def monotone_admissible(sign, sl, wl, s_node, w_node, lower, upper):
+    """Whether a candidate split on a feature of constraint ``sign`` (-1, 0, 1), with left sums
+    (sl, wl) in a node of sums (s_node, w_node) and value bounds [lower, upper], may be taken:
+    always on an unconstrained feature; on a constrained one, both children's means within the
+    bounds and in the constraint's order (left <= right for +1, left >= right for -1)."""
+    if sign == 0:
+        return True
+    vl = sl / wl
+    vr = (s_node - sl) / (w_node - wl)
+    inside = vl >= lower and vr >= lower and vl <= upper and vr <= upper
+    return inside and (vl - vr) * sign <= 0.0
+
+
+@njit(cache=True, nogil=True)
+def monotone_child_bounds(sign, lower, upper, sl, wl, s_node, w_node):
+    """The children's value bounds (lower_l, upper_l, lower_r, upper_r) of a split on a feature
+    of constraint ``sign`` in a node bounded by [lower, upper]: the node's bounds on an
+    unconstrained feature; else split at the mean of the children's means, the left child
+    below it for +1 (above for -1)."""
+    if sign == 0:
+        return lower, upper, lower, upper
+    mid = sl / (2.0 * wl) + (s_node - sl) / (2.0 * (w_node - wl))
+    if sign > 0:
+        return lower, mid, mid, upper
+    return mid, upper, lower, mid
+
+
+def check_monotonic_cst(monotonic_cst, p):
+    """The constraints as an int8 array of shape (p,) with values in {-1, 0, 1} (None: zeros)."""
+    if monotonic_cst is None:
+        return np.zeros(p, np.int8)
+    cst = np.asarray(monotonic_cst)
+    if cst.shape != (p,) or not np.isin(cst, (-1, 0, 1)).all():
+        raise ValueError(f"monotonic_cst must hold one of -1, 0, 1 per feature ({p}); got {cst!r}")
+    return np.ascontiguousarray(cst, dtype=np.int8)

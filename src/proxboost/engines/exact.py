@@ -32,6 +32,11 @@ max_depth=D)`` grows (see ``docs/engines.md``), without scikit-learn's per-node 
   Fisher-Yates draws over the same ``features`` / constant-feature bookkeeping, driven by the
   same xorshift generator (``our_rand_r``) seeded with ``random_state.randint(0, 2**31 - 1)``,
   one draw per tree as scikit-learn's splitter. The first strictly best proxy wins.
+* **Monotone constraints** (``grow(..., monotonic_cst=...)``) as scikit-learn's: a candidate
+  split on a constrained feature that beats the best so far is taken only if its children's
+  means lie in the node's value bounds and in the constraint's order; the children of a
+  constrained split are bounded at the mean of their means (``_nodes.monotone_admissible``,
+  ``monotone_child_bounds``; ``docs/engines.md``).
 * **Stopping** as ``DepthFirstTreeBuilder``: a node is a leaf at depth D, with fewer than 2
   rows, when its impurity (``sq_sum / W - (sum / W)^2``; children's from the parent's split
   with the right child's square sum by subtraction, as scikit-learn) is at most float64
@@ -63,7 +68,7 @@ from ._exact.binning import code_features
 from ._exact.grower import grow
 from ._exact.predictor import apply_tree
 from ._exact.records import FEATURE_THRESHOLD, MAX_CODES, Scratch
-from ._nodes import EPSILON, SMALL_NODE, check_weight
+from ._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 
 RAND_R_MAX = 2147483647  # scikit-learn's seed range: randint(0, RAND_R_MAX)
 
@@ -188,8 +193,11 @@ class ExactEngine:
             )
         return ExactData(*code_features(X32))
 
-    def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
-        """Grow one tree on ``target``: scikit-learn's tree for the same ``random_state`` draw."""
+    def grow(
+        self, Xp, target, max_depth, random_state=None, sample_weight=None, monotonic_cst=None
+    ):
+        """Grow one tree on ``target``: scikit-learn's tree for the same ``random_state`` draw
+        (``monotonic_cst``: -1, 0, 1 per feature, as ``DecisionTreeRegressor``'s; None: none)."""
         if not isinstance(Xp, ExactData):
             raise TypeError(
                 "ExactEngine.grow needs prepared training rows: call prepare(X, fit=True)"
@@ -241,6 +249,7 @@ class ExactEngine:
             EPSILON,
             FEATURE_THRESHOLD,
             SMALL_NODE,
+            check_monotonic_cst(monotonic_cst, p),
         )
         tree = ExactTree(feature, threshold, left, right, leaf_of_node, n_leaves, gain, missing)
         if n_act < n:

@@ -40,6 +40,11 @@ criterion="squared_error", max_depth=D)`` with ``min_samples_split=2, min_sample
 * at the last level (depth D - 1) the rows of a split node are labelled with their two leaves
   directly, without partitioning.
 
+**Monotone constraints** (``grow(..., monotonic_cst=...)``): ``DecisionTreeRegressor``'s rule,
+as the exact engine (``_nodes.monotone_admissible``, ``monotone_child_bounds``; not
+HistGradientBoosting's, which scores splits with values clipped to the bounds); the missing
+values count in the child they go to, as in both of scikit-learn's.
+
 **Missing values** go where HistGradientBoosting sends them: the scan over a node's bins has
 the missing bin last (missing rows right; the last candidate sends them alone right, threshold
 +inf), and where the node has missing rows a second pass puts them left (a candidate of it wins
@@ -93,7 +98,7 @@ from ._hist.grower import grow_tree
 from ._hist.histogram import root_stats
 from ._hist.predictor import apply_tree, label_rows
 from ._hist.records import Binned, Scratch
-from ._nodes import EPSILON, SMALL_NODE, check_weight
+from ._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 
 MAX_BINS = 255
 
@@ -239,8 +244,11 @@ class HistEngine:
         return out
 
     # -- trees -----------------------------------------------------------------------------------
-    def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
+    def grow(
+        self, Xp, target, max_depth, random_state=None, sample_weight=None, monotonic_cst=None
+    ):
         """Grow one least-squares tree on ``target``; ``random_state`` is ignored (deterministic).
+        ``monotonic_cst``: -1, 0, 1 per feature (None: none), scikit-learn's tree rule.
 
         ``sample_weight``: optional non-negative row weights; rows of weight 0 take no part in
         the split search and get their leaf ids from the grown tree.
@@ -288,6 +296,7 @@ class HistEngine:
             EPSILON,
             SMALL_NODE,
             stats,
+            check_monotonic_cst(monotonic_cst, Xp.shape[1]),
         )
         internal = left >= 0
         threshold = np.full(len(left), np.nan)

@@ -104,9 +104,14 @@ class SklearnEngine:
         else:
             reg.fit(X, y, sample_weight=sample_weight, check_input=True)
 
-    def grow(self, Xp, target, max_depth, random_state=None, sample_weight=None):
+    def grow(
+        self, Xp, target, max_depth, random_state=None, sample_weight=None, monotonic_cst=None
+    ):
         reg = DecisionTreeRegressor(
-            criterion="squared_error", max_depth=max_depth, random_state=random_state
+            criterion="squared_error",
+            max_depth=max_depth,
+            random_state=random_state,
+            monotonic_cst=monotonic_cst,
         )
         if sample_weight is None:
             self._fit(reg, Xp, target, None)

@@ -6,7 +6,7 @@ subtraction from the parent's (see :mod:`proxboost.engines.exact`)."""
 import numpy as np
 from numba import njit
 
-from .._nodes import LEAF, SMALL, Sums, TreeArrays, child_buffers, release
+from .._nodes import LEAF, SMALL, Sums, TreeArrays, child_buffers, monotone_child_bounds, release
 from .histogram import build_hist, build_root_hist, subtract_ranges, zero_ranges
 from .records import (
     MAX_CODES,
@@ -226,6 +226,20 @@ def push_children(stack, top, parent, label_l, node, mid, depth, modes, n_const,
 
 
 @kernel
+def push_bounds(stack, top, work, node, f, left):
+    """The value bounds of the children of a split on feature f just pushed (right at ``top``,
+    left at ``top + 1``; ``left``: the left child's sums): monotone constraints."""
+    sign = work.monotonic[f]
+    lo_l, hi_l, lo_r, hi_r = monotone_child_bounds(
+        sign, node.lower, node.upper, left.sum, left.weight, node.sum, node.weight
+    )
+    stack.lower[top] = lo_r
+    stack.upper[top] = hi_r
+    stack.lower[top + 1] = lo_l
+    stack.upper[top + 1] = hi_l
+
+
+@kernel
 def pop(stack, top, tree, node_id):
     """The pending node at ``top``, which gets id ``node_id`` (linked to its parent). Returns
     (node, depth, mode, impurity, square sum, number of known constant features)."""
@@ -236,7 +250,13 @@ def pop(stack, top, tree, node_id):
         else:
             tree.right[parent] = node_id
     node = Node(
-        stack.label[top], stack.start[top], stack.end[top], stack.sum[top], stack.weight[top]
+        stack.label[top],
+        stack.start[top],
+        stack.end[top],
+        stack.sum[top],
+        stack.weight[top],
+        stack.lower[top],
+        stack.upper[top],
     )
     return (
         node,
@@ -316,6 +336,8 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root):
     imp0 = impurity(root.sq_sum, root.sum, root.weight)
     mode0, n_free = root_mode(codes, target, w, work, limits, n_act, imp0)
     push(stack, 0, -1, False, 0, (0, n_act), 0, mode0, 0, imp0, root)
+    stack.lower[0] = -np.inf  # the root's value is unbounded
+    stack.upper[0] = np.inf
     top = 1
     n_nodes = 0
     n_leaves = 0
@@ -375,14 +397,15 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root):
             sums_l,
             sums_r,
         )
+        push_bounds(stack, top, work, node, best_f, sums_l)
         top += 2
     return n_nodes, n_leaves
 
 
 @njit(cache=True, nogil=True)
-def new_records(scratch, p, max_depth, max_nodes, seed, small):
-    """The records of one tree: its workspace (the engine's ``scratch`` plus per-tree arrays),
-    its node arrays and the node stack."""
+def new_records(scratch, p, max_depth, max_nodes, seed, small, monotonic):
+    """The records of one tree: its workspace (the engine's ``scratch`` plus per-tree arrays,
+    and the features' monotone constraints), its node arrays and the node stack."""
     n = scratch.rows.shape[0]
     n_buf = scratch.hist.shape[0]
     state = np.empty(1, np.int64)
@@ -409,6 +432,7 @@ def new_records(scratch, p, max_depth, max_nodes, seed, small):
         np.arange(p),
         np.empty(p, np.int64),
         state,
+        monotonic,
     )
     tree = TreeArrays(
         np.full(max_nodes, -1, np.int32),
@@ -430,6 +454,8 @@ def new_records(scratch, p, max_depth, max_nodes, seed, small):
         np.empty(cap, np.int32),
         np.empty(cap, np.int32),
         np.empty(cap, np.int64),
+        np.empty(cap),
+        np.empty(cap),
         np.empty(cap),
         np.empty(cap),
         np.empty(cap),
@@ -468,16 +494,16 @@ def root_pass(codes, target, w, work, n_act):
 
 
 @njit(cache=True, nogil=True)
-def grow(codes, target, w, scratch, n_act, max_depth, max_nodes, seed, eps, thr, small):
+def grow(codes, target, w, scratch, n_act, max_depth, max_nodes, seed, eps, thr, small, monotonic):
     """Grow one tree depth-first (scikit-learn's node order); see the exact engine's docstring.
 
     ``scratch.rows[:n_act]``: the rows taking part (``node_label`` 0 on them, -1 elsewhere);
-    with unit weights (``w`` None) every row, set here. Returns the node arrays (feature,
-    threshold, left, right, leaf_of_node, gain, missing_left), every row's leaf id and the number
-    of leaves.
+    with unit weights (``w`` None) every row, set here. ``monotonic``: (p,) int8, each
+    feature's monotone constraint (zeros: none). Returns the node arrays (feature, threshold,
+    left, right, leaf_of_node, gain, missing_left), every row's leaf id and the number of leaves.
     """
     p = codes.values.shape[1]
-    work, tree, stack = new_records(scratch, p, max_depth, max_nodes, seed, small)
+    work, tree, stack = new_records(scratch, p, max_depth, max_nodes, seed, small, monotonic)
     root, wmin = root_pass(codes, target, w, work, n_act)
     limits = Limits(max_depth, eps, thr, small, wmin, root.weight)
     n_nodes, n_leaves = grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root)

@@ -71,6 +71,7 @@ Workspace = namedtuple(
         "features",  # (p,) int64: scikit-learn's feature permutation
         "constant",  # (p,) int64: the features known constant, in their order
         "rng_state",  # (1,) int64: scikit-learn's xorshift state
+        "monotonic",  # (p,) int8: each feature's monotone constraint (-1, 0, 1)
     ],
 )
 
@@ -90,6 +91,8 @@ NodeStack = namedtuple(
         "weight",  # float64: sum of w
         "sum",  # float64: sum of w g
         "sq_sum",  # float64: sum of w g^2
+        "lower",  # float64: lower bound of its value (monotone constraints; -inf: none)
+        "upper",  # float64: upper bound
     ],
 )
 
@@ -107,7 +110,7 @@ Limits = namedtuple(
 )
 
 #: The node being split (scalars).
-Node = namedtuple("Node", ["label", "start", "end", "sum", "weight"])
+Node = namedtuple("Node", ["label", "start", "end", "sum", "weight", "lower", "upper"])
 
 #: Scratch the engine keeps between the trees of a fit (the per-row arrays and histograms).
 Scratch = namedtuple(

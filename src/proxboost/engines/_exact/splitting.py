@@ -5,6 +5,7 @@ from a small node's sorted values (see :mod:`proxboost.engines.exact`)."""
 
 import numpy as np
 
+from .._nodes import monotone_admissible
 from .records import FEATURE_THRESHOLD, VALUES_MISSING_LEFT, kernel
 
 
@@ -41,12 +42,22 @@ def may_beat(sl, wl, s_node, w_node, best):
 
 
 @kernel
-def scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best, tie_wins):
+def admitted(work, f, sl, wl, node):
+    """Whether feature f's monotone constraint admits a split with left sums (sl, wl)."""
+    return monotone_admissible(
+        work.monotonic[f], sl, wl, node.sum, node.weight, node.lower, node.upper
+    )
+
+
+@kernel
+def scan_values(cv, cg, cw, w, k, sl, wl, node, sign, thr, best, tie_wins):
     """Candidates between consecutive sorted node values cv[:k] (w g in cg, w in cw; unit
     weights, cw unused, when ``w`` is None), the sums of the rows left of cv[0] being (sl, wl).
     A candidate wins with a proxy above ``best``, or equal to it while ``tie_wins`` (the best
-    so far comes later in the scan order). Returns (found, best, a, b, sl, wl) with the sums
-    after cv[:k]."""
+    so far comes later in the scan order), if the feature's monotone constraint ``sign``
+    admits it. Returns (found, best, a, b, sl, wl) with the sums after cv[:k]."""
+    s_node = node.sum
+    w_node = node.weight
     found = 0
     a = 0.0
     b = 0.0
@@ -57,7 +68,9 @@ def scan_values(cv, cg, cw, w, k, sl, wl, s_node, w_node, thr, best, tie_wins):
         vn = cv[j + 1]
         if vn > v + thr and may_beat(sl, wl, s_node, w_node, best):
             prox = proxy(sl, wl, s_node, w_node)
-            if prox > best or (tie_wins and prox == best):
+            if (prox > best or (tie_wins and prox == best)) and monotone_admissible(
+                sign, sl, wl, s_node, w_node, node.lower, node.upper
+            ):
                 best = prox
                 found = 1
                 a = v
@@ -188,7 +201,7 @@ def coded_pass(codes, work, buf, f, m, node, best, sl, wl):
             and may_beat(sl, wl, node.sum, node.weight, best)
         ):
             prox = proxy(sl, wl, node.sum, node.weight)
-            if prox > best:
+            if prox > best and admitted(work, f, sl, wl, node):
                 best = prox
                 found = 1
                 a = hv[prev]
@@ -225,7 +238,7 @@ def scan_bin_edges(codes, work, buf, f, m, node, min_weight, best, start):
         wb = H[np.uint64(2 * (o + b) + 1)]
         if j > 0 and may_beat(sl, wl, node.sum, node.weight, best):
             prox = proxy(sl, wl, node.sum, node.weight)
-            if prox > best:
+            if prox > best and admitted(work, f, sl, wl, node):
                 best = prox
                 found = 1
                 lo_bin = nonempty[j - 1]
@@ -300,7 +313,7 @@ def scan_binned(codes, target, w, work, node, f, buf, min_weight, best):
         if cv[k - 1] <= cv[0] + thr:
             return -1, best, 0.0, 0.0, -1, -1
         found, best, a, bb, _, _ = scan_values(
-            cv, cg, cw, w, k, 0.0, 0.0, node.sum, node.weight, thr, best, False
+            cv, cg, cw, w, k, 0.0, 0.0, node, work.monotonic[f], thr, best, False
         )
         return found, best, a, bb, -1, -1
     return coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, (0.0, 0.0))
@@ -335,7 +348,7 @@ def coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start
         if inner_bound_may_beat(sl, wl, H[np.uint64(i + 1)], pos, neg, node, min_weight, best):
             k = collect_bin(codes, target, w, work, node, f, b)
             res, best, va, vb, _, _ = scan_values(
-                cv, cg, cw, w, k, sl, wl, node.sum, node.weight, thr, best, j < j_best
+                cv, cg, cw, w, k, sl, wl, node, work.monotonic[f], thr, best, j < j_best
             )
             if res > 0:
                 found = 1
@@ -375,23 +388,25 @@ def scan_small(codes, target, w, work, node, f, thr, best):
     if keys[m - 1] <= keys[0] + thr:
         return -1, best, 0.0, 0.0
     found, best, a, b, _, _ = scan_values(
-        keys, vals, wts, w, m, 0.0, 0.0, node.sum, node.weight, thr, best, False
+        keys, vals, wts, w, m, 0.0, 0.0, node, work.monotonic[f], thr, best, False
     )
     return found, best, a, b
 
 
 @kernel
-def missing_candidates(found, best, nan_s, nan_w, node):
+def missing_candidates(found, best, nan_s, nan_w, node, work, f):
     """After the first pass over a feature's values (missing rows right; ``found``, ``best``),
     the candidate that sends the missing rows alone right (sums nan_s, nan_w), as scikit-learn's
-    threshold +inf. Returns (found, best, a, b, direction): a = b = inf when it wins, direction
-    0 (missing right) when the first pass or this candidate won, -1 otherwise."""
+    threshold +inf, if feature f's monotone constraint admits it (scikit-learn checks this
+    candidate as any other: the missing rows' mean ordered after the others'). Returns (found,
+    best, a, b, direction): a = b = inf when it wins, direction 0 (missing right) when the
+    first pass or this candidate won, -1 otherwise."""
     sl = node.sum - nan_s
     wl = node.weight - nan_w
     a = np.inf
     if may_beat(sl, wl, node.sum, node.weight, best):
         prox = proxy(sl, wl, node.sum, node.weight)
-        if prox > best:
+        if prox > best and admitted(work, f, sl, wl, node):
             return 1, prox, a, a, 0
     return found, best, 0.0, 0.0, 0 if found > 0 else -1
 
@@ -420,8 +435,8 @@ def values_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start
         k,
         start[0],
         start[1],
-        node.sum,
-        node.weight,
+        node,
+        work.monotonic[f],
         FEATURE_THRESHOLD,
         best,
         False,
@@ -462,7 +477,7 @@ def scan_binned_missing(codes, target, w, work, node, f, buf, min_weight, best):
     found, best, a, bb, lo_bin, hi_bin = values_pass(
         codes, target, w, work, node, f, buf, m, min_weight, best, (0.0, 0.0)
     )
-    found, best, na, nbb, direction = missing_candidates(found, best, nan_s, nan_w, node)
+    found, best, na, nbb, direction = missing_candidates(found, best, nan_s, nan_w, node, work, f)
     if direction == 0 and na == np.inf:
         a, bb, lo_bin, hi_bin = na, nbb, -1, -1
     res, best, va, vb, l2, h2 = values_pass(
@@ -510,15 +525,15 @@ def scan_small_missing(codes, target, w, work, node, f, thr, best):
     if k == 0 or (n_nan == 0 and keys[k - 1] <= keys[0] + thr):
         return -1, best, 0.0, 0.0, -1
     found, best, a, b, _, _ = scan_values(
-        keys, vals, wts, w, k, 0.0, 0.0, node.sum, node.weight, thr, best, False
+        keys, vals, wts, w, k, 0.0, 0.0, node, work.monotonic[f], thr, best, False
     )
     if n_nan == 0:
         return found, best, a, b, -1
-    found, best, na, nb, direction = missing_candidates(found, best, nan_s, nan_w, node)
+    found, best, na, nb, direction = missing_candidates(found, best, nan_s, nan_w, node, work, f)
     if direction == 0 and na == np.inf:
         a, b = na, nb
     res, best, va, vb, _, _ = scan_values(
-        keys, vals, wts, w, k, nan_s, nan_w, node.sum, node.weight, thr, best, False
+        keys, vals, wts, w, k, nan_s, nan_w, node, work.monotonic[f], thr, best, False
     )
     if res > 0:
         return 1, best, va, vb, 1

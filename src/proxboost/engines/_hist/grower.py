@@ -6,7 +6,7 @@ histogram built from its rows and the larger's by subtraction from the parent's 
 import numpy as np
 from numba import njit
 
-from .._nodes import LEAF, SMALL, Sums, TreeArrays, child_buffers, release
+from .._nodes import LEAF, SMALL, Sums, TreeArrays, child_buffers, monotone_child_bounds, release
 from .histogram import build_hist, build_root_sums, subtract_ranges, zero_ranges
 from .records import Limits, NodeStack, Workspace
 from .splitting import best_split, best_split_small
@@ -69,10 +69,11 @@ def child_mode(depth, n_rows, sums, limits):
 
 
 @njit(cache=True, nogil=True)
-def find_split(binned, target, w, scratch, work, buf, start, end, sums):
+def find_split(binned, target, w, scratch, work, buf, start, end, sums, bounds):
     """Best (feature, last left bin, first right bin, proxy, missing left) of a node
     (rows[start:end], sums) whose mode is ``buf``: from its histogram, or by sorting (SMALL).
-    Feature -1: none."""
+    Feature -1: none. ``bounds``: the node's value bounds and the features' monotone
+    constraints."""
     best_f = -1
     best_b = -1
     nxt = -1
@@ -89,6 +90,7 @@ def find_split(binned, target, w, scratch, work, buf, start, end, sums):
             sums.weight,
             work.nonempty,
             S,
+            bounds,
             binned.nan_bin,
         )
         if best_f >= 0:
@@ -104,11 +106,11 @@ def find_split(binned, target, w, scratch, work, buf, start, end, sums):
             scratch.rows,
             start,
             end,
-            sums.sum,
-            sums.weight,
+            (sums.sum, sums.weight),
             work.small_bins,
             work.small_targets,
             work.small_weights,
+            bounds,
             binned.nan_bin,
         )
     return best_f, best_b, nxt, proxy, left
@@ -168,8 +170,8 @@ def children_histograms(binned, target, w, scratch, work, buf, segment, modes, n
 
 
 @njit(cache=True, nogil=True)
-def push(stack, top, node_id, start, end, depth, mode, sums):
-    """Put a pending node on the stack at ``top``."""
+def push(stack, top, node_id, start, end, depth, mode, sums, bounds):
+    """Put a pending node on the stack at ``top`` (``bounds``: its value's (lower, upper))."""
     stack.node_id[top] = node_id
     stack.start[top] = start
     stack.end[top] = end
@@ -178,6 +180,8 @@ def push(stack, top, node_id, start, end, depth, mode, sums):
     stack.weight[top] = sums.weight
     stack.sum[top] = sums.sum
     stack.sq_sum[top] = sums.sq_sum
+    stack.lower[top] = bounds[0]
+    stack.upper[top] = bounds[1]
 
 
 @njit(cache=True, nogil=True)
@@ -228,7 +232,7 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
     """The node loop of ``grow_tree`` on its preallocated records. Returns (n_nodes, n_leaves)."""
     rows = scratch.rows
     mode0, n_free = root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats)
-    push(stack, 0, 0, 0, n_act, 0, mode0, root)
+    push(stack, 0, 0, 0, n_act, 0, mode0, root, (-np.inf, np.inf))
     top = 1
     n_nodes = 1
     n_leaves = 0
@@ -240,8 +244,9 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         depth = stack.depth[top]
         buf = stack.mode[top]
         sums = Sums(stack.weight[top], stack.sum[top], stack.sq_sum[top])
+        bounds = (stack.lower[top], stack.upper[top], limits.monotonic)
         best_f, best_b, nxt, proxy, nan_left = find_split(
-            binned, target, w, scratch, work, buf, start, end, sums
+            binned, target, w, scratch, work, buf, start, end, sums, bounds
         )
         if best_f < 0:  # leaf
             n_free = release(work.free_buffers, buf, n_free)
@@ -283,9 +288,12 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
             mode_l, mode_r, n_free = children_histograms(
                 binned, target, w, scratch, work, buf, (start, mid, end), (mode_l, mode_r), n_free
             )
+        lo_l, hi_l, lo_r, hi_r = monotone_child_bounds(
+            limits.monotonic[best_f], bounds[0], bounds[1], sums_l.sum, sums_l.weight, *sums[1::-1]
+        )
         # push right then left: left subtree first, leaves numbered left to right
-        push(stack, top, rnode, mid, end, depth + 1, mode_r, sums_r)
-        push(stack, top + 1, lnode, start, mid, depth + 1, mode_l, sums_l)
+        push(stack, top, rnode, mid, end, depth + 1, mode_r, sums_r, (lo_r, hi_r))
+        push(stack, top + 1, lnode, start, mid, depth + 1, mode_l, sums_l, (lo_l, hi_l))
         top += 2
     return n_nodes, n_leaves
 
@@ -323,17 +331,22 @@ def new_records(n, p, scratch, max_depth, max_nodes, small):
         np.empty(cap),
         np.empty(cap),
         np.empty(cap),
+        np.empty(cap),
+        np.empty(cap),
     )
     return work, tree, stack
 
 
 @njit(cache=True, nogil=True)
-def grow_tree(binned, target, w, scratch, n_act, max_depth, max_nodes, eps, small, root_stats):
+def grow_tree(
+    binned, target, w, scratch, n_act, max_depth, max_nodes, eps, small, root_stats, monotonic
+):
     """Grow one tree (see the hist engine's docstring).
 
     ``scratch.rows[:n_act]``: the rows taking part (all rows, or those of positive weight),
     ``w``: their weights or None (unit weights). Rows not taking part keep leaf id -1.
     ``root_stats``: the root's weights and row counts per bin (``histogram.root_stats``).
+    ``monotonic``: (p,) int8, each feature's monotone constraint (zeros: none).
     """
     n, p = binned.bins.shape
     work, tree, stack = new_records(n, p, scratch, max_depth, max_nodes, small)
@@ -347,7 +360,7 @@ def grow_tree(binned, target, w, scratch, n_act, max_depth, max_nodes, eps, smal
         w0 += c
         s0 += c * target[r]
         q0 += c * target[r] * target[r]
-    limits = Limits(max_depth, eps, small, w0)
+    limits = Limits(max_depth, eps, small, w0, monotonic)
     root = Sums(w0, s0, q0)
     n_nodes, n_leaves = grow_nodes(
         binned, target, w, scratch, work, tree, stack, limits, n_act, root_stats, root

@@ -52,8 +52,10 @@ NodeStack = namedtuple(
         "weight",  # float64: sum of w
         "sum",  # float64: sum of w g
         "sq_sum",  # float64: sum of w g^2
+        "lower",  # float64: lower bound of its value (monotone constraints; -inf: none)
+        "upper",  # float64: upper bound
     ],
 )
 
-#: Settings of one tree (scalars).
-Limits = namedtuple("Limits", ["max_depth", "epsilon", "small_node", "root_weight"])
+#: Settings of one tree: scalars, and each feature's monotone constraint ((p,) int8: -1, 0, 1).
+Limits = namedtuple("Limits", ["max_depth", "epsilon", "small_node", "root_weight", "monotonic"])

@@ -5,11 +5,16 @@ order, bins in increasing order, the first strictly best proxy wins)."""
 import numpy as np
 from numba import njit
 
+from .._nodes import monotone_admissible
+
 
 @njit(cache=True, nogil=True)
-def best_split(H, offsets, lo, hi, m, nonempty, S, nan_bin):
+def best_split(H, offsets, lo, hi, m, nonempty, S, bounds, nan_bin):
     """Best (feature, last left bin, proxy, missing left) of a node with histogram H (S slots
-    per bin) and weight m.
+    per bin) and weight m, among the candidates the monotone constraints admit (``bounds``: the
+    node's (lower, upper) value bounds and the features' constraints,
+    ``_nodes.monotone_admissible``; the missing values count in the side they go to, as
+    scikit-learn's).
 
     Per feature, a branch-free pass lists the non-empty bins of the range (``nonempty``, a
     scratch of 256; a bin is empty when its row count is 0), then only those are scanned:
@@ -47,13 +52,16 @@ def best_split(H, offsets, lo, hi, m, nonempty, S, nan_bin):
             n_left += H[S * (o + b) + 1]
             s_right = total - s_left
             proxy = s_left * s_left / n_left + s_right * s_right / (m - n_left)
-            if proxy > best_proxy:
+            if proxy > best_proxy and monotone_admissible(
+                bounds[2][f], s_left, n_left, total, m, bounds[0], bounds[1]
+            ):
                 best_proxy = proxy
                 best_f = f
                 best_b = b
                 best_left = False
         if nan_bin[f] >= 0 and hi[f] == nan_bin[f] and k >= 3:
-            b, proxy = missing_left_pass(H, o, nonempty, k, (total, m), S, best_proxy)
+            cst = (bounds[0], bounds[1], bounds[2][f])
+            b, proxy = missing_left_pass(H, o, nonempty, k, (total, m), S, best_proxy, cst)
             if b >= 0:
                 best_proxy = proxy
                 best_f = f
@@ -63,11 +71,12 @@ def best_split(H, offsets, lo, hi, m, nonempty, S, nan_bin):
 
 
 @njit(cache=True, nogil=True)
-def missing_left_pass(H, o, nonempty, k, node, S, best_proxy):
+def missing_left_pass(H, o, nonempty, k, node, S, best_proxy, cst):
     """The candidates between a feature's values with its missing values left, in a node with
     (sum, weight) ``node``: ``nonempty[:k]`` lists its non-empty bins (histogram offset o), the
     missing values' last. Returns (last left bin, proxy) of the first candidate beating
-    ``best_proxy``, (-1, best_proxy) when none does."""
+    ``best_proxy`` that ``cst`` = (node's lower, upper value bounds, the feature's monotone
+    constraint) admits, (-1, best_proxy) when none does."""
     total, m = node
     nan = S * (o + nonempty[k - 1])
     s_left = H[nan]
@@ -79,16 +88,18 @@ def missing_left_pass(H, o, nonempty, k, node, S, best_proxy):
         n_left += H[S * (o + b) + 1]
         s_right = total - s_left
         proxy = s_left * s_left / n_left + s_right * s_right / (m - n_left)
-        if proxy > best_proxy:
+        if proxy > best_proxy and monotone_admissible(
+            cst[2], s_left, n_left, total, m, cst[0], cst[1]
+        ):
             best_proxy = proxy
             best_b = b
     return best_b, best_proxy
 
 
 @njit(cache=True, nogil=True)
-def best_split_small(bins, target, w, rows, start, end, total, weight, keys, vals, wts, nan_bin):
+def best_split_small(bins, target, w, rows, start, end, node, keys, vals, wts, bounds, nan_bin):
     """Best (feature, last left bin, first right bin, proxy, missing left) of a small node, by
-    sorting its rows.
+    sorting its rows (``node``: its (sum, weight); ``bounds``: as ``best_split``'s).
 
     For nodes of at most ``SMALL_NODE`` rows, sorting the rows' bins (insertion sort) costs
     less than zeroing, subtracting and scanning 255-bin histograms. Candidates and proxy are
@@ -96,6 +107,7 @@ def best_split_small(bins, target, w, rows, start, end, total, weight, keys, val
     sums run over rows in bin order. Returns (-1, -1, -1, -inf, False) when every feature is
     constant on the node. ``weight``: the node's weight (its row count if ``w`` is None).
     """
+    total, weight = node
     m = end - start
     p = bins.shape[1]
     best_proxy = -np.inf
@@ -134,15 +146,17 @@ def best_split_small(bins, target, w, rows, start, end, total, weight, keys, val
                 continue
             s_right = total - s_left
             proxy = s_left * s_left / n_left + s_right * s_right / (weight - n_left)
-            if proxy > best_proxy:
+            if proxy > best_proxy and monotone_admissible(
+                bounds[2][f], s_left, n_left, total, weight, bounds[0], bounds[1]
+            ):
                 best_proxy = proxy
                 best_f = f
                 best_b = keys[j]
                 best_next = keys[j + 1]
                 best_left = False
         if nan_bin[f] >= 0 and keys[m - 1] == nan_bin[f]:
-            node = (total, weight)
-            j, proxy = small_missing_left_pass(keys, vals, wts, w, m, node, best_proxy)
+            cst = (bounds[0], bounds[1], bounds[2][f])
+            j, proxy = small_missing_left_pass(keys, vals, wts, w, m, node, best_proxy, cst)
             if j >= 0:
                 best_proxy = proxy
                 best_f = f
@@ -153,11 +167,12 @@ def best_split_small(bins, target, w, rows, start, end, total, weight, keys, val
 
 
 @njit(cache=True, nogil=True)
-def small_missing_left_pass(keys, vals, wts, w, m, node, best_proxy):
+def small_missing_left_pass(keys, vals, wts, w, m, node, best_proxy, cst):
     """The candidates between a small node's values of one feature with its missing values
     left: ``keys[:m]`` its rows' bins sorted (the missing values' last), ``vals``, ``wts`` their
     w g and w, ``node`` its (sum, weight). Returns (position of the last left value, proxy) of
-    the first candidate beating ``best_proxy``, (-1, best_proxy) when none does."""
+    the first candidate beating ``best_proxy`` that ``cst`` (as ``missing_left_pass``'s)
+    admits, (-1, best_proxy) when none does."""
     total, weight = node
     nan_key = keys[m - 1]
     k = m  # keys[k:] are the missing values
@@ -176,7 +191,9 @@ def small_missing_left_pass(keys, vals, wts, w, m, node, best_proxy):
             continue
         s_right = total - s_left
         proxy = s_left * s_left / n_left + s_right * s_right / (weight - n_left)
-        if proxy > best_proxy:
+        if proxy > best_proxy and monotone_admissible(
+            cst[2], s_left, n_left, total, weight, cst[0], cst[1]
+        ):
             best_proxy = proxy
             best_j = j
     return best_j, best_proxy
