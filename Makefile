@@ -43,7 +43,10 @@ figures: $(STAMP)
 # Recompute every stored result into results/, resumably (finished runs are skipped): the named
 # experiments of conf/experiment/ (synthetic curves one fit at a time, then the real-world
 # sweeps), then claims.csv and SUMMARY.md. Add e.g. hydra/launcher=joblib to the -m lines by hand.
+# Its first line writes results/manifest.csv, the computations the report waits for before it
+# reads a new numerics version (docs/results.md, "Reported version").
 results: $(STAMP)
+	$(PY) -m proxboost.versions --write-manifest --results results
 	$(PY) run.py +experiment=intro
 	$(PY) run.py -m +experiment=intro_sensitivity
 	$(PY) run.py +experiment=convergence
@@ -52,6 +55,7 @@ results: $(STAMP)
 	$(PY) run.py -m +experiment=paper
 	$(PY) run.py -m +experiment=paper_classification
 	$(PY) run.py -m +experiment=paper_forests
+	$(PY) run.py -m +experiment=engine_comparison_paper
 	$(PY) run.py -m +experiment=tie_rules
 	$(PY) run.py -m +experiment=quantile_levels
 	$(PY) run.py -m +experiment=quantile_intervals

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from . import results
+from . import versions
 from .analysis import holm, wilcoxon_p
 
 __all__ = [
@@ -234,7 +234,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, help="markdown file of the tables")
     parser.add_argument("--figure", required=True, help="png of the average ranks")
     args = parser.parse_args(argv)
-    rows = benchmark_rows(results.load(args.results))
+    rows = benchmark_rows(versions.load(args.results))  # one numerics version
     Path(args.out).write_text(markdown(rows), encoding="utf-8")
     rank_figure(rows, args.figure)
     print(f"{args.out}, {args.figure}: {len(rows)} benchmark rows")

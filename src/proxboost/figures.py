@@ -47,6 +47,7 @@ from matplotlib.ticker import (
     NullLocator,
 )
 
+from . import versions
 from ._io import atomic_path
 from .analysis import loss_differences, paired_deltas, rows_per_dataset, shared_methods
 from .claims import (
@@ -68,7 +69,7 @@ from .naming import (
     STEP_GRID,
     style,
 )
-from .results import load, load_curves, load_intro, stops_on_damage, verify_stored
+from .results import stops_on_damage, verify_stored
 
 __all__ = [
     "FIGURE_IDS",
@@ -1022,13 +1023,14 @@ def make_all(results_dir="results", out_dir="figures", only=None, log=print) -> 
     t0 = time.perf_counter()
     verify_stored(results_dir)  # a damaged file stops everything before any figure is written
     out = {}
+    read = versions.read_versions(results_dir)  # one numerics version (docs/results.md)
     curves = (
-        load_curves(results_dir)
+        versions.load_curves(results_dir, versions=read)
         if only & {"convergence", "convergence_time", "proximal_step", "claims"}
         else None
     )
     if "intro" in only:
-        c, p, d = load_intro(results_dir)
+        c, p, d = versions.load_intro(results_dir, versions=read)
         out["intro"] = save(fig_intro(c, p, d), out_dir, "intro")
     if "convergence" in only:
         out["convergence"] = save(fig_convergence(curves, "iteration"), out_dir, "convergence")
@@ -1039,7 +1041,7 @@ def make_all(results_dir="results", out_dir="figures", only=None, log=print) -> 
     if "proximal_step" in only:
         out["proximal_step"] = save(fig_proximal_step(curves), out_dir, "proximal_step")
     real = (
-        load(results_dir)
+        versions.load(results_dir, versions=read)
         if only & {"regression_loss", "classification_loss", "classification_error", "claims"}
         else None
     )

@@ -34,6 +34,7 @@ from pathlib import Path
 import matplotlib as mpl
 import pandas as pd
 
+from . import versions
 from ._io import atomic_path
 from .analysis import protocol_units
 from .claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, families
@@ -45,7 +46,7 @@ from .naming import (
     PAPER_REGRESSION_LOSSES,
     tie_rule_of,
 )
-from .results import load, load_curves, stops_on_damage
+from .results import stops_on_damage
 
 __all__ = ["build_report", "main", "markdown_html", "summary_sections", "write_report"]
 
@@ -581,12 +582,15 @@ def build_report(
     figures_rel: str = "../../figures",
     figures_dir=Path("figures"),
     results_name: str = "results",
+    reading: str = "",
+    progress: str = "",
 ) -> dict[str, bytes]:
     """Every file of the report: {path relative to the report folder: bytes}.
 
     ``summary`` is SUMMARY.md's text and ``claims`` claims.csv (:func:`read_claims`); ``curves``
     and ``real`` the stored curves and rows (provenance, run counts, per-dataset figures);
-    ``figures_rel`` is figures/ as seen from the report folder, ``figures_dir`` where it is.
+    ``figures_rel`` is figures/ as seen from the report folder, ``figures_dir`` where it is;
+    ``reading`` and ``progress`` the lines of :mod:`proxboost.versions` for the first page.
     """
     env, figures_dir = _environment(), Path(figures_dir)
     real = _in_key_order(real)
@@ -622,6 +626,8 @@ def build_report(
         counts=verdict_counts(entries),
         families=[name for name, _ in families()],
         overview=fig("claims"),
+        reading=_markup(inline(reading)) if reading else "",
+        progress=_markup(inline(progress)) if progress else "",
     )
     cells = claims[claims["scope"] != "all"]
     for ds, body in ds_parts:
@@ -697,15 +703,18 @@ def write_report(results_dir="results", figures_dir="figures", out_dir=None) -> 
                 " first (`make figures` does)"
             )
     claims = read_claims(claims_csv)
+    read = versions.read_versions(results_dir)  # one numerics version (docs/results.md)
     figures_rel = Path(os.path.relpath(Path(figures_dir).resolve(), out_dir.resolve())).as_posix()
     files = build_report(
         summary_md.read_text(encoding="utf-8"),
         claims,
-        load_curves(results_dir),
-        load(results_dir),
+        versions.load_curves(results_dir, versions=read),
+        versions.load(results_dir, versions=read),
         figures_rel=figures_rel,
         figures_dir=Path(figures_dir),
         results_name=results_dir.resolve().name,
+        reading=versions.reading_line(results_dir),
+        progress=versions.progress_line(results_dir) or "",
     )
     for pattern in OWNED:
         for old in out_dir.glob(pattern):

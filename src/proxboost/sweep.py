@@ -22,8 +22,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure  # draws and saves without a backend (no pyplot, no state)
 
+from . import versions
 from ._io import atomic_path
-from .results import load, stops_on_damage
+from .results import stops_on_damage
 
 __all__ = ["main", "summary_table", "write_report"]
 
@@ -104,7 +105,7 @@ def write_report(results_dir, out=None) -> list[Path]:
     """Write ``report.md`` and ``report.png`` for the rows under ``results_dir`` (into ``out``,
     default ``results_dir``); returns the paths written."""
 
-    df = load(results_dir)
+    df = versions.load(results_dir)  # one numerics version (docs/results.md)
     if df.empty:
         raise SystemExit(
             f"no result rows under {results_dir}: run a sweep first (python run.py -m ...)"
