@@ -43,6 +43,11 @@ figures: $(STAMP)
 # Recompute every stored result into results/, resumably (finished runs are skipped): the named
 # experiments of conf/experiment/ (synthetic curves one fit at a time, then the real-world
 # sweeps), then claims.csv and SUMMARY.md. Add e.g. hydra/launcher=joblib to the -m lines by hand.
+# BUDGET=2h (45s, 90m, 1h30m): one deadline for all its commands, computed once when the first
+# starts; no split or curve is started after it (docs/results.md, "Running in pieces").
+DEADLINE = $(eval DEADLINE := $(if $(BUDGET),$(shell $(PY) -m proxboost.budget deadline '$(BUDGET)'),))$(DEADLINE)
+results: private export PROXBOOST_DEADLINE = $(DEADLINE)
+results: private export PROXBOOST_RESUME = $(if $(BUDGET),make results BUDGET=$(BUDGET),)
 results: $(STAMP)
 	$(PY) run.py +experiment=intro
 	$(PY) run.py -m +experiment=intro_sensitivity
@@ -57,6 +62,7 @@ results: $(STAMP)
 	$(PY) run.py -m +experiment=quantile_intervals
 	$(PY) run.py -m +experiment=step_auto
 	$(PY) -m proxboost.report --results results
+	$(PY) -m proxboost.budget summary
 
 # The quantile benchmark (docs/quantile_benchmark.md), not part of `results`: it runs once, after
 # the round's recompute, resumably; then its tables and figure from the stored rows.

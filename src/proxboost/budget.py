@@ -27,12 +27,14 @@ CPU-seconds of one core (the fits are single-threaded).
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import math
 import os
 import re
 import shlex
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,9 +257,17 @@ def start_lines(estimate: Estimate, workers: int, when=None) -> list[str]:
 
 
 def end_lines(estimate: Estimate, when, argv=None, environ=os.environ) -> list[str]:
-    """The last lines of a command with a deadline: what remains and the command that resumes."""
+    """The last lines of a command with a deadline: what remains and the command that resumes.
+    Under a shared deadline (:data:`DEADLINE_ENV`) what remains is also added to its ledger, for
+    the last lines of ``make results`` (:func:`summary_lines`)."""
     if when is None:
         return []
+    if _env_deadline(environ) is not None:
+        _record(estimate, when)
+    return _remain_lines(estimate, argv, environ)
+
+
+def _remain_lines(estimate: Estimate, argv=None, environ=os.environ) -> list[str]:
     if estimate.count == 0:
         return ["budget: everything is computed"]
     unknown = f", {estimate.unknown} of unknown time" if estimate.unknown else ""
@@ -268,14 +278,67 @@ def end_lines(estimate: Estimate, when, argv=None, environ=os.environ) -> list[s
     ]
 
 
+def _ledger(when) -> Path:
+    """Where the commands of one shared deadline add up what remains (the temporary folder)."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"proxboost-budget-{uid}-{when!r}.jsonl"
+
+
+def _record(estimate: Estimate, when) -> None:
+    line = json.dumps([estimate.count, estimate.seconds, estimate.unknown]) + "\n"
+    try:
+        with open(_ledger(when), "a") as fh:  # one short append: whole lines, even side by side
+            fh.write(line)
+    except OSError as exc:  # the lines of the command itself were printed: nothing lost
+        log.warning("could not add up what remains in %s: %s", _ledger(when), exc)
+
+
+def summary_lines(environ=os.environ) -> list[str]:
+    """The last lines of ``make results`` under a budget: what its commands left, added up, and
+    the command that resumes (the ledger is removed); no lines without a shared deadline."""
+    when = _env_deadline(environ)
+    if when is None:
+        return []
+    total = Estimate()
+    ledger = _ledger(when)
+    try:
+        text = ledger.read_text()
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        try:
+            count, seconds, unknown = json.loads(line)
+        except (ValueError, TypeError):
+            continue
+        total.count, total.seconds, total.unknown = (
+            total.count + count,
+            total.seconds + seconds,
+            total.unknown + unknown,
+        )
+    ledger.unlink(missing_ok=True)
+    return _remain_lines(total, environ=environ)
+
+
 # -- command line ----------------------------------------------------------------------------------
 def main(argv=None) -> int:
     """``python -m proxboost.budget deadline <budget>``: the UNIX time ``<budget>`` from now
     (``make results BUDGET=2h``); a bad spelling: one line on stderr, exit code 2 (its stdout,
-    ``invalid``, is then refused by every ``run.py`` that reads it)."""
+    ``invalid``, is then refused by every ``run.py`` that reads it).
+    ``python -m proxboost.budget summary``: the last lines of ``make results`` under a budget
+    (:func:`summary_lines`)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["summary"]:
+        try:
+            lines = summary_lines()
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        for line in lines:
+            print(line)
+        return 0
     if len(args) != 2 or args[0] != "deadline":
-        print("usage: python -m proxboost.budget deadline <budget, e.g. 2h>", file=sys.stderr)
+        usage = "usage: python -m proxboost.budget deadline <budget, e.g. 2h> | summary"
+        print(usage, file=sys.stderr)
         return 2
     try:
         seconds = parse_budget(args[1])
