@@ -244,3 +244,28 @@ def test_module_runs_as_a_command():
         timeout=60,
     )
     assert out.returncode == 0 and float(out.stdout) > time.time()
+
+
+def test_curves_start_none_after_the_deadline_and_are_estimated_from_stored_ones(tmp_path):
+    from proxboost.curves import RunSpec, curve_path, is_stored, run_curves
+
+    specs = [
+        RunSpec("pieces", "regression", "lad", "gradient", 2, 0.1, 5, seed=s, dataset_params={})
+        for s in (0, 1)
+    ]
+    lines = []
+    run_curves("pieces", specs, tmp_path, progress=False, log=lines.append, deadline=1.0)
+    assert not any(is_stored(tmp_path, s) for s in specs)
+    assert lines[-1].endswith("2 curve(s) not started")
+    assert budget.of_runs([], [(tmp_path, s) for s in specs]).unknown == 2
+    run_curves("pieces", specs[:1], tmp_path, progress=False, log=lines.append)
+    assert is_stored(tmp_path, specs[0]) and not is_stored(tmp_path, specs[1])
+    seconds = budget.curve_seconds(curve_path(tmp_path, specs[0]))
+    assert seconds is not None and seconds > 0
+    # the same settings at another version (another hash): predicted from the stored curve
+    other = curve_path(tmp_path, specs[0]).with_name(
+        curve_path(tmp_path, specs[0]).name.rsplit("_", 1)[0] + "_000000000000.csv"
+    )
+    assert budget.curve_seconds(other) == seconds
+    left = budget.of_runs([], [(tmp_path, s) for s in specs])
+    assert (left.count, left.unknown) == (1, 1)  # seed 1: no stored curve of its settings
