@@ -133,6 +133,9 @@ def test_the_last_lines_of_make_results_add_up_its_commands(monkeypatch, tmp_pat
     ]
     assert not list(tmp_path.iterdir())  # the ledger is removed
     assert budget.summary_lines(environ={}) == []  # no budget: nothing
+    # a run.py given a deadline by hand (not by make results) adds nothing up
+    budget.end_lines(estimate, 1000.0, environ={budget.DEADLINE_ENV: "1000.0"})
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.slow

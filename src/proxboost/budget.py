@@ -259,10 +259,11 @@ def start_lines(estimate: Estimate, workers: int, when=None) -> list[str]:
 def end_lines(estimate: Estimate, when, argv=None, environ=os.environ) -> list[str]:
     """The last lines of a command with a deadline: what remains and the command that resumes.
     Under a shared deadline (:data:`DEADLINE_ENV`) what remains is also added to its ledger, for
-    the last lines of ``make results`` (:func:`summary_lines`)."""
+    the last lines of ``make results`` (:func:`summary_lines`; ``make results`` sets both
+    :data:`DEADLINE_ENV` and :data:`RESUME_ENV`)."""
     if when is None:
         return []
-    if _env_deadline(environ) is not None:
+    if _env_deadline(environ) is not None and environ.get(RESUME_ENV, "").strip():
         _record(estimate, when)
     return _remain_lines(estimate, argv, environ)
 
