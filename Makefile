@@ -45,6 +45,11 @@ figures: $(STAMP)
 # sweeps), then claims.csv and SUMMARY.md. Add e.g. hydra/launcher=joblib to the -m lines by hand.
 # Its first line writes results/manifest.csv, the computations the report waits for before it
 # reads a new numerics version (docs/results.md, "Reported version").
+# BUDGET=2h (45s, 90m, 1h30m): one deadline for all its commands, computed once when the first
+# starts; no split or curve is started after it (docs/results.md, "Running in pieces").
+DEADLINE = $(eval DEADLINE := $(if $(BUDGET),$(shell $(PY) -m proxboost.budget deadline '$(BUDGET)'),))$(DEADLINE)
+results: private export PROXBOOST_DEADLINE = $(DEADLINE)
+results: private export PROXBOOST_RESUME = $(if $(BUDGET),make results BUDGET=$(BUDGET),)
 results: $(STAMP)
 	$(PY) -m proxboost.versions --write-manifest --results results
 	$(PY) run.py +experiment=intro
@@ -61,6 +66,7 @@ results: $(STAMP)
 	$(PY) run.py -m +experiment=quantile_intervals
 	$(PY) run.py -m +experiment=step_auto
 	$(PY) -m proxboost.report --results results
+	$(PY) -m proxboost.budget summary
 
 # The quantile benchmark (docs/quantile_benchmark.md), not part of `results`: it runs once, after
 # the round's recompute, resumably; then its tables and figure from the stored rows.

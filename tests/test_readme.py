@@ -113,6 +113,10 @@ NOT_RUN = {
     "make results": (
         "it recomputes every stored result (CPU-hours); each of its run.py lines is checked here"
     ),
+    "make results BUDGET=2h": (
+        "`make results` in pieces of two hours; the deadline and the lines of a budget are tested "
+        "by tests/test_budget.py"
+    ),
     "make datasets": "it is `python -m proxboost.datasets --prefetch --docs`, run here",
     "python benchmarks/bench_weights.py --base <checkout of an earlier revision>": (
         "a benchmark of several minutes against another checkout (a placeholder)"

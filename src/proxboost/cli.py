@@ -34,7 +34,7 @@ from hydra.types import RunMode
 from hydra.utils import instantiate, to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 
-from . import _hydra_setup, _io_errors, _orphans, _private_api, curves, pipeline, results
+from . import _hydra_setup, _io_errors, _orphans, _private_api, budget, curves, pipeline, results
 from ._multi_quantile import MultiQuantile
 from ._vocabulary import TIE_RULES, is_integer
 from .curves import experiment_dir, specs_from_config
@@ -187,6 +187,15 @@ def check_values(cfg) -> None:
         raise UserError(f"results_dir must be a folder name, got {cfg.results_dir!r}")
     if cfg.tie_rule not in TIE_RULES:
         raise UserError(f"tie_rule must be one of {', '.join(TIE_RULES)}, got {cfg.tie_rule!r}")
+    _deadline(cfg)
+
+
+def _deadline(cfg):
+    """The command's deadline (:func:`proxboost.budget.deadline`); a bad budget is a UserError."""
+    try:
+        return budget.deadline(cfg.get("budget"))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def check_writable(folder) -> None:
@@ -293,6 +302,8 @@ def _job(cfg: DictConfig, in_launcher_worker: bool, interrupts: Interrupts):
             check_values(cfg)
             check_writable(_results_dir(cfg))
             specs = _synthetic_specs(cfg)
+            deadline = _deadline(cfg)
+            single = _budget_start(cfg, [], [(_results_dir(cfg), s) for s in specs], deadline)
             if cfg.dry_run:
                 return _dry_run_curves(cfg.synthetic.experiment, specs, _results_dir(cfg))
             curves.run_curves(
@@ -301,16 +312,23 @@ def _job(cfg: DictConfig, in_launcher_worker: bool, interrupts: Interrupts):
                 _results_dir(cfg),
                 progress=cfg.progress,
                 log=log.info,
+                deadline=deadline,
             )
+            _budget_end(single, deadline)
             return None
         args = run_arguments(cfg)
         check_writable(args["results_dir"])
         run = pipeline.plan_run(**args)
         if run is None:
             return None
+        deadline = _deadline(cfg)
+        single = _budget_start(cfg, [run], [], deadline)
         if cfg.dry_run:
             return _dry_run(run)
-        df = pipeline.execute(run, n_jobs=_inner_n_jobs(cfg), progress=cfg.progress)
+        df = pipeline.execute(
+            run, n_jobs=_inner_n_jobs(cfg), progress=cfg.progress, deadline=deadline
+        )
+        _budget_end(single, deadline)
     except _USER_ERRORS as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
@@ -328,6 +346,30 @@ def _job(cfg: DictConfig, in_launcher_worker: bool, interrupts: Interrupts):
     if df is None or df.empty:
         return None
     return float(df["test_loss"].mean())
+
+
+def _budget_start(cfg, runs, specs, deadline):
+    """A command of one job (not a sweep, whose :class:`Preflight` speaks for all its jobs): the
+    estimate and the deadline before any fit. Returns what :func:`_budget_end` needs, or None."""
+    if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
+        return None
+    for line in budget.start_lines(budget.of_runs(runs, specs), _workers(cfg), deadline):
+        log.info("%s", line)
+    return runs, specs
+
+
+def _budget_end(single, deadline) -> None:
+    if single is not None:
+        for line in budget.end_lines(budget.of_runs(*single), deadline):
+            log.info("%s", line)
+
+
+def _workers(cfg, config=None) -> int:
+    """Workers that share a command's fits: the joblib launcher's jobs, else ``n_jobs``."""
+    launcher = (config.hydra.launcher if config is not None else {}) or {}
+    if "joblib" in str(launcher.get("_target_", "")):
+        return pipeline.resolve_n_jobs(launcher.get("n_jobs"))
+    return pipeline.resolve_n_jobs(cfg.n_jobs)
 
 
 def _dry_run(run) -> None:
@@ -369,13 +411,14 @@ def _sweep_jobs(config) -> list[list[str]]:
     return _private_api.sweep_jobs(parsed)
 
 
-def check_jobs(config, jobs):
+def check_jobs(config, jobs, planned=None):
     """Check ``jobs`` (override lists, :func:`_sweep_jobs`) of the multirun whose configuration is
     ``config`` as each job would check itself, without fitting. Returns the problems (lines),
     the loss/dataset task mismatches (lines), the number of jobs skipped because their data are
     unavailable (``skip_unavailable``), the row folders of the other real-world jobs, the
     folders of the synthetic experiments and the number of real-world jobs whose rows are all
-    stored already (they will only be read)."""
+    stored already (they will only be read). ``planned``: a list that receives the planned runs
+    and ``(results_dir, spec)`` pairs of the curves (for the estimates of :mod:`.budget`)."""
     loader = GlobalHydra.instance().config_loader()
     problems, mismatched, skipped, locations, experiments, complete = [], [], 0, [], [], 0
     for overrides in jobs:
@@ -384,7 +427,9 @@ def check_jobs(config, jobs):
             if "synthetic" in cfg:
                 check_values(cfg)
                 check_writable(_results_dir(cfg))
-                _synthetic_specs(cfg)
+                specs = _synthetic_specs(cfg)
+                if planned is not None:
+                    planned += [(_results_dir(cfg), spec) for spec in specs]
                 experiments.append(experiment_dir(_results_dir(cfg), cfg.synthetic.experiment))
                 continue
             args = run_arguments(cfg)
@@ -401,6 +446,8 @@ def check_jobs(config, jobs):
         else:
             locations.append(run.location)
             complete += len(run.stored_splits()) == run.n_splits
+            if planned is not None:
+                planned.append(run)
     return problems, mismatched, skipped, locations, experiments, complete
 
 
@@ -409,12 +456,16 @@ class Preflight(Callback):
 
     def __init__(self):
         self.locations = []
+        self.planned, self.deadline = [], None
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         sweep = this_process()
         sweep.joblib_launcher = "joblib" in str(config.hydra.launcher.get("_target_", ""))
         jobs = _sweep_jobs(config)
-        problems, mismatched, skipped, locations, experiments, complete = check_jobs(config, jobs)
+        planned = []
+        problems, mismatched, skipped, locations, experiments, complete = check_jobs(
+            config, jobs, planned
+        )
         if mismatched and not config.skip_task_mismatch:
             problems.append(
                 f"{len(mismatched)} job(s) of this sweep pair a loss with a dataset of another task"
@@ -439,11 +490,28 @@ class Preflight(Callback):
             complete,
             len(mismatched) + skipped,
         )
+        self._budget_start(config, planned)
+
+    def _budget_start(self, config, planned):
+        """The sweep's estimate and deadline, once, before any fit; the deadline is handed to the
+        jobs (and the launcher's workers) in the environment."""
+        self.planned = planned
+        self.deadline = _deadline(config)
+        budget.share(self.deadline)
+        estimate = budget.of_runs(*self._split_planned())
+        for line in budget.start_lines(estimate, _workers(config, config), self.deadline):
+            log.info("%s", line)
+
+    def _split_planned(self):
+        runs = [p for p in self.planned if not isinstance(p, tuple)]
+        return runs, [p for p in self.planned if isinstance(p, tuple)]
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
         if self.locations:
             for line in sweep_table(self.locations):
                 log.info("%s", line)
+        for line in budget.end_lines(budget.of_runs(*self._split_planned()), self.deadline):
+            log.info("%s", line)
 
 
 def sweep_table(locations) -> list[str]:

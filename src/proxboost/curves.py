@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _split_claims, results
+from . import _split_claims, budget, results
 from ._progress import Progress
 from .boosting import ALGOS as BOOSTING
 from .boosting import GRADIENT_ALGOS  # the algorithms that do not use the proximal step λ
@@ -300,8 +300,11 @@ def _write_first_row(df: pd.DataFrame, values: dict):
         df[key] = col
 
 
-def run_curves(experiment: str, specs, results_dir="results", progress=True, log=print):
-    """Run ``specs`` one at a time (skipping stored runs) with a tqdm bar; return seconds spent."""
+def run_curves(
+    experiment: str, specs, results_dir="results", progress=True, log=print, deadline=None
+):
+    """Run ``specs`` one at a time (skipping stored runs) with a tqdm bar; return seconds spent.
+    ``deadline`` (a :func:`time.time` value): no curve is started after it (:mod:`.budget`)."""
     specs = list(specs)
     todo = [s for s in specs if not is_stored(results_dir, s)]
     log(
@@ -326,14 +329,22 @@ def run_curves(experiment: str, specs, results_dir="results", progress=True, log
         pending = list(range(len(todo)))
         while pending:  # curves another process computes are skipped, then waited for
             for i in pending:
+                if budget.expired(deadline):
+                    break
                 if not claims.take(i):
                     continue
                 bar.set_postfix_str(todo[i].label(), refresh=True)
                 run_one(todo[i], results_dir)
                 claims.done(i)
                 bar.update(weights[i])
+            if budget.expired(deadline):
+                break
             pending = claims.wait()
     elapsed = time.perf_counter() - t0
+    if budget.expired(deadline):
+        left = sum(not is_stored(results_dir, s) for s in todo)
+        log(f"[{experiment}] budget reached after {elapsed:.1f} s: {left} curve(s) not started")
+        return elapsed
     log(f"[{experiment}] done in {elapsed:.1f} s")
     return elapsed
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from joblib import Parallel, delayed
 
-from . import _split_claims, results
+from . import _split_claims, budget, results
 from ._multi_quantile import MultiQuantile
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
@@ -619,9 +619,10 @@ def _short_hash(params) -> str:
     return results.identity_hash(params)[:8]
 
 
-def execute(run: Run, n_jobs=None, progress=True):
+def execute(run: Run, n_jobs=None, progress=True, deadline=None):
     """Compute the splits of ``run`` not stored yet, storing each row as soon as it is known;
-    return every row of the run (a DataFrame)."""
+    return every row of the run (a DataFrame). ``deadline`` (a :func:`time.time` value): no
+    split is started after it; splits in flight are finished and stored (:mod:`.budget`)."""
     method, where = run.method, run.where
     if method.engine == "none":
         log.info(
@@ -644,6 +645,9 @@ def execute(run: Run, n_jobs=None, progress=True):
         len(todo),
         where,
     )
+    if todo and budget.expired(deadline):
+        log.info("%s: budget reached, %d split(s) not started", run.label, len(todo))
+        todo = []
     if todo:
         results_dir = run.location[0]
 
@@ -659,6 +663,11 @@ def execute(run: Run, n_jobs=None, progress=True):
                 row["params"],
                 path,
             )
+
+        def take(k):  # before split k's first fit is dispatched: the deadline, then the claim
+            if budget.expired(deadline):
+                return False
+            return claims.take(k)
 
         t0 = time.perf_counter()
         computed = 0
@@ -680,9 +689,12 @@ def execute(run: Run, n_jobs=None, progress=True):
                         progress=progress,
                         desc=run.label,
                         base_row=run.base_row,
-                        claim=claims.take,
+                        claim=take,
                     )
                 )
+                if budget.expired(deadline):
+                    log.info("%s: budget reached, no further split started", run.label)
+                    break
                 todo = claims.wait()
         log.info("%s: %d rows computed in %.1f s", run.label, computed, time.perf_counter() - t0)
     df = results.load(where)

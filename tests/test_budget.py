@@ -1,0 +1,274 @@
+"""A computation in pieces (proxboost.budget): budget spellings, a deadline that passes mid-sweep
+(nothing new started, the rows stored intact and complete, the rerun computes only the missing
+ones), a sweep killed outright, the estimate lines and the last lines of ``make results``.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import run_py_command, run_py_env
+
+from proxboost import budget, pipeline, results
+
+RUN = dict(
+    dataset="regression",
+    dataset_params={"n_samples": 60, "n_features": 4},
+    loss="lad",
+    algo="gradient",
+    grid={"max_depth": [1], "learning_rate": [0.1, 0.5]},
+    n_splits=5,
+    max_estimators=5,
+    fractions=(0.5, 0.25, 0.25),
+    seed=0,
+)
+
+
+@pytest.mark.parametrize(
+    "text, seconds",
+    [("45s", 45), ("90m", 5400), ("2h", 7200), ("1h30m", 5400), ("1h0m5s", 3605), ("0s", 0)],
+)
+def test_budget_spellings(text, seconds):
+    assert budget.parse_budget(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["2", "2x", "h", "1.5h", "30m1h", "-1h", "2 hours", 90, True])
+def test_bad_budgets_are_refused_naming_the_spellings(text):
+    with pytest.raises(ValueError, match="budget must be a duration such as 45s, 90m, 2h"):
+        budget.parse_budget(text)
+
+
+def test_the_shared_deadline_wins_and_a_bad_one_is_refused():
+    assert budget.deadline(None, environ={}) is None
+    assert budget.deadline("1h", started=100.0, environ={}) == 3700.0
+    shared = {budget.DEADLINE_ENV: "1234.5"}
+    assert budget.deadline("1h", started=100.0, environ=shared) == 1234.5
+    assert budget.deadline(None, environ={budget.DEADLINE_ENV: ""}) is None
+    with pytest.raises(ValueError, match="PROXBOOST_DEADLINE must be a UNIX time"):
+        budget.deadline(None, environ={budget.DEADLINE_ENV: "invalid"})
+    with pytest.raises(ValueError, match="budget must be"):  # checked even when the variable wins
+        budget.deadline("2x", environ=shared)
+
+
+def test_the_deadline_command_of_make_results(capsys):
+    before = time.time()
+    assert budget.main(["deadline", "90m"]) == 0
+    assert before + 5400 <= float(capsys.readouterr().out) <= time.time() + 5400
+    assert budget.main(["deadline", "9z"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "invalid\n" and out.err.count("\n") == 1 and "got '9z'" in out.err
+
+
+def test_a_deadline_passing_mid_sweep_starts_nothing_new_and_the_rerun_computes_the_rest(
+    tmp_path, monkeypatch
+):
+    run = pipeline.plan_run(**RUN, results_dir=str(tmp_path))
+    # the deadline passes as the first row is stored: split 1, dispatched with split 0's refit
+    # (one worker: one split a wave), is in flight and finished; no split is started after
+    stored = []
+    write_row = results.write_row
+
+    def write_and_count(*args, **kwargs):
+        stored.append(write_row(*args, **kwargs))
+        return stored[-1]
+
+    monkeypatch.setattr(results, "write_row", write_and_count)
+    monkeypatch.setattr(budget, "expired", lambda when: when is not None and bool(stored))
+    df = pipeline.execute(run, n_jobs=1, progress=False, deadline=1.0)
+    assert sorted(df["split"]) == [0, 1] and len(stored) == 2
+    assert df["test_loss"].notna().all() and df["fit_seconds"].gt(0).all()  # complete rows
+    assert results.load(tmp_path).shape == df.shape  # every file intact (sealed)
+    assert not list(tmp_path.rglob("*.claim"))  # no claim left behind
+    # what remains, estimated from the stored fit times of the same computation
+    left = budget.of_runs([run])
+    assert left.count == 3 and left.unknown == 0
+    assert left.seconds == pytest.approx(3 * df["fit_seconds"].median())
+    (line,) = budget.end_lines(left, 1.0, argv=["run.py", "budget=1h"], environ={})
+    assert line.startswith("Budget reached: 3 computations remain (about ")
+    assert line.endswith("h of fits) — resume with: python run.py budget=1h")
+
+    # the rerun without a budget: only the three missing rows
+    stamps = {p: p.stat().st_mtime_ns for p in stored}
+    monkeypatch.undo()
+    stored.clear()
+    monkeypatch.setattr(results, "write_row", write_and_count)
+    df = pipeline.execute(run, n_jobs=1, progress=False)
+    assert sorted(df["split"]) == list(range(5)) and len(stored) == 3
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    assert budget.of_runs([run]).count == 0
+
+
+def test_estimate_lines(tmp_path):
+    estimate = budget.Estimate()
+    assert budget.start_lines(estimate, 2) == ["nothing to compute: every row and curve is stored"]
+    estimate.add(4, 1800.0)
+    estimate.add(2, None)
+    (line,) = budget.start_lines(estimate, 2)
+    assert line == (
+        "6 computations to compute, estimated 2.00 CPU-hours (about 1.00 hours on 2 workers); "
+        "2 of them without a stored fit time (not counted)"
+    )
+    lines = budget.start_lines(estimate, 1, time.time() + 600)
+    assert lines[1].startswith("budget: no new split or curve is started after ")
+    assert "passed" in budget.start_lines(estimate, 1, time.time() - 1)[1]
+    assert budget.end_lines(estimate, None) == []  # no budget: no end lines
+    assert budget.end_lines(budget.Estimate(), 1.0, environ={}) == [
+        "budget: everything is computed"
+    ]
+
+
+def test_the_last_lines_of_make_results_add_up_its_commands(monkeypatch, tmp_path):
+    monkeypatch.setattr(budget.tempfile, "gettempdir", lambda: str(tmp_path))
+    env = {budget.DEADLINE_ENV: "1000.0", budget.RESUME_ENV: "make results BUDGET=2h"}
+    for count, seconds in ((2, 3600.0), (0, 0.0), (3, 1800.0)):
+        estimate = budget.Estimate()
+        estimate.add(count, seconds / max(count, 1))
+        budget.end_lines(estimate, 1000.0, environ=env)
+    assert budget.summary_lines(environ=env) == [
+        "Budget reached: 5 computations remain (about 1.50 h of fits) — resume with: "
+        "make results BUDGET=2h"
+    ]
+    assert not list(tmp_path.iterdir())  # the ledger is removed
+    assert budget.summary_lines(environ={}) == []  # no budget: nothing
+    # a run.py given a deadline by hand (not by make results) adds nothing up
+    budget.end_lines(estimate, 1000.0, environ={budget.DEADLINE_ENV: "1000.0"})
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_run_py_budget_lines_and_refusal(tmp_path, run_dirs):
+    args = [
+        "-m",
+        "algo=gradient,prox",
+        "loss=lad",
+        "grid=smoke",
+        "protocol.n_splits=2",
+        "protocol.max_estimators=5",
+        "dataset.params.n_samples=100",
+        "n_jobs=1",
+        "progress=false",
+        *run_dirs,
+    ]
+
+    def run_py(*extra, env=None):
+        return subprocess.run(
+            run_py_command(*args, *extra),
+            cwd=tmp_path,
+            env={**run_py_env(tmp_path), **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+
+    bad = run_py("budget=2x")
+    text = bad.stdout + bad.stderr
+    assert bad.returncode == 2 and "Traceback" not in text, text
+    assert text.count("budget must be a duration such as 45s, 90m, 2h or 1h30m, got '2x'") == 1
+    assert "Launching" not in text
+    bad = run_py(env={budget.DEADLINE_ENV: "invalid"})
+    text = bad.stdout + bad.stderr
+    assert bad.returncode == 2 and text.count("PROXBOOST_DEADLINE must be a UNIX time") == 1
+
+    # a budget spent already (0s): the estimate, nothing started, what remains and how to resume
+    spent = run_py("budget=0s")
+    text = spent.stdout + spent.stderr
+    assert spent.returncode == 0, text
+    assert text.count("4 computations to compute, estimated") == 1
+    assert "without a stored fit time" in text  # nothing stored to predict from
+    assert text.count("Budget reached: 4 computations remain") == 1
+    assert "resume with: python " in text and "run.py -m algo=gradient,prox" in text
+    assert not list((tmp_path / "res").rglob("split-*.csv"))
+
+
+@pytest.mark.slow
+def test_a_sweep_killed_outright_leaves_intact_rows_and_the_rerun_computes_only_the_rest(
+    tmp_path, run_dirs
+):
+    sweep = [
+        "-m",
+        "algo=gradient,prox",
+        "loss=lad",
+        "grid=smoke",
+        "protocol.n_splits=4",
+        "protocol.max_estimators=20",
+        "dataset.params.n_samples=200",
+        "n_jobs=1",
+        "progress=false",
+        *run_dirs,
+    ]
+    proc = subprocess.Popen(
+        run_py_command(*sweep),
+        cwd=tmp_path,
+        env=run_py_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    res = tmp_path / "res"
+    try:
+        deadline = time.monotonic() + 150
+        while (
+            not list(res.rglob("split-*.csv"))
+            and proc.poll() is None
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before = {f: f.stat().st_mtime_ns for f in res.rglob("split-*.csv")}
+    assert 1 <= len(before) < 8, "the sweep should have been killed halfway"
+    assert len(results.load(res)) == len(before)  # every stored row intact (sealed)
+
+    out = subprocess.run(
+        run_py_command(*sweep),
+        cwd=tmp_path,
+        env=run_py_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text
+    assert f"{8 - len(before)} computations to compute, estimated" in text
+    df = results.load(res)
+    assert len(df) == 8 and not df.duplicated(list(results.KEY_COLUMNS)).any()
+    assert {f: f.stat().st_mtime_ns for f in before} == before  # stored rows not redone
+
+
+def test_module_runs_as_a_command():
+    out = subprocess.run(
+        [sys.executable, "-m", "proxboost.budget", "deadline", "1h"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0 and float(out.stdout) > time.time()
+
+
+def test_curves_start_none_after_the_deadline_and_are_estimated_from_stored_ones(tmp_path):
+    from proxboost.curves import RunSpec, curve_path, is_stored, run_curves
+
+    specs = [
+        RunSpec("pieces", "regression", "lad", "gradient", 2, 0.1, 5, seed=s, dataset_params={})
+        for s in (0, 1)
+    ]
+    lines = []
+    run_curves("pieces", specs, tmp_path, progress=False, log=lines.append, deadline=1.0)
+    assert not any(is_stored(tmp_path, s) for s in specs)
+    assert lines[-1].endswith("2 curve(s) not started")
+    assert budget.of_runs([], [(tmp_path, s) for s in specs]).unknown == 2
+    run_curves("pieces", specs[:1], tmp_path, progress=False, log=lines.append)
+    assert is_stored(tmp_path, specs[0]) and not is_stored(tmp_path, specs[1])
+    seconds = budget.curve_seconds(curve_path(tmp_path, specs[0]))
+    assert seconds is not None and seconds > 0
+    # the same settings at another version (another hash): predicted from the stored curve
+    other = curve_path(tmp_path, specs[0]).with_name(
+        curve_path(tmp_path, specs[0]).name.rsplit("_", 1)[0] + "_000000000000.csv"
+    )
+    assert budget.curve_seconds(other) == seconds
+    left = budget.of_runs([], [(tmp_path, s) for s in specs])
+    assert (left.count, left.unknown) == (1, 1)  # seed 1: no stored curve of its settings
