@@ -225,18 +225,22 @@ class Loss:
     target_bound = np.inf
 
     def value(self, y, z, w=None):
+        """The mean loss: sum(l) / n, or with weights sum(w l) / sum(w), the weights first scaled
+        by a power of two so that the largest lies in [0.5, 1) (exact: the mean depends on
+        the weights' ratios only, and no product overflows). Integer weights then give the
+        mean of the rows repeated, bit for bit wherever the sums are exact (dyadic data)."""
         values = self.pointwise(y, z)
-        if w is not None:  # the weighted mean, with relative weights (no overflow of the sums)
-            w = w / np.max(w)
-            values = values * w
-        with np.errstate(over="ignore"):
-            mean = np.mean(values)
-        if not np.isfinite(mean):  # ~18,000 saturated values exp(700) overflow the plain sum
-            top = np.max(values)
-            mean = top * np.mean(values / top)
         if w is not None:
-            mean = mean * (len(w) / np.sum(w))
-        return float(mean)
+            _, exponent = np.frexp(np.max(w))
+            w = np.ldexp(w, -exponent)
+        with np.errstate(over="ignore"):
+            total = np.sum(values) if w is None else np.sum(w * values)
+        count = len(values) if w is None else np.sum(w)
+        if not np.isfinite(total):  # ~18,000 saturated values exp(700) overflow the plain sum
+            top = np.max(values)
+            scaled = values / top
+            return float(top * ((np.sum(scaled) if w is None else np.sum(w * scaled)) / count))
+        return float(total / count)
 
     def init(self, y, w=None):
         y = np.asarray(y, dtype=float)

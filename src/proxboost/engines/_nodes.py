@@ -35,6 +35,23 @@ def check_weight(sample_weight, n):
 
 
 @njit(cache=True, nogil=True)
+def pure(target, rows, start, end):
+    """Whether the rows ``rows[start:end]`` (those of positive weight) all carry one target value,
+    by exact comparison: such a node is a leaf. scikit-learn stops at an impurity below float64
+    epsilon, computed from rounded sums, so a pure node whose sums round to an impurity above
+    epsilon is split (between rows of one value: the split changes nothing in the tree's target,
+    but each child gets its own leaf value from the line search), and whether it is depends on
+    how the sums were rounded: integer weights and the same rows repeated give different sums.
+    The exact comparison decides it the same way for both (``docs/engines.md``). It stops at the
+    first row that differs, so an impure node costs a few comparisons."""
+    first = target[rows[start]]
+    for j in range(start + 1, end):
+        if target[rows[j]] != first:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def child_buffers(buf, small_left, need_l, need_r, free, n_free):
     """Histogram buffers of the two children of a node whose histogram is in buffer ``buf``.
 

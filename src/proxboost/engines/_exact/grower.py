@@ -6,7 +6,16 @@ subtraction from the parent's (see :mod:`proxboost.engines.exact`)."""
 import numpy as np
 from numba import njit
 
-from .._nodes import LEAF, SMALL, Sums, TreeArrays, child_buffers, monotone_child_bounds, release
+from .._nodes import (
+    LEAF,
+    SMALL,
+    Sums,
+    TreeArrays,
+    child_buffers,
+    monotone_child_bounds,
+    pure,
+    release,
+)
 from .histogram import build_hist, build_root_hist, subtract_ranges, zero_ranges
 from .records import (
     MAX_CODES,
@@ -157,10 +166,14 @@ def make_leaf(work, tree, node_id, node, leaf):
 
 
 @kernel
-def child_mode(n_rows, imp, limits):
-    """A child's mode (LEAF or SMALL) and whether it needs a histogram."""
+def child_mode(target, rows, segment, imp, limits):
+    """A child's mode (LEAF or SMALL) and whether it needs a histogram: a leaf with fewer than
+    2 rows, at an impurity of at most epsilon (scikit-learn's rule) or when its rows all carry
+    one target value (``_nodes.pure``)."""
+    start, end = segment
+    n_rows = end - start
     mode = LEAF
-    if n_rows >= 2 and imp > limits.epsilon:
+    if n_rows >= 2 and imp > limits.epsilon and not pure(target, rows, start, end):
         mode = SMALL
     return mode, mode == SMALL and n_rows > limits.small_node
 
@@ -287,8 +300,8 @@ def children_impurity(node, sq_sum, imp, left, limits):
 def children_modes(codes, target, w, work, buf, node, mid, imps, n_free, limits):
     """The children's modes (leaf, small or histogram buffer; imps = their impurities), their
     histograms built when the parent has one. Returns (mode_l, mode_r, n_free)."""
-    mode_l, need_l = child_mode(mid - node.start, imps[0], limits)
-    mode_r, need_r = child_mode(node.end - mid, imps[1], limits)
+    mode_l, need_l = child_mode(target, work.rows, (node.start, mid), imps[0], limits)
+    mode_r, need_r = child_mode(target, work.rows, (mid, node.end), imps[1], limits)
     if buf >= 0:
         buf_l, buf_r, n_free = child_histograms(
             codes, target, w, work, buf, node, mid, need_l, need_r, n_free
@@ -313,7 +326,12 @@ def root_mode(codes, target, w, work, limits, n_act, imp):
     """The root's mode, its histogram built when it has one. Returns (mode, n_free)."""
     n_free = work.free_buffers.shape[0]
     mode = LEAF
-    if limits.max_depth > 0 and n_act >= 2 and imp > limits.epsilon:
+    if (
+        limits.max_depth > 0
+        and n_act >= 2
+        and imp > limits.epsilon
+        and not pure(target, work.rows, 0, n_act)
+    ):
         mode = SMALL
         if n_act > limits.small_node:
             n_free -= 1

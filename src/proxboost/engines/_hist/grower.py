@@ -6,7 +6,16 @@ histogram built from its rows and the larger's by subtraction from the parent's 
 import numpy as np
 from numba import njit
 
-from .._nodes import LEAF, SMALL, Sums, TreeArrays, child_buffers, monotone_child_bounds, release
+from .._nodes import (
+    LEAF,
+    SMALL,
+    Sums,
+    TreeArrays,
+    child_buffers,
+    monotone_child_bounds,
+    pure,
+    release,
+)
 from .histogram import build_hist, build_root_sums, subtract_ranges, zero_ranges
 from .records import Limits, NodeStack, Workspace
 from .splitting import best_split, best_split_small
@@ -55,13 +64,18 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
 
 
 @njit(cache=True, nogil=True)
-def child_mode(depth, n_rows, sums, limits):
-    """LEAF, SMALL (split by sorting) or 0 (split with a histogram) for a node at ``depth`` of
-    ``n_rows`` rows; impurity q / W - (s / W)^2 as scikit-learn's."""
+def child_mode(depth, target, rows, segment, sums, limits):
+    """LEAF, SMALL (split by sorting) or 0 (split with a histogram) for a node at ``depth`` whose
+    rows are ``rows[segment[0]:segment[1]]``: a leaf at impurity q / W - (s / W)^2 <= epsilon
+    (scikit-learn's rule) or when its rows all carry one target value (``_nodes.pure``)."""
+    start, end = segment
+    n_rows = end - start
     if depth >= limits.max_depth or n_rows < 2:
         return LEAF
     mean = sums.sum / sums.weight
     if sums.sq_sum / sums.weight - mean * mean <= limits.epsilon:
+        return LEAF
+    if pure(target, rows, start, end):
         return LEAF
     if n_rows <= limits.small_node:
         return SMALL
@@ -189,7 +203,7 @@ def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats)
     """The root's mode, its histogram built (from the cached ``root_stats``) when it has one.
     Returns (mode, n_free)."""
     n_free = work.free_buffers.shape[0]
-    mode = child_mode(0, n_act, root, limits)
+    mode = child_mode(0, target, scratch.rows, (0, n_act), root, limits)
     if mode == 0:
         n_free -= 1
         mode = work.free_buffers[n_free]
@@ -282,8 +296,8 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         tree.missing_left[node] = missing_goes_left(
             binned, best_f, nan_left, mid - start, end - mid
         )
-        mode_l = child_mode(depth + 1, mid - start, sums_l, limits)
-        mode_r = child_mode(depth + 1, end - mid, sums_r, limits)
+        mode_l = child_mode(depth + 1, target, rows, (start, mid), sums_l, limits)
+        mode_r = child_mode(depth + 1, target, rows, (mid, end), sums_r, limits)
         if buf >= 0:
             mode_l, mode_r, n_free = children_histograms(
                 binned, target, w, scratch, work, buf, (start, mid, end), (mode_l, mode_r), n_free
