@@ -7,6 +7,11 @@ STAMP  := $(VENV)/.installed
 # the CI machine), else data/ once `make datasets` has filled it; without either they are skipped
 # with that reason (docs/data.md).
 
+# NumPy's AVX-512 kernels give exp, sin, ... within an ulp, not bit for bit as its AVX2 ones:
+# every command uses the AVX2 path on every x86-64 machine, so that results and tests give the
+# same numbers everywhere (docs/results.md, "Same numbers on every machine"; run.py sets the same).
+export NPY_DISABLE_CPU_FEATURES ?= X86_V4 AVX512_ICL AVX512_SPR
+
 .PHONY: lint format test test-fast figures results datasets bench benchmark env clean slurm-check
 
 env: $(STAMP)
