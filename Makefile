@@ -52,7 +52,8 @@ figures: $(STAMP)
 # reads a new numerics version (docs/results.md, "Reported version").
 # BUDGET=2h (45s, 90m, 1h30m): one deadline for all its commands, computed once when the first
 # starts; no split or curve is started after it (docs/results.md, "Running in pieces").
-DEADLINE = $(eval DEADLINE := $(if $(BUDGET),$(shell $(PY) -m proxboost.budget deadline '$(BUDGET)'),))$(DEADLINE)
+# (computed by the system Python from the source file: the deadline must exist before .venv does)
+DEADLINE = $(eval DEADLINE := $(if $(BUDGET),$(shell $(PYTHON) src/proxboost/budget.py deadline '$(BUDGET)'),))$(DEADLINE)
 results: private export PROXBOOST_DEADLINE = $(DEADLINE)
 results: private export PROXBOOST_RESUME = $(if $(BUDGET),make results BUDGET=$(BUDGET),)
 results: $(STAMP)
