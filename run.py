@@ -49,4 +49,12 @@ def main(cfg: DictConfig):
 
 
 if __name__ == "__main__":
+    import sys
+
+    from proxboost.cli import refuse_unknown_overrides
+
+    unknown = refuse_unknown_overrides(sys.argv[1:])
+    if unknown:  # one line, exit code 2, before Hydra composes anything
+        print(f"error: {unknown}", file=sys.stderr)
+        sys.exit(2)
     interruptible(main)
