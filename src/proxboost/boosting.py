@@ -54,7 +54,7 @@ from ._validation import (
     integer_at_least_one,
 )
 from ._vocabulary import TIE_RULES
-from .conformal import conformal_interval, cqr_correction
+from .conformal import conformal_interval, cqr_correction, levels_alpha
 from .engines import ENGINES, make_engine
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, leaf_means, make_loss
 
@@ -993,7 +993,7 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
         taus = self._check_interval_model()
         y_cal = self._encode_target(y_cal, fit=False)
         P = self.predict(X_cal)
-        alpha = 1.0 - (taus[-1] - taus[0])
+        alpha = levels_alpha(taus[0], taus[-1])  # exact: the rank is an integer
         self.interval_correction_ = cqr_correction(P[:, 0], P[:, -1], y_cal, alpha)
         return self
 
