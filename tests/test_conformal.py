@@ -124,3 +124,30 @@ def test_calibrate_uses_the_exact_rank():
     assert est.interval_correction_ == scores[5]
     assert scores[5] != scores[6]
     assert cqr_correction(P[:, 0], P[:, -1], y_cal, 0.4) == scores[5]
+
+
+def test_calibrate_and_intervals_use_the_fitted_levels():
+    """``set_params(tau=...)`` after a fit changes nothing until the next fit: calibrate,
+    predict_interval and score use the fitted levels (0.05, 0.95), whose rank is
+    ceil(20 x 9/10) = 18 on 19 rows (the changed levels 0.25/0.75 would give 10)."""
+    rng = np.random.RandomState(4)
+    X, y = rng.normal(size=(80, 2)), rng.normal(size=80)
+    X_cal, y_cal = rng.normal(size=(19, 2)), rng.normal(size=19)
+    est = BoostingRegressor(loss="pinball", tau=[0.05, 0.95], n_estimators=5, random_state=0)
+    est.fit(X, y)
+    score = est.score(X_cal, y_cal)
+    est.set_params(tau=[0.25, 0.75])
+    est.calibrate(X_cal, y_cal)
+    P = est.predict(X_cal)
+    scores = sorted(max(lo - t, t - hi) for lo, hi, t in zip(P[:, 0], P[:, -1], y_cal))
+    assert est.interval_correction_ == scores[17] != scores[9]
+    lo, hi = est.predict_interval(X_cal).T
+    np.testing.assert_array_equal(lo, P[:, 0] - scores[17])
+    np.testing.assert_array_equal(hi, P[:, -1] + scores[17])
+    assert est.score(X_cal, y_cal) == score
+    est.set_params(tau=0.5)  # a scalar now: the fitted model still has two levels
+    assert est.predict_interval(X_cal).shape == (19, 2)
+    single = BoostingRegressor(loss="pinball", tau=0.5, n_estimators=3).fit(X, y)
+    single.set_params(tau=[0.1, 0.9])
+    with pytest.raises(ValueError, match="fitted with Pinball"):
+        single.predict_interval(X)
