@@ -216,3 +216,35 @@ def test_integer_weights_are_repeated_rows_several_levels(algo, engine):
         repeated = BoostingRegressor(**kw).fit(X[rep], y[rep])
         assert np.array_equal(weighted.predict(X), repeated.predict(X)), seed
         np.testing.assert_allclose(weighted.train_loss_, repeated.train_loss_, rtol=1e-15)
+
+
+def test_trees_fit_the_levels_directions_in_turn(monkeypatch):
+    """Tree t is grown on the direction of level t mod K (round robin), not on the mean of the
+    K directions: with ``algo="gradient"`` that is the pinball's negative gradient at the level's
+    predictions of the previous stage, tau_k where y is above, tau_k - 1 below (computed here)."""
+    import proxboost.boosting as boosting
+
+    targets, make = [], boosting.make_engine
+
+    def spy(name):
+        engine = make(name)
+        grow = engine.grow
+
+        def logged(Xp, target, *args, **kw):
+            targets.append(np.array(target, copy=True))
+            return grow(Xp, target, *args, **kw)
+
+        engine.grow = logged
+        return engine
+
+    monkeypatch.setattr(boosting, "make_engine", spy)
+    taus = [0.1, 0.5, 0.9]
+    est = BoostingRegressor(
+        loss="pinball", tau=taus, algo="gradient", n_estimators=7, learning_rate=0.5
+    ).fit(X, Y)
+    stages = [np.tile(est.init_, (N, 1)), *est.staged_predict(X)]
+    assert len(targets) == 7
+    for t, target in enumerate(targets):
+        k, F = t % 3, stages[t][:, t % 3]
+        expected = np.where(Y > F, taus[k], np.where(Y < F, taus[k] - 1.0, 0.0))
+        np.testing.assert_array_equal(target, expected)
