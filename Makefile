@@ -4,7 +4,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # Real-data tests read the data files from a mirror: $PROXBOOST_DATA_MIRROR (.ci/run sets it on
-# the CI machine), else data/ once `make datasets` has filled it; without either they are skipped
+# the CI machine), else data/ once `make datasets` has made it a mirror (its manifest.json; a cache
+# that runs filled is not one); without either they are skipped
 # with that reason (docs/data.md).
 
 # NumPy's AVX-512 kernels give exp, sin, ... within an ulp, not bit for bit as its AVX2 ones:

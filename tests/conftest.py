@@ -2,7 +2,7 @@
 
 - The real-data tests read the public data files from a **mirror**: a read-only folder laid out as
   ``<mirror>/<dataset>/<file>``. It is ``$PROXBOOST_DATA_MIRROR`` (``.ci/run`` sets it to the CI
-  machine's mirror), else the repository's ``data/`` when it holds data files (``make datasets``
+  machine's mirror), else the repository's ``data/`` when it is a mirror (``make datasets``
   fills it on a machine with internet). A test that needs real data asks for the ``data_mirror``
   fixture and is skipped, with that explanation, where neither exists.
 - No test touches the network or writes to the mirror: for the whole session downloads are
@@ -52,12 +52,14 @@ NO_MIRROR = (
 
 
 def find_mirror(environ=os.environ, repo_data: Path = REPO_DATA) -> Path | None:
-    """The mirror the tests read: ``$PROXBOOST_DATA_MIRROR``, else ``repo_data`` if it holds a
-    data file (``<dataset>/<file>``), else None."""
+    """The mirror the tests read: ``$PROXBOOST_DATA_MIRROR``, else ``repo_data`` if it is a
+    mirror — it carries ``manifest.json``, which ``make datasets`` writes there and the shared
+    mirror carries — else None. A ``data/`` that runs filled as their cache (one dataset at a
+    time, no manifest) is not a mirror."""
     value = environ.get(MIRROR_ENV, "").strip()
     if value:
         return Path(value).expanduser()
-    if repo_data.is_dir() and any(p.is_file() for p in repo_data.glob("*/*")):
+    if (repo_data / "manifest.json").is_file():
         return repo_data
     return None
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._files import get_data_home, get_mirror, locate, pip_requirement
+from ._files import MIRROR_MANIFEST, get_data_home, get_mirror, locate, pip_requirement
 from ._load import prefetch
 from ._registry import REGISTRY, dataset_info, list_datasets
 
@@ -64,6 +64,32 @@ def _prefetch_summary(statuses: dict[str, str]) -> int:
     return 1 if failed else 0
 
 
+def write_manifest(data_home, statuses: dict[str, str]):
+    """``<data_home>/manifest.json``: what the folder holds, per dataset (status, task, files
+    with their sha256 and size), in the shared mirror's layout; written atomically."""
+    import hashlib
+    import json
+
+    from .._io import atomic_path
+
+    datasets = {}
+    for name, status in statuses.items():
+        info = dataset_info(name)
+        files = []
+        for file in info.files:
+            path = data_home / name / file
+            if path.is_file():
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                files.append({"name": file, "sha256": digest, "bytes": path.stat().st_size})
+        found = status == "ok" and len(files) == len(info.files)
+        datasets[name] = {"status": "found" if found else "NOT FOUND", "task": info.task}
+        datasets[name]["files"] = files
+    path = data_home / MIRROR_MANIFEST
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps({"datasets": datasets}, indent=1, sort_keys=True) + "\n")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m proxboost.datasets", description=__doc__.split("\n\n")[1]
@@ -90,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             docs=args.docs,
         )
         code = _prefetch_summary(statuses)
+        if args.docs:  # make datasets: the cache is now a mirror (see _files.MIRROR_MANIFEST)
+            print(f"wrote {write_manifest(data_home, statuses)}")
         print()
     print(_table(mirror, data_home))
     missing = [

@@ -85,6 +85,18 @@ def get_data_home(data_home=None) -> Path:
     return Path(pooch.os_cache("proxboost"))
 
 
+#: The file that makes a folder a mirror: the shared mirror carries it, and ``make datasets``
+#: (``python -m proxboost.datasets --prefetch --docs``) writes it into the cache it fills. A cache
+#: filled by runs (one dataset at a time, as they need them) has none: it is used as a cache,
+#: never taken for a mirror (the real-data tests then skip, saying how to get one).
+MIRROR_MANIFEST = "manifest.json"
+
+
+def is_mirror(folder) -> bool:
+    """Whether ``folder`` is a mirror: it carries :data:`MIRROR_MANIFEST`."""
+    return folder is not None and (Path(folder) / MIRROR_MANIFEST).is_file()
+
+
 def get_mirror(mirror=None) -> Path | None:
     """The mirror folder: argument, else ``$PROXBOOST_DATA_MIRROR`` (unset or empty: none)."""
     value = str(mirror if mirror is not None else os.environ.get(ENV_MIRROR, "")).strip()
