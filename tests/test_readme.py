@@ -113,6 +113,27 @@ NOT_RUN = {
     "make results": (
         "it recomputes every stored result (CPU-hours); each of its run.py lines is checked here"
     ),
+    "python -m proxboost.versions --write-manifest --results results": (
+        "rewrites the committed manifest (the first line of `make results`); tests/test_versions.py"
+        " writes manifests of small results folders"
+    ),
+    "python -m proxboost.versions --write-manifest": (
+        "the same, on the default folder results/; tests/test_versions.py"
+    ),
+    "python -m proxboost.versions": (
+        "prints the reported version and the progress of the stored results; "
+        "tests/test_versions.py checks both on small results folders"
+    ),
+    "python -m proxboost.claims --compare-versions 2 3": (
+        "judges every claim twice on the whole store (minutes); tests/test_versions.py runs it on "
+        "small results folders of both versions"
+    ),
+    "python benchmarks/bench_quantile_levels.py --write-docs": (
+        "a timing benchmark that rewrites its table in docs/quantiles.md (minutes of fits)"
+    ),
+    "python benchmarks/bench_step_auto_scale.py --write-docs --dataset bostonhousing --splits 5": (
+        "a benchmark that rewrites its table in docs/estimators.md (minutes of fits)"
+    ),
     "make results BUDGET=2h": (
         "`make results` in pieces of two hours; the deadline and the lines of a budget are tested "
         "by tests/test_budget.py"
