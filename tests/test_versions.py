@@ -37,12 +37,14 @@ def _identity(algo, version):
     return text if version == 2 else versions.target_identity(text, version)
 
 
-def _write_run(root, algo, version, values, splits=range(N_SPLITS)):
+def _write_run(root, algo, version, values, splits=range(N_SPLITS), fit_seconds=None):
     identity = _identity(algo, version)
     for k in splits:
+        timing = {} if fit_seconds is None else {"fit_seconds": float(fit_seconds[k])}
         results.write_row(
             root,
             {
+                **timing,
                 "protocol": "paper/20splits/T10",
                 "dataset": "sniffer",
                 "loss": "lad",
@@ -304,3 +306,29 @@ def test_compare_versions(store, capsys):
     printed = capsys.readouterr().out
     assert "| statement | scope | verdict_v2 | verdict_v3 | numbers_v2 | numbers_v3 |" in printed
     assert out.is_file()
+
+
+def test_the_remaining_cost_is_what_the_sources_took(tmp_path):
+    """The first lines of `make results`: the computations not stored at the target and their
+    time as the stored source computations took it (missing splits only; a curve's last time)."""
+    seconds = np.arange(1.0, N_SPLITS + 1.0)
+    _write_run(tmp_path, "gradient", 2, GRADIENT, fit_seconds=seconds)
+    _write_run(tmp_path, "prox", 2, PROX)  # no stored time
+    _write_curve(tmp_path, 2)  # its last seconds: 0.05
+    versions.write_manifest(tmp_path)
+    m, total, unknown = versions.remaining_cost(tmp_path)
+    assert (m, unknown) == (3, 1) and total == pytest.approx(seconds.sum() + 0.05)
+    _write_run(tmp_path, "gradient", 3, GRADIENT, splits=range(5))  # part of its splits stored
+    m, total, unknown = versions.remaining_cost(tmp_path)
+    assert (m, unknown) == (3, 1) and total == pytest.approx(seconds[5:].sum() + 0.05)
+    _write_run(tmp_path, "gradient", 3, GRADIENT, splits=range(5, N_SPLITS))
+    _write_curve(tmp_path, 3)
+    m, total, unknown = versions.remaining_cost(tmp_path)
+    assert (m, total, unknown) == (1, 0.0, 1)
+    line = versions.cost_line(tmp_path, cores=2)
+    assert (
+        line.startswith("left to recompute: 1 computations") and "1 without a stored time" in line
+    )
+    _write_run(tmp_path, "prox", 3, PROX)
+    assert versions.remaining_cost(tmp_path) == (0, 0.0, 0)
+    assert versions.cost_line(tmp_path).startswith("nothing left to recompute")

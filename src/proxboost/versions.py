@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -245,6 +246,61 @@ def progress(results_dir) -> tuple[int, int]:
     return int(k), len(manifest)
 
 
+def remaining_cost(results_dir) -> tuple[int, float, int]:
+    """What the recompute still has to compute, before any fit (the first lines of ``make
+    results``): (computations of the manifest not stored at their target, their CPU-seconds as
+    the stored source computations took them — the fit times of the source rows of the splits
+    still missing, a source curve's last ``seconds`` —, how many of them have no stored time)."""
+    root = Path(results_dir)
+    manifest = read_manifest(root)
+    if manifest is None or manifest.empty:
+        return 0, 0.0, 0
+    todo = [e for e in manifest.itertuples(index=False) if not _stored(root, e)]
+    if not todo:
+        return 0, 0.0, 0
+    rows = results.load(root)
+    fit_time = {}
+    if len(rows) and "fit_seconds" in rows.columns:
+        seconds = rows["fit_seconds"].astype(float)  # NaN: a row stored without its time
+        grouped = seconds.groupby([rows["identity_hash"], rows["split"].astype(int)])
+        fit_time = grouped.sum(min_count=1).dropna().to_dict()
+    curves = results.load_curves(root)
+    curve_time = {}
+    if len(curves):
+        last = curves.sort_values("iteration").groupby("identity_hash")["seconds"].last()
+        curve_time = last.astype(float).to_dict()
+    total, unknown = 0.0, 0
+    for e in todo:
+        if e.kind == "curve":
+            cost = curve_time.get(e.source_hash)
+        else:
+            folder = root / e.path
+            missing = [
+                s for s in range(int(e.splits)) if not (folder / f"split-{s:02d}.csv").is_file()
+            ]
+            costs = [fit_time.get((e.source_hash, s)) for s in missing]
+            cost = None if any(c is None for c in costs) else sum(costs)
+        if cost is None:
+            unknown += 1
+        else:
+            total += cost
+    return len(todo), total, unknown
+
+
+def cost_line(results_dir, cores: int | None = None) -> str:
+    """The recompute's remaining work in one line (see :func:`remaining_cost`)."""
+    m, seconds, unknown = remaining_cost(results_dir)
+    if m == 0:
+        return f"nothing left to recompute: every computation is stored under {TARGET_VERSION}"
+    cores = cores or os.cpu_count() or 1
+    hours = seconds / 3600
+    return (
+        f"left to recompute: {m} computations, about {hours:.1f} CPU-hours as their stored "
+        f"source computations took them (about {hours / cores:.1f} hours on {cores} cores)"
+        + (f"; {unknown} without a stored time (not counted)" if unknown else "")
+    )
+
+
 def _stored_versions(root: Path) -> set[int]:
     found = set()
     for path in results.stored_files(root):
@@ -352,6 +408,8 @@ def main(argv=None) -> int:
     k, n = progress(args.results)
     print(f"reported version: {reported_version(args.results)}; stored at the target: {k} of {n}")
     print(reading_line(args.results))
+    if n:
+        print(cost_line(args.results))
     return 0
 
 
