@@ -228,7 +228,10 @@ def test_gradient_ls_reproduces_sklearn_training_curve(reg_data):
 def test_gradient_lad_pinball_track_sklearn(loss, sk_loss, tau, reg_data):
     """Close but not exact: scikit-learn takes the lower end of a tie interval in its leaf
     median / quantile where we take 0 or the midpoint (our tie rule), and sign targets create
-    many split ties that each implementation breaks its own way, so trees drift apart."""
+    many split ties that each implementation breaks its own way, so trees drift apart. The
+    trees are scikit-learn's own (engine="sklearn"): the exact engine keeps a node whose rows
+    carry one target value as a leaf where scikit-learn may split it (docs/engines.md), which
+    with the two values of the pinball gradient moves the first tree already."""
     X, y, _, _ = reg_data
     extra = {"alpha": tau} if sk_loss == "quantile" else {}
     sk = GradientBoostingRegressor(
@@ -238,6 +241,7 @@ def test_gradient_lad_pinball_track_sklearn(loss, sk_loss, tau, reg_data):
     ours = BoostingRegressor(
         loss=loss,
         algo="gradient",
+        engine="sklearn",
         n_estimators=150,
         learning_rate=0.1,
         max_depth=3,
@@ -247,8 +251,8 @@ def test_gradient_lad_pinball_track_sklearn(loss, sk_loss, tau, reg_data):
     ours.fit(X, y)
     rel = np.abs(ours.train_loss_[1:] - sk.train_score_) / sk.train_score_
     assert rel[0] < 1e-3  # the first tree: same target up to the sign-tie at the initial quantile
-    # measured on this draw: lad mean 0.023, max 0.053, final 0.028; pinball mean 0.015, max 0.037,
-    # final 0.013
+    # measured on this draw: lad mean 0.023, max 0.053, final 0.028; pinball mean 0.013, max 0.039,
+    # final 0.017
     assert rel.mean() < 0.12 and rel[-1] < 0.1 and rel.max() < 0.3
     assert (
         ours.train_loss_[-1] < 0.6 * ours.train_loss_[0]
