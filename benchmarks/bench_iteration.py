@@ -16,8 +16,7 @@ import time
 
 import numpy as np
 
-from proxboost import BoostingRegressor
-from proxboost import _compiled_loop
+from proxboost import BoostingRegressor, _compiled_loop
 
 
 def _data():
