@@ -7,6 +7,11 @@ STAMP  := $(VENV)/.installed
 # the CI machine), else data/ once `make datasets` has filled it; without either they are skipped
 # with that reason (docs/data.md).
 
+# NumPy's AVX-512 kernels give exp, sin, ... within an ulp, not bit for bit as its AVX2 ones:
+# every command uses the AVX2 path on every x86-64 machine, so that results and tests give the
+# same numbers everywhere (docs/results.md, "Same numbers on every machine"; run.py sets the same).
+export NPY_DISABLE_CPU_FEATURES ?= X86_V4 AVX512_ICL AVX512_SPR
+
 .PHONY: lint format test test-fast figures results datasets bench benchmark env clean slurm-check
 
 env: $(STAMP)
@@ -47,7 +52,8 @@ figures: $(STAMP)
 # reads a new numerics version (docs/results.md, "Reported version").
 # BUDGET=2h (45s, 90m, 1h30m): one deadline for all its commands, computed once when the first
 # starts; no split or curve is started after it (docs/results.md, "Running in pieces").
-DEADLINE = $(eval DEADLINE := $(if $(BUDGET),$(shell $(PY) -m proxboost.budget deadline '$(BUDGET)'),))$(DEADLINE)
+# (computed by the system Python from the source file: the deadline must exist before .venv does)
+DEADLINE = $(eval DEADLINE := $(if $(BUDGET),$(shell $(PYTHON) src/proxboost/budget.py deadline '$(BUDGET)'),))$(DEADLINE)
 results: private export PROXBOOST_DEADLINE = $(DEADLINE)
 results: private export PROXBOOST_RESUME = $(if $(BUDGET),make results BUDGET=$(BUDGET),)
 results: $(STAMP)

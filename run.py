@@ -28,6 +28,14 @@ for _var in (
 ):
     os.environ.setdefault(_var, "1")
 
+# NumPy's AVX-512 kernels (its X86_V4 dispatch targets) compute exp, sin, ... to within an ulp,
+# not bit for bit as its AVX2 and baseline kernels do: a fit on synthetic data (or with the
+# exponential and logistic losses) then differs in the last bits between machines, and a tie
+# can turn them into different trees. Every computation of the experiments uses the AVX2 path,
+# on every x86-64 machine, so that rows computed on different machines are the same computation
+# (docs/results.md, "Same numbers on every machine"). The Makefile and the tests set the same.
+os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR")
+
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
@@ -41,4 +49,12 @@ def main(cfg: DictConfig):
 
 
 if __name__ == "__main__":
+    import sys
+
+    from proxboost.cli import refuse_unknown_overrides
+
+    unknown = refuse_unknown_overrides(sys.argv[1:])
+    if unknown:  # one line, exit code 2, before Hydra composes anything
+        print(f"error: {unknown}", file=sys.stderr)
+        sys.exit(2)
     interruptible(main)

@@ -27,6 +27,10 @@
 from __future__ import annotations
 
 import os
+
+# NumPy's AVX2 path on every machine (as the Makefile and run.py set it; docs/results.md, "Same
+# numbers on every machine"): set before NumPy is first imported, for a bare `pytest` too.
+os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR")
 import subprocess
 import sys
 from collections import namedtuple

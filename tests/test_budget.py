@@ -272,3 +272,27 @@ def test_curves_start_none_after_the_deadline_and_are_estimated_from_stored_ones
     assert budget.curve_seconds(other) == seconds
     left = budget.of_runs([], [(tmp_path, s) for s in specs])
     assert (left.count, left.unknown) == (1, 1)  # seed 1: no stored curve of its settings
+
+
+def test_make_results_computes_its_deadline_before_the_environment_exists():
+    """`make results BUDGET=2h` on a fresh clone evaluates the deadline before `.venv` exists:
+    the Makefile runs budget.py as a script with the system Python, which needs no installed
+    package (here: no site-packages at all, `-S`)."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    assert "$(PYTHON) src/proxboost/budget.py deadline" in (root / "Makefile").read_text()
+    script = root / "src" / "proxboost" / "budget.py"
+    now = time.time()
+    out = subprocess.run(
+        [sys.executable, "-S", str(script), "deadline", "90m"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert now + 5400 <= float(out.stdout) <= time.time() + 5400
+    bad = subprocess.run(
+        [sys.executable, "-S", str(script), "deadline", "2x"], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and bad.stdout.strip() == "invalid"

@@ -79,3 +79,75 @@ def test_calibration_belongs_to_one_fit_and_needs_two_levels():
             single.predict_interval(X)
         with pytest.raises(ValueError, match="an interval needs at least two quantile levels"):
             single.calibrate(X, y)
+
+
+def test_the_rank_is_exact_for_levels_on_a_grid():
+    """ceil((n + 1)(tau_K - tau_1)) for every pair of levels on the 0.005 grid and every n up to
+    400, against the rational oracle (j - i)/200 built from the grid's integers: a level is the
+    decimal it prints as, so 0.8 - 0.2 is 3/5, not 0.6000000000000001."""
+    from fractions import Fraction
+
+    from proxboost.conformal import conformal_rank, levels_alpha
+
+    grid = [float(Fraction(i, 200)) for i in range(200)]  # the doubles nearest 0.005, 0.01, ...
+    ranks, float_wrong = {}, 0
+    for i in range(1, 200):
+        for j in range(i + 1, 200):
+            alpha = levels_alpha(grid[i], grid[j])
+            assert alpha == Fraction(200 - (j - i), 200), (grid[i], grid[j], alpha)
+            float_alpha = 1.0 - (grid[j] - grid[i])
+            if (j - i) not in ranks:
+                ranks[j - i] = [conformal_rank(n, alpha) for n in range(1, 401)]
+                assert ranks[j - i] == [
+                    math.ceil((n + 1) * Fraction(j - i, 200)) for n in range(1, 401)
+                ]
+            float_wrong += any(
+                math.ceil((n + 1) * (1.0 - float_alpha)) != ranks[j - i][n - 1]
+                for n in (4, 9, 199, 399)
+            )
+    # the floating-point rank is wrong for many pairs (the test above can fail)
+    assert float_wrong > 1000
+
+
+def test_calibrate_uses_the_exact_rank():
+    """Levels (0.2, 0.8) and n = 9 calibration rows: the rank is ceil(10 x 3/5) = 6 (in floating
+    point 1 - (0.8 - 0.2) = 0.3999999999999999 gives 7); the correction is the 6th smallest
+    score, computed here by brute force."""
+    rng = np.random.RandomState(3)
+    X, y = rng.normal(size=(80, 2)), rng.normal(size=80)
+    est = BoostingRegressor(loss="pinball", tau=[0.2, 0.8], n_estimators=5, random_state=0)
+    est.fit(X, y)
+    X_cal, y_cal = rng.normal(size=(9, 2)), rng.normal(size=9)
+    est.calibrate(X_cal, y_cal)
+    P = est.predict(X_cal)
+    scores = sorted(max(lo - t, t - hi) for lo, hi, t in zip(P[:, 0], P[:, -1], y_cal))
+    assert est.interval_correction_ == scores[5]
+    assert scores[5] != scores[6]
+    assert cqr_correction(P[:, 0], P[:, -1], y_cal, 0.4) == scores[5]
+
+
+def test_calibrate_and_intervals_use_the_fitted_levels():
+    """``set_params(tau=...)`` after a fit changes nothing until the next fit: calibrate,
+    predict_interval and score use the fitted levels (0.05, 0.95), whose rank is
+    ceil(20 x 9/10) = 18 on 19 rows (the changed levels 0.25/0.75 would give 10)."""
+    rng = np.random.RandomState(4)
+    X, y = rng.normal(size=(80, 2)), rng.normal(size=80)
+    X_cal, y_cal = rng.normal(size=(19, 2)), rng.normal(size=19)
+    est = BoostingRegressor(loss="pinball", tau=[0.05, 0.95], n_estimators=5, random_state=0)
+    est.fit(X, y)
+    score = est.score(X_cal, y_cal)
+    est.set_params(tau=[0.25, 0.75])
+    est.calibrate(X_cal, y_cal)
+    P = est.predict(X_cal)
+    scores = sorted(max(lo - t, t - hi) for lo, hi, t in zip(P[:, 0], P[:, -1], y_cal))
+    assert est.interval_correction_ == scores[17] != scores[9]
+    lo, hi = est.predict_interval(X_cal).T
+    np.testing.assert_array_equal(lo, P[:, 0] - scores[17])
+    np.testing.assert_array_equal(hi, P[:, -1] + scores[17])
+    assert est.score(X_cal, y_cal) == score
+    est.set_params(tau=0.5)  # a scalar now: the fitted model still has two levels
+    assert est.predict_interval(X_cal).shape == (19, 2)
+    single = BoostingRegressor(loss="pinball", tau=0.5, n_estimators=3).fit(X, y)
+    single.set_params(tau=[0.1, 0.9])
+    with pytest.raises(ValueError, match="fitted with Pinball"):
+        single.predict_interval(X)

@@ -296,3 +296,23 @@ def test_numerics_version_is_pinned_by_reference_values():
             " results.NUMERICS_VERSION (stored rows and curves of the old version are then never"
             " reused) and add its values here"
         )
+
+
+def test_numpy_runs_its_avx2_path_as_the_makefile_and_run_py_set_it():
+    """The machine-independent numbers (docs/results.md): the test process runs without NumPy's
+    AVX-512 kernels, and the Makefile, run.py and conftest.py disable the same ones."""
+    import re
+    from pathlib import Path
+
+    from numpy._core._multiarray_umath import __cpu_features__
+
+    root = Path(__file__).resolve().parents[1]
+    value = os.environ["NPY_DISABLE_CPU_FEATURES"]
+    assert value.split() == ["X86_V4", "AVX512_ICL", "AVX512_SPR"]
+    assert not any(__cpu_features__.get(name) for name in value.split())
+    makefile = re.search(
+        r"export NPY_DISABLE_CPU_FEATURES \?= (.+)", (root / "Makefile").read_text()
+    )
+    assert makefile and makefile.group(1).strip() == value
+    for path in (root / "run.py", root / "tests" / "conftest.py"):
+        assert f'os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "{value}")' in path.read_text()

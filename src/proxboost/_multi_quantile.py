@@ -1,8 +1,9 @@
 """Several quantiles in one model whose predictions never cross (``tau=[...]``).
 
-The K pinball losses at levels tau_1 < ... < tau_K share every tree: each iteration grows one
-least-squares tree on the mean of the K directions, then gives each leaf K values, one line
-search per level, solved *together* under ordering constraints. Crossing is excluded by
+The K pinball losses at levels tau_1 < ... < tau_K share every tree: iteration t grows one
+least-squares tree on the direction of level t mod K (round robin:
+:meth:`MultiQuantile.tree_target`), then gives each leaf K values, one line search per level,
+solved *together* under ordering constraints. Crossing is excluded by
 construction, for every row (also far outside the training data) and at every stage:
 
 - The prediction of level k is f_0,k + sum_t w_t c_t,k(leaf_t(x)) with positive model weights

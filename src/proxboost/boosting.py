@@ -54,7 +54,7 @@ from ._validation import (
     integer_at_least_one,
 )
 from ._vocabulary import TIE_RULES
-from .conformal import conformal_interval, cqr_correction
+from .conformal import conformal_interval, cqr_correction, levels_alpha
 from .engines import ENGINES, make_engine
 from .losses import CLASSIFICATION_LOSSES, LOSSES, REGRESSION_LOSSES, leaf_means, make_loss
 
@@ -983,31 +983,38 @@ class BoostingRegressor(RegressorMixin, _BaseBoosting):
         """R^2 of the predictions (scikit-learn's regressor score); with several quantiles
         (``tau`` a list), the negated mean over the levels of their mean pinball losses, so that
         higher is better and model selection tools work unchanged."""
-        if check_taus(self.tau) is None:
+        if self._fitted_taus() is None:
             return super().score(X, y, sample_weight=sample_weight)
         y = self._encode_target(y, fit=False)
         w = self._check_weights(sample_weight, y)
         return -float(np.mean(self.loss_.value(y, self.predict(X), w)))
 
-    def _check_interval_model(self):
+    def _fitted_taus(self):
+        """The levels the model was fitted with (an array), or None for a single-level loss:
+        the fitted loss's, never ``self.tau``, which ``set_params`` may have changed since."""
         check_is_fitted(self)
-        taus = check_taus(self.tau)
+        return self.loss_.taus if isinstance(self.loss_, MultiQuantile) else None
+
+    def _check_interval_model(self):
+        taus = self._fitted_taus()
         if taus is None or len(taus) < 2:
             raise ValueError(
-                f"an interval needs at least two quantile levels; this model has tau={self.tau!r}"
-                ": fit with e.g. tau=[0.05, 0.95]"
+                "an interval needs at least two quantile levels; this model was fitted with "
+                f"{self.loss_!r}: fit with e.g. loss='pinball', tau=[0.05, 0.95]"
             )
         return taus
 
     def calibrate(self, X_cal, y_cal):
         """Conformalize the interval of the outermost levels on rows used neither for fitting
         nor for model selection (conformalized quantile regression, ``proxboost.conformal``):
-        ``predict_interval`` then has coverage at least tau_K - tau_1 on new exchangeable rows.
-        Sets ``interval_correction_`` (+inf when there are too few rows for that level)."""
+        ``predict_interval`` then has coverage at least tau_K - tau_1 on new exchangeable rows,
+        with the levels of the fit (a ``tau`` changed by ``set_params`` since then takes effect
+        at the next ``fit``). Sets ``interval_correction_`` (+inf when there are too few rows
+        for that level)."""
         taus = self._check_interval_model()
         y_cal = self._encode_target(y_cal, fit=False)
         P = self.predict(X_cal)
-        alpha = 1.0 - (taus[-1] - taus[0])
+        alpha = levels_alpha(taus[0], taus[-1])  # exact: the rank is an integer
         self.interval_correction_ = cqr_correction(P[:, 0], P[:, -1], y_cal, alpha)
         return self
 

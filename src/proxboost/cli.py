@@ -34,7 +34,17 @@ from hydra.types import RunMode
 from hydra.utils import instantiate, to_absolute_path
 from omegaconf import DictConfig, OmegaConf
 
-from . import _hydra_setup, _io_errors, _orphans, _private_api, budget, curves, pipeline, results
+from . import (
+    _config_keys,
+    _hydra_setup,
+    _io_errors,
+    _orphans,
+    _private_api,
+    budget,
+    curves,
+    pipeline,
+    results,
+)
 from ._multi_quantile import MultiQuantile
 from ._vocabulary import TIE_RULES, is_integer
 from .curves import experiment_dir, specs_from_config
@@ -187,6 +197,9 @@ def check_values(cfg) -> None:
         raise UserError(f"results_dir must be a folder name, got {cfg.results_dir!r}")
     if cfg.tie_rule not in TIE_RULES:
         raise UserError(f"tie_rule must be one of {', '.join(TIE_RULES)}, got {cfg.tie_rule!r}")
+    unknown = _config_keys.unknown_keys(cfg)
+    if unknown:  # no override is silently ignored (proxboost._config_keys)
+        raise UserError(_config_keys.message(unknown))
     _deadline(cfg)
 
 
@@ -404,6 +417,65 @@ def _dry_run_curves(experiment, specs, results_dir) -> None:
 
 
 # -- a whole sweep ---------------------------------------------------------------------------------
+#: The joblib launcher's settings a sweep checks before its first job (joblib's own checks come
+#: only when the pool starts, as a traceback): value check, and what it must be.
+_JOBLIB_SETTINGS = {
+    "n_jobs": (lambda v: v is None or (is_integer(v) and v != 0), "an integer other than 0"),
+    "backend": (lambda v: v in (None, "loky", "multiprocessing", "threading"), "loky"),
+    "prefer": (lambda v: v in (None, "processes", "threads"), "processes or threads"),
+    "require": (lambda v: v in (None, "sharedmem"), "null or sharedmem"),
+    "batch_size": (lambda v: v in (None, "auto") or (is_integer(v) and v >= 1), "auto or >= 1"),
+}
+
+
+def check_launcher(launcher) -> str | None:
+    """One line refusing an invalid joblib launcher setting (``hydra.launcher.n_jobs=0``, ...),
+    None when the launcher's settings are valid (or it is another launcher)."""
+    if "joblib" not in str(launcher.get("_target_", "")):
+        return None
+    for key, (valid, what) in _JOBLIB_SETTINGS.items():
+        value = launcher.get(key)
+        if not valid(value):
+            return f"hydra.launcher.{key} must be {what}, got {value!r}"
+    return None
+
+
+#: run.py's own options that take a value (Hydra's argparse); the rest are overrides.
+_OPTIONS_WITH_VALUE = (
+    "--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn",
+    "--config-dir", "-cd", "--experimental-rerun",
+)  # fmt: skip
+
+
+def refuse_unknown_overrides(args) -> str | None:
+    """One line for a ``key=value`` override (no ``+``) of a key that no configuration defines,
+    before Hydra composes anything (Hydra would refuse it with a six-line message and exit 1):
+    naming the key and the nearest one a run reads. None when every such key is known (keys
+    added with ``+`` are checked once composed, by :func:`check_values`)."""
+    overrides, skip = [], False
+    for arg in args:
+        if skip or arg.startswith("-"):
+            skip = not skip and arg in _OPTIONS_WITH_VALUE
+            continue
+        overrides.append(arg)
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except Exception:  # Hydra's own message for a malformed override
+        return None
+    known = _config_keys.known_paths()
+    groups = {p for p in known if "." not in p}
+    for override in parsed:
+        key = override.key_or_group
+        if override.is_add() or override.is_force_add() or override.is_delete():
+            continue
+        if key.split(".")[0] == "hydra" or "/" in key or key in groups:
+            continue
+        if key in known or any(key.startswith(p + ".") for p in _config_keys.OPEN):
+            continue
+        return _config_keys.message([(key, _config_keys.nearest(key, known))])
+    return None
+
+
 def _sweep_jobs(config) -> list[list[str]]:
     """The override lists of every job of a basic-sweeper multirun."""
     params = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
@@ -461,6 +533,10 @@ class Preflight(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         sweep = this_process()
         sweep.joblib_launcher = "joblib" in str(config.hydra.launcher.get("_target_", ""))
+        launcher = check_launcher(config.hydra.launcher)
+        if launcher:
+            log.error("%s", launcher)
+            raise SystemExit(2)
         jobs = _sweep_jobs(config)
         planned = []
         problems, mismatched, skipped, locations, experiments, complete = check_jobs(

@@ -10,17 +10,46 @@ inside). With q the ceil((n + 1)(1 - alpha))-th smallest of the n scores, the in
 
 The same functions serve proxboost's estimators (``BoostingRegressor.calibrate``) and any other
 pair of quantile predictions (the benchmark calibrates every method with this code).
+
+The rank is computed exactly. A level or an ``alpha`` given as a float is taken as the decimal it
+prints as (``repr``: the shortest decimal that reads back as that float, i.e. what the user
+wrote), so that levels (0.2, 0.8) give alpha = 2/5 exactly and the rank ceil((n + 1) 3/5) in
+integer arithmetic; in floating point 1 - (0.8 - 0.2) is 0.3999999999999999 and the rank would
+be one too high whenever n + 1 is a multiple of 5. A :class:`fractions.Fraction` is taken as is.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 
+def exact_level(value) -> Fraction:
+    """``value`` as an exact rational: a Fraction or an int as is, a float as the decimal it
+    prints as (``Fraction(repr(float(value)))``: 0.8 is 4/5, not the binary double nearest it)."""
+    if isinstance(value, (Fraction, int)) and not isinstance(value, bool):
+        return Fraction(value)
+    return Fraction(repr(float(value)))
+
+
+def levels_alpha(tau_low, tau_high) -> Fraction:
+    """The miscoverage alpha = 1 - (tau_high - tau_low) of the interval between two quantile
+    levels, exactly (each level as the decimal it prints as: :func:`exact_level`)."""
+    return 1 - (exact_level(tau_high) - exact_level(tau_low))
+
+
+def conformal_rank(n: int, alpha) -> int:
+    """ceil((n + 1)(1 - alpha)) in integer arithmetic (``alpha`` exactly: :func:`exact_level`)."""
+    a = exact_level(alpha)
+    p, q = (1 - a).numerator, (1 - a).denominator
+    return -((-(int(n) + 1) * p) // q)
+
+
 def cqr_correction(lower, upper, y, alpha) -> float:
-    """The correction q of conformalized quantile regression at miscoverage ``alpha``.
+    """The correction q of conformalized quantile regression at miscoverage ``alpha`` (a float,
+    taken as the decimal it prints as, or a Fraction: see :func:`conformal_rank`).
 
     Returns +inf when the calibration set is too small for the level (ceil((n + 1)(1 - alpha))
     > n): no finite interval has the guarantee then.
@@ -35,7 +64,7 @@ def cqr_correction(lower, upper, y, alpha) -> float:
         raise ValueError(f"alpha={alpha!r} is not allowed; allowed values: a float in (0, 1)")
     scores = np.maximum(lower - y, y - upper)
     n = len(scores)
-    rank = math.ceil((n + 1) * (1.0 - alpha))
+    rank = conformal_rank(n, alpha)
     if rank > n:
         return math.inf
     return float(np.partition(scores, rank - 1)[rank - 1])
@@ -84,7 +113,7 @@ def interval_measurement(lower, upper, y, calibration, evaluation, alpha) -> dic
     lo, hi = conformal_interval(lower[ev], upper[ev], q)
     coverage_cal, width_cal = coverage_and_width(lo, hi, y[ev])
     return {
-        "interval_nominal": 1.0 - float(alpha),
+        "interval_nominal": float(1 - exact_level(alpha)),
         "coverage_raw": coverage_raw,
         "width_raw": width_raw,
         "interval_correction": q,

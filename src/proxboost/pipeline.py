@@ -43,7 +43,7 @@ from . import _split_claims, budget, results
 from ._multi_quantile import MultiQuantile
 from ._progress import Progress
 from ._vocabulary import TIE_RULES
-from .conformal import interval_measurement
+from .conformal import interval_measurement, levels_alpha
 from .datasets import (
     DatasetUnavailableError,
     dataset_identity,
@@ -244,7 +244,7 @@ class _Splits:
         columns = {"test_loss_levels": json.dumps(levels)}
         if len(taus) >= 2:
             cal, cov = calibration_halves(len(self.y), k, self.seed, self.fractions)
-            alpha = 1.0 - (taus[-1] - taus[0])
+            alpha = levels_alpha(taus[0], taus[-1])  # exact: the rank is an integer
             columns.update(
                 interval_measurement(predictions[:, 0], predictions[:, -1], y_test, cal, cov, alpha)
             )

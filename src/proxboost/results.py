@@ -87,9 +87,8 @@ __all__ = [
 #: curves of an older version are then never reused. ``tests/test_results.py`` pins it next
 #: to a few reference values, so a change that moves them fails until it is raised.
 #: Version 0 marks artifacts made before identities existed (migrated, never reused).
-NUMERICS_VERSION = (
-    3  # 3: pure nodes are leaves (exact comparison); the weighted mean loss (docs/engines.md)
-)
+# 3: pure nodes are leaves (exact comparison); the weighted mean loss (docs/engines.md)
+NUMERICS_VERSION = 3
 
 #: Hex digits of the identity hash in folder and file names.
 HASH_LENGTH = 12
