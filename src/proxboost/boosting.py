@@ -37,7 +37,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _authors_float
+from . import _authors_float, _compiled_loop
 from ._authors_float import FLOAT_LOSSES
 from ._input_kinds import check_feature_kinds
 from ._monotone import check_monotonic_cst, leaf_bounds
@@ -434,6 +434,46 @@ class _BaseBoosting(BaseEstimator):
         if val_data[0] is not None:
             val = _EvalTracker(engine.prepare(val_data[0]), *val_data[1:], f0, loss, state.val)
         state.elapsed += time.perf_counter() - t0
+        fit = _compiled_loop.Fit(
+            loss, algo, engine, Xp, y, w, lam, alphas, T, state, (idle, ev, val)
+        )
+        if _compiled_loop.applies(self, fit, cst):
+            _compiled_loop.boost(self, fit)
+        else:
+            self._python_loop(fit, growing, authors_float, cst)
+        F, trees = state.F, state.trees
+        state.idle = None if idle is None else idle.vectors()
+        state.ev = None if ev is None else ev.vectors()
+        state.val = None if val is None else val.vectors()
+        state.validation_split = self.__dict__.pop("_validation_split", None)
+        self._state_ = state
+        n_iter = len(trees)
+        self.engine_ = engine
+        self.loss_ = loss
+        self.init_ = f0
+        self.estimators_ = list(trees)
+        self.leaf_values_ = list(state.leaf_values)
+        self.n_iter_ = n_iter
+        self.step_ = lam
+        self.n_leaves_ = np.array([tree.n_leaves for tree in trees], dtype=np.intp)
+        self.alphas_ = alphas[:n_iter]
+        self.weights_ = model_weights(self.alphas_)
+        self.train_loss_ = np.asarray(state.train_loss)
+        self.eval_loss_ = None if ev is None else np.asarray(ev.losses)
+        self.validation_loss_ = None if val is None else np.asarray(val.losses)
+        self.train_time_ = np.asarray(state.times)
+        if idle is not None:  # the training rows in their order, weight 0 included
+            F_all = np.empty((len(keep),) + F.shape[1:])
+            F_all[keep], F_all[~keep] = F, idle.F
+            F = F_all
+        self.train_prediction_ = F
+        self.n_capped_steps_ = state.n_capped_steps
+
+    def _python_loop(self, fit, growing, authors_float, cst):
+        """The boosting iterations in Python: the reference of :mod:`proxboost._compiled_loop`
+        and the loop of every fit it does not take. ``growing``: the engine's keyword
+        arguments (weights, monotone constraints)."""
+        loss, algo, engine, Xp, y, w, lam, alphas, T, state, (idle, ev, val) = fit
         reporter = _VerboseReporter(self.verbose, T, ev is not None, val is not None)
         rng, history = state.rng, state.history
         F, H, delta = state.F, state.H, state.delta
@@ -491,32 +531,6 @@ class _BaseBoosting(BaseEstimator):
                     state.stopped = True
                     break
         state.F, state.H, state.delta = F, H, delta
-        state.idle = None if idle is None else idle.vectors()
-        state.ev = None if ev is None else ev.vectors()
-        state.val = None if val is None else val.vectors()
-        state.validation_split = self.__dict__.pop("_validation_split", None)
-        self._state_ = state
-        n_iter = len(trees)
-        self.engine_ = engine
-        self.loss_ = loss
-        self.init_ = f0
-        self.estimators_ = list(trees)
-        self.leaf_values_ = list(leaf_values)
-        self.n_iter_ = n_iter
-        self.step_ = lam
-        self.n_leaves_ = np.array([tree.n_leaves for tree in trees], dtype=np.intp)
-        self.alphas_ = alphas[:n_iter]
-        self.weights_ = model_weights(self.alphas_)
-        self.train_loss_ = np.asarray(train_loss)
-        self.eval_loss_ = None if ev is None else np.asarray(ev.losses)
-        self.validation_loss_ = None if val is None else np.asarray(val.losses)
-        self.train_time_ = np.asarray(times)
-        if idle is not None:  # the training rows in their order, weight 0 included
-            F_all = np.empty((len(keep),) + F.shape[1:])
-            F_all[keep], F_all[~keep] = F, idle.F
-            F = F_all
-        self.train_prediction_ = F
-        self.n_capped_steps_ = state.n_capped_steps
 
     def _leaf_values(self, loss, y, H, leaf_ids, n_leaves, w, fits, state, alphas, monotone=None):
         """The tree's line-searched, shrunk leaf values (a leaf whose fitted value is exactly 0

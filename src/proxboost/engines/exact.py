@@ -61,7 +61,10 @@ feature (sorted rows and values); per tree O(n) scratch and histograms for at mo
 An engine instance keeps per-fit scratch (not pickled) and must not grow two trees at once.
 """
 
+from collections import namedtuple
+
 import numpy as np
+from numba import njit
 from sklearn.utils import check_random_state
 
 from ._exact.binning import code_features
@@ -207,28 +210,8 @@ class ExactEngine:
         seed = int(random_state.randint(0, RAND_R_MAX))  # scikit-learn's splitter seed
         target = np.ascontiguousarray(target, dtype=np.float64)
         n, p = Xp.shape
-        max_depth = int(max_depth)
-        depth_cap = min(max_depth, max(n, 1))
-        max_nodes = max(min(2 ** (depth_cap + 1) - 1, 2 * n - 1), 1)
-        # histograms in use at once: the node being split, one scratch, and the pending nodes
-        # with a histogram on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
-        n_buf = min(depth_cap, n // (SMALL_NODE + 1)) + 3
-        shape = (n, n_buf, Xp.hist_size)
-        if self._work is None or self._work[0] != shape:
-            self._work = (
-                shape,
-                Scratch(
-                    rows=np.empty(n, np.int32),
-                    spare_rows=np.empty(n, np.int32),
-                    node_label=np.empty(n, np.int32),
-                    positive_part=np.empty(n),
-                    hist=np.empty((n_buf, Xp.hist_size)),
-                    bin_values=np.empty(n, np.float32),
-                    bin_targets=np.empty(n),
-                    bin_weights=np.empty(n),
-                ),
-            )
-        scratch = self._work[1]
+        depth_cap, max_nodes = _tree_size(n, max_depth)
+        scratch = self._scratch(Xp, depth_cap)
         if sample_weight is None:
             w, n_act = None, n  # rows and node labels are set by the compiled builder
         else:
@@ -256,3 +239,98 @@ class ExactEngine:
             idle = np.flatnonzero(leaf_ids < 0)
             leaf_ids[idle] = tree.apply(np.ascontiguousarray(Xp.X32[idle]))
         return leaf_ids, tree
+
+    def _scratch(self, Xp, depth_cap):
+        """The per-fit scratch of the trees of ``depth_cap`` on the prepared rows ``Xp`` (kept
+        between trees)."""
+        n = Xp.shape[0]
+        # histograms in use at once: the node being split, one scratch, and the pending nodes
+        # with a histogram on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
+        n_buf = min(depth_cap, n // (SMALL_NODE + 1)) + 3
+        shape = (n, n_buf, Xp.hist_size)
+        if self._work is None or self._work[0] != shape:
+            self._work = (
+                shape,
+                Scratch(
+                    rows=np.empty(n, np.int32),
+                    spare_rows=np.empty(n, np.int32),
+                    node_label=np.empty(n, np.int32),
+                    positive_part=np.empty(n),
+                    hist=np.empty((n_buf, Xp.hist_size)),
+                    bin_values=np.empty(n, np.float32),
+                    bin_targets=np.empty(n),
+                    bin_weights=np.empty(n),
+                ),
+            )
+        return self._work[1]
+
+    def compiled(self, Xp, max_depth, sample_weight=None):
+        """What the compiled boosting loop (:mod:`proxboost._compiled_loop`) needs to grow this
+        engine's trees without Python: ``(grow kernel, apply kernel, record, max_nodes)``.
+        ``sample_weight``: positive weights or None (rows of weight 0 are not supported)."""
+        n, p = Xp.shape
+        depth_cap, max_nodes = _tree_size(n, max_depth)
+        w = None if sample_weight is None else check_weight(sample_weight, n)
+        if w is not None and not (w > 0).all():
+            raise ValueError("the compiled loop takes positive weights only")
+        record = ExactLoop(
+            Xp.codes, self._scratch(Xp, depth_cap), w, depth_cap, max_nodes, np.zeros(p, np.int8)
+        )
+        return grow_in_loop, apply_in_loop, record, max_nodes
+
+    @staticmethod
+    def tree(nodes, n_leaves):
+        """The :class:`ExactTree` of the node arrays a compiled loop grew (``grow_in_loop``'s
+        order: feature, threshold, threshold bin (unused), left, right, leaf_of_node, gain,
+        missing)."""
+        feature, threshold, _, left, right, leaf_of_node, gain, missing = nodes
+        return ExactTree(feature, threshold, left, right, leaf_of_node, n_leaves, gain, missing)
+
+
+def _tree_size(n, max_depth):
+    """(depth cap, node capacity) of a tree of ``max_depth`` on n rows."""
+    depth_cap = min(int(max_depth), max(n, 1))
+    return depth_cap, max(min(2 ** (depth_cap + 1) - 1, 2 * n - 1), 1)
+
+
+#: The compiled loop's record of this engine (see ``ExactEngine.compiled``): the prepared rows'
+#: codes, the scratch, the positive weights (None: unit), the depth, the node capacity, and the
+#: (absent) monotone constraints.
+ExactLoop = namedtuple("ExactLoop", ["codes", "scratch", "w", "depth", "max_nodes", "monotonic"])
+
+
+@njit(cache=True, nogil=True)
+def grow_in_loop(engine, target, seed):
+    """``ExactEngine.grow`` inside the compiled loop (every row of positive weight): the node
+    arrays (feature, threshold, threshold bin (zeros), left, right, leaf_of_node, gain,
+    missing), every row's leaf id, and the number of leaves."""
+    scratch = engine.scratch
+    n = target.shape[0]
+    if engine.w is not None:  # rows and labels as ``grow`` sets them when every row takes part
+        for i in range(n):
+            scratch.rows[i] = i
+            scratch.node_label[i] = 0
+    feature, threshold, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grow(
+        engine.codes,
+        target,
+        engine.w,
+        scratch,
+        n,
+        engine.depth,
+        engine.max_nodes,
+        seed,
+        EPSILON,
+        FEATURE_THRESHOLD,
+        SMALL_NODE,
+        engine.monotonic,
+    )
+    bins = np.zeros(feature.shape[0], np.int32)
+    nodes = (feature, threshold, bins, left, right, leaf_of_node, gain, missing)
+    return nodes, leaf_ids, n_leaves
+
+
+@njit(cache=True, nogil=True)
+def apply_in_loop(engine, Xp, nodes):
+    """Leaf ids of the prepared rows ``Xp`` (float32) in the tree ``nodes`` (``grow_in_loop``)."""
+    feature, threshold, _, left, right, leaf_of_node, _, missing = nodes
+    return apply_tree(Xp, feature, threshold, left, right, leaf_of_node, missing)

@@ -90,8 +90,10 @@ from two threads. Neither is pickled.
 """
 
 import weakref
+from collections import namedtuple
 
 import numpy as np
+from numba import njit
 
 from ._hist.binning import fit_feature
 from ._hist.grower import grow_tree
@@ -264,27 +266,12 @@ class HistEngine:
         n = Xp.shape[0]
         if target.shape != (n,):
             raise ValueError(f"target has shape {target.shape}, expected ({n},)")
-        max_depth = int(max_depth)
-        max_nodes = max(min(2 ** (max_depth + 1) - 1, 2 * n - 1), 1)
-        stack_depth = min(max_depth, max(n, 1))
-        # histogram buffers in use at once: the node being split, one scratch, and the pending
-        # histogram nodes on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
-        n_buf = min(stack_depth, n // (SMALL_NODE + 1)) + 3
+        max_nodes, stack_depth = _tree_size(n, max_depth)
         w, active, idle, stats = self._rows_and_root_stats(Xp, sample_weight)
         n_act = len(active)
-        shape = (n, n_buf, len(stats))
-        if self._work is None or self._work[0] != shape:
-            self._work = (
-                shape,
-                Scratch(
-                    rows=np.empty(n, np.int32),
-                    spare_rows=np.empty(n, np.int32),
-                    hist=np.empty((n_buf, len(stats))),
-                ),
-            )
-        scratch = self._work[1]
+        scratch = self._scratch(n, stack_depth, len(stats))
         scratch.rows[:n_act] = active
-        binned = Binned(Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d, self.nan_bin_)
+        binned = self._binned(Xp)
         feature, thr, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grow_tree(
             binned,
             target,
@@ -311,6 +298,56 @@ class HistEngine:
             nodes = (feature, thr, left, right, leaf_of_node)
             label_rows(Xp, idle, nodes, missing, self.missing_bin_, leaf_ids)
         return leaf_ids, tree
+
+    def _binned(self, Xp):
+        return Binned(Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d, self.nan_bin_)
+
+    def _scratch(self, n, stack_depth, stats_size):
+        """The per-fit scratch of the trees (kept between trees of one shape)."""
+        # histogram buffers in use at once: the node being split, one scratch, and the pending
+        # histogram nodes on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
+        n_buf = min(stack_depth, n // (SMALL_NODE + 1)) + 3
+        shape = (n, n_buf, stats_size)
+        if self._work is None or self._work[0] != shape:
+            self._work = (
+                shape,
+                Scratch(
+                    rows=np.empty(n, np.int32),
+                    spare_rows=np.empty(n, np.int32),
+                    hist=np.empty((n_buf, stats_size)),
+                ),
+            )
+        return self._work[1]
+
+    def compiled(self, Xp, max_depth, sample_weight=None):
+        """What the compiled boosting loop (:mod:`proxboost._compiled_loop`) needs to grow this
+        engine's trees without Python: ``(grow kernel, apply kernel, record, max_nodes)``.
+        ``sample_weight``: positive weights or None (rows of weight 0 are not supported)."""
+        Xp = _as_bins(Xp)
+        n, p = Xp.shape
+        max_nodes, stack_depth = _tree_size(n, max_depth)
+        w, active, idle, stats = self._rows_and_root_stats(Xp, sample_weight)
+        if len(idle):
+            raise ValueError("the compiled loop takes positive weights only")
+        record = HistLoop(
+            self._binned(Xp),
+            self._scratch(n, stack_depth, len(stats)),
+            w,
+            active,
+            stack_depth,
+            max_nodes,
+            stats,
+            np.zeros(p, np.int8),
+            self.missing_bin_,
+        )
+        return grow_in_loop, apply_in_loop, record, max_nodes
+
+    def tree(self, nodes, n_leaves):
+        """The :class:`HistTree` of the node arrays a compiled loop grew (``grow_in_loop``'s
+        order: feature, threshold, threshold bin, left, right, leaf_of_node, gain, missing)."""
+        feature, threshold, thr, left, right, leaf_of_node, gain, missing = nodes
+        node_arrays = (feature, thr, left, right, leaf_of_node, missing, self.missing_bin_)
+        return HistTree(node_arrays, n_leaves, threshold, gain)
 
     def _rows_and_root_stats(self, Xp, sample_weight):
         """(weights or None, rows of positive weight, rows of weight 0, root weights and counts).
@@ -344,3 +381,62 @@ class HistEngine:
             weakref.ref(sample_weight) if isinstance(sample_weight, np.ndarray) else None
         )
         return self._rows
+
+
+def _tree_size(n, max_depth):
+    """(node capacity, stack depth) of a tree of ``max_depth`` on n rows."""
+    max_depth = int(max_depth)
+    return max(min(2 ** (max_depth + 1) - 1, 2 * n - 1), 1), min(max_depth, max(n, 1))
+
+
+#: The compiled loop's record of this engine (see ``HistEngine.compiled``).
+HistLoop = namedtuple(
+    "HistLoop",
+    [
+        "binned",  # Binned: the training rows' bins and the learned edges
+        "scratch",  # Scratch of the trees
+        "w",  # (n,) positive weights, or None (unit weights)
+        "active",  # (n,) int32: the rows taking part (all)
+        "depth",  # the stack depth
+        "max_nodes",  # node capacity of a tree
+        "stats",  # the root's weights and counts per bin
+        "monotonic",  # (p,) int8 zeros: no constraint
+        "missing_bin",  # (p,) the bin of each feature's missing values
+    ],
+)
+
+
+@njit(cache=True, nogil=True)
+def grow_in_loop(engine, target, seed):
+    """``HistEngine.grow`` inside the compiled loop (``seed`` unused: the engine is
+    deterministic): the node arrays (feature, threshold, threshold bin, left, right,
+    leaf_of_node, gain, missing), every row's leaf id, and the number of leaves."""
+    scratch = engine.scratch
+    n_act = engine.active.shape[0]
+    scratch.rows[:n_act] = engine.active
+    feature, thr, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grow_tree(
+        engine.binned,
+        target,
+        engine.w,
+        scratch,
+        n_act,
+        engine.depth,
+        engine.max_nodes,
+        EPSILON,
+        SMALL_NODE,
+        engine.stats,
+        engine.monotonic,
+    )
+    threshold = np.full(left.shape[0], np.nan)
+    for k in range(left.shape[0]):
+        if left[k] >= 0:
+            threshold[k] = engine.binned.edges[feature[k], thr[k]]
+    nodes = (feature, threshold, thr, left, right, leaf_of_node, gain, missing)
+    return nodes, leaf_ids, n_leaves
+
+
+@njit(cache=True, nogil=True)
+def apply_in_loop(engine, Xp, nodes):
+    """Leaf ids of the binned rows ``Xp`` in the tree ``nodes`` (``grow_in_loop``)."""
+    feature, _, thr, left, right, leaf_of_node, _, missing = nodes
+    return apply_tree(Xp, (feature, thr, left, right, leaf_of_node), missing, engine.missing_bin)

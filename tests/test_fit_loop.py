@@ -1,0 +1,123 @@
+"""The compiled boosting loop (``proxboost._compiled_loop``) gives the Python loop's numbers bit
+for bit: curves, predictions and every tree's leaf values, over losses, algorithms, engines,
+weights, tie rules, eval set, early stopping and warm start."""
+
+import numpy as np
+import pytest
+
+from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop
+from proxboost._compiled_loop import pairwise_sum
+
+ALGOS = ["gradient", "prox", "residual_prox", "accelerated_gradient", "accelerated_prox"]
+
+
+def _data(task, weighted, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(90, 4))
+    X[:, 3] = np.round(X[:, 3])  # a feature with few values (ties, exact-coded)
+    y = X[:, 0] + rng.standard_t(2, size=90)
+    if task == "classification":
+        y = np.where(y > 0, 1, -1)
+    w = rng.uniform(0.1, 2.0, size=90) if weighted else None
+    if weighted:
+        w[::7] = 0.0  # rows of weight 0: the replay of the idle rows
+    return X[:60], y[:60], w if w is None else w[:60], (X[60:], y[60:])
+
+
+def _fit(force_python, make, X, y, w, eval_set, monkeypatch):
+    monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", force_python)
+    return make().fit(X, y, sample_weight=w, eval_set=eval_set)
+
+
+def _assert_same(a, b, X_eval):
+    assert a.n_iter_ == b.n_iter_
+    assert np.array_equal(a.train_loss_, b.train_loss_)
+    assert np.array_equal(a.eval_loss_, b.eval_loss_)
+    if a.validation_loss_ is not None:
+        assert np.array_equal(a.validation_loss_, b.validation_loss_)
+    assert np.array_equal(a._raw_predict(X_eval), b._raw_predict(X_eval))
+    assert np.array_equal(a.train_prediction_, b.train_prediction_)
+    for c, d, s, t in zip(
+        a.leaf_values_, b.leaf_values_, a.estimators_, b.estimators_, strict=True
+    ):
+        assert np.array_equal(c, d)
+        assert np.array_equal(s.threshold, t.threshold, equal_nan=True)
+        assert np.array_equal(s.feature, t.feature)
+
+
+CASES = [
+    (loss, algo, engine, weighted, rule)
+    for loss in ["ls", "lad", "pinball", "hinge"]
+    for algo in ALGOS
+    for engine in ["exact", "hist"]
+    for weighted in [False, True]
+    for rule in ["midpoint", "authors"]
+    if not (loss == "ls" and rule == "authors")
+]
+
+
+@pytest.mark.parametrize("loss,algo,engine,weighted,rule", CASES)
+def test_compiled_loop_gives_the_python_loops_numbers(
+    loss, algo, engine, weighted, rule, monkeypatch
+):
+    task = "classification" if loss == "hinge" else "regression"
+    X, y, w, (Xe, ye) = _data(task, weighted)
+    est = BoostingClassifier if task == "classification" else BoostingRegressor
+    extra = {"tau": 0.3} if loss == "pinball" else {}
+
+    def make():
+        return est(
+            loss=loss,
+            algo=algo,
+            engine=engine,
+            tie_rule=rule,
+            n_estimators=25,
+            random_state=3,
+            step=0.5,
+            **extra,
+        )
+
+    a = _fit(True, make, X, y, w, (Xe, ye), monkeypatch)
+    b = _fit(False, make, X, y, w, (Xe, ye), monkeypatch)
+    _assert_same(a, b, Xe)
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist"])
+@pytest.mark.parametrize("loss", ["lad", "hinge"])
+def test_early_stopping_and_warm_start_match(engine, loss, monkeypatch):
+    task = "classification" if loss == "hinge" else "regression"
+    X, y, w, (Xe, ye) = _data(task, True, seed=1)
+    est = BoostingClassifier if task == "classification" else BoostingRegressor
+
+    def fits(force_python):
+        monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", force_python)
+        kw = dict(loss=loss, algo="accelerated_prox", engine=engine, random_state=0)
+        stopping = est(n_estimators=60, n_iter_no_change=3, tol=0.0, **kw).fit(
+            X, y, sample_weight=w, eval_set=(Xe, ye)
+        )
+        warm = est(
+            n_estimators=10,
+            warm_start=True,
+            algo="residual_prox",
+            engine=engine,
+            loss=loss,
+            random_state=0,
+        )
+        warm.fit(X, y, eval_set=(Xe, ye))
+        warm.set_params(n_estimators=25).fit(X, y, eval_set=(Xe, ye))
+        return stopping, warm
+
+    (a1, a2), (b1, b2) = fits(True), fits(False)
+    _assert_same(a1, b1, Xe)
+    _assert_same(a2, b2, Xe)
+    # one warm fit in two pieces is the fit at once, across the two loops too
+    monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", True)
+    once = est(n_estimators=25, algo="residual_prox", engine=engine, loss=loss, random_state=0)
+    _assert_same(once.fit(X, y, eval_set=(Xe, ye)), b2, Xe)
+
+
+def test_pairwise_sum_is_numpys_sum():
+    rng = np.random.default_rng(0)
+    for n in [*range(300), 1000, 1023, 1024, 1025, 8191, 8192, 8193, 100_003, 1_000_000]:
+        a = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)
+        assert pairwise_sum(a) == np.sum(a), n
