@@ -63,7 +63,7 @@ def test_code_map_lists_every_test_file_benchmark_and_script():
     listed = set(re.findall(r"`(test_\w+\.py)`", code_map))
     on_disk = {p.name for p in (REPO / "tests").glob("test_*.py")}
     assert listed == on_disk, (on_disk - listed, listed - on_disk)
-    for folder in ("benchmarks", "cluster"):
+    for folder in ("benchmarks", "experiments"):
         for path in sorted((REPO / folder).iterdir()):
             if path.suffix in (".py", ".sh"):
                 assert f"`{path.name}`" in code_map, f"{folder}/{path.name} is not in the code map"
