@@ -13,6 +13,10 @@ STAMP  := $(VENV)/.installed
 # same numbers everywhere (docs/results.md, "Same numbers on every machine"; run.py sets the same).
 export NPY_DISABLE_CPU_FEATURES ?= X86_V4 AVX512_ICL AVX512_SPR
 
+# `make -n results` (and `benchmark`) prints every command as before the scripts: their line is
+# run (+) with DRY_RUN=1, and a script then prints its run.py lines without running them.
+DRY_RUN = $(if $(findstring n,$(firstword -$(MAKEFLAGS))),1,)
+
 .PHONY: lint format test test-fast figures results datasets bench benchmark env clean slurm-check
 
 env: $(STAMP)
@@ -48,7 +52,8 @@ figures: $(STAMP)
 
 # Recompute every stored result into results/, resumably (finished runs are skipped): the named
 # experiments of conf/experiment/ (synthetic curves one fit at a time, then the real-world
-# sweeps), then claims.csv and SUMMARY.md. Add e.g. hydra/launcher=joblib to the -m lines by hand.
+# sweeps: the run.py lines of experiments/results.sh, each printed as it starts), then claims.csv
+# and SUMMARY.md. On Slurm: experiments/results_slurm.sh (docs/running.md).
 # Its first line writes results/manifest.csv, the computations the report waits for before it
 # reads a new numerics version (docs/results.md, "Reported version").
 # BUDGET=2h (45s, 90m, 1h30m): one deadline for all its commands, computed once when the first
@@ -59,27 +64,15 @@ results: private export PROXBOOST_DEADLINE = $(DEADLINE)
 results: private export PROXBOOST_RESUME = $(if $(BUDGET),make results BUDGET=$(BUDGET),)
 results: $(STAMP)
 	$(PY) -m proxboost.versions --write-manifest --results results
-	$(PY) run.py +experiment=intro
-	$(PY) run.py -m +experiment=intro_sensitivity
-	$(PY) run.py +experiment=convergence
-	$(PY) run.py +experiment=convergence_authors
-	$(PY) run.py +experiment=proximal_step
-	$(PY) run.py -m +experiment=paper
-	$(PY) run.py -m +experiment=paper_classification
-	$(PY) run.py -m +experiment=paper_forests
-	$(PY) run.py -m +experiment=engine_comparison_paper
-	$(PY) run.py -m +experiment=tie_rules
-	$(PY) run.py -m +experiment=quantile_levels
-	$(PY) run.py -m +experiment=quantile_intervals
-	$(PY) run.py -m +experiment=step_auto
+	@+PY=$(PY) DRY_RUN=$(DRY_RUN) bash experiments/results.sh
 	$(PY) -m proxboost.report --results results
 	$(PY) -m proxboost.budget summary
 
 # The quantile benchmark (docs/quantile_benchmark.md), not part of `results`: it runs once, after
-# the round's recompute, resumably; then its tables and figure from the stored rows.
+# the round's recompute, resumably (the run.py lines of experiments/benchmark.sh); then its tables
+# and figure from the stored rows.
 benchmark: $(STAMP)
-	$(PY) run.py -m +experiment=quantile_benchmark
-	$(PY) run.py -m +experiment=quantile_benchmark_large
+	@+PY=$(PY) DRY_RUN=$(DRY_RUN) bash experiments/benchmark.sh
 	$(PY) -m proxboost.benchmark_report --results results --out results/quantile_benchmark.md --figure figures/quantile_benchmark_ranks.png
 
 # Every real dataset's files (data and description) into data/; exit 1 if one with a verified
@@ -90,10 +83,10 @@ datasets: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_fit.py
 
-# The Slurm path end to end on a throw-away single-node cluster (cluster/slurm_check.sh):
+# The Slurm path end to end on a throw-away single-node cluster (experiments/slurm_check.sh):
 # needs root on Debian/Ubuntu (installs slurm-wlm and munge when missing), so not in `test`.
 slurm-check: $(STAMP)
-	PY=$(PY) bash cluster/slurm_check.sh
+	PY=$(PY) bash experiments/slurm_check.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -63,7 +63,7 @@ def test_code_map_lists_every_test_file_benchmark_and_script():
     listed = set(re.findall(r"`(test_\w+\.py)`", code_map))
     on_disk = {p.name for p in (REPO / "tests").glob("test_*.py")}
     assert listed == on_disk, (on_disk - listed, listed - on_disk)
-    for folder in ("benchmarks", "cluster"):
+    for folder in ("benchmarks", "experiments"):
         for path in sorted((REPO / folder).iterdir()):
             if path.suffix in (".py", ".sh"):
                 assert f"`{path.name}`" in code_map, f"{folder}/{path.name} is not in the code map"
@@ -85,3 +85,19 @@ def test_every_python_example_of_the_docs_runs(page, request, capsys):
     namespace = {}
     for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
         exec(compile(block, str(page.relative_to(REPO)), "exec"), namespace)
+
+
+def test_data_folder_tracks_only_its_readme():
+    """data/ is in a fresh clone by its README; the files runs and `make datasets` put there
+    (a dataset's folder, manifest.json) stay git-ignored."""
+    import shutil
+    import subprocess
+
+    assert (REPO / "data" / "README.md").is_file()
+    if not shutil.which("git") or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    paths = ["data/README.md", "data/engel/engel.csv", "data/manifest.json", "tests/data/x.csv"]
+    done = subprocess.run(
+        ["git", "check-ignore", "--no-index", *paths], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.stdout.split() == ["data/engel/engel.csv", "data/manifest.json"]

@@ -155,7 +155,14 @@ NOT_RUN = {
     "python -m proxboost.benchmark_report --results results --out <page> --figure <png>": (
         "a pattern (<page>, <png>); tests/test_quantile_benchmark.py runs its main on fake rows"
     ),
-    "make slurm-check": ("it needs root and installs slurm-wlm and munge (cluster/slurm_check.sh)"),
+    "make slurm-check": (
+        "it needs root and installs slurm-wlm and munge (experiments/slurm_check.sh)"
+    ),
+    "bash experiments/results_slurm.sh hydra.launcher.partition=<your partition>": (
+        "it needs a Slurm cluster and recomputes every stored result; a pattern (<your partition>);"
+        " its lines are those of experiments/results.sh, checked here, and it runs with DRY_RUN=1"
+        " in test_experiment_scripts_print_make_results"
+    ),
     "python benchmarks/bench_engines.py --sections memory": "a benchmark of several minutes",
     "python run.py -m hydra/launcher=slurm hydra.launcher.partition=<p> …": (
         "a pattern (…), not a command"
@@ -240,16 +247,21 @@ def test_readme_run_py_commands_compose():
     assert len(commands) >= 10
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
         for command in commands:
-            overrides = []
-            for a in _run_py_overrides(command):  # a sweep's first value
-                key, _, value = a.partition("=")
-                overrides.append(f"{key}={value if value.startswith('[') else value.split(',')[0]}")
-            cfg = compose(
-                config_name="config",
-                overrides=overrides,
-                return_hydra_config=any(o.startswith("hydra") for o in overrides),
-            )
-            assert cfg.loss.name and cfg.results_dir, command
+            _compose_first_job(compose, command)
+
+
+def _compose_first_job(compose, command):
+    """Compose the first job of a `python run.py` line (inside ``initialize_config_dir``)."""
+    overrides = []
+    for a in _run_py_overrides(command):  # a sweep's first value
+        key, _, value = a.partition("=")
+        overrides.append(f"{key}={value if value.startswith('[') else value.split(',')[0]}")
+    cfg = compose(
+        config_name="config",
+        overrides=overrides,
+        return_hydra_config=any(o.startswith("hydra") for o in overrides),
+    )
+    assert cfg.loss.name and cfg.results_dir, command
 
 
 def _covering_jobs(jobs):
@@ -367,3 +379,87 @@ def test_readme_numbers_of_the_workstation_sweep():
     depth_nu = len(cfg.grid.max_depth) * len(cfg.grid.learning_rate)
     assert (grid_g, grid_p) == (depth_nu, depth_nu * len(cfg.grid.step))
     assert (trees, splits) == (cfg.protocol.max_estimators, cfg.protocol.n_splits)
+
+
+# -- the launch scripts of experiments/ ---------------------------------------------------------
+#: Every script of experiments/ and how it is tested: its lines printed with DRY_RUN=1 here (and
+#: their run.py lines checked as the pages' are), or not run, and why.
+EXPERIMENT_SCRIPTS = {
+    "results.sh": "its lines printed here: those of `make results`, each run.py line checked",
+    "benchmark.sh": "its lines printed here: those of `make benchmark`, each composed",
+    "results_slurm.sh": "its lines printed here: those of `make results`, -m lines on Slurm",
+    "slurm_check.sh": "not run: it needs root and installs slurm-wlm and munge (make slurm-check)",
+}
+
+
+def _script_lines(name, *args, **env) -> list[str]:
+    done = subprocess.run(
+        ["bash", str(REPO / "experiments" / name), *args],
+        env={**os.environ, "PY": "python", "DRY_RUN": "1", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, (name, done.stderr)
+    return done.stdout.splitlines()
+
+
+def test_every_experiment_script_is_listed_and_parses():
+    on_disk = sorted(p.name for p in (REPO / "experiments").iterdir())
+    assert on_disk == sorted(EXPERIMENT_SCRIPTS), on_disk
+    for name in on_disk:
+        text = (REPO / "experiments" / name).read_text()
+        assert text.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in text, name
+        check = subprocess.run(["bash", "-n", str(REPO / "experiments" / name)])
+        assert check.returncode == 0, name
+
+
+def test_experiment_scripts_print_make_results():
+    """The scripts print (DRY_RUN=1) the run.py lines of `make results` and `make benchmark`, each
+    a command of the pages (so checked above); the Slurm variant the same commands in the same
+    order, its -m lines through the Slurm launcher."""
+    results = _script_lines("results.sh")
+    benchmark = _script_lines("benchmark.sh")
+    from hydra import compose, initialize_config_dir
+
+    assert all(line.startswith("python run.py ") for line in [*results, *benchmark])
+    assert set(results) <= set(readme_commands())  # docs/results.md lists them: checked above
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
+        for line in benchmark:  # docs/quantile_benchmark.md shows them with dry_run=true
+            _compose_first_job(compose, line)
+    assert len(results) == 13 and results[0] == "python run.py +experiment=intro"
+    manifest = "python -m proxboost.versions --write-manifest --results results"
+    report = "python -m proxboost.report --results results"
+    slurm = _script_lines("results_slurm.sh", "hydra.launcher.partition=p")
+    launcher = " hydra/launcher=slurm hydra.launcher.partition=p"
+    assert slurm == [
+        manifest,
+        *[line + launcher if " -m " in line else line for line in results],
+        report,
+    ]
+    assert _script_lines("benchmark.sh", MULTIRUN_OVERRIDES="a=1 b=2") == [
+        line + " a=1 b=2" for line in benchmark
+    ]
+
+
+def test_make_results_runs_the_script_between_manifest_and_summary():
+    """`make -n results`: the manifest line, the script (run with DRY_RUN=1, printing its lines),
+    the report, the budget summary last."""
+    import shutil
+
+    if not shutil.which("make"):
+        pytest.skip("no make")
+    dry = subprocess.run(
+        ["make", "-n", "results", "PY=python", "STAMP="],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.splitlines() == [
+        "python -m proxboost.versions --write-manifest --results results",
+        "PY=python DRY_RUN=1 bash experiments/results.sh",
+        *_script_lines("results.sh"),
+        "python -m proxboost.report --results results",
+        "python -m proxboost.budget summary",
+    ]

@@ -6,8 +6,8 @@
 # that is why it is not part of `make test`. Run from anywhere; everything it starts
 # (munged, slurmctld, slurmd) uses its own configuration, socket, state and logs in one
 # temporary folder and is stopped on exit. It refuses to run beside a Slurm already running.
-#   bash cluster/slurm_check.sh              # uses .venv/bin/python (`make env`)
-#   PY=/path/to/python KEEP=1 bash cluster/slurm_check.sh   # other Python; keep the folder
+#   bash experiments/slurm_check.sh              # uses .venv/bin/python (`make env`)
+#   PY=/path/to/python KEEP=1 bash experiments/slurm_check.sh   # other Python; keep the folder
 # Environment: PY (Python with proxboost installed), KEEP=1 (keep the temporary folder: logs,
 # slurm.conf, rows), SLURMCTLD_PORT / SLURMD_PORT (default 6817 / 6818).
 #
@@ -110,7 +110,7 @@ NCPU=$(nproc)
 MEM_MB=$(awk '/MemTotal/ {m = int($2 / 1024 / 2); print (m > 4096 ? 4096 : m)}' /proc/meminfo)
 export SLURM_CONF=$WORK/slurm.conf
 cat >"$SLURM_CONF" <<EOF
-# Single-node throw-away cluster of cluster/slurm_check.sh (no cgroups, no accounting).
+# Single-node throw-away cluster of experiments/slurm_check.sh (no cgroups, no accounting).
 ClusterName=proxboostcheck
 SlurmctldHost=$NODE(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
