@@ -38,7 +38,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import results
-from ._io import read_sealed
+from ._io import DamagedFileError, read_sealed
 
 __all__ = [
     "LEGACY_VERSION",
@@ -302,9 +302,15 @@ def cost_line(results_dir, cores: int | None = None) -> str:
 
 
 def _stored_versions(root: Path) -> set[int]:
+    """The numerics versions of the stored artifacts. A damaged file is skipped here without a
+    word: the readers that follow refuse it, naming it and the command that recomputes it."""
     found = set()
     for path in results.stored_files(root):
         if path.name.endswith(".predictions.csv") or path.name.startswith("data-"):
+            continue
+        try:
+            read_sealed(path)
+        except (DamagedFileError, OSError):
             continue
         found.add(_version(results.stored_identity(path)))
     return found
