@@ -237,7 +237,11 @@ def test_every_readme_command_is_run_checked_or_listed():
     if shutil.which("make"):
         for command in [c for c in commands if c.startswith("make ")]:
             dry = subprocess.run(
-                ["make", "-n", *command.split()[1:]], cwd=REPO, capture_output=True, text=True
+                ["make", "-n", *command.split()[1:]],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                env=_outside_make(),
             )
             assert dry.returncode == 0, (command, dry.stderr)
 
@@ -445,6 +449,12 @@ def test_experiment_scripts_print_make_results():
     ]
 
 
+def _outside_make():
+    """The environment of a shell outside make: under `make test` (CI runs it) the inherited
+    MAKELEVEL and MAKEFLAGS make a child make print "Entering directory" lines and flags."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+
+
 def test_make_results_runs_the_script_between_manifest_and_summary():
     """`make -n results`: the manifest line, the script (run with DRY_RUN=1, printing its lines),
     the report, the budget summary last."""
@@ -453,10 +463,11 @@ def test_make_results_runs_the_script_between_manifest_and_summary():
     if not shutil.which("make"):
         pytest.skip("no make")
     dry = subprocess.run(
-        ["make", "-n", "results", "PY=python", "STAMP="],
+        ["make", "--no-print-directory", "-n", "results", "PY=python", "STAMP="],
         cwd=REPO,
         capture_output=True,
         text=True,
+        env=_outside_make(),
     )
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.splitlines() == [
