@@ -59,7 +59,7 @@ figures: $(STAMP)
 # BUDGET=2h (45s, 90m, 1h30m): one deadline for all its commands, computed once when the first
 # starts; no split or curve is started after it (docs/results.md, "Running in pieces").
 # (computed by the system Python from the source file: the deadline must exist before .venv does)
-DEADLINE = $(eval DEADLINE := $(if $(BUDGET),$(shell $(PYTHON) src/proxboost/budget.py deadline '$(BUDGET)'),))$(DEADLINE)
+DEADLINE = $(eval DEADLINE := $(if $(BUDGET),$(shell $(PYTHON) src/proxboost/experiments/fits/deadline.py '$(BUDGET)'),))$(DEADLINE)
 results: private export PROXBOOST_DEADLINE = $(DEADLINE)
 results: private export PROXBOOST_RESUME = $(if $(BUDGET),make results BUDGET=$(BUDGET),)
 results: $(STAMP)

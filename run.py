@@ -9,8 +9,9 @@
     results/
     python run.py --cfg job                                      # the composed configuration
 
-Everything is done by :mod:`proxboost.cli` (checks, errors), :mod:`proxboost.interrupts`
-(Ctrl-C, SIGTERM) and :mod:`proxboost.pipeline` (the runs); this file only starts Hydra.
+Everything is done by :mod:`proxboost.experiments.launch.cli` (checks, errors),
+:mod:`proxboost.experiments.launch.interrupts` (Ctrl-C, SIGTERM) and
+:mod:`proxboost.experiments.fits.pipeline` (the runs); this file only starts Hydra.
 """
 
 import os
@@ -39,8 +40,8 @@ os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR"
 import hydra  # noqa: E402
 from omegaconf import DictConfig  # noqa: E402
 
-from proxboost.cli import main as run  # noqa: E402
-from proxboost.interrupts import interruptible  # noqa: E402
+from proxboost.experiments.launch.cli import main as run  # noqa: E402
+from proxboost.experiments.launch.interrupts import interruptible  # noqa: E402
 
 
 @hydra.main(version_base=None, config_path="conf", config_name="config")
@@ -51,7 +52,7 @@ def main(cfg: DictConfig):
 if __name__ == "__main__":
     import sys
 
-    from proxboost.cli import refuse_unknown_overrides
+    from proxboost.experiments.launch.cli import refuse_unknown_overrides
 
     unknown = refuse_unknown_overrides(sys.argv[1:])
     if unknown:  # one line, exit code 2, before Hydra composes anything

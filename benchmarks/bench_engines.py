@@ -38,8 +38,8 @@ import time
 import numpy as np
 
 from proxboost import BoostingClassifier, BoostingRegressor
-from proxboost.datasets import dataset_info, load_dataset
-from proxboost.protocol import split_indices
+from proxboost.experiments.datasets import dataset_info, load_dataset
+from proxboost.experiments.plan.protocol import split_indices
 
 DEPTH, NU, STEP = 3, 0.05, 1.0
 

@@ -22,7 +22,7 @@ from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.tree import DecisionTreeRegressor
 
 from proxboost import BoostingRegressor
-from proxboost.datasets import load_dataset
+from proxboost.experiments.datasets import load_dataset
 
 CASES = {"small": dict(n=400, d=100, T=1000), "large": dict(n=100_000, d=20, T=50)}
 

@@ -21,7 +21,7 @@ from proxboost import BoostingRegressor, _compiled_loop
 
 def _data():
     try:
-        from proxboost.datasets import load_dataset
+        from proxboost.experiments.datasets import load_dataset
 
         X, y, _ = load_dataset("crabs", download=False)
         source = "crabs"

@@ -12,7 +12,7 @@ and maximum over the test rows) and the relative change of the test loss. With
 ``--write-docs`` the table, date, load and commit go into ``docs/estimators.md`` between the
 ``bench-step-auto-scale`` markers.
 
-With ``--dataset bostonhousing`` (a dataset of ``proxboost.datasets``) the same on
+With ``--dataset bostonhousing`` (a dataset of ``proxboost.experiments.datasets``) the same on
 ``--splits`` random 75/25 splits of it: the mean and largest absolute test-loss change.
 
 Usage: ``python benchmarks/bench_step_auto_scale.py [--dataset NAME] [--splits 5]
@@ -92,7 +92,7 @@ def main():
         "|---|---|---|---|---|---|\n" + "\n".join(rows)
     )
     if args.dataset:
-        from proxboost.datasets import load_dataset
+        from proxboost.experiments.datasets import load_dataset
 
         Xd, yd = load_dataset(args.dataset)[:2]
         Xd, yd = np.asarray(Xd, dtype=float), np.asarray(yd, dtype=float)

@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from proxboost import BoostingClassifier, BoostingRegressor
-from proxboost.datasets import dataset_info, is_available, load_dataset
+from proxboost.experiments.datasets import dataset_info, is_available, load_dataset
 
 DATASETS = [
     "whitewine",

@@ -14,8 +14,8 @@ import argparse
 import numpy as np
 
 from proxboost import BoostingClassifier, BoostingRegressor
-from proxboost.curves import synthetic_split
-from proxboost.datasets import load_dataset
+from proxboost.experiments.datasets import load_dataset
+from proxboost.experiments.fits.curves import synthetic_split
 
 SETTINGS = [  # (dataset, loss, depth, T)
     ("sines", "lad", 2, 500),

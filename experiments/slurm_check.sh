@@ -165,7 +165,7 @@ SWEEP2=(loss=ls,lad algo=residual_gradient,residual_prox protocol.n_splits=6
         dataset.params.n_samples=5000 protocol.max_estimators=1000)
 
 # check.py <results_dir> <losses> <algos> <n_splits> <mode>: the rows stored under results_dir,
-# read through proxboost.results.load. mode=complete: every (loss, algo, split) exactly once;
+# read through proxboost.experiments.store.results.load. mode=complete: every (loss, algo, split) exactly once;
 # mode=partial: each at most once, some but not all stored; mode=wait: wait until that holds
 # and a job has stored some of its rows but not all (it is running), or until half the rows
 # are stored (at most 15 min). Prints "<stored>/<expected>" and writes each row's creation time and fit
@@ -174,7 +174,7 @@ CHECK=$WORK/check.py
 cat >"$CHECK" <<'EOF'
 import collections, itertools, json, math, sys, time
 from pathlib import Path
-from proxboost.results import load
+from proxboost.experiments.store.results import load
 
 root, losses, algos, n_splits, mode = sys.argv[1:]
 expected = {(l, a, k) for l, a, k in itertools.product(

@@ -99,7 +99,7 @@ def synthetic_data():
     """``synthetic_data(name, n, d, seed) -> (X, y)``: the paper's ``regression`` or
     ``classification`` model drawn by the package's generator (n, d None: the model's sizes;
     classification needs d >= 18)."""
-    from proxboost.datasets import load_dataset
+    from proxboost.experiments.datasets import load_dataset
 
     def draw(name: str, n: int, d: int, seed: int = 0):
         X, y, _ = load_dataset(name, random_state=seed, n_samples=n, n_features=d)
@@ -317,7 +317,8 @@ def compare_trees():
 
 @pytest.fixture
 def curve_frame():
-    """Build one stored synthetic curve (the columns :func:`proxboost.results.load_curves` returns).
+    """Build one stored synthetic curve (the columns
+    :func:`proxboost.experiments.store.results.load_curves` returns).
 
     ``curve_frame(experiment, loss, algo, depth, train, test=None, step=None, seed=0, tie_rule=None,
     seconds=None, n_leaves=None, learning_rate=0.05)``; ``train`` (and ``test``) give C(f_t) for t =

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from proxboost.analysis import (
+from proxboost.experiments.claims.analysis import (
     compare,
     hodges_lehmann,
     holm,

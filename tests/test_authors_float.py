@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from proxboost.boosting import BoostingClassifier, BoostingRegressor
-from proxboost.curves import synthetic_split
-from proxboost.datasets import load_dataset
+from proxboost.experiments.datasets import load_dataset
+from proxboost.experiments.fits.curves import synthetic_split
 from proxboost.losses import make_loss
 
 DATA = Path(__file__).resolve().parent / "data" / "authors_float"
@@ -159,9 +159,9 @@ def test_adding_the_rule_to_intro_sensitivity_keeps_the_stored_runs_of_the_other
     before, planned here at that version)."""
     from test_curves import ROOT, _specs
 
-    from proxboost import results as store
-    from proxboost.curves import is_stored
-    from proxboost.versions import reported_version
+    from proxboost.experiments.plan.curves_plan import is_stored
+    from proxboost.experiments.plan.versions import reported_version
+    from proxboost.experiments.store import results as store
 
     results = ROOT / "results"
     if not (results / "synthetic" / "intro").is_dir():

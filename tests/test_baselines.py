@@ -14,11 +14,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from proxboost.baselines import HistGradientBoostingMethod, LightGBMMethod
+from proxboost.experiments.fits.pipeline import run_experiment, run_protocol
+from proxboost.experiments.plan.baselines import HistGradientBoostingMethod, LightGBMMethod
+from proxboost.experiments.plan.methods import Algo, make_method
+from proxboost.experiments.plan.protocol import ProtocolError, split_indices
 from proxboost.losses import make_loss
-from proxboost.methods import Algo, make_method
-from proxboost.pipeline import run_experiment, run_protocol
-from proxboost.protocol import ProtocolError, split_indices
 
 REPO = Path(__file__).resolve().parents[1]
 T_MAX = 25
@@ -244,12 +244,12 @@ def test_bad_settings_refused_when_built(algo, loss, options, match):
     ],
 )
 def test_bad_values_refused_before_any_fit(tmp_path, monkeypatch, algo, options, match):
-    import proxboost.pipeline
+    import proxboost.experiments.fits.pipeline
 
     def no_data(*args, **kwargs):  # pragma: no cover - reached only if validation comes too late
         raise AssertionError("data loaded before the settings were checked")
 
-    monkeypatch.setattr(proxboost.pipeline, "load_dataset", no_data)
+    monkeypatch.setattr(proxboost.experiments.fits.pipeline, "load_dataset", no_data)
     with pytest.raises(ProtocolError, match=match):
         run_experiment(
             dataset="synthetic",

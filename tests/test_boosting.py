@@ -13,7 +13,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 from proxboost import BoostingClassifier, BoostingRegressor
-from proxboost.boosting import ALGOS, model_weights, nesterov_alphas
+from proxboost._fit_loop import model_weights, nesterov_alphas
+from proxboost.boosting import ALGOS
 from proxboost.losses import make_loss
 
 REG_LOSSES = ["ls", "lad", "pinball"]
@@ -538,10 +539,10 @@ def test_n_iter_without_early_stopping(reg_data):
 
 
 def test_early_stopping_bad_input_before_any_tree(monkeypatch):
-    import proxboost.boosting as boosting
+    import proxboost._fit_loop as _fit_loop
 
     monkeypatch.setattr(
-        boosting, "make_engine", lambda name: pytest.fail("a tree engine was built")
+        _fit_loop, "make_engine", lambda name: pytest.fail("a tree engine was built")
     )
     X = np.random.RandomState(0).normal(size=(40, 2))
     y = np.array([0] * 39 + [1])  # one row of class 1: no stratified validation part with both
@@ -754,10 +755,10 @@ def test_clone_gridsearch_pipeline_pickle(reg_data):
     ],
 )
 def test_bad_parameters_raise_before_any_tree(Est, params, match, monkeypatch):
-    import proxboost.boosting as boosting
+    import proxboost._fit_loop as _fit_loop
 
     monkeypatch.setattr(
-        boosting, "make_engine", lambda name: pytest.fail("a tree engine was built")
+        _fit_loop, "make_engine", lambda name: pytest.fail("a tree engine was built")
     )
     X = np.random.RandomState(0).normal(size=(20, 2))
     y = np.arange(20.0) if Est is BoostingRegressor else np.arange(20) % 2
@@ -777,10 +778,10 @@ def test_bad_parameters_raise_before_any_tree(Est, params, match, monkeypatch):
     ],
 )
 def test_bad_sample_weight_raises_before_any_tree(Est, weights, match, monkeypatch):
-    import proxboost.boosting as boosting
+    import proxboost._fit_loop as _fit_loop
 
     monkeypatch.setattr(
-        boosting, "make_engine", lambda name: pytest.fail("a tree engine was built")
+        _fit_loop, "make_engine", lambda name: pytest.fail("a tree engine was built")
     )
     X = np.random.RandomState(0).normal(size=(20, 2))
     y = np.arange(20.0) if Est is BoostingRegressor else np.arange(20) % 2
@@ -790,10 +791,10 @@ def test_bad_sample_weight_raises_before_any_tree(Est, weights, match, monkeypat
 
 @pytest.mark.parametrize("bad", ["inf_X", "nan_y", "inf_y"])  # NaN in X: missing values
 def test_non_finite_input_raises(bad, monkeypatch):
-    import proxboost.boosting as boosting
+    import proxboost._fit_loop as _fit_loop
 
     monkeypatch.setattr(
-        boosting, "make_engine", lambda name: pytest.fail("a tree engine was built")
+        _fit_loop, "make_engine", lambda name: pytest.fail("a tree engine was built")
     )
     X = np.random.RandomState(0).normal(size=(20, 2))
     y = np.arange(20.0)

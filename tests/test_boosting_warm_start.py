@@ -110,7 +110,7 @@ def test_warm_start_stays_out_of_the_stored_identities():
     import json
     from pathlib import Path
 
-    from proxboost.methods import estimator_options
+    from proxboost.experiments.plan.methods import estimator_options
 
     stored = sorted(
         Path(__file__).parents[1].glob("results/paper/*/*/*/lad/prox/exact/*/split-00.csv")

@@ -124,9 +124,9 @@ def _raw(est, X):
 
 def _fit_logged(est, monkeypatch, X, y, **fit_kw):
     """Fit, recording the target and weights given to each tree."""
-    import proxboost.boosting as boosting
+    import proxboost._fit_loop as _fit_loop
 
-    log, make = [], boosting.make_engine
+    log, make = [], _fit_loop.make_engine
 
     def spy(name):
         engine = make(name)
@@ -139,9 +139,9 @@ def _fit_logged(est, monkeypatch, X, y, **fit_kw):
         engine.grow = logged
         return engine
 
-    monkeypatch.setattr(boosting, "make_engine", spy)
+    monkeypatch.setattr(_fit_loop, "make_engine", spy)
     est.fit(X, y, **fit_kw)
-    monkeypatch.setattr(boosting, "make_engine", make)
+    monkeypatch.setattr(_fit_loop, "make_engine", make)
     return est, log
 
 

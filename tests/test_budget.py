@@ -1,6 +1,7 @@
-"""A computation in pieces (proxboost.budget): budget spellings, a deadline that passes mid-sweep
-(nothing new started, the rows stored intact and complete, the rerun computes only the missing
-ones), a sweep killed outright, the estimate lines and the last lines of ``make results``.
+"""A computation in pieces (proxboost.experiments.launch.budget): budget spellings, a deadline that
+passes mid-sweep (nothing new started, the rows stored intact and complete, the rerun computes only
+the missing ones), a sweep killed outright, the estimate lines and the last lines of ``make
+results``.
 """
 
 import os
@@ -12,7 +13,9 @@ import time
 import pytest
 from conftest import run_py_command, run_py_env
 
-from proxboost import budget, pipeline, results
+from proxboost.experiments.fits import pipeline
+from proxboost.experiments.launch import budget
+from proxboost.experiments.store import results
 
 RUN = dict(
     dataset="regression",
@@ -76,7 +79,7 @@ def test_a_deadline_passing_mid_sweep_starts_nothing_new_and_the_rerun_computes_
         return stored[-1]
 
     monkeypatch.setattr(results, "write_row", write_and_count)
-    monkeypatch.setattr(budget, "expired", lambda when: when is not None and bool(stored))
+    monkeypatch.setattr(pipeline, "expired", lambda when: when is not None and bool(stored))
     df = pipeline.execute(run, n_jobs=1, progress=False, deadline=1.0)
     assert sorted(df["split"]) == [0, 1] and len(stored) == 2
     assert df["test_loss"].notna().all() and df["fit_seconds"].gt(0).all()  # complete rows
@@ -241,7 +244,7 @@ def test_a_sweep_killed_outright_leaves_intact_rows_and_the_rerun_computes_only_
 
 def test_module_runs_as_a_command():
     out = subprocess.run(
-        [sys.executable, "-m", "proxboost.budget", "deadline", "1h"],
+        [sys.executable, "-m", "proxboost.experiments.launch.budget", "deadline", "1h"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -250,7 +253,8 @@ def test_module_runs_as_a_command():
 
 
 def test_curves_start_none_after_the_deadline_and_are_estimated_from_stored_ones(tmp_path):
-    from proxboost.curves import RunSpec, curve_path, is_stored, run_curves
+    from proxboost.experiments.fits.curves import run_curves
+    from proxboost.experiments.plan.curves_plan import RunSpec, curve_path, is_stored
 
     specs = [
         RunSpec("pieces", "regression", "lad", "gradient", 2, 0.1, 5, seed=s, dataset_params={})
@@ -276,7 +280,7 @@ def test_curves_start_none_after_the_deadline_and_are_estimated_from_stored_ones
 
 def test_make_results_computes_its_deadline_before_the_environment_exists():
     """`make results BUDGET=2h` on a fresh clone evaluates the deadline before `.venv` exists:
-    the Makefile runs budget.py as a script with the system Python, which needs no installed
+    the Makefile runs fits/deadline.py as a script with the system Python, which needs no installed
     package (here: no site-packages at all, `-S`)."""
     import subprocess
     import sys
@@ -284,15 +288,14 @@ def test_make_results_computes_its_deadline_before_the_environment_exists():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    assert "$(PYTHON) src/proxboost/budget.py deadline" in (root / "Makefile").read_text()
-    script = root / "src" / "proxboost" / "budget.py"
-    now = time.time()
-    out = subprocess.run(
-        [sys.executable, "-S", str(script), "deadline", "90m"], capture_output=True, text=True
+    assert (
+        "$(PYTHON) src/proxboost/experiments/fits/deadline.py '$(BUDGET)'"
+        in (root / "Makefile").read_text()
     )
+    script = root / "src" / "proxboost" / "experiments" / "fits" / "deadline.py"
+    now = time.time()
+    out = subprocess.run([sys.executable, "-S", str(script), "90m"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert now + 5400 <= float(out.stdout) <= time.time() + 5400
-    bad = subprocess.run(
-        [sys.executable, "-S", str(script), "deadline", "2x"], capture_output=True, text=True
-    )
+    bad = subprocess.run([sys.executable, "-S", str(script), "2x"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stdout.strip() == "invalid"

@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proxboost.analysis import protocol_units
-from proxboost.claims import (
+from proxboost.experiments.claims import (
     CLAIMS_COLUMNS,
     STATEMENTS,
     Curve,
@@ -29,6 +28,7 @@ from proxboost.claims import (
     mixed_up,
     scope,
 )
+from proxboost.experiments.claims.analysis import protocol_units
 
 T = 1000
 t = np.arange(T + 1)
@@ -596,7 +596,7 @@ def test_scope_order_and_bad_keys():
 
 
 def test_noise_read_from_the_run_identity(curve_frame):
-    from proxboost.claims import with_noise_column
+    from proxboost.experiments.claims import with_noise_column
 
     df = curve_frame("intro", "lad", "gradient", 2, np.linspace(1, 0.5, 11))
     df["identity"] = (
@@ -621,7 +621,7 @@ def test_classification_statements_use_the_loss_independent_rows_under_both_loss
 
 # -- identical curves ------------------------------------------------------------------------------
 def test_first_difference():
-    from proxboost.claims import first_difference
+    from proxboost.experiments.claims import first_difference
 
     a = _decay(0.01)
     assert first_difference(a, a.copy()) is None
@@ -650,7 +650,7 @@ def _level_crossings_by_loop(a, b):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_identity_over_the_levels_matches_a_brute_force(seed):
-    from proxboost.claims.criteria import same_over_levels
+    from proxboost.experiments.claims.criteria import same_over_levels
 
     rng = np.random.default_rng(seed)
     rate = rng.uniform(0.004, 0.03)
@@ -771,7 +771,7 @@ def test_identical_mixed_up_window(curve_frame):
 
 # -- readings of an open scope ---------------------------------------------------------------------
 def test_reading_filters_cells_by_their_scope():
-    from proxboost.claims import EVERY_CELL, Reading, reading
+    from proxboost.experiments.claims import EVERY_CELL, Reading, reading
 
     hinge = reading("hinge", "why", loss=("hinge",))
     assert hinge.admits("loss=hinge;dataset=spam;metric=loss")
@@ -849,7 +849,9 @@ def _holm(p):
 def test_a_real_world_reading_holm_adjusts_over_its_own_cells(classification_rows):
     from scipy.stats import wilcoxon
 
-    from proxboost.claims.realworld import judge_ap_beats_g_and_ag_classification as judge_6h
+    from proxboost.experiments.claims.realworld import (
+        judge_ap_beats_g_and_ag_classification as judge_6h,
+    )
 
     raw = classification_rows()
     ap = (raw["algo"] == "accelerated_prox") & (raw["loss"] == "exponential")
@@ -880,8 +882,8 @@ def test_a_real_world_reading_holm_adjusts_over_its_own_cells(classification_row
 
 
 def test_every_real_world_judge_judges_only_the_cells_its_reading_keeps(classification_rows):
-    from proxboost.claims import Reading
-    from proxboost.claims.statements import REAL_WORLD
+    from proxboost.experiments.claims import Reading
+    from proxboost.experiments.claims.statements import REAL_WORLD
 
     methods = (
         "gradient",

@@ -1,8 +1,8 @@
-"""The command line of ``run.py`` (proxboost.cli): a config → the pipeline's arguments (the loss,
-algo and engine built by their options, the folders named from Hydra's record of the chosen
-options), user errors in one line with exit code 2 before any fit, for one run and for a whole
-sweep, the results folder's writability check, the dry run, and ``run.py`` end to end (a whole
-run, reuse only of the same computation, resume after a kill, launchers).
+"""The command line of ``run.py`` (proxboost.experiments.launch.cli): a config → the pipeline's
+arguments (the loss, algo and engine built by their options, the folders named from Hydra's record
+of the chosen options), user errors in one line with exit code 2 before any fit, for one run and for
+a whole sweep, the results folder's writability check, the dry run, and ``run.py`` end to end (a
+whole run, reuse only of the same computation, resume after a kill, launchers).
 
 Runs ``run.py`` in subprocesses with tiny settings (grid=smoke, few splits, small T_max); results
 and Hydra folders live in ``tmp_path`` (conftest's ``run_py`` and ``run_dirs``). Real datasets
@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from conftest import run_py_command, run_py_env
 
-from proxboost import results
-from proxboost.cli import check_writable, run_arguments
+from proxboost.experiments.fits.pipeline import plan_run
+from proxboost.experiments.launch.cli import check_writable, run_arguments
+from proxboost.experiments.plan.methods import Algo, Engine
+from proxboost.experiments.store import results
+from proxboost.experiments.store.results import identity_hash
 from proxboost.losses import Pinball
-from proxboost.methods import Algo, Engine
-from proxboost.pipeline import plan_run
-from proxboost.results import identity_hash
 
 
 # -- a config → the pipeline's arguments ---------------------------------------------------------
@@ -104,7 +104,8 @@ def test_without_hydras_record_the_folders_are_the_options_names(compose):
         (["+engine.threads=2"], "engine 'exact': "),
         (
             ["algo._target_=builtins.dict"],
-            "algo 'prox': its _target_ must be proxboost.methods.Algo (it built a dict)",
+            "algo 'prox': its _target_ must be proxboost.experiments.plan.methods.Algo"
+            " (it built a dict)",
         ),
     ],
 )

@@ -9,8 +9,8 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from proxboost.engines import ENGINES
+from proxboost.experiments.plan.methods import ALGOS, Algo, Engine
 from proxboost.losses import make_loss
-from proxboost.methods import ALGOS, Algo, Engine
 
 REPO = Path(__file__).resolve().parents[1]
 

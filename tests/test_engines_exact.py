@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeRegressor
 
-from proxboost import BoostingClassifier, BoostingRegressor, boosting
+from proxboost import BoostingClassifier, BoostingRegressor, _fit_loop
 from proxboost.engines import ExactEngine, SklearnEngine, make_engine
 from proxboost.engines.exact import FEATURE_THRESHOLD, MAX_CODES
 
@@ -63,7 +63,7 @@ class _Twin(SklearnEngine):
 
 def _run_twin(monkeypatch, compare_trees, Est, X, y, loss, algo, depth, n_estimators, seed=0):
     twin = _Twin(compare_trees)
-    monkeypatch.setattr(boosting, "make_engine", lambda name: twin)
+    monkeypatch.setattr(_fit_loop, "make_engine", lambda name: twin)
     Est(
         loss=loss,
         algo=algo,
@@ -118,8 +118,8 @@ REAL = ["whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer", "a
 
 
 def _real(name, mirror):
-    from proxboost.datasets import DatasetUnavailableError, dataset_info, load_dataset
-    from proxboost.protocol import split_indices
+    from proxboost.experiments.datasets import DatasetUnavailableError, dataset_info, load_dataset
+    from proxboost.experiments.plan.protocol import split_indices
 
     try:
         X, y, _ = load_dataset(name, mirror=mirror)

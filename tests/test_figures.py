@@ -11,10 +11,12 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PolyCollection
 
-from proxboost import figures
-from proxboost.claims import STATEMENTS, judge
-from proxboost.naming import METHOD_ORDER
-from proxboost.results import write_row
+from proxboost.experiments.claims import STATEMENTS, judge
+from proxboost.experiments.report import figures
+from proxboost.experiments.report.figures import common as figure_common
+from proxboost.experiments.report.figures import realworld as figure_panels
+from proxboost.experiments.store.naming import METHOD_ORDER
+from proxboost.experiments.store.results import write_row
 
 T = 60
 STEPS = (0.01, 0.1, 1.0, 10.0, 100.0)
@@ -250,7 +252,7 @@ def test_claims_figure_has_one_row_per_statement(curves, real):
     assert [t.get_text() for t in ax.get_yticklabels()] == list(reversed(STATEMENTS))
     top = claims[claims["scope"] == "all"].set_index("id")["verdict"]
     colors = {p.get_label().split()[1]: mpl.colors.to_hex(p.get_facecolor()) for p in verdict_bars}
-    assert all(colors[sid] == figures.VERDICT_COLORS[v] for sid, v in top.items())
+    assert all(colors[sid] == figure_common.VERDICT_COLORS[v] for sid, v in top.items())
 
 
 def test_saved_files_have_no_date_or_software_and_are_reproducible(curves, tmp_path):
@@ -318,7 +320,7 @@ def test_intro_draws_the_predictions_of_the_drawn_run(curves):
 
 
 def test_hinge_error_panels_show_the_loss_independent_methods(classification_rows):
-    from proxboost.analysis import rows_per_dataset
+    from proxboost.experiments.claims.analysis import rows_per_dataset
 
     raw = classification_rows()
     rows, _ = rows_per_dataset(raw)
@@ -361,7 +363,7 @@ def test_symlog_panels_keep_every_point_inside_the_axes_with_ticks_at_zero_and_d
     ]
     fig, ax = plt.subplots()
     try:
-        figures._strip_box(ax, groups)
+        figure_panels._strip_box(ax, groups)
         assert ax.get_yscale() == "symlog"
         to_axes = ax.transData + ax.transAxes.inverted()  # data -> axes fraction (0 bottom, 1 top)
         top = to_axes.transform([[0, 98.0]])[0, 1]

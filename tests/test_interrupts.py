@@ -1,6 +1,7 @@
-"""Interrupts (proxboost.interrupts): Ctrl-C or SIGTERM → one line, exit code 130, no traceback or
-warning, no process, named semaphore, memory-mapping folder or row claim left behind, the rerun
-finishes; a launcher worker between jobs leaves quietly; an interrupted loky pool is torn down.
+"""Interrupts (proxboost.experiments.launch.interrupts): Ctrl-C or SIGTERM → one line, exit code
+130, no traceback or warning, no process, named semaphore, memory-mapping folder or row claim left
+behind, the rerun finishes; a launcher worker between jobs leaves quietly; an interrupted loky pool
+is torn down.
 
 Runs ``run.py`` in subprocesses with tiny settings; results and Hydra directories live in
 ``tmp_path``.
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import run_py_command, run_py_env
 
-from proxboost import results
+from proxboost.experiments.store import results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,7 +26,7 @@ def test_the_interrupt_line_counts_the_rows_and_curves_stored_since_the_start(
     tmp_path, monkeypatch, capsys
 ):
     # the count of a sweep whose jobs run in other processes: files in the sweep's folders
-    from proxboost import interrupts
+    from proxboost.experiments.launch import interrupts
 
     experiment = tmp_path / "synthetic" / "intro"
     sweep = interrupts.Interrupts(experiments=[experiment])
@@ -59,7 +60,7 @@ def test_a_launcher_worker_between_jobs_leaves_quietly_on_an_interrupt(monkeypat
     # a joblib-launcher worker whose job has ended waits in loky's loop for the next one; an
     # interrupt there must end it (nothing to stop or release), not raise inside loky's loop,
     # which prints a traceback; during a job it raises, so that the job stops its fits
-    from proxboost import cli, interrupts
+    from proxboost.experiments.launch import cli, interrupts
 
     class Left(Exception):
         pass
@@ -97,7 +98,7 @@ def test_an_interrupted_pool_is_torn_down_before_the_interpreter_exits():
     # thread, so no daemon thread is cut off at exit while releasing a named semaphore
     from joblib.externals.loky import get_reusable_executor
 
-    from proxboost.interrupts import Interrupts
+    from proxboost.experiments.launch.interrupts import Interrupts
 
     executor = get_reusable_executor(max_workers=2)
     for _ in range(8):
@@ -175,7 +176,9 @@ def _interrupt(tmp_path, args, sig, whole_group):
     assert not _shm_entries(group, since=started), (
         f"left in /dev/shm: {_shm_entries(group, since=started)}"
     )
-    assert not list(res.rglob("*.claim")), "claims left behind"  # proxboost._split_claims
+    assert not list(res.rglob("*.claim")), (
+        "claims left behind"
+    )  # proxboost.experiments.store.row_claims
     return text, proc.returncode, latency, len(list(res.rglob("split-*.csv")))
 
 

@@ -1,8 +1,8 @@
-"""A full disk or a lost permission (proxboost._io_errors), wherever it is met — the command's
-own process, a joblib-launcher worker, a Slurm job (submitit's local launcher runs the same
-path), Hydra's .hydra/ files, its log files and multirun.yaml, /dev/shm: one line naming the
-file, its file system and the free space, with the fix; exit code 2; no partial file; no
-"--- Logging error ---" block, traceback or Hydra error line.
+"""A full disk or a lost permission (proxboost.experiments.system.io_errors), wherever it is met —
+the command's own process, a joblib-launcher worker, a Slurm job (submitit's local launcher runs the
+same path), Hydra's .hydra/ files, its log files and multirun.yaml, /dev/shm: one line naming the
+file, its file system and the free space, with the fix; exit code 2; no partial file; no "---
+Logging error ---" block, traceback or Hydra error line.
 
 The faults are injected in every process of the command by tests/fault_injection/sitecustomize.py
 (ENOSPC after half of a write, EACCES at an open or mkdir, ENOSPC at a named semaphore).
@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import run_py_command, run_py_env
 
-from proxboost import _io_errors, results
+from proxboost.experiments.store import results
+from proxboost.experiments.system import io_errors
 
 FAULTS = Path(__file__).with_name("fault_injection")
 
@@ -111,7 +112,7 @@ CASES = [
         "/dev/shm semaphore, command",
         {"errno": "ENOSPC", "path": "*", "at": "semaphore"},
         ["algo=prox", "n_jobs=2"],
-        _io_errors.SEMAPHORES,
+        io_errors.SEMAPHORES,
         "command",
     ),
     (
@@ -161,7 +162,7 @@ CASES = [
         "/dev/shm semaphore, command, permission",
         {"errno": "EACCES", "path": "*", "at": "semaphore"},
         ["-m", "algo=prox,gradient", "hydra/launcher=joblib"],  # the launcher's own pool
-        _io_errors.SEMAPHORES,
+        io_errors.SEMAPHORES,
         "command",
     ),
     (
@@ -230,7 +231,7 @@ def test_a_full_disk_or_a_lost_permission_is_one_line_and_exit_code_2(
 ):
     pid, code, out, err, met = _run_with_fault(tmp_path, fault, *args)
     assert met, f"the fault was never met: {err}{out}"
-    assert code == _io_errors.EXIT_STORAGE, err + out
+    assert code == io_errors.EXIT_STORAGE, err + out
     line = _the_line(err, out)
     file = re.match(r"error: cannot write (.+?): ", line).group(1)
     pattern = named if named.startswith("/") else str(tmp_path / named)  # shared memory
@@ -251,7 +252,7 @@ def test_a_full_disk_or_a_lost_permission_is_one_line_and_exit_code_2(
 def test_the_line_names_the_file_its_file_system_and_the_free_space(tmp_path):
     target = tmp_path / "deep" / "folder" / "split-03.csv"  # not created yet: its parent's
     full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    line = _io_errors.describe(full, target)
+    line = io_errors.describe(full, target)
     st = os.statvfs(tmp_path)
     assert line.startswith(f"error: cannot write {target}: No space left on device (file system ")
     assert line.endswith("; free space, then rerun the same command")
@@ -262,8 +263,8 @@ def test_the_line_names_the_file_its_file_system_and_the_free_space(tmp_path):
     assert os.stat(mount).st_dev == os.stat(tmp_path).st_dev
     assert os.path.ismount(mount)
     lost = OSError(errno.EACCES, os.strerror(errno.EACCES), str(target))
-    assert "make it writable again" in _io_errors.describe(lost)
-    assert _io_errors.storage_error(ValueError("x")) is None
+    assert "make it writable again" in io_errors.describe(lost)
+    assert io_errors.storage_error(ValueError("x")) is None
     wrapped = ValueError("Unable to configure handler 'file'")
     wrapped.__cause__ = lost
-    assert _io_errors.storage_error(wrapped) is lost
+    assert io_errors.storage_error(wrapped) is lost

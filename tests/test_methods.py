@@ -1,6 +1,6 @@
-"""Methods (proxboost.methods): the method objects of the protocol over the boosting estimators
-and the baselines, the Algo and Engine that the config options build, the estimator factory and
-the grid checks.
+"""Methods (proxboost.experiments.plan.methods): the method objects of the protocol over the
+boosting estimators and the baselines, the Algo and Engine that the config options build, the
+estimator factory and the grid checks.
 
 Oracles: the estimators built directly (same predictions, same parameters), the estimators' own
 parameter validation (the grid checks accept exactly what they accept), f_0 of the loss.
@@ -12,8 +12,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from proxboost import BoostingClassifier, BoostingRegressor
 from proxboost.engines import ENGINES
-from proxboost.losses import make_loss
-from proxboost.methods import (
+from proxboost.experiments.plan.methods import (
     ALGOS,
     GRID_CHECKS,
     Algo,
@@ -24,6 +23,7 @@ from proxboost.methods import (
     make_estimator,
     make_method,
 )
+from proxboost.losses import make_loss
 
 
 @pytest.mark.parametrize("loss_name", ["lad", "pinball", "hinge", "exponential"])

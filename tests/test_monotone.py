@@ -23,11 +23,10 @@ from sklearn.tree import DecisionTreeRegressor
 
 from proxboost import BoostingClassifier, BoostingRegressor
 from proxboost._monotone import leaf_bounds
-from proxboost._multi_quantile import MultiQuantile
 from proxboost.boosting import ALGOS
 from proxboost.engines import ExactEngine, HistEngine
-from proxboost.losses import NEWTON_STEP_CAP, make_loss
-from proxboost.methods import estimator_options, make_estimator
+from proxboost.experiments.plan.methods import estimator_options, make_estimator
+from proxboost.losses import NEWTON_STEP_CAP, MultiQuantile, make_loss
 
 REGRESSION = ("ls", "lad", "pinball", "quantiles")  # "quantiles": pinball at tau=[.1, .5, .9]
 CLASSIFICATION = ("logistic", "exponential", "hinge")

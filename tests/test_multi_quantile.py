@@ -9,9 +9,8 @@ from sklearn.metrics import make_scorer, mean_pinball_loss
 from sklearn.model_selection import GridSearchCV
 
 from proxboost import BoostingRegressor
-from proxboost._multi_quantile import MultiQuantile, check_taus
 from proxboost.boosting import ALGOS
-from proxboost.losses import make_loss
+from proxboost.losses import MultiQuantile, check_taus, make_loss
 
 RNG = np.random.RandomState(11)
 N = 200
@@ -222,9 +221,9 @@ def test_trees_fit_the_levels_directions_in_turn(monkeypatch):
     """Tree t is grown on the direction of level t mod K (round robin), not on the mean of the
     K directions: with ``algo="gradient"`` that is the pinball's negative gradient at the level's
     predictions of the previous stage, tau_k where y is above, tau_k - 1 below (computed here)."""
-    import proxboost.boosting as boosting
+    import proxboost._fit_loop as _fit_loop
 
-    targets, make = [], boosting.make_engine
+    targets, make = [], _fit_loop.make_engine
 
     def spy(name):
         engine = make(name)
@@ -237,7 +236,7 @@ def test_trees_fit_the_levels_directions_in_turn(monkeypatch):
         engine.grow = logged
         return engine
 
-    monkeypatch.setattr(boosting, "make_engine", spy)
+    monkeypatch.setattr(_fit_loop, "make_engine", spy)
     taus = [0.1, 0.5, 0.9]
     est = BoostingRegressor(
         loss="pinball", tau=taus, algo="gradient", n_estimators=7, learning_rate=0.5

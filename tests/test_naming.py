@@ -1,18 +1,18 @@
-"""The shared names (proxboost.naming): every method a run can name has one style of its own, the
-method, loss and dataset lists agree with the modules that define those things, and a stored
-value names its tie rule."""
+"""The shared names (proxboost.experiments.store.naming): every method a run can name has one style
+of its own, the method, loss and dataset lists agree with the modules that define those things, and
+a stored value names its tie rule."""
 
 import math
 from pathlib import Path
 
 import pytest
 
-from proxboost import naming
 from proxboost.boosting import ALGOS as BOOSTING_ALGOS
-from proxboost.datasets import dataset_info
+from proxboost.experiments.datasets import dataset_info
+from proxboost.experiments.plan.methods import ALGOS, BASELINE_ALGOS
+from proxboost.experiments.store import naming
+from proxboost.experiments.store.naming import METHOD_STYLES
 from proxboost.losses import LOSSES, Hinge, Pinball
-from proxboost.methods import ALGOS, BASELINE_ALGOS
-from proxboost.naming import METHOD_STYLES
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
-"""Nothing left behind after kill -9 (proxboost._orphans): every worker of a killed run.py ends
-within 10 s whatever it is doing (a fit of a minute or more, or nothing), stores no row and
-prints no "leaked" warning; the next run removes the shared memory of processes that no longer
-run, and says how many entries in one line.
+"""Nothing left behind after kill -9 (proxboost.experiments.launch.orphans): every worker of a
+killed run.py ends within 10 s whatever it is doing (a fit of a minute or more, or nothing), stores
+no row and prints no "leaked" warning; the next run removes the shared memory of processes that no
+longer run, and says how many entries in one line.
 """
 
 import os
@@ -14,25 +14,25 @@ from pathlib import Path
 import pytest
 from conftest import run_py_command, run_py_env
 
-from proxboost import _orphans, _parent_watch
+from proxboost.experiments.launch import orphans, parent_watch
 
 
 def test_a_worker_ends_as_soon_as_its_recorded_parent_is_not_its_parent():
     # the watch compares os.getppid() with the pid recorded when the pool was made: a worker
     # adopted by a subreaper (or pid 1) has another parent, whatever its pid
     code = (
-        "import os, sys, time; from proxboost import _parent_watch\n"
-        "_parent_watch.watch_parent(int(sys.argv[1])); time.sleep(30); sys.exit(5)\n"
+        "import os, sys, time; from proxboost.experiments.launch import parent_watch\n"
+        "parent_watch.watch_parent(int(sys.argv[1])); time.sleep(30); sys.exit(5)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(_orphans.__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(orphans.__file__).parents[1])}
     t0 = time.monotonic()
     orphan = subprocess.run(
         [sys.executable, "-c", code, str(os.getpid() + 10**7)], env=env, timeout=60
     )
-    assert orphan.returncode == _parent_watch.EXIT_ORPHANED and time.monotonic() - t0 < 20
+    assert orphan.returncode == parent_watch.EXIT_ORPHANED and time.monotonic() - t0 < 20
     watched = subprocess.Popen([sys.executable, "-c", code, str(os.getpid())], env=env)
     try:
-        time.sleep(3 * _parent_watch.POLL)
+        time.sleep(3 * parent_watch.POLL)
         assert watched.poll() is None  # its parent is alive: it goes on
     finally:
         watched.kill()
@@ -48,8 +48,8 @@ def _dead_pid() -> int:
 def test_the_entries_of_dead_processes_of_this_user_are_removed(tmp_path, monkeypatch):
     shm, joblib_folder = tmp_path / "shm", tmp_path / "shm" / "proxboost-joblib"
     joblib_folder.mkdir(parents=True)
-    monkeypatch.setattr(_orphans, "SHM", shm)
-    monkeypatch.setattr(_orphans, "joblib_temp_folder", lambda: joblib_folder)
+    monkeypatch.setattr(orphans, "SHM", shm)
+    monkeypatch.setattr(orphans, "joblib_temp_folder", lambda: joblib_folder)
     dead, alive = _dead_pid(), os.getpid()
     for pid in (dead, alive):
         (shm / f"sem.loky-{pid}-abcd1234").write_bytes(b"\0" * 32)
@@ -59,11 +59,11 @@ def test_the_entries_of_dead_processes_of_this_user_are_removed(tmp_path, monkey
     (shm / f"sem.mp-{dead}xyz").write_bytes(b"\0")  # not named after its creator: kept
     (shm / f"other_{dead}_file").write_bytes(b"\0")  # not ours to know: kept
     monkeypatch.setattr(os, "getuid", lambda: os.stat(shm).st_uid + 1)  # another user's
-    assert _orphans.remove_dead_entries() == 0
+    assert orphans.remove_dead_entries() == 0
     monkeypatch.undo()
-    monkeypatch.setattr(_orphans, "SHM", shm)
-    monkeypatch.setattr(_orphans, "joblib_temp_folder", lambda: joblib_folder)
-    assert _orphans.remove_dead_entries() == 2
+    monkeypatch.setattr(orphans, "SHM", shm)
+    monkeypatch.setattr(orphans, "joblib_temp_folder", lambda: joblib_folder)
+    assert orphans.remove_dead_entries() == 2
     left = sorted(p.name for p in shm.rglob("*"))
     assert f"sem.loky-{dead}-abcd1234" not in left and f"sem.loky-{alive}-abcd1234" in left
     assert not any(f"_{dead}_" in name and "joblib" in name for name in left)
@@ -92,7 +92,7 @@ def _group(pgid) -> list:
 def _shm_names(pids) -> list:
     """Entries of /dev/shm (and of the project's joblib folder) named after one of ``pids``."""
     found = []
-    for folder in (_orphans.SHM, _orphans.joblib_temp_folder()):
+    for folder in (orphans.SHM, orphans.joblib_temp_folder()):
         if folder.is_dir():
             found += [
                 n for n in os.listdir(folder) if any(f"-{p}-" in n or f"_{p}_" in n for p in pids)

@@ -1,9 +1,9 @@
-"""The pipeline (proxboost.pipeline): a run's identity per dimension, what is checked before any
-fit, the rows of the protocol (selection on the validation curves, refit, the same rows for any
-number of workers) and the columns every row of a run shares.
+"""The pipeline (proxboost.experiments.fits.pipeline): a run's identity per dimension, what is
+checked before any fit, the rows of the protocol (selection on the validation curves, refit, the
+same rows for any number of workers) and the columns every row of a run shares.
 
 The end-to-end runs of ``run.py`` are in test_cli.py; the stored rows' identities in
-test_identity.py.
+test_results_identity.py.
 """
 
 import json
@@ -12,11 +12,11 @@ import math
 import numpy as np
 import pytest
 
-from proxboost import results
+from proxboost.experiments.fits.pipeline import plan_run, run_experiment, run_protocol
+from proxboost.experiments.plan.methods import Algo, Engine, make_method
+from proxboost.experiments.plan.protocol import ProtocolError, expand_grid, select, split_indices
+from proxboost.experiments.store import results
 from proxboost.losses import make_loss
-from proxboost.methods import Algo, Engine, make_method
-from proxboost.pipeline import plan_run, run_experiment, run_protocol
-from proxboost.protocol import ProtocolError, expand_grid, select, split_indices
 
 # -- identity -------------------------------------------------------------------------------------
 BASE = dict(
@@ -144,13 +144,13 @@ def test_a_setting_plan_run_does_not_know_is_refused_by_name():
 
 
 def test_identity_versions_and_numerics_version(monkeypatch):
-    import proxboost.methods as methods
+    import proxboost.experiments.plan.methods as methods
 
     base = _identity(algo="xgboost")
     assert set(base["method"]["libraries"]) == {"xgboost"} and base["method"]["engine"] == "none"
     assert _identity(algo="xgboost", engine="hist") == base  # a baseline's engine does not apply
     assert set(_identity(algo="random_forest")["method"]["libraries"]) == {"scikit-learn"}
-    import proxboost.baselines as baselines
+    import proxboost.experiments.plan.baselines as baselines
 
     monkeypatch.setattr(baselines, "library_version", lambda module: "0.0-test")
     assert _identity(algo="xgboost") != base
@@ -298,7 +298,7 @@ def test_run_protocol_in_threads_holds_no_named_semaphore(toy_data, monkeypatch)
 
 
 def test_unavailable_dataset_fails_or_is_skipped(tmp_path, monkeypatch):
-    from proxboost.datasets import DatasetUnavailableError
+    from proxboost.experiments.datasets import DatasetUnavailableError
 
     monkeypatch.setenv("PROXBOOST_OFFLINE", "1")
     monkeypatch.setenv("PROXBOOST_DATA_HOME", str(tmp_path / "data"))

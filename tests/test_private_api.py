@@ -1,5 +1,6 @@
-"""The shim over private names (proxboost._private_api): each accessor works with the installed
-joblib, Hydra and tqdm (the interrupt tests in test_interrupts.py exercise the loky ones)."""
+"""The shim over private names (proxboost.experiments.system.private_api): each accessor works with
+the installed joblib, Hydra and tqdm (the interrupt tests in test_interrupts.py exercise the loky
+ones)."""
 
 import itertools
 import threading
@@ -7,12 +8,12 @@ import threading
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from joblib import parallel_config
 
-from proxboost import _private_api
+from proxboost.experiments.system import private_api
 
 
 def test_the_jobs_of_a_sweep_are_every_combination_of_its_values():
     parsed = OverridesParser.create().parse_overrides(["a=1,2", "b=x,y,z", "c=3"])
-    jobs = _private_api.sweep_jobs(parsed)
+    jobs = private_api.sweep_jobs(parsed)
     expected = [
         [f"a={a}", f"b={b}", "c=3"] for a, b in itertools.product(("1", "2"), ("x", "y", "z"))
     ]
@@ -20,19 +21,19 @@ def test_the_jobs_of_a_sweep_are_every_combination_of_its_values():
 
 
 def test_joblib_runs_tasks_in_threads_only_under_a_threading_backend():
-    assert not _private_api.joblib_uses_threads()
+    assert not private_api.joblib_uses_threads()
     with parallel_config(backend="threading"):
-        assert _private_api.joblib_uses_threads()
+        assert private_api.joblib_uses_threads()
     with parallel_config(backend="loky"):
-        assert not _private_api.joblib_uses_threads()
+        assert not private_api.joblib_uses_threads()
 
 
 def test_without_a_loky_pool_there_is_nothing_to_reach():
-    executor = _private_api.loky_executor()
+    executor = private_api.loky_executor()
     if executor is None:  # this process started no pool
-        assert _private_api.call_queue(None) is None and _private_api.manager_thread(None) is None
-    assert _private_api.feeder_thread(object()) is None
-    _private_api.drop_queued_work(object())  # an executor without queued work: nothing to do
+        assert private_api.call_queue(None) is None and private_api.manager_thread(None) is None
+    assert private_api.feeder_thread(object()) is None
+    private_api.drop_queued_work(object())  # an executor without queued work: nothing to do
 
 
 def test_tqdm_gets_a_thread_lock_unless_it_made_its_own():
@@ -42,10 +43,10 @@ def test_tqdm_gets_a_thread_lock_unless_it_made_its_own():
     try:
         if "_lock" in std.tqdm.__dict__:
             del std.tqdm._lock
-        _private_api.use_a_thread_lock_for_tqdm()
+        private_api.use_a_thread_lock_for_tqdm()
         lock = std.tqdm.get_lock()
         assert isinstance(lock, type(threading.RLock()))  # no multiprocessing semaphore
-        _private_api.use_a_thread_lock_for_tqdm()  # made already: kept
+        private_api.use_a_thread_lock_for_tqdm()  # made already: kept
         assert std.tqdm.get_lock() is lock
     finally:
         if saved is not None:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from proxboost import _progress
-from proxboost._progress import Progress
+from proxboost.experiments.fits import progress
+from proxboost.experiments.fits.progress import Progress
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = [
@@ -87,8 +87,8 @@ def test_without_a_terminal_no_carriage_return_is_printed(tmp_path):
 
 
 def test_progress_lines_with_the_time_left_when_not_on_a_terminal(monkeypatch, caplog):
-    monkeypatch.setattr(_progress, "_on_terminal", lambda: False)
-    monkeypatch.setattr(_progress, "LOG_INTERVAL", 0.0)
+    monkeypatch.setattr(progress, "_on_terminal", lambda: False)
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)
     with caplog.at_level(logging.INFO, logger="proxboost.progress"):
         with Progress(4, "engel/lad/prox") as bar:
             bar.update(1)

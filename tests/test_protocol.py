@@ -1,14 +1,14 @@
-"""The protocol's pure functions (proxboost.protocol): splits, checks of its values, the grid,
-selection, test metrics and the protocol's name. Running them on data is test_pipeline.py's."""
+"""The protocol's pure functions (proxboost.experiments.plan.protocol): splits, checks of its
+values, the grid, selection, test metrics and the protocol's name. Running them on data is
+test_pipeline.py's."""
 
 import math
 
 import numpy as np
 import pytest
 
-from proxboost.losses import make_loss
-from proxboost.methods import GRID_CHECKS, make_method
-from proxboost.protocol import (
+from proxboost.experiments.plan.methods import GRID_CHECKS, make_method
+from proxboost.experiments.plan.protocol import (
     ProtocolError,
     check_task,
     expand_grid,
@@ -17,9 +17,10 @@ from proxboost.protocol import (
     split_indices,
     validate_protocol,
 )
-from proxboost.protocol import (
+from proxboost.experiments.plan.protocol import (
     test_metrics as metrics,
 )
+from proxboost.losses import make_loss
 
 
 # -- splits --------------------------------------------------------------------------------------
@@ -178,3 +179,12 @@ def test_protocol_name():
 
 
 # -- baselines ----------------------------------------------------------------------------------
+
+
+def test_the_stored_commands_know_every_axis_of_an_algo_grid():
+    """The command a stored row prints puts these axes under ``algo.grid``: the names the store
+    knows are the protocol's (they live apart so that the store does not import the plan)."""
+    from proxboost.experiments.plan.protocol import GRID_AXES
+    from proxboost.experiments.store.naming import ALGO_GRID_AXES
+
+    assert set(ALGO_GRID_AXES) == set(GRID_AXES)

@@ -83,7 +83,7 @@ RUN = {
     "python run.py dataset=engel loss=lad algo=prox grid=paper": TINY,
     "python run.py --cfg job --resolve": [],
     "python -m proxboost.sweep runs": [],
-    "python -c \"from proxboost.results import load; print(load('runs'))\"": [],
+    "python -c \"from proxboost.experiments.store.results import load; print(load('runs'))\"": [],
     "python -m proxboost.datasets --prefetch": [],
     "python -m proxboost.datasets --prefetch --docs": [],
     "python -m proxboost.datasets": [],
@@ -153,10 +153,10 @@ NOT_RUN = {
     "make bench": "a benchmark of several minutes",
     "make benchmark": (
         "it runs the quantile benchmark (CPU-hours); its run.py lines are checked here and its "
-        "report by tests/test_quantile_benchmark.py"
+        "report by tests/test_benchmark.py"
     ),
     "python -m proxboost.benchmark_report --results results --out <page> --figure <png>": (
-        "a pattern (<page>, <png>); tests/test_quantile_benchmark.py runs its main on fake rows"
+        "a pattern (<page>, <png>); tests/test_benchmark.py runs its main on fake rows"
     ),
     "make slurm-check": (
         "it needs root and installs slurm-wlm and munge (experiments/slurm_check.sh)"
@@ -179,7 +179,7 @@ NOT_RUN = {
             "python run.py -m dataset=csv dataset.path=houses.csv dataset.target=price"
             " loss=ls,lad algo=gradient,prox",
         ),
-        "examples of one's own CSV file (docs/data.md); tests/test_csv_dataset.py runs one end to"
+        "examples of one's own CSV file (docs/data.md); tests/test_datasets_csv.py runs one end to"
         " end on a file it writes",
     ),
 }
@@ -295,12 +295,12 @@ def _covering_jobs(jobs):
 def test_readme_run_py_commands_pass_the_sweep_checks(data_mirror, tmp_path, monkeypatch):
     """The jobs of every `python run.py` line (:func:`_covering_jobs` of its sweep) pass the checks
     a sweep makes before any fit (values, data files, tasks, results folder):
-    :func:`proxboost.cli.check_jobs`."""
+    :func:`proxboost.experiments.launch.cli.check_jobs`."""
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.types import RunMode
 
-    from proxboost.cli import _sweep_jobs, check_jobs
+    from proxboost.experiments.launch.cli import _sweep_jobs, check_jobs
 
     monkeypatch.chdir(tmp_path)  # results_dir is relative to the folder run.py is started in
     seen = set()
@@ -352,7 +352,9 @@ def test_readme_commands_run(data_mirror, tmp_path):
     ).is_file()
     assert (
         "[4 rows x"
-        in outputs["python -c \"from proxboost.results import load; print(load('runs'))\""]
+        in outputs[
+            "python -c \"from proxboost.experiments.store.results import load; print(load('runs'))\""  # noqa: E501
+        ]
     )
     assert "engel" in outputs["python -m proxboost.datasets"]
     assert (tmp_path / "results" / "SUMMARY.md").is_file()

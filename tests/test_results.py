@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proxboost import results
+from proxboost.experiments.store import results
 
 IDENTITY = {"algo": "prox", "grid": {"learning_rate": [0.1, 0.3]}, "note": "x,y"}
 
@@ -69,7 +69,7 @@ def test_canonical_json_one_spelling():
 def test_atomic_write_csv(tmp_path):
     import io
 
-    from proxboost._io import read_sealed
+    from proxboost.experiments.system.sealed import read_sealed
 
     df = pd.DataFrame({"a": [1, 2], "b": ["x", "y,z"]})
     path = results.atomic_write_csv(df, tmp_path / "deep" / "dir" / "f.csv")
@@ -265,10 +265,10 @@ REFERENCE = {
 
 
 def test_numerics_version_is_pinned_by_reference_values():
-    from proxboost.datasets import load_dataset
     from proxboost.engines import ENGINES
+    from proxboost.experiments.datasets import load_dataset
+    from proxboost.experiments.plan.methods import make_estimator
     from proxboost.losses import make_loss
-    from proxboost.methods import make_estimator
 
     assert results.NUMERICS_VERSION in REFERENCE, (
         "add the reference values of the new NUMERICS_VERSION"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from proxboost import results
-from proxboost._io import DamagedFileError, read_sealed, unseal
+from proxboost.experiments.store import results
+from proxboost.experiments.system.sealed import DamagedFileError, read_sealed, unseal
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -90,7 +90,7 @@ def test_load_names_every_damaged_file_and_skip_returns_the_rest(tmp_path, how):
 def test_the_resume_check_logs_the_damaged_file(tmp_path, caplog):
     path = results.write_row(tmp_path, _row())
     _damage(path, "edited test loss")
-    with caplog.at_level(logging.WARNING, logger="proxboost.results"):
+    with caplog.at_level(logging.WARNING, logger="proxboost.experiments.store.results"):
         assert results.stored_identity(path) is None
     assert [r.getMessage() for r in caplog.records] == [
         f"damaged stored file, recomputed: {path}: checksum mismatch (the file was edited or cut"
@@ -160,7 +160,7 @@ def test_a_damaged_row_stops_the_report_with_a_command_that_recomputes_only_it(
     untouched = {p: p.read_bytes() for p in rows if p != rows[1]}
     _damage(rows[1], "cut after the test loss")
     report = subprocess.run(
-        [sys.executable, "-m", "proxboost.report", "--results", "res"],
+        [sys.executable, "-m", "proxboost.experiments.report.summary", "--results", "res"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -171,8 +171,12 @@ def test_a_damaged_row_stops_the_report_with_a_command_that_recomputes_only_it(
     (line,) = [ln for ln in report.stderr.splitlines() if str(rows[1].relative_to(tmp_path)) in ln]
     command = line.split("recompute it with: ", 1)[1]
     assert command.startswith("python run.py ")
-    for cli in ("proxboost.sweep", "proxboost.figures"):
-        args = ["res"] if cli == "proxboost.sweep" else ["--results", "res", "--out", "figs"]
+    for cli in ("proxboost.experiments.report.sweep", "proxboost.experiments.report.figures"):
+        args = (
+            ["res"]
+            if cli == "proxboost.experiments.report.sweep"
+            else ["--results", "res", "--out", "figs"]
+        )
         other = subprocess.run(
             [sys.executable, "-m", cli, *args],
             cwd=tmp_path,
@@ -194,7 +198,7 @@ def test_a_damaged_row_stops_the_report_with_a_command_that_recomputes_only_it(
     read_sealed(rows[1])  # recomputed whole, in place
     assert all(p.read_bytes() == b for p, b in untouched.items())  # the others were only read
     ok = subprocess.run(
-        [sys.executable, "-m", "proxboost.report", "--results", "res"],
+        [sys.executable, "-m", "proxboost.experiments.report.summary", "--results", "res"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -204,7 +208,8 @@ def test_a_damaged_row_stops_the_report_with_a_command_that_recomputes_only_it(
 
 
 def test_damaged_curve_files_are_named_and_recomputed(tmp_path):
-    from proxboost.curves import RunSpec, curve_path, is_stored, run_one
+    from proxboost.experiments.fits.curves import run_one
+    from proxboost.experiments.plan.curves_plan import RunSpec, curve_path, is_stored
 
     spec = RunSpec(
         "convergence",

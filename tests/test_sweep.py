@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from proxboost import sweep
-from proxboost.results import write_row
+from proxboost.experiments.report import sweep
+from proxboost.experiments.store.results import write_row
 
 
 def _store(folder, dataset, loss, algo, values, engine="exact", errors=None):
@@ -33,7 +33,9 @@ def test_report_holds_exactly_the_stored_runs(tmp_path):
     _store(res, "engel", "lad", "prox", [1.0, 2.0, 3.0])
     _store(res, "engel", "lad", "xgboost", [2.0, 2.0, 2.0], engine="none")
     _store(res, "spam", "hinge", "gradient", [0.5, 0.7], errors=[0.1, 0.3])
-    table = sweep.summary_table(__import__("proxboost.results", fromlist=["load"]).load(res))
+    table = sweep.summary_table(
+        __import__("proxboost.experiments.store.results", fromlist=["load"]).load(res)
+    )
     assert list(zip(table["dataset"], table["loss"], table["algo"])) == [
         ("engel", "lad", "prox"),
         ("engel", "lad", "xgboost"),
@@ -50,7 +52,8 @@ def test_report_holds_exactly_the_stored_runs(tmp_path):
     sweep.write_report(res, tmp_path / "out")
     assert png.read_bytes() == first and md.read_text() == text  # same rows, same files
     fig = sweep._figure(
-        __import__("proxboost.results", fromlist=["load"]).load(res), tmp_path / "f.png"
+        __import__("proxboost.experiments.store.results", fromlist=["load"]).load(res),
+        tmp_path / "f.png",
     )
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["engel / lad", "spam / hinge"]

@@ -1,5 +1,6 @@
-"""The reported numerics version while a recompute is partial (proxboost.versions): tiny results
-folders with version-2 rows and curves, then part and all of their version-3 counterparts."""
+"""The reported numerics version while a recompute is partial (proxboost.experiments.plan.versions):
+tiny results folders with version-2 rows and curves, then part and all of their version-3
+counterparts."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proxboost import results, versions
-from proxboost.claims.__main__ import NOT_COMPUTED, compare_versions
-from proxboost.claims.__main__ import main as claims_main
-from proxboost.report import write_reports
+from proxboost.experiments.claims.__main__ import NOT_COMPUTED, compare_versions
+from proxboost.experiments.claims.__main__ import main as claims_main
+from proxboost.experiments.plan import versions
+from proxboost.experiments.report.summary import write_reports
+from proxboost.experiments.store import results
 
 N_SPLITS = 20
 SNIFFER = {"name": "sniffer", "params": {}, "sha256": {"sniffer.csv": "0" * 64}}
@@ -78,7 +80,8 @@ def _curve_identity(version):
 
 
 def _write_curve(root, version, offset=0.0):
-    """A curve file as :func:`proxboost.curves.run_one` writes it (settings on the first row)."""
+    """A curve file as :func:`proxboost.experiments.fits.curves.run_one` writes it (settings on the
+    first row)."""
     identity = _curve_identity(version)
     t = np.arange(6)
     curve = pd.DataFrame(

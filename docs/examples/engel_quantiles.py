@@ -18,8 +18,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from proxboost import BoostingRegressor  # noqa: E402
-from proxboost.datasets import load_dataset  # noqa: E402
-from proxboost.protocol import split_indices  # noqa: E402
+from proxboost.experiments.datasets import load_dataset  # noqa: E402
+from proxboost.experiments.plan.protocol import split_indices  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1]
 LEVELS = [0.05, 0.5, 0.95]  # a 90 % interval from the outer pair, the median in between

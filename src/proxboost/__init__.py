@@ -6,12 +6,12 @@ learners to minimize non-differentiable losses".
 
 from importlib.metadata import PackageNotFoundError, version
 
-from ._numba_cache import use_versioned_cache
+from proxboost._numba_cache import use_versioned_cache
 
 use_versioned_cache()  # before numba is imported: a folder per version of the kernel sources
 
-from .boosting import BoostingClassifier, BoostingRegressor  # noqa: E402 (after the cache)
-from .losses import LOSSES, make_loss  # noqa: E402
+from proxboost.boosting import BoostingClassifier, BoostingRegressor  # noqa: E402 (after the cache)
+from proxboost.losses import LOSSES, make_loss  # noqa: E402
 
 try:  # the version is pyproject.toml's, read from the installed distribution
     __version__ = version("proxboost")

@@ -1,13 +1,12 @@
 """The boosting loop compiled (numba): every iteration of a common fit without Python.
 
-:meth:`proxboost.boosting._BaseBoosting._boost` runs its iterations here when the fit is one
-this loop knows (:func:`applies`): the losses without transcendental functions (``ls``,
-``lad``, ``pinball`` at one level, ``hinge``), every algorithm, the ``exact`` and ``hist``
-engines, with or without weights, the ``midpoint`` and ``authors`` tie rules, an eval set,
-early stopping, warm start, and no monotone constraint, ``verbose=0``. Everything else runs the
-Python loop, which stays the reference: this loop performs the same floating-point operations in
-the same order, so trees, curves and predictions are bit-identical
-(``tests/test_fit_loop.py``). The rules that keeps:
+:meth:`proxboost._fit_loop.BoostingLoop._boost` runs its iterations here when the fit is one this
+loop knows (:func:`applies`): the losses without transcendental functions (``ls``, ``lad``,
+``pinball`` at one level, ``hinge``), every algorithm, the ``exact`` and ``hist`` engines, with or
+without weights, the ``midpoint`` and ``authors`` tie rules, an eval set, early stopping, warm
+start, and no monotone constraint, ``verbose=0``. Everything else runs the Python loop, which stays
+the reference: this loop performs the same floating-point operations in the same order, so trees,
+curves and predictions are bit-identical (``tests/test_compiled_loop.py``). The rules that keeps:
 
 * elementwise steps (directions, updates) are the NumPy expressions, operation for operation;
 * ``np.bincount`` sums in row order, as the leaf means here;
@@ -23,7 +22,7 @@ read around each iteration's fitting steps, the loss recording excluded.
 Not yet the default: the loop itself (``run``) cannot be cached by numba (it reads the clock
 through ctypes and is built per engine as a closure), so each process compiles it at its first
 fit (15-25 s on the busy 2-core machine). ``PROXBOOST_COMPILED_LOOP=1`` (or :data:`FORCE_PYTHON`
-set to False) turns it on; ``tests/test_fit_loop.py`` compares both paths.
+set to False) turns it on; ``tests/test_compiled_loop.py`` compares both paths.
 """
 
 import ctypes
@@ -33,7 +32,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ._leafops import AUTHORS, RULE_CODES, _leaf_points, _weighted_leaf_points
+from proxboost._leafops import AUTHORS, RULE_CODES, _leaf_points, _weighted_leaf_points
 
 #: True: every fit runs the Python reference loop (the default until ``run`` is cached; tests
 #: compare both paths)
@@ -414,7 +413,7 @@ Schedule = namedtuple("Schedule", ["first", "last", "seeds", "alphas", "history"
 # ---------------------------------------------------------------------------------------------
 # The Python side: which fits, and the state before and after
 # ---------------------------------------------------------------------------------------------
-#: A fit's loop inputs, shared with the Python loop (``boosting._BaseBoosting._boost``): the
+#: A fit's loop inputs, shared with the Python loop (``_fit_loop.BoostingLoop._boost``): the
 #: loss and algorithm objects, the engine and the prepared training rows, y, the weights (None:
 #: unit), lambda, Nesterov's alphas, T, the loop state, the replays (rows of weight 0, eval set,
 #: validation rows; None: absent) and the monotone constraints.

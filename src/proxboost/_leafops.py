@@ -44,7 +44,7 @@ An empty leaf gets 0 (bounded: the ``midpoint`` rule's point of its bounds). For
 import numpy as np
 from numba import njit
 
-from ._vocabulary import TIE_RULES
+from proxboost._vocabulary import TIE_RULES
 
 
 @njit(cache=True, nogil=True)

@@ -1,10 +1,11 @@
-"""Several quantiles in one model whose predictions never cross (``tau=[...]``).
+"""Several quantiles in one model whose predictions never cross (``tau=[...]``): the compiled
+ordered leaf search and the gap budget of :class:`proxboost.losses.MultiQuantile`.
 
 The K pinball losses at levels tau_1 < ... < tau_K share every tree: iteration t grows one
 least-squares tree on the direction of level t mod K (round robin:
-:meth:`MultiQuantile.tree_target`), then gives each leaf K values, one line search per level,
-solved *together* under ordering constraints. Crossing is excluded by
-construction, for every row (also far outside the training data) and at every stage:
+:meth:`proxboost.losses.MultiQuantile.tree_target`), then gives each leaf K values, one line search
+per level, solved *together* under ordering constraints. Crossing is excluded by construction, for
+every row (also far outside the training data) and at every stage:
 
 - The prediction of level k is f_0,k + sum_t w_t c_t,k(leaf_t(x)) with positive model weights
   w_t (1 without acceleration, Nesterov's otherwise). The gap between adjacent levels at any x is
@@ -31,164 +32,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._leafops import MIDPOINT, _bounded_tie_point, _leaf_values_arg
-from .losses import Pinball
+from proxboost._leafops import _bounded_tie_point
 
 #: Relative margin kept on every worst-case gap, in units of eps x (iterations + 2) x the
 #: magnitude of the predictions: rounding of the K sums cannot turn a zero gap negative.
 ROUNDING_MARGIN = 8.0
-
-
-def check_taus(tau):
-    """The levels of ``tau`` as a 1-D float array when it is a list (strictly increasing, in
-    (0, 1)), or None when it is a scalar; raises ValueError with one line otherwise."""
-    if np.ndim(tau) == 0:
-        return None
-    taus = np.asarray(tau, dtype=float) if _all_numbers(tau) else None
-    if (
-        taus is None
-        or taus.ndim != 1
-        or len(taus) == 0
-        or not np.all(np.isfinite(taus))
-        or not np.all((taus > 0) & (taus < 1))
-        or not np.all(np.diff(taus) > 0)
-    ):
-        raise ValueError(
-            f"tau={tau!r} is not allowed; allowed values: a float in (0, 1), or a non-empty, "
-            "strictly increasing list of floats in (0, 1) (several quantiles in one model)"
-        )
-    return taus
-
-
-def _all_numbers(values) -> bool:
-    try:
-        return all(
-            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-            for v in values
-        )
-    except TypeError:
-        return False
-
-
-class MultiQuantile:
-    """The pinball losses at K ordered levels, as one loss of vector-valued predictions: values,
-    f_0, directions and leaf line searches take and return one column per level."""
-
-    name, task = "pinball", "regression"
-    target_bound = Pinball.target_bound
-
-    def __init__(self, taus):
-        self.taus = np.asarray(taus, dtype=float)
-        self.levels = [Pinball(tau) for tau in self.taus]
-
-    def params(self):
-        return {"tau": [float(t) for t in self.taus]}
-
-    def __repr__(self):
-        return f"MultiQuantile(tau={self.params()['tau']})"
-
-    def value(self, y, F, w=None) -> np.ndarray:
-        """The mean pinball loss of each level, shape (K,)."""
-        return np.array([level.value(y, F[:, k], w) for k, level in enumerate(self.levels)])
-
-    def init(self, y, w=None) -> np.ndarray:
-        """f_0: every level starts at the same constant, the weighted quantile of y at the mean
-        level. Gaps then start at zero and open only where the trees find spread: starting from
-        the K marginal quantiles would put the marginal gap everywhere, and the gaps could then
-        shrink only as far as the worst case over all trees allows."""
-        start = Pinball(float(np.mean(self.taus))).init(y, w)
-        return np.full(len(self.taus), start)
-
-    def auto_step(self, y, f0, w=None) -> float:
-        """The step of ``step="auto"``: one lambda for every level, the single level's rule
-        (:meth:`Pinball.auto_step`, which does not depend on tau) at the common start f_0."""
-        return self.levels[0].auto_step(y, float(f0[0]), w)
-
-    def tree_target(self, directions, t):
-        """The target of tree t: the direction of level t mod K (round robin). One tree per
-        iteration serves every level (each gets its own leaf values); the round robin lets the
-        trees find where each level's direction varies — the mean of the K directions would
-        carry the location and lose the spread."""
-        return directions[:, t % directions.shape[1]]
-
-    def direction(self, y, H, step, proximal) -> np.ndarray:
-        """Each level's direction at its own predictions, shape (n, K)."""
-        return np.column_stack(
-            [level.direction(y, H[:, k], step, proximal) for k, level in enumerate(self.levels)]
-        )
-
-    def line_search(self, y, H, leaf_ids, n_leaves, w, tie_rule, leaf_values, min_steps):
-        """Leaf values c of shape (n_leaves, K) minimising each leaf's sum of the K pinball
-        losses at H + c, subject to c[:, k] - c[:, k - 1] >= min_steps[k - 1] in every leaf
-        (``min_steps`` None: c[:, k] >= c[:, k - 1], the plain order)."""
-        c = np.column_stack(
-            [
-                level.line_search(y, H[:, k], leaf_ids, n_leaves, w, tie_rule, leaf_values)
-                for k, level in enumerate(self.levels)
-            ]
-        )
-        return self._ordered(y, H, leaf_ids, n_leaves, w, tie_rule, leaf_values, min_steps, c)
-
-    def bounded_line_search(
-        self, y, H, leaf_ids, n_leaves, bounds, w, tie_rule, leaf_values, min_steps
-    ):
-        """:meth:`line_search` under per-leaf, per-level bounds ``bounds = (lower, upper)`` of
-        shape (n_leaves, K) each (monotone constraints): the exact minimiser under both the
-        ordering and the bounds, provided each leaf's ``lower`` and ``upper`` rows satisfy the
-        ordering constraints themselves (rows of infinities do). In the shifted variables of
-        the module docstring the bounds are then non-decreasing in k, so a pooled block of
-        levels always has a non-empty common interval [max lower, min upper], and pooling
-        adjacent violators with each block at its bounded optimum solves the problem."""
-        lower, upper = (np.asarray(b, dtype=float) for b in bounds)
-        c = np.column_stack(
-            [
-                level.bounded_line_search(
-                    y,
-                    H[:, k],
-                    leaf_ids,
-                    n_leaves,
-                    (lower[:, k], upper[:, k]),
-                    w,
-                    tie_rule,
-                    leaf_values,
-                )
-                for k, level in enumerate(self.levels)
-            ]
-        )
-        c = self._ordered(
-            y, H, leaf_ids, n_leaves, w, tie_rule, leaf_values, min_steps, c, (lower, upper)
-        )
-        # back from the shifted variables c~_k + shifts[k], a value may round one ulp past its
-        # bound, and a neighbouring leaf's value at that bound would then come in the wrong
-        # order: the bounds are exact (a gap one ulp short is within the budget's rounding
-        # margin)
-        return np.minimum(np.maximum(c, lower), upper)
-
-    def _ordered(
-        self, y, H, leaf_ids, n_leaves, w, tie_rule, leaf_values, min_steps, c, bounds=None
-    ):
-        """The levels' own values ``c`` made to satisfy the ordering constraints where they do
-        not: pooling adjacent violators in those leaves (under ``bounds``, if any)."""
-        K = len(self.taus)
-        b = np.zeros(K - 1) if min_steps is None else np.asarray(min_steps, dtype=float)
-        violated = np.flatnonzero(np.any(np.diff(c, axis=1) < b, axis=1))
-        if len(violated) == 0:
-            return c
-        # the violating leaves' rows, grouped by leaf (one stable sort)
-        order = np.argsort(leaf_ids, kind="stable")
-        starts = np.searchsorted(leaf_ids[order], np.arange(n_leaves + 1))
-        U = np.ascontiguousarray(y[order, None] - H[order])
-        ws = np.ones(len(order)) if w is None else np.ascontiguousarray(w[order], dtype=float)
-        rule, g = _leaf_values_arg(tie_rule, leaf_values, n_leaves)
-        if rule == MIDPOINT:
-            g = np.zeros(n_leaves)
-        shifts = np.concatenate([[0.0], np.cumsum(b)])
-        if bounds is None:
-            shifted = (np.full((n_leaves, K), -np.inf), np.full((n_leaves, K), np.inf))
-        else:  # the bounds in the shifted variables c~_k = c_k - shifts[k]
-            shifted = tuple(np.ascontiguousarray(side - shifts) for side in bounds)
-        _ordered_leaves(U, ws, starts, violated, self.taus, shifts, rule, g, c, shifted)
-        return c
 
 
 @njit(cache=True, nogil=True)

@@ -17,9 +17,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import InvalidParameterError, Options
 
-from ._monotone import valid_constraint
-from ._multi_quantile import check_taus
-from .losses import PARAMETER_RULES
+from proxboost._monotone import valid_constraint
+from proxboost.losses import PARAMETER_RULES, check_taus
 
 
 class _Refusing(Options):

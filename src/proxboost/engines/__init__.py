@@ -24,9 +24,9 @@ tree's unnormalised feature importance. How each engine grows its trees: ``docs/
 Engines are picklable and deterministic for a given input and random state.
 """
 
-from .exact import ExactEngine
-from .hist import HistEngine
-from .sklearn import SklearnEngine
+from proxboost.engines.exact import ExactEngine
+from proxboost.engines.hist import HistEngine
+from proxboost.engines.sklearn import SklearnEngine
 
 ENGINES = {"exact": ExactEngine, "hist": HistEngine, "sklearn": SklearnEngine}
 

@@ -67,11 +67,11 @@ import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
 
-from ._exact.binning import code_features
-from ._exact.grower import grow
-from ._exact.predictor import apply_tree
-from ._exact.records import FEATURE_THRESHOLD, MAX_CODES, Scratch
-from ._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
+from proxboost.engines._exact.binning import code_features
+from proxboost.engines._exact.grower import grow
+from proxboost.engines._exact.predictor import apply_tree
+from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Scratch
+from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 
 RAND_R_MAX = 2147483647  # scikit-learn's seed range: randint(0, RAND_R_MAX)
 

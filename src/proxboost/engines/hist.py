@@ -95,12 +95,12 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ._hist.binning import fit_feature
-from ._hist.grower import grow_tree
-from ._hist.histogram import root_stats
-from ._hist.predictor import apply_tree, label_rows
-from ._hist.records import Binned, Scratch
-from ._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
+from proxboost.engines._hist.binning import fit_feature
+from proxboost.engines._hist.grower import grow_tree
+from proxboost.engines._hist.histogram import root_stats
+from proxboost.engines._hist.predictor import apply_tree, label_rows
+from proxboost.engines._hist.records import Binned, Scratch
+from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 
 MAX_BINS = 255
 

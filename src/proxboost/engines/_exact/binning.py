@@ -6,8 +6,8 @@ exact-coded with at most MAX_CODES - 1 distinct values)."""
 
 import numpy as np
 
-from .histogram import root_counts
-from .records import FEATURE_THRESHOLD, MAX_CODES, Codes
+from proxboost.engines._exact.histogram import root_counts
+from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Codes
 
 
 def coarse_edges(u, counts, n_bins, thr):

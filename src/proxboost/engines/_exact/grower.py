@@ -6,7 +6,23 @@ subtraction from the parent's (see :mod:`proxboost.engines.exact`)."""
 import numpy as np
 from numba import njit
 
-from .._nodes import (
+from proxboost.engines._exact.histogram import (
+    build_hist,
+    build_root_hist,
+    subtract_ranges,
+    zero_ranges,
+)
+from proxboost.engines._exact.records import (
+    MAX_CODES,
+    VALUES_MISSING_RIGHT,
+    Limits,
+    Node,
+    NodeStack,
+    Workspace,
+    kernel,
+)
+from proxboost.engines._exact.splitting import split_node
+from proxboost.engines._nodes import (
     LEAF,
     SMALL,
     Sums,
@@ -16,17 +32,6 @@ from .._nodes import (
     pure,
     release,
 )
-from .histogram import build_hist, build_root_hist, subtract_ranges, zero_ranges
-from .records import (
-    MAX_CODES,
-    VALUES_MISSING_RIGHT,
-    Limits,
-    Node,
-    NodeStack,
-    Workspace,
-    kernel,
-)
-from .splitting import split_node
 
 
 @kernel

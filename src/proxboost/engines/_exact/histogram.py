@@ -8,7 +8,7 @@ taken by the caller."""
 import numpy as np
 from numba import njit
 
-from .records import kernel
+from proxboost.engines._exact.records import kernel
 
 
 @kernel

@@ -5,8 +5,8 @@ from a small node's sorted values (see :mod:`proxboost.engines.exact`)."""
 
 import numpy as np
 
-from .._nodes import monotone_admissible
-from .records import FEATURE_THRESHOLD, VALUES_MISSING_LEFT, kernel
+from proxboost.engines._exact.records import FEATURE_THRESHOLD, VALUES_MISSING_LEFT, kernel
+from proxboost.engines._nodes import monotone_admissible
 
 
 @kernel

@@ -6,7 +6,15 @@ histogram built from its rows and the larger's by subtraction from the parent's 
 import numpy as np
 from numba import njit
 
-from .._nodes import (
+from proxboost.engines._hist.histogram import (
+    build_hist,
+    build_root_sums,
+    subtract_ranges,
+    zero_ranges,
+)
+from proxboost.engines._hist.records import Limits, NodeStack, Workspace
+from proxboost.engines._hist.splitting import best_split, best_split_small
+from proxboost.engines._nodes import (
     LEAF,
     SMALL,
     Sums,
@@ -16,9 +24,6 @@ from .._nodes import (
     pure,
     release,
 )
-from .histogram import build_hist, build_root_sums, subtract_ranges, zero_ranges
-from .records import Limits, NodeStack, Workspace
-from .splitting import best_split, best_split_small
 
 
 @njit(cache=True, nogil=True)

