@@ -309,10 +309,10 @@ def _stored_versions(root: Path) -> set[int]:
         if path.name.endswith(".predictions.csv") or path.name.startswith("data-"):
             continue
         try:
-            read_sealed(path)
+            text = read_sealed(path)
         except (DamagedFileError, OSError):
             continue
-        found.add(_version(results.stored_identity(path)))
+        found.add(_version(results.identity_of_text(text)))  # the file is read once
     return found
 
 

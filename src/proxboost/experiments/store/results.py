@@ -333,6 +333,11 @@ def stored_identity(path) -> str | None:
         return None
     except OSError:
         return None
+    return identity_of_text(text)
+
+
+def identity_of_text(text: str) -> str | None:
+    """The ``identity`` column of a stored file's text (without its seal), or None."""
     try:
         df = pd.read_csv(io.StringIO(text), usecols=lambda c: c == "identity", dtype=str)
     except (ValueError, pd.errors.ParserError):
