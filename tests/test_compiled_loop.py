@@ -56,6 +56,12 @@ CASES = [
 ]
 
 
+#: The loop is off by default and its entry kernel is compiled anew in every process (about 20 s
+#: a signature; numba cannot cache it yet): `make test` runs these, `make test-fast` does not.
+compiles_the_loop = pytest.mark.slow
+
+
+@compiles_the_loop
 @pytest.mark.parametrize("loss,algo,engine,weighted,rule", CASES)
 def test_compiled_loop_gives_the_python_loops_numbers(
     loss, algo, engine, weighted, rule, monkeypatch
@@ -82,6 +88,7 @@ def test_compiled_loop_gives_the_python_loops_numbers(
     _assert_same(a, b, Xe)
 
 
+@compiles_the_loop
 @pytest.mark.parametrize("engine", ["exact", "hist"])
 @pytest.mark.parametrize("loss", ["lad", "hinge"])
 def test_early_stopping_and_warm_start_match(engine, loss, monkeypatch):
