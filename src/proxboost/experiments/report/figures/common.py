@@ -3,20 +3,14 @@ of curves, bands, floors and log axes."""
 
 from __future__ import annotations
 
-import argparse
 import functools
 import math
-import textwrap
-import time
 from pathlib import Path
 
 import matplotlib as mpl
 import numpy as np
-import pandas as pd
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 from matplotlib.ticker import (
     FixedLocator,
     FuncFormatter,
@@ -30,31 +24,13 @@ from proxboost.experiments.claims import (
     CONFIRMED,
     CONTRADICTED,
     INCONCLUSIVE,
-    STATEMENTS,
     floor_start,
-    judge,
     stated_curves,
 )
-from proxboost.experiments.claims.analysis import (
-    loss_differences,
-    paired_deltas,
-    rows_per_dataset,
-    shared_methods,
-)
-from proxboost.experiments.plan import versions
 from proxboost.experiments.store.naming import (
-    CLASSIFICATION_DATASETS,
     DEFAULT_TIE_RULE,
-    EXTRA_BASELINES,
-    LOSS_NAMES,
-    METHOD_ORDER,
-    REGRESSION_DATASETS,
-    STEP_GRID,
-    style,
 )
-from proxboost.experiments.store.results import stops_on_damage, verify_stored
 from proxboost.experiments.system.sealed import atomic_path
-
 
 FIGURE_IDS = (
     "intro",
