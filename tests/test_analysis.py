@@ -134,6 +134,36 @@ def test_nadeau_bengio_reduces_to_the_t_test_without_overlap():
 
 
 # -- rows ------------------------------------------------------------------------------------------
+def test_nadeau_bengio_matches_the_formula_on_a_small_example():
+    # oracle: t = mean(d) / sqrt((1/J + n2/n1) var(d)), J − 1 degrees of freedom, written out by
+    # hand for J = 5 splits and the protocol's n_test/n_train = 25/75 (refit on train ∪ validation)
+    d = np.array([0.3, -0.1, 0.5, 0.2, 0.4])
+    J, n2, n1 = 5, 25, 75
+    mean = (0.3 - 0.1 + 0.5 + 0.2 + 0.4) / 5  # 0.26
+    var = ((0.04) ** 2 + (-0.36) ** 2 + 0.24**2 + (-0.06) ** 2 + 0.14**2) / (J - 1)  # 0.053
+    t = mean / math.sqrt((1 / J + n2 / n1) * var)
+    assert var == pytest.approx(0.053) and t == pytest.approx(1.546451, rel=1e-6)
+    expected = 2.0 * stats.t.sf(t, J - 1)
+    assert expected == pytest.approx(0.19694, abs=1e-4)
+    assert nadeau_bengio_p(d, n2 / n1) == pytest.approx(expected, rel=1e-12)
+    assert nadeau_bengio_p(-d, n2 / n1) == pytest.approx(expected, rel=1e-12)  # two-sided
+    assert compare(d, np.zeros(J), n2 / n1).p_nb == pytest.approx(expected, rel=1e-12)
+    # the naive t-test (ratio 0) is the smaller p-value: the overlap term only inflates the variance
+    assert stats.ttest_1samp(d, 0.0).pvalue < expected
+
+
+def test_a_reading_reads_the_p_value_of_its_test():
+    from proxboost.experiments.claims.criteria import CORRECTED_T, EVERY_CELL, WILCOXON
+
+    c = compare(np.arange(1.0, 21.0), np.arange(1.0, 21.0) + 0.5 + 0.01 * np.arange(20))
+    second = EVERY_CELL.corrected()
+    assert EVERY_CELL.test == WILCOXON and EVERY_CELL.p(c) == c.p
+    assert second.test == CORRECTED_T and second.p(c) == c.p_nb
+    assert second.name == EVERY_CELL.name and second.keep == EVERY_CELL.keep
+    with pytest.raises(ValueError):
+        type(EVERY_CELL)("x", (), "why", "sign test")
+
+
 def test_paired_deltas_pair_by_split():
     g = np.arange(20, dtype=float)
     df = _rows("engel", "lad", {"gradient": g, "prox": g - 1.0, "xgboost": g + 2.0})

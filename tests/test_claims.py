@@ -495,6 +495,52 @@ def test_holm_decides_the_always_rule():
     )  # alone, the largest p is not inflated
 
 
+def test_the_corrected_t_test_reading_can_flip_a_verdict():
+    # P below G on every split (Wilcoxon: p = 2 / 2^20 per cell, confirmed after Holm over 12), but
+    # one split carries nearly all of the mean: the corrected resampled t-test (variance inflated by
+    # 1/J + n_test/n_train, J − 1 df) finds nothing
+    from scipy import stats
+
+    from proxboost.experiments.claims.analysis import nadeau_bengio_p
+
+    d = -np.concatenate([0.001 * (1 + np.arange(19)), [10.0]])
+    units = protocol_units(_6c_rows(lambda ds, loss: d))
+    rows = {r["scope"]: r for r in judge_real("6c", units)}
+    assert rows["all"]["verdict"] == "confirmed"  # the headline stays the Wilcoxon verdict
+    second = rows["test=corrected t-test"]
+    assert second["verdict"] == "inconclusive" and second["n_support"] == 12
+    assert "Wilcoxon confirmed → corrected t-test inconclusive" in second["numbers"]
+    assert "cells whose verdict changes: " in second["numbers"]
+    assert "lad whitewine confirmed → inconclusive" in second["numbers"]
+    # the p-value it read is the formula's, with n_test/n_train = 1/3 (no sizes stored)
+    J = d.size
+    t = d.mean() / np.sqrt((1 / J + 1 / 3) * d.var(ddof=1))
+    p = 2 * stats.t.sf(abs(t), J - 1)
+    assert p > 0.05 and nadeau_bengio_p(d, 1 / 3) == pytest.approx(p, rel=1e-12)
+    assert f"NB p {p:.2g}" in rows["loss=lad;dataset=whitewine"]["numbers"]
+    # only the second-reading row is added: the cell rows are those of the headline
+    assert [k for k in rows if k.startswith("test=")] == ["test=corrected t-test"]
+    # a clear effect survives the corrected test
+    clear = {
+        r["scope"]: r
+        for r in judge_real("6c", protocol_units(_6c_rows(lambda *_: -0.5 + 0.01 * np.arange(20))))
+    }
+    assert clear["all"]["verdict"] == clear["test=corrected t-test"]["verdict"] == "confirmed"
+    assert "the Wilcoxon verdict survives (confirmed)" in clear["test=corrected t-test"]["numbers"]
+
+
+def test_second_reading_per_reading_and_for_medians_only_criteria(classification_rows):
+    units = protocol_units(classification_rows())
+    six_h = {r["scope"]: r for r in judge_real("6h", units)}
+    assert {k for k in six_h if k.startswith("test=")} == {
+        "test=corrected t-test;reading=exponential and hinge",
+        "test=corrected t-test;reading=hinge",
+    }
+    six_f = {r["scope"]: r for r in judge_real("6f", units)}
+    second = six_f["test=corrected t-test"]
+    assert second["verdict"] == six_f["all"]["verdict"] and "reads no p-value" in second["numbers"]
+
+
 def test_one_protocol_per_verdict_and_missing_cells():
     a = _6c_rows(lambda ds, loss: -0.1 - 0.01 * np.arange(20), datasets=DATASETS[:4])
     b = _6c_rows(

@@ -227,6 +227,21 @@ def test_statements_verdicts_and_families_are_those_of_claims_csv_and_the_regist
     assert [(r[0], r[2]) for r in listed] == list(zip(cells["id"], cells["verdict"]))
 
 
+def test_the_index_says_which_verdicts_survive_the_corrected_test(stored, built):
+    claims = pd.read_csv(stored[0] / "claims.csv", dtype=str, keep_default_na=False)
+    second = claims[claims["scope"].str.startswith("test=corrected t-test")]
+    assert len(second)  # 6c has lad rows of crabs here
+    page = _parse(built[1]["index.html"].decode())
+    for _, r in second.iterrows():
+        top = claims[(claims["id"] == r["id"]) & (claims["scope"] == "all")]["verdict"].iloc[0]
+        want = [r["id"], "headline", top, r["verdict"], "yes" if top == r["verdict"] else "no"]
+        assert any(row[:5] == want for row in page.rows), want
+    text = built[1]["index.html"].decode()
+    assert 'id="corrected"' in text and "verdicts survive the corrected test" in text
+    rows = html_report.corrected_rows(claims.assign(verdict="confirmed"))["rows"]
+    assert rows and all(r["survives"] for r in rows)
+
+
 def test_provenance_is_read_from_the_rows(stored, built):
     rows = _parse(built[1]["provenance.html"].decode()).rows
     stored = load(stored[0])

@@ -380,3 +380,39 @@ def test_summary_gives_every_reading_beside_the_headline(classification_rows):
         assert f"- **{name}**: {verdict}. " in details
     cells = [line for line in details.splitlines() if line.startswith("| loss=")]
     assert len(cells) == 8 and "reading=" not in details.split("| scope |", 1)[1]
+
+
+def test_summary_says_which_verdicts_survive_the_corrected_test():
+    from proxboost.experiments.claims.judging import second_readings
+    from proxboost.experiments.report.second_reading import corrected_table
+
+    # 6c: P below G on every split of 12 cells, the mean carried by one split
+    d = -np.concatenate([0.001 * (1 + np.arange(19)), [10.0]])
+    rows = []
+    for ds in ("whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer"):
+        for loss in ("lad", "pinball"):
+            for algo, shift in (("gradient", 0.0), ("prox", d)):
+                for k, v in enumerate(np.linspace(1.0, 2.0, 20) + shift):
+                    rows.append(
+                        dict(
+                            protocol="paper/20splits/T1000",
+                            dataset=ds,
+                            loss=loss,
+                            algo=algo,
+                            split=k,
+                            test_loss=v,
+                            engine="exact",
+                        )
+                    )
+    claims = judge(None, pd.DataFrame(rows), sha="x")
+    second = second_readings(claims).set_index("id")
+    assert list(second.index) == ["6c"]  # the other real-world statements have no rows here
+    assert second.loc["6c", "wilcoxon"] == "confirmed" and not second.loc["6c", "survives"]
+    table = "\n".join(corrected_table(claims))
+    assert "| 6c | headline | confirmed | inconclusive | **no** |" in table
+    assert "; change: 6c confirmed → inconclusive." in table
+    text = build_summary(None, pd.DataFrame(rows), claims, "results")
+    assert "### Real-world verdicts under the corrected resampled t-test" in text
+    details = text.split("### 6c. ", 1)[1].split("\n### ", 1)[0]
+    assert "- **headline**: inconclusive. " in details
+    assert "test=" not in details.split("| scope |", 1)[1]

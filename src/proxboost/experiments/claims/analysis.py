@@ -417,11 +417,16 @@ class Comparison:
             return "inconclusive"
         return "confirmed" if self.median < 0 else "contradicted"
 
-    def text(self, p=None) -> str:
+    def text(self, p=None, corrected=False) -> str:
+        """The comparison in words; ``p`` is the Holm-adjusted p-value that decided, of the
+        Wilcoxon test or (``corrected``) of the Nadeau–Bengio test."""
         s = (
             f"median Δ {format_number(self.median)}, W/T/L {self.wins}/{self.ties}/{self.losses}, p"
             f" {format_p(self.p)}"
         )
+        if corrected:
+            s += f", NB p {format_p(self.p_nb)}"
+            return s + (f", Holm NB p {format_p(p)}" if p is not None else "")
         if p is not None:
             s += f", Holm p {format_p(p)}"
         return s + f", NB p {format_p(self.p_nb)}"

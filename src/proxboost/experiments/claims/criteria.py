@@ -16,6 +16,7 @@ from scipy import stats
 CONFIRMED, CONTRADICTED, INCONCLUSIVE = "confirmed", "contradicted", "inconclusive"
 CLAIMS_COLUMNS = ("id", "scope", "verdict", "numbers", "protocol", "n_support", "criteria_sha")
 SCOPE_KEYS = (
+    "test",
     "reading",
     "loss",
     "dataset",
@@ -27,6 +28,10 @@ SCOPE_KEYS = (
     "seed",
 )
 CRITERIA_FILE = Path("docs") / "claims.md"
+# docs/claims.md, real data: the test of "A better than B" in the headline verdicts, and the test of
+# the second reading of every real-world statement (the splits overlap, so Wilcoxon is optimistic)
+WILCOXON, CORRECTED_T = "Wilcoxon", "corrected t-test"
+TESTS = (WILCOXON, CORRECTED_T)
 # docs/claims.md, how the criteria came about: the criteria were first committed after the first
 # results had been stored and read; the summary dates the stored results against that commit
 CRITERIA_FIRST_COMMIT, CRITERIA_FIRST_WRITTEN = "02d9bd1c", "2026-11-26T03:03:04+00:00"
@@ -83,11 +88,16 @@ class Reading:
     these keys that its scope carries has an allowed value (a key the cell does not carry does not
     narrow it). Calling the reading with a cell's keys (``reading(loss="hinge", …)``) or
     :meth:`admits` with its scope string says whether the cell is kept.
+
+    ``test``: the paired test a real-world judge reads its p-values from (:meth:`p`):
+    :data:`WILCOXON` (the headline) or :data:`CORRECTED_T`, the Nadeau–Bengio corrected resampled
+    t-test of the second reading (:meth:`corrected`; docs/claims.md, real data).
     """
 
     name: str
     keep: tuple[tuple[str, tuple[str, ...]], ...]
     why: str
+    test: str = WILCOXON
 
     def __post_init__(self):
         if not self.name or set(self.name) & set(";="):
@@ -95,6 +105,21 @@ class Reading:
         unknown = {k for k, _ in self.keep} - set(SCOPE_KEYS)
         if unknown:
             raise ValueError(f"reading keys {sorted(unknown)} are not among {SCOPE_KEYS}")
+        if self.test not in TESTS:
+            raise ValueError(f"reading test {self.test!r} is not among {TESTS}")
+
+    @property
+    def is_corrected(self) -> bool:
+        return self.test == CORRECTED_T
+
+    def corrected(self) -> Reading:
+        """The same cells judged with the corrected resampled t-test in place of Wilcoxon."""
+        return Reading(self.name, self.keep, self.why, CORRECTED_T)
+
+    def p(self, comparison) -> float:
+        """The p-value this reading's test gives a paired comparison (``Comparison.p`` or
+        ``Comparison.p_nb``)."""
+        return comparison.p_nb if self.is_corrected else comparison.p
 
     def __call__(self, **keys) -> bool:
         return self._admits({k: _fmt_key(v) for k, v in keys.items() if v is not None})

@@ -2,13 +2,18 @@
 
 A statement's ``all`` row and cell rows are judged under its headline reading; a statement whose
 sentence leaves its scope open also gets one ``reading=<name>`` row per reading
-(:attr:`~proxboost.experiments.claims.statements.Statement.readings`). Cells whose compared curves
-are identical wherever the criterion looked are named, with the first iteration where the curves
-differ, in the cell rows and in the ``all`` row (docs/claims.md, identical curves).
+(:attr:`~proxboost.experiments.claims.statements.Statement.readings`). Every real-world statement
+also gets its second reading, the corrected resampled t-test in place of Wilcoxon: one
+``test=corrected t-test`` row (``test=corrected t-test;reading=<name>`` per reading of an open
+scope), whose numbers say whether the Wilcoxon verdict survives it (:func:`second_readings`).
+Cells whose compared curves are identical wherever the criterion looked are named, with the first
+iteration where the curves differ, in the cell rows and in the ``all`` row (docs/claims.md,
+identical curves).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +22,7 @@ from proxboost.experiments.claims.analysis import protocol_units
 from proxboost.experiments.claims.criteria import (
     CLAIMS_COLUMNS,
     CONTRADICTED,
+    CORRECTED_T,
     INCONCLUSIVE,
     Reading,
     claims_row,
@@ -25,6 +31,7 @@ from proxboost.experiments.claims.criteria import (
     scope,
 )
 from proxboost.experiments.claims.curveset import CurveSet, RunView
+from proxboost.experiments.claims.realworld import MEDIANS_ONLY
 from proxboost.experiments.claims.statements import REAL_WORLD, STATEMENTS
 from proxboost.experiments.store.naming import (
     DEFAULT_TIE_RULE,
@@ -109,6 +116,71 @@ def _readings_summary(verdicts: dict) -> str:
 
 def _reading_why(i: int, r: Reading) -> str:
     return f"{'Headline reading: ' if i == 0 else 'Reading: '}{r.why}"
+
+
+#: what the second reading of a real-world statement is (docs/claims.md, real data)
+SECOND_READING = (
+    "Second reading: the Nadeau–Bengio corrected resampled t-test (n_test/n_train = 25/75, the"
+    " refitted models' training set being train ∪ validation) in place of Wilcoxon, Holm-adjusted"
+    " alike"
+)
+
+
+SECOND_READING_COLUMNS = ("id", "reading", "wilcoxon", "corrected", "survives", "cells")
+
+
+def _second_why(fn, wilcoxon_verdict, corrected_verdict) -> str:
+    """The end of a second-reading row: what it is, and whether the Wilcoxon verdict survives."""
+    if fn in MEDIANS_ONLY:
+        return f"{SECOND_READING}; this criterion compares medians and reads no p-value"
+    if corrected_verdict == wilcoxon_verdict:
+        return f"{SECOND_READING}; the Wilcoxon verdict survives ({wilcoxon_verdict})"
+    return f"{SECOND_READING}; Wilcoxon {wilcoxon_verdict} → corrected t-test {corrected_verdict}"
+
+
+def _cells_changed(wilcoxon_cells, corrected_cells) -> str:
+    """``; cells whose verdict changes: <cell> <before> → <after>, …`` (``; no cell's verdict
+    changes`` when none does)."""
+    moved = [
+        f"{cell_label(k)} {c.verdict} → {corrected_cells[k].verdict}"
+        for k, c in wilcoxon_cells.items()
+        if k in corrected_cells and corrected_cells[k].verdict != c.verdict
+    ]
+    if not moved:
+        return "; no cell's verdict changes"
+    return f"; cells whose verdict changes: {', '.join(moved)}"
+
+
+def second_readings(claims: pd.DataFrame) -> pd.DataFrame:
+    """Per second-reading row of ``claims`` (``test=corrected t-test``, :func:`judge_real`): ``id``,
+    ``reading`` (empty for the headline), ``wilcoxon`` (the verdict of the same cells under
+    Wilcoxon: the ``all`` row or the ``reading=<name>`` row), ``corrected``, ``survives`` (the two
+    verdicts equal) and ``cells`` (the cells whose verdict changes, as the row's numbers name them;
+    ``none``, or ``no p-value read`` for a criterion of :data:`MEDIANS_ONLY`)."""
+    prefix = f"test={CORRECTED_T}"
+    out = []
+    for _, r in claims[claims["scope"].astype(str).str.startswith(prefix)].iterrows():
+        name = str(r["scope"])[len(prefix) :].removeprefix(";reading=")
+        same = "all" if not name else f"reading={name}"
+        w = claims[(claims["id"] == r["id"]) & (claims["scope"] == same)]["verdict"]
+        wv = str(w.iloc[0]) if len(w) else ""
+        numbers = str(r["numbers"])
+        moved = re.search(r"cells whose verdict changes: (.*?)\. Second reading", numbers)
+        out.append(
+            {
+                "id": str(r["id"]),
+                "reading": name,
+                "wilcoxon": wv,
+                "corrected": str(r["verdict"]),
+                "survives": wv == str(r["verdict"]),
+                "cells": moved.group(1)
+                if moved
+                else "no p-value read"
+                if "reads no p-value" in numbers
+                else "none",
+            }
+        )
+    return pd.DataFrame(out, columns=SECOND_READING_COLUMNS)
 
 
 # =====================================================================================
@@ -239,6 +311,21 @@ def judge_real(sid, units) -> list[dict]:
                 f"{rtext}. {_reading_why(i, r)}",
                 unit.label,
                 len(rcells),
+            )
+        )
+    # the second reading: every reading (the headline alone when the scope is not open) judged
+    # with the corrected resampled t-test, on the same unit and cells
+    wilcoxon = [(r, rv, rc) for r, rv, _, rc in readings] or [(statement.headline, v, cells)]
+    for r, wv, wcells in wilcoxon:
+        cv, ctext, ccells = fn(unit, units, r.corrected())
+        rows.append(
+            claims_row(
+                sid,
+                scope(test=CORRECTED_T, reading=r.name if statement.readings else None),
+                cv,
+                f"{ctext}{_cells_changed(wcells, ccells)}. {_second_why(fn, wv, cv)}",
+                unit.label,
+                len(ccells),
             )
         )
     for u, _, _, c in results:

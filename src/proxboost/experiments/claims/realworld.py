@@ -4,6 +4,11 @@
 ``keep`` (a :class:`~proxboost.experiments.claims.criteria.Reading`, called with a cell's scope
 keys) says which cells a judge judges: the cells it leaves out are neither compared nor expected, so
 the Holm adjustment and the counting rules run over the kept cells only (docs/claims.md, scopes).
+``keep.p(comparison)`` is the p-value the judge reads: the Wilcoxon p-value, or under the second
+reading (``keep.corrected()``) the Nadeau–Bengio corrected resampled t-test's, Holm-adjusted over
+the same cells; nothing else in a criterion changes with it. The judges of
+:data:`MEDIANS_ONLY` compare medians and read no p-value, so the test does not change their
+verdicts.
 """
 
 from __future__ import annotations
@@ -78,18 +83,20 @@ def _metric_name(metric):
     return "loss" if metric == "test_loss" else "error"
 
 
-def _always(unit, comparisons, expected_cells):
-    """The "always" rule on ``comparisons`` = {scope: Comparison} (Holm over them).
+def _always(unit, comparisons, expected_cells, keep=EVERY_CELL):
+    """The "always" rule on ``comparisons`` = {scope: Comparison} (Holm over them, p-values of
+    ``keep``'s test).
 
     ``expected_cells``: how many cells every-dataset coverage needs. Returns (verdict, text, cells).
     """
     keys = [k for k, c in comparisons.items() if c.n > 0]
-    adj = dict(zip(keys, holm([comparisons[k].p for k in keys])))
+    adj = dict(zip(keys, holm([keep.p(comparisons[k]) for k in keys])))
+    nb = keep.is_corrected
     cells = {
-        k: Cell(comparisons[k].verdict(adj[k]), comparisons[k].text(adj[k]), comparisons[k].n)
+        k: Cell(comparisons[k].verdict(adj[k]), comparisons[k].text(adj[k], nb), comparisons[k].n)
         for k in keys
     }
-    raw = [comparisons[k].verdict() for k in keys]
+    raw = [comparisons[k].verdict(keep.p(comparisons[k])) for k in keys]
     held = [c.verdict for c in cells.values()]
     missing = expected_cells - len(keys)
     v = (
@@ -151,7 +158,8 @@ def judge_ls_prox_equals_gradient_vs_baselines(unit, units, keep=EVERY_CELL):
                 better[scope(dataset=ds, methods=m)] = c
     keys = list(equiv) + list(better)
     comps = [equiv[k][0] for k in equiv] + [better[k] for k in better]
-    adj = dict(zip(keys, holm([c.p for c in comps])))
+    adj = dict(zip(keys, holm([keep.p(c) for c in comps])))
+    nb = keep.is_corrected
     cells = {}
     for k, (c, s) in equiv.items():
         rel, lo, hi = c.median / s, c.hl_low / s, c.hl_high / s
@@ -161,14 +169,15 @@ def judge_ls_prox_equals_gradient_vs_baselines(unit, units, keep=EVERY_CELL):
             v = CONTRADICTED
         else:
             v = INCONCLUSIVE
+        tested = f"NB p {c.p_nb:.2g}, Holm NB p" if nb else "Holm p"
         cells[k] = Cell(
             v,
             f"median Δ {rel:+.2%} of G's median loss, HL 95 % [{lo:+.2%}, {hi:+.2%}], "
-            f"p {c.p:.2g}, Holm p {adj[k]:.2g}",
+            f"p {c.p:.2g}, {tested} {adj[k]:.2g}",
             c.n,
         )
     for k, c in better.items():
-        cells[k] = Cell(c.verdict(adj[k]), c.text(adj[k]), c.n)
+        cells[k] = Cell(c.verdict(adj[k]), c.text(adj[k], nb), c.n)
     held = [c.verdict for c in cells.values()]
     missing = n_exp - len(cells)
     v = (
@@ -250,7 +259,7 @@ def judge_prox_beats_gradient_lad_pinball(unit, units, keep=EVERY_CELL):
         c = _cmp(unit, ds, loss, "prox", "gradient")
         if c.n:
             comps[scope(loss=loss, dataset=ds)] = c
-    return _always(unit, comps, len(cells))
+    return _always(unit, comps, len(cells), keep)
 
 
 def judge_prox_or_rp_most_accurate_lad_pinball(unit, units, keep=EVERY_CELL):
@@ -314,11 +323,14 @@ def judge_ap_beats_ag_except_engel(unit, units, keep=EVERY_CELL):
             if c.n:
                 comps[scope(loss=loss, dataset=ds)] = c
     keys = list(comps)
-    adj = dict(zip(keys, holm([comps[k].p for k in keys])))
-    cells = {k: Cell(comps[k].verdict(adj[k]), comps[k].text(adj[k]), comps[k].n) for k in keys}
+    adj = dict(zip(keys, holm([keep.p(comps[k]) for k in keys])))
+    nb = keep.is_corrected
+    cells = {k: Cell(comps[k].verdict(adj[k]), comps[k].text(adj[k], nb), comps[k].n) for k in keys}
     for k, c in engel.items():
         cells[k] = Cell(
-            c.verdict(), "reported, not counted (the paper's exception): " + c.text(), c.n
+            c.verdict(keep.p(c)),
+            "reported, not counted (the paper's exception): " + c.text(corrected=nb),
+            c.n,
         )
     held = [cells[k].verdict for k in keys]
     conf, contra = held.count(CONFIRMED), held.count(CONTRADICTED)
@@ -349,11 +361,12 @@ def judge_accelerated_not_more_accurate_regression(unit, units, keep=EVERY_CELL)
                 c = _cmp(unit, ds, loss, acc, plain)
                 if not c.n:
                     continue
-                isb = c.verdict() == CONFIRMED
+                isb = c.verdict(keep.p(c)) == CONFIRMED
                 better += isb
                 cells[scope(loss=loss, dataset=ds, methods=m)] = Cell(
                     CONTRADICTED if isb else CONFIRMED,
-                    ("accelerated confirmed better: " if isb else "") + c.text(),
+                    ("accelerated confirmed better: " if isb else "")
+                    + c.text(corrected=keep.is_corrected),
                     c.n,
                 )
     notbetter = len(cells) - better
@@ -436,7 +449,8 @@ def judge_prox_beats_gradient_hinge(unit, units, keep=EVERY_CELL):
                 if c.n:
                     comps[(ds, metric, a, b)] = c
     keys = list(comps)
-    adj = dict(zip(keys, holm([comps[k].p for k in keys])))
+    adj = dict(zip(keys, holm([keep.p(comps[k]) for k in keys])))
+    nb = keep.is_corrected
     cells = {}
     for ds, metric in judged:
         ks = [k for k in keys if k[:2] == (ds, metric)]
@@ -454,7 +468,7 @@ def judge_prox_beats_gradient_hinge(unit, units, keep=EVERY_CELL):
         v = CONFIRMED if good else CONTRADICTED if bad else INCONCLUSIVE
         cells[scope(loss="hinge", dataset=ds, metric=_metric_name(metric))] = Cell(
             v,
-            "; ".join(f"{short(k[2])} vs {short(k[3])}: {comps[k].text(adj[k])}" for k in ks),
+            "; ".join(f"{short(k[2])} vs {short(k[3])}: {comps[k].text(adj[k], nb)}" for k in ks),
             comps[ks[0]].n,
         )
     held = [c.verdict for c in cells.values()]
@@ -501,7 +515,7 @@ def judge_ap_beats_g_and_ag_classification(unit, units, keep=EVERY_CELL):
                     c = _cmp(unit, ds, loss, "accelerated_prox", b, metric)
                     if c.n:
                         comps[scope(**keys)] = c
-    return _always(unit, comps, n_exp)
+    return _always(unit, comps, n_exp, keep)
 
 
 def judge_hinge_rarely_big_advantage(unit, units, keep=EVERY_CELL):
@@ -520,11 +534,11 @@ def judge_hinge_rarely_big_advantage(unit, units, keep=EVERY_CELL):
             c = compare(va, vb, _ratio(unit, ds))
             if not c.n:
                 continue
-            isbig = c.median <= -0.01 and c.p < ALPHA
+            isbig = c.median <= -0.01 and keep.p(c) < ALPHA
             big += isbig
             cells[scope(dataset=ds, methods=short(m), metric="error")] = Cell(
                 CONTRADICTED if isbig else CONFIRMED,
-                ("big advantage: " if isbig else "") + c.text(),
+                ("big advantage: " if isbig else "") + c.text(corrected=keep.is_corrected),
                 c.n,
             )
     missing = n_exp - len(cells)
@@ -542,3 +556,12 @@ def judge_hinge_rarely_big_advantage(unit, units, keep=EVERY_CELL):
         ),
         cells,
     )
+
+
+#: judges that compare medians only and read no p-value: their second reading (the corrected
+#: resampled t-test in place of Wilcoxon) gives their headline verdict by construction
+MEDIANS_ONLY = (
+    judge_ls_residual_most_accurate,
+    judge_prox_or_rp_most_accurate_lad_pinball,
+    judge_classification_podium,
+)

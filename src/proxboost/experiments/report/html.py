@@ -36,6 +36,7 @@ import pandas as pd
 from proxboost.experiments.claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, families
 from proxboost.experiments.claims.analysis import protocol_units
 from proxboost.experiments.claims.criteria import CRITERIA_FILE
+from proxboost.experiments.claims.judging import SECOND_READING, second_readings
 from proxboost.experiments.claims.statements import REAL_WORLD
 from proxboost.experiments.plan import versions
 from proxboost.experiments.store.naming import (
@@ -450,6 +451,38 @@ def statement_entries(claims, runs, units, figures_rel, figures_dir, datasets) -
     return entries
 
 
+def corrected_rows(claims: pd.DataFrame) -> dict:
+    """The real-world verdicts under the second reading (the corrected resampled t-test) beside the
+    Wilcoxon ones (:func:`~proxboost.experiments.claims.judging.second_readings`): ``rows`` for the
+    index's table, ``what`` (the reading) and ``line`` (which survive)."""
+    second = second_readings(claims)
+    rows = [
+        {
+            "id": r["id"],
+            "anchor": f"s-{slug(r['id'])}",
+            "reading": r["reading"] or "headline",
+            "wilcoxon": r["wilcoxon"],
+            "corrected": r["corrected"],
+            "survives": bool(r["survives"]),
+            "cells": r["cells"],
+        }
+        for _, r in second.iterrows()
+    ]
+    kept = [r for r in rows if r["survives"]]
+    line = f"{len(kept)} of {len(rows)} verdicts survive the corrected test" + (
+        "."
+        if len(kept) == len(rows)
+        else "; they change for "
+        + ", ".join(
+            f"{r['id']} ({r['reading']}) {r['wilcoxon']} → {r['corrected']}"
+            for r in rows
+            if not r["survives"]
+        )
+        + "."
+    )
+    return {"rows": rows, "what": SECOND_READING.removeprefix("Second reading: "), "line": line}
+
+
 def verdict_counts(entries: list[dict]) -> dict:
     """Per family (registry order) and in all: how many statements have each verdict."""
     names = [name for name, _ in families()]
@@ -626,6 +659,7 @@ def build_report(
         title="The paper's statements",
         entries=entries,
         counts=verdict_counts(entries),
+        corrected=corrected_rows(claims),
         families=[name for name, _ in families()],
         overview=fig("claims"),
         reading=_markup(inline(reading)) if reading else "",

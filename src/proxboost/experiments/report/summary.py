@@ -57,6 +57,7 @@ from proxboost.experiments.claims.criteria import (
     FIRST_RESULTS_STORED,
 )
 from proxboost.experiments.plan import versions
+from proxboost.experiments.report.second_reading import SECOND, corrected_table, second_details
 from proxboost.experiments.store.naming import (
     CLASSIFICATION_DATASETS,
     DEFAULT_TIE_RULE,
@@ -157,7 +158,12 @@ def claims_details(claims: pd.DataFrame) -> list[str]:
                 for _, r in readings.iterrows()
             ]
             lines.append("")
-        cells = g[(g["scope"] != "all") & ~g["scope"].str.startswith(READING)]
+        lines += second_details(g)
+        cells = g[
+            (g["scope"] != "all")
+            & ~g["scope"].str.startswith(READING)
+            & ~g["scope"].str.startswith(SECOND)
+        ]
         if cells.empty:
             continue
         lines += ["| scope | verdict | numbers | protocol | n |", "|---|---|---|---|---|"]
@@ -766,6 +772,7 @@ def build_summary(
     ]
     L += provenance(curves, real, claims)
     L += claims_table(claims)
+    L += corrected_table(claims)
     L += [
         "## Real-world datasets",
         "",
@@ -773,7 +780,8 @@ def build_summary(
             "Δ = value − value of `gradient` on the same split; W/T/L = splits where the method is"
             " lower / equal / higher; p = two-sided Wilcoxon signed-rank p-value (1 when every Δ is"
             " 0). The splits overlap, so these p-values are optimistic (the Nadeau–Bengio corrected"
-            " test is given with the verdicts)."
+            " test is given with the verdicts, and judges every real-world statement a second time:"
+            " see the verdicts under the corrected resampled t-test)."
         ),
         "",
     ]
