@@ -52,12 +52,17 @@ def threading_layer():
     return layer if layer in SAFE_LAYERS else None
 
 
+def requested_threads(n_jobs):
+    """The thread count ``n_jobs`` asks for, clamped to ``numba.config.NUMBA_NUM_THREADS``."""
+    return max(min(resolve_n_jobs(n_jobs), int(numba.config.NUMBA_NUM_THREADS)), 1)
+
+
 def engine_threads(n_jobs):
     """The threads an engine's kernels use for ``n_jobs``: clamped to
     ``numba.config.NUMBA_NUM_THREADS``; 1 (with a one-time warning) without a thread-safe
     threading layer."""
     global _warned
-    k = min(resolve_n_jobs(n_jobs), int(numba.config.NUMBA_NUM_THREADS))
+    k = requested_threads(n_jobs)
     if k <= 1:
         return 1
     if threading_layer() is None:
