@@ -7,7 +7,10 @@ seeds, on data with tied values, missing values and monotone constraints. On a m
 fewer cores, n_jobs=4 runs on ``numba.config.NUMBA_NUM_THREADS`` threads (still parallel).
 """
 
+import os
 import pickle
+import subprocess
+import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -208,3 +211,26 @@ def test_the_compiled_loop_is_not_taken_with_threads(monkeypatch):
     _fit("lad", "prox", 3, 2, X, y, None)  # threads: the Python loop
     with pytest.raises(AssertionError, match="compiled loop taken"):
         _fit("lad", "prox", 3, 1, X, y, None)  # one thread: the compiled loop would run
+
+
+_KERNELS_COMPILED = """
+import numpy as np
+from proxboost import BoostingRegressor
+from proxboost.engines._hist import histogram, splitting
+X = np.random.default_rng(0).normal(size=(300, 3))
+BoostingRegressor(engine="hist", n_estimators=2, n_jobs=N).fit(X, X[:, 0])
+kernels = (histogram.build_hist_par, histogram.build_root_sums_par, splitting.best_split_par)
+print(len(splitting.best_split.signatures), sum(len(k.signatures) for k in kernels))
+"""
+
+
+@pytest.mark.slow  # compiles the hist engine from scratch in a subprocess
+def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path):
+    """In a fresh process with an empty numba cache (a cached caller would hide what it calls):
+    the default path compiles the serial kernels only."""
+    code = _KERNELS_COMPILED.replace("n_jobs=N", "n_jobs=None")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    serial, parallel = map(int, out.stdout.split())
+    assert serial >= 1 and parallel == 0

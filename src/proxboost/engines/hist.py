@@ -173,6 +173,7 @@ class HistEngine:
     """
 
     name = "hist"
+    n_jobs = None  # one thread for an engine pickled before n_jobs existed
 
     def __init__(self, max_bins=MAX_BINS, n_jobs=None):
         if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= 255):
