@@ -109,7 +109,10 @@ def test_estimator_options_hold_what_changes_numbers_and_the_tie_rule():
     for key in ("loss", "tau", "max_depth", "learning_rate", "step", "n_estimators"):
         assert key not in base
     # settings that never change the numbers stay out; one that does is in
-    for same in (dict(verbose=1), dict(warm_start=True), dict(random_state=5)):
+    # n_jobs (threads): any value grows the same trees bit for bit (tests/test_threads.py)
+    assert "n_jobs" not in base
+    nochange = (dict(verbose=1), dict(warm_start=True), dict(random_state=5), dict(n_jobs=2))
+    for same in (*nochange, dict(n_jobs=-1), dict(n_jobs=4, engine="hist")):
         assert estimator_options(make_estimator(loss, "prox", **same)) == base
     assert estimator_options(make_estimator(loss, "prox", tol=0.5)) != base
 

@@ -20,6 +20,7 @@ from proxboost._validation import (
     Flag,
     Levels,
     LossParameter,
+    NJobs,
     Number,
     Step,
     Verbose,
@@ -53,6 +54,7 @@ def _accepts(constraint, value) -> bool:
         (integer_at_least_one("p"), [1, 7, np.int64(3)], [0, -1, 1.0, 2.5, True, np.bool_(True)]),
         (Flag("p"), [True, False, np.bool_(False)], [0, 1, "true", None]),
         (Verbose("p"), [0, 2, True, False], [-1, 0.5, "1"]),
+        (NJobs("p"), [1, 2, -1, -2, -100, np.int64(4)], [0, 1.0, 2.5, "2", True, np.bool_(True)]),
         (Step("p"), [1e-3, 1.0, 100, "auto"], [0.0, -1.0, "Auto", math.inf, True]),
         (
             Levels("p"),

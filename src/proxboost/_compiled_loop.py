@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from proxboost._leafops import AUTHORS, RULE_CODES, _leaf_points, _weighted_leaf_points
+from proxboost.engines._threads import requested_threads
 
 #: True: every fit runs the Python reference loop (the default until ``run`` is cached; tests
 #: compare both paths)
@@ -436,6 +437,7 @@ def applies(estimator, fit, cst) -> bool:
         and cst is None
         and estimator.tie_rule in RULE_CODES
         and not estimator.verbose
+        and requested_threads(estimator.n_jobs) == 1  # the compiled loop grows on one thread
     )
 
 

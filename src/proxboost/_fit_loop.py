@@ -202,6 +202,7 @@ class BoostingLoop:
         algo, loss = ALGOS[self.algo], self._make_loss()
         authors_float = self.tie_rule == "authors_float" and loss.name in FLOAT_LOSSES
         engine = make_engine(self.engine)
+        engine.n_jobs = self.n_jobs  # threads of its kernels (make_engine's n_jobs)
         T = int(self.n_estimators)
         alphas = nesterov_alphas(T) if algo.accelerated else np.zeros(T)
         t0 = time.perf_counter()

@@ -166,5 +166,18 @@ class MonotonicCst(_Refusing):
         return all(valid_constraint(v) for v in np.asarray(value, dtype=object))
 
 
+class NJobs(_Refusing):
+    """Threads (after ``None``): scikit-learn's ``n_jobs``, an integer other than 0 (-1: all
+    cores, -k: all cores but k - 1); bools refused."""
+
+    def __init__(self, name="n_jobs"):
+        super().__init__(name, "None, -1 (all cores) or an integer != 0 (-k: all cores but k - 1)")
+
+    def check(self, value):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
+            return False
+        return value != 0
+
+
 def integer_at_least_one(name):
     return Number(name, 1, np.inf, closed="left", allowed="an integer >= 1", integer=True)

@@ -34,6 +34,7 @@ from proxboost._validation import (
     Levels,
     LossParameter,
     MonotonicCst,
+    NJobs,
     Number,
     Step,
     Verbose,
@@ -100,6 +101,7 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         "verbose": [Verbose()],
         "warm_start": [Flag("warm_start")],
         "monotonic_cst": [None, MonotonicCst()],
+        "n_jobs": [None, NJobs()],
     }
 
     @staticmethod
@@ -473,6 +475,14 @@ _PARAMS_DOC = """
         loss, algorithm and engine, at every stage and, with several quantiles, in every level
         (``docs/quantiles.md``, "Monotone constraints"); all zeros is the unconstrained fit.
         Not with ``tie_rule="authors_float"`` on ``lad``, ``pinball`` or ``hinge``.
+    n_jobs : int or None, default=None
+        Threads growing each tree, as scikit-learn's ``n_jobs``: None one, -1 all cores, -k all
+        cores but k - 1 (0 refused); at most ``numba.config.NUMBA_NUM_THREADS``. Any value gives
+        the same trees and predictions bit for bit. Threads: the hist engine (histograms and
+        splits in parallel over features, on numba's ``omp`` or ``tbb`` threading layer, else
+        one thread with a warning); exact and sklearn use one thread for now. Not the
+        experiment pipeline's ``n_jobs`` (``conf/config.yaml``, ``run.py n_jobs=k``), which is
+        the number of worker processes running whole fits side by side.
 """
 
 _ATTRS_DOC = """
@@ -581,6 +591,7 @@ class BoostingRegressor(QuantileIntervals, RegressorMixin, _BaseBoosting):
         verbose=0,
         warm_start=False,
         monotonic_cst=None,
+        n_jobs=None,
     ):
         self.loss = loss
         self.algo = algo
@@ -598,6 +609,7 @@ class BoostingRegressor(QuantileIntervals, RegressorMixin, _BaseBoosting):
         self.verbose = verbose
         self.warm_start = warm_start
         self.monotonic_cst = monotonic_cst
+        self.n_jobs = n_jobs
 
     def _encode_target(self, y, fit):
         y = np.asarray(y, dtype=float).ravel()
@@ -692,6 +704,7 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
         verbose=0,
         warm_start=False,
         monotonic_cst=None,
+        n_jobs=None,
     ):
         self.loss = loss
         self.algo = algo
@@ -710,6 +723,7 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.verbose = verbose
         self.warm_start = warm_start
         self.monotonic_cst = monotonic_cst
+        self.n_jobs = n_jobs
 
     def _encode_target(self, y, fit):
         if fit:

@@ -31,13 +31,17 @@ from proxboost.engines.sklearn import SklearnEngine
 ENGINES = {"exact": ExactEngine, "hist": HistEngine, "sklearn": SklearnEngine}
 
 
-def make_engine(name):
-    """Return a new engine instance by name (one of ``ENGINES``)."""
+def make_engine(name, n_jobs=None):
+    """Return a new engine instance by name (one of ``ENGINES``), its ``n_jobs`` attribute set:
+    the threads of the hist engine's kernels (scikit-learn's rule, None: one); the exact and
+    sklearn engines grow on one thread whatever its value, for now."""
     if name not in ENGINES:
         raise ValueError(
             f"engine={name!r} is not a known tree engine; allowed values: {sorted(ENGINES)}"
         )
-    return ENGINES[name]()
+    engine = ENGINES[name]()
+    engine.n_jobs = n_jobs
+    return engine
 
 
 __all__ = ["ENGINES", "ExactEngine", "HistEngine", "SklearnEngine", "make_engine"]

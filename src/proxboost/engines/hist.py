@@ -81,7 +81,16 @@ impurity decrease over the root's weight; see ``docs/engines.md``).
 Trees grow depth-first with an explicit stack (no leaf limit, so the tree equals the
 depth-wise one); leaves are numbered left to right, ``0 .. n_leaves - 1``. Histogram memory is
 ``O(min(D, n / 33) * total_bins)``, row buffers ``O(n)``; no O(n^2) or O(n * 256 * p) array.
-Everything is compiled with ``numba.njit(cache=True)``, single-threaded.
+Everything is compiled with ``numba.njit(cache=True)``, single-threaded by default.
+
+**Threads** (``n_jobs``, an attribute the estimators set from theirs; None: one thread): with
+more than one thread, the histograms are built and the splits found in parallel over features
+(``numba.prange``; the nodes of at most ``SMALL_NODE`` rows and the partitions stay serial).
+Every sum keeps its serial order and the best split is reduced in feature order with the
+serial tie rule, so any thread count grows the one-thread trees bit for bit. The threads run on
+numba's ``omp`` or ``tbb`` layer only (``_threads``: ``workqueue`` aborts when fits run in
+several Python threads at once), else on one thread with a warning; the parallel kernels are
+compiled at their first use with ``n_jobs`` > 1 only.
 
 An engine instance keeps per-fit scratch (workspace arrays, the root counts of the last
 prepared array and weight array, found by identity through weak references): neither may be
@@ -101,6 +110,7 @@ from proxboost.engines._hist.histogram import root_stats
 from proxboost.engines._hist.predictor import apply_tree, label_rows
 from proxboost.engines._hist.records import Binned, Scratch
 from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
+from proxboost.engines._threads import engine_threads, numba_threads
 
 MAX_BINS = 255
 
@@ -157,16 +167,21 @@ class HistEngine:
     ----------
     max_bins : int in [2, 255], default=255
         Maximum number of bins per feature.
+    n_jobs : int or None, default=None
+        Threads of the histogram and split kernels (scikit-learn's rule: None one, -1 all
+        cores); any value grows the same trees (see the module docstring).
     """
 
     name = "hist"
+    n_jobs = None  # one thread for an engine pickled before n_jobs existed
 
-    def __init__(self, max_bins=MAX_BINS):
+    def __init__(self, max_bins=MAX_BINS, n_jobs=None):
         if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= 255):
             raise ValueError(
                 f"max_bins={max_bins!r} is out of range; allowed values: an integer in [2, 255]"
             )
         self.max_bins = int(max_bins)
+        self.n_jobs = n_jobs
         self.edges_ = None
         self._reset_cache()
 
@@ -271,9 +286,8 @@ class HistEngine:
         n_act = len(active)
         scratch = self._scratch(n, stack_depth, len(stats))
         scratch.rows[:n_act] = active
-        binned = self._binned(Xp)
-        feature, thr, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grow_tree(
-            binned,
+        kernel_args = (
+            self._binned(Xp),
             target,
             w,
             scratch,
@@ -285,6 +299,13 @@ class HistEngine:
             stats,
             check_monotonic_cst(monotonic_cst, Xp.shape[1]),
         )
+        k = engine_threads(self.n_jobs)
+        if k > 1:
+            with numba_threads(k):
+                grown = grow_tree(*kernel_args, k)
+        else:  # None: the serial kernels (the parallel ones are not even compiled)
+            grown = grow_tree(*kernel_args, None)
+        feature, thr, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grown
         internal = left >= 0
         threshold = np.full(len(left), np.nan)
         threshold[internal] = self._edges2d[feature[internal], thr[internal]]
@@ -426,6 +447,7 @@ def grow_in_loop(engine, target, seed):
         SMALL_NODE,
         engine.stats,
         engine.monotonic,
+        None,  # one thread: the compiled loop is not taken with n_jobs > 1
     )
     threshold = np.full(left.shape[0], np.nan)
     for k in range(left.shape[0]):

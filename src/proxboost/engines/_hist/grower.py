@@ -1,19 +1,25 @@
 """The hist engine's tree grower: depth-first node loop over a stack of pending nodes, each
 node's rows a contiguous segment of ``rows`` (stable partitions), the smaller child's
 histogram built from its rows and the larger's by subtraction from the parent's (see
-:mod:`proxboost.engines.hist`)."""
+:mod:`proxboost.engines.hist`).
+
+``par``: None (one thread: the serial kernels) or the thread count of the ``*_par`` kernels
+(``n_jobs`` > 1). Its type picks the kernels when numba compiles (``par is None`` is decided
+at compile time), so the one-thread grower neither calls nor compiles the parallel ones."""
 
 import numpy as np
 from numba import njit
 
 from proxboost.engines._hist.histogram import (
     build_hist,
+    build_hist_par,
     build_root_sums,
+    build_root_sums_par,
     subtract_ranges,
     zero_ranges,
 )
 from proxboost.engines._hist.records import Limits, NodeStack, Workspace
-from proxboost.engines._hist.splitting import best_split, best_split_small
+from proxboost.engines._hist.splitting import best_split, best_split_par, best_split_small
 from proxboost.engines._nodes import (
     LEAF,
     SMALL,
@@ -88,7 +94,7 @@ def child_mode(depth, target, rows, segment, sums, limits):
 
 
 @njit(cache=True, nogil=True)
-def find_split(binned, target, w, scratch, work, buf, start, end, sums, bounds):
+def find_split(binned, target, w, scratch, work, buf, start, end, sums, bounds, par):
     """Best (feature, last left bin, first right bin, proxy, missing left) of a node
     (rows[start:end], sums) whose mode is ``buf``: from its histogram, or by sorting (SMALL).
     Feature -1: none. ``bounds``: the node's value bounds and the features' monotone
@@ -101,17 +107,29 @@ def find_split(binned, target, w, scratch, work, buf, start, end, sums, bounds):
     if buf >= 0:
         S = 2 if w is None else 3
         hist = scratch.hist
-        best_f, best_b, proxy, left = best_split(
-            hist[buf],
-            binned.offsets,
-            work.bin_lo[buf],
-            work.bin_hi[buf],
-            sums.weight,
-            work.nonempty,
-            S,
-            bounds,
-            binned.nan_bin,
-        )
+        if par is None:
+            best_f, best_b, proxy, left = best_split(
+                hist[buf],
+                binned.offsets,
+                work.bin_lo[buf],
+                work.bin_hi[buf],
+                sums.weight,
+                work.nonempty,
+                S,
+                bounds,
+                binned.nan_bin,
+            )
+        else:
+            best_f, best_b, proxy, left = best_split_par(
+                hist[buf],
+                binned.offsets,
+                work.bin_lo[buf],
+                work.bin_hi[buf],
+                sums.weight,
+                S,
+                bounds,
+                binned.nan_bin,
+            )
         if best_f >= 0:
             o = binned.offsets[best_f]
             nxt = best_b + 1
@@ -156,7 +174,7 @@ def threshold_bin(binned, f, b, nxt):
 
 
 @njit(cache=True, nogil=True)
-def children_histograms(binned, target, w, scratch, work, buf, segment, modes, n_free):
+def children_histograms(binned, target, w, scratch, work, buf, segment, modes, n_free, par):
     """The children's modes (``modes``: from ``child_mode``), with their histograms when they
     need one: the smaller child's from its rows, the larger's by subtraction from the parent's
     buffer ``buf``. ``segment``: (start, mid, end). Returns (mode_l, mode_r, n_free)."""
@@ -178,7 +196,14 @@ def children_histograms(binned, target, w, scratch, work, buf, segment, modes, n
                 rlo[into, f] = rlo[buf, f]
                 rhi[into, f] = rhi[buf, f]
         zero_ranges(hist[into], binned.offsets, rlo[into], rhi[into], S)
-        build_hist(hist[into], binned.bins, binned.offsets, target, w, scratch.rows, s_start, s_end)
+        if par is None:
+            build_hist(
+                hist[into], binned.bins, binned.offsets, target, w, scratch.rows, s_start, s_end
+            )
+        else:
+            build_hist_par(
+                hist[into], binned.bins, binned.offsets, target, w, scratch.rows, s_start, s_end
+            )
         if subtract:
             subtract_ranges(hist[buf], hist[into], binned.offsets, rlo[buf], rhi[buf], S)
     if mode_l == 0:
@@ -204,7 +229,7 @@ def push(stack, top, node_id, start, end, depth, mode, sums, bounds):
 
 
 @njit(cache=True, nogil=True)
-def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats):
+def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats, par):
     """The root's mode, its histogram built (from the cached ``root_stats``) when it has one.
     Returns (mode, n_free)."""
     n_free = work.free_buffers.shape[0]
@@ -216,9 +241,14 @@ def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats)
             work.bin_lo[mode, f] = 0
             work.bin_hi[mode, f] = binned.n_bins[f] - 1
         hist = scratch.hist[mode]
-        build_root_sums(
-            hist, binned.bins, binned.offsets, target, w, scratch.rows, n_act, root_stats
-        )
+        if par is None:
+            build_root_sums(
+                hist, binned.bins, binned.offsets, target, w, scratch.rows, n_act, root_stats
+            )
+        else:
+            build_root_sums_par(
+                hist, binned.bins, binned.offsets, target, w, scratch.rows, n_act, root_stats
+            )
     return mode, n_free
 
 
@@ -247,10 +277,12 @@ def missing_goes_left(binned, f, left, n_left, n_right):
 
 
 @njit(cache=True, nogil=True)
-def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, root_stats, root):
+def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, root_stats, root, par):
     """The node loop of ``grow_tree`` on its preallocated records. Returns (n_nodes, n_leaves)."""
     rows = scratch.rows
-    mode0, n_free = root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats)
+    mode0, n_free = root_mode(
+        binned, target, w, scratch, work, limits, n_act, root, root_stats, par
+    )
     push(stack, 0, 0, 0, n_act, 0, mode0, root, (-np.inf, np.inf))
     top = 1
     n_nodes = 1
@@ -265,7 +297,7 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         sums = Sums(stack.weight[top], stack.sum[top], stack.sq_sum[top])
         bounds = (stack.lower[top], stack.upper[top], limits.monotonic)
         best_f, best_b, nxt, proxy, nan_left = find_split(
-            binned, target, w, scratch, work, buf, start, end, sums, bounds
+            binned, target, w, scratch, work, buf, start, end, sums, bounds, par
         )
         if best_f < 0:  # leaf
             n_free = release(work.free_buffers, buf, n_free)
@@ -305,7 +337,16 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         mode_r = child_mode(depth + 1, target, rows, (mid, end), sums_r, limits)
         if buf >= 0:
             mode_l, mode_r, n_free = children_histograms(
-                binned, target, w, scratch, work, buf, (start, mid, end), (mode_l, mode_r), n_free
+                binned,
+                target,
+                w,
+                scratch,
+                work,
+                buf,
+                (start, mid, end),
+                (mode_l, mode_r),
+                n_free,
+                par,
             )
         lo_l, hi_l, lo_r, hi_r = monotone_child_bounds(
             limits.monotonic[best_f], bounds[0], bounds[1], sums_l.sum, sums_l.weight, *sums[1::-1]
@@ -358,7 +399,7 @@ def new_records(n, p, scratch, max_depth, max_nodes, small):
 
 @njit(cache=True, nogil=True)
 def grow_tree(
-    binned, target, w, scratch, n_act, max_depth, max_nodes, eps, small, root_stats, monotonic
+    binned, target, w, scratch, n_act, max_depth, max_nodes, eps, small, root_stats, monotonic, par
 ):
     """Grow one tree (see the hist engine's docstring).
 
@@ -366,6 +407,7 @@ def grow_tree(
     ``w``: their weights or None (unit weights). Rows not taking part keep leaf id -1.
     ``root_stats``: the root's weights and row counts per bin (``histogram.root_stats``).
     ``monotonic``: (p,) int8, each feature's monotone constraint (zeros: none).
+    ``par``: None, or the thread count of the parallel kernels (module docstring).
     """
     n, p = binned.bins.shape
     work, tree, stack = new_records(n, p, scratch, max_depth, max_nodes, small)
@@ -382,7 +424,7 @@ def grow_tree(
     limits = Limits(max_depth, eps, small, w0, monotonic)
     root = Sums(w0, s0, q0)
     n_nodes, n_leaves = grow_nodes(
-        binned, target, w, scratch, work, tree, stack, limits, n_act, root_stats, root
+        binned, target, w, scratch, work, tree, stack, limits, n_act, root_stats, root, par
     )
     return (
         tree.feature[:n_nodes].copy(),

@@ -5,10 +5,14 @@ feature f at k = offsets[f] + b): slot S * k holds the bin's target sum (weighte
 weight * target), slot S * k + 1 its weight, slot S * k + S - 1 its row count. Unweighted, S = 2
 (the weight is the row count); weighted, S = 3: the exact row count says which bins are empty
 after a histogram subtraction, whose rounding can leave a small nonzero weight in an empty bin.
+
+The ``*_par`` kernels (``n_jobs`` > 1) build the same histograms in parallel over features: a
+feature's bins are its own, and each bin still gets its rows added in row order, so every sum
+is the serial kernel's bit for bit. They are compiled at their first use only.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
@@ -134,3 +138,37 @@ def subtract_ranges(H, Hs, offsets, lo, hi, S):
         o = offsets[f]
         for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
             H[i] -= Hs[i]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def build_hist_par(H, bins, offsets, target, w, rows, start, end):
+    """``build_hist`` in parallel over features (the same sums: each bin's rows in row order)."""
+    p = bins.shape[1]
+    S = 2 if w is None else 3
+    for f in prange(p):
+        o = offsets[f]
+        for j in range(start, end):
+            r = rows[j]
+            c = 1.0 if w is None else w[r]
+            i = S * (o + bins[r, f])
+            H[i] += target[r] * c
+            H[i + 1] += c
+            if w is not None:
+                H[i + 2] += 1.0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def build_root_sums_par(H, bins, offsets, target, w, rows, n_act, stats):
+    """``build_root_sums`` in parallel over features (the same sums, in row order)."""
+    n, p = bins.shape
+    for k in range(stats.shape[0]):
+        H[k] = stats[k]
+    for f in prange(p):
+        o = offsets[f]
+        if w is None:
+            for r in range(n_act):
+                H[2 * (o + bins[r, f])] += target[r]
+        else:
+            for r in range(n):
+                c = w[r]
+                H[3 * (o + bins[r, f])] += target[r] * c if c > 0.0 else 0.0

@@ -1,0 +1,236 @@
+"""Threads (``n_jobs``): the hist engine's parallel kernels grow the one-thread trees bit for bit.
+
+Oracle: the fit with ``n_jobs=1`` (the serial kernels). Every comparison is ``np.array_equal``
+(not allclose): trees (features, thresholds, children, missing-value directions, gains), leaf
+values, training losses and predictions, for several losses, algorithms, depths, weights and
+seeds, on data with tied values, missing values and monotone constraints. On a machine with
+fewer cores, n_jobs=4 runs on ``numba.config.NUMBA_NUM_THREADS`` threads (still parallel).
+"""
+
+import os
+import pickle
+import subprocess
+import sys
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop
+from proxboost.engines import _threads, make_engine
+
+N_JOBS = (1, 2, 4)
+
+
+def _data(seed, n=300, p=5, classification=False):
+    """Features with ties (a rounded column, a 3-valued one) and missing values (NaN)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    X[:, 1] = np.round(X[:, 1], 1)  # ties
+    X[:, 2] = rng.integers(0, 3, n)  # few distinct values
+    X[rng.random(n) < 0.15, 3] = np.nan  # missing values
+    y = X[:, 0] + 0.5 * X[:, 2] + np.nan_to_num(X[:, 3]) + rng.standard_t(3, size=n)
+    if classification:
+        y = (y > np.median(y)).astype(int)
+    w = rng.integers(0, 4, n).astype(float)  # integer weights, some 0
+    return X, y, w
+
+
+def _fit(loss, algo, depth, n_jobs, X, y, w, **kw):
+    cls = BoostingClassifier if loss == "hinge" else BoostingRegressor
+    est = cls(
+        loss=loss,
+        algo=algo,
+        max_depth=depth,
+        n_estimators=6,
+        engine="hist",
+        n_jobs=n_jobs,
+        random_state=0,
+        **kw,
+    )
+    return est.fit(X, y, sample_weight=w)
+
+
+def _numbers(est, X):
+    """Every number of a fit that threads could move."""
+    out = [np.asarray(est.train_loss_), np.asarray(est.n_leaves_)]
+    for tree, values in zip(est.estimators_, est.leaf_values_):
+        out += [tree.feature, tree.threshold, tree.threshold_bin, tree.left, tree.right]
+        out += [tree.leaf_of_node, tree.missing_go_to_left, tree.split_gain, np.asarray(values)]
+    pred = est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
+    return out + [pred, est.predict(X)]
+
+
+def _assert_same(a, b):
+    assert len(a) == len(b)
+    for k, (u, v) in enumerate(zip(a, b)):
+        assert np.array_equal(u, v, equal_nan=True), f"number {k} differs"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "integer-weights"])
+@pytest.mark.parametrize("depth", [1, 3, 5])
+@pytest.mark.parametrize("algo", ["prox", "gradient"])
+@pytest.mark.parametrize("loss", ["lad", "pinball", "hinge", "ls"])
+def test_any_thread_count_grows_the_one_thread_fit(loss, algo, depth, weighted, seed):
+    X, y, w = _data(seed, classification=loss == "hinge")
+    w = w if weighted else None
+    kw = {"tau": 0.8} if loss == "pinball" else {}
+    ref = _numbers(_fit(loss, algo, depth, 1, X, y, w, **kw), X)
+    assert ref[1].max() > 1  # the trees split
+    for n_jobs in N_JOBS[1:]:
+        _assert_same(_numbers(_fit(loss, algo, depth, n_jobs, X, y, w, **kw), X), ref)
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "integer-weights"])
+@pytest.mark.parametrize("loss", ["lad", "ls", "hinge"])
+def test_threads_with_monotone_constraints(loss, weighted):
+    X, y, w = _data(3, classification=loss == "hinge")
+    w = w if weighted else None
+    cst = [1, 0, 1, -1, 0]
+    ref = _numbers(_fit(loss, "prox", 4, 1, X, y, w, monotonic_cst=cst), X)
+    for n_jobs in N_JOBS[1:]:
+        _assert_same(_numbers(_fit(loss, "prox", 4, n_jobs, X, y, w, monotonic_cst=cst), X), ref)
+
+
+def test_engine_trees_and_leaf_ids_are_the_one_thread_ones_on_a_larger_tree():
+    X, y, w = _data(5, n=2000, p=8)
+    X[:, 5] = np.round(X[:, 5])  # many ties
+    for sw in (None, w):
+        grown = []
+        for n_jobs in N_JOBS:
+            engine = make_engine("hist", n_jobs=n_jobs)
+            Xp = engine.prepare(X, fit=True, **({} if sw is None else {"sample_weight": sw}))
+            ids, tree = engine.grow(Xp, y, 7, sample_weight=sw)
+            grown.append([ids, tree.feature, tree.threshold, tree.left, tree.split_gain])
+        assert grown[0][3].shape[0] > 63  # enough nodes for histograms and small nodes
+        for other in grown[1:]:
+            _assert_same(other, grown[0])
+
+
+def test_fits_in_several_python_threads_at_once():
+    """The launcher runs fits in threads: the thread-safe layer takes them side by side."""
+    X, y, _ = _data(7)
+    ref = _numbers(_fit("lad", "prox", 4, 1, X, y, None), X)
+    with ThreadPoolExecutor(3) as pool:
+        runs = list(pool.map(lambda _: _fit("lad", "prox", 4, 2, X, y, None), range(3)))
+    for est in runs:
+        _assert_same(_numbers(est, X), ref)
+    assert numba.threading_layer() in _threads.SAFE_LAYERS
+
+
+def test_the_thread_count_is_restored_after_a_fit():
+    X, y, _ = _data(8)
+    before = numba.get_num_threads()
+    _fit("ls", "gradient", 3, 2, X, y, None)
+    assert numba.get_num_threads() == before
+
+
+def test_without_a_thread_safe_layer_one_thread_and_one_warning(monkeypatch):
+    X, y, w = _data(9)
+    ref = _numbers(_fit("lad", "prox", 3, 1, X, y, w), X)
+    monkeypatch.setattr(_threads, "threading_layer", lambda: None)
+    monkeypatch.setattr(_threads, "_warned", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = _fit("lad", "prox", 3, 2, X, y, w)
+        _fit("lad", "prox", 3, -1, X, y, w)
+    ours = [c for c in caught if "thread-safe threading layer" in str(c.message)]
+    assert len(ours) == 1
+    assert "\n" not in str(ours[0].message)
+    _assert_same(_numbers(est, X), ref)
+
+
+@pytest.mark.parametrize("bad", [0, 1.5, "2", True])
+def test_n_jobs_is_validated(bad):
+    X, y, _ = _data(0, n=50)
+    with pytest.raises(ValueError, match=r"^n_jobs=.* is not allowed; allowed values: None, -1"):
+        BoostingRegressor(n_jobs=bad, n_estimators=2, engine="hist").fit(X, y)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 1, 2, -1, -2, -100])
+def test_n_jobs_follows_scikit_learn(n_jobs):
+    X, y, _ = _data(0, n=50)
+    BoostingRegressor(n_jobs=n_jobs, n_estimators=2, engine="hist").fit(X, y)
+
+
+def test_resolve_n_jobs(monkeypatch):
+    monkeypatch.setattr(_threads.os, "cpu_count", lambda: 8)
+    assert [_threads.resolve_n_jobs(k) for k in (None, 1, 3, -1, -2, -8, -20)] == [
+        1,
+        1,
+        3,
+        8,
+        7,
+        1,
+        1,
+    ]
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        _threads.resolve_n_jobs(0)
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 2)
+    assert _threads.requested_threads(-1) == 2
+
+
+def test_clone_get_params_and_pickle_keep_n_jobs():
+    X, y, _ = _data(1)
+    for cls in (BoostingRegressor, BoostingClassifier):
+        est = cls(n_jobs=2, engine="hist", n_estimators=3)
+        assert est.get_params()["n_jobs"] == 2
+        assert clone(est).get_params()["n_jobs"] == 2
+        assert cls().get_params()["n_jobs"] is None
+    est = BoostingRegressor(n_jobs=2, engine="hist", n_estimators=3, loss="lad").fit(X, y)
+    back = pickle.loads(pickle.dumps(est))
+    assert back.n_jobs == 2 and back.engine_.n_jobs == 2
+    assert np.array_equal(back.predict(X), est.predict(X))
+
+
+@pytest.mark.parametrize("engine", ["exact", "sklearn"])
+def test_other_engines_accept_n_jobs_with_the_same_numbers(engine):
+    X, y, _ = _data(2, n=120)
+    X = np.nan_to_num(X)
+    fits = [
+        BoostingRegressor(loss="lad", engine=engine, n_jobs=k, n_estimators=3, random_state=0)
+        .fit(X, y)
+        .predict(X)
+        for k in (1, 2)
+    ]
+    assert np.array_equal(fits[0], fits[1])
+
+
+def test_the_compiled_loop_is_not_taken_with_threads(monkeypatch):
+    X, y, _ = _data(4)
+
+    def refuse(*args):
+        raise AssertionError("compiled loop taken")
+
+    monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", False)
+    monkeypatch.setattr(_compiled_loop, "boost", refuse)
+    _fit("lad", "prox", 3, 2, X, y, None)  # threads: the Python loop
+    with pytest.raises(AssertionError, match="compiled loop taken"):
+        _fit("lad", "prox", 3, 1, X, y, None)  # one thread: the compiled loop would run
+
+
+_KERNELS_COMPILED = """
+import numpy as np
+from proxboost import BoostingRegressor
+from proxboost.engines._hist import histogram, splitting
+X = np.random.default_rng(0).normal(size=(300, 3))
+BoostingRegressor(engine="hist", n_estimators=2, n_jobs=N).fit(X, X[:, 0])
+kernels = (histogram.build_hist_par, histogram.build_root_sums_par, splitting.best_split_par)
+print(len(splitting.best_split.signatures), sum(len(k.signatures) for k in kernels))
+"""
+
+
+@pytest.mark.slow  # compiles the hist engine from scratch in a subprocess
+def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path):
+    """In a fresh process with an empty numba cache (a cached caller would hide what it calls):
+    the default path compiles the serial kernels only."""
+    code = _KERNELS_COMPILED.replace("n_jobs=N", "n_jobs=None")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    serial, parallel = map(int, out.stdout.split())
+    assert serial >= 1 and parallel == 0
