@@ -255,6 +255,27 @@ def test_claims_figure_has_one_row_per_statement(curves, real):
     assert all(colors[sid] == figure_common.VERDICT_COLORS[v] for sid, v in top.items())
 
 
+def test_the_cells_of_a_statement_leave_out_its_other_readings():
+    """A statement's cells in the claims figure are its cell rows on its protocol: the rows of a
+    reading, of the corrected t-test's second reading, of a tie rule and the headline are not
+    cells (with them, 6a showed 31 cells for its 30 comparisons)."""
+    from proxboost.experiments.report.figures.claims import _cell_rows
+
+    rows = [
+        ("all", "contradicted"),
+        ("loss=ls;dataset=crabs", "confirmed"),
+        ("loss=ls;dataset=engel", "contradicted"),
+        ("reading=P", "confirmed"),
+        ("test=corrected t-test", "contradicted"),
+        ("tie_rule=authors", "confirmed"),
+    ]
+    claims = pd.DataFrame(
+        [{"id": "6a", "scope": s, "verdict": v, "protocol": "paper"} for s, v in rows]
+    )
+    cells = _cell_rows(claims, "6a", "paper")
+    assert list(cells["scope"]) == ["loss=ls;dataset=crabs", "loss=ls;dataset=engel"]
+
+
 def test_saved_files_have_no_date_or_software_and_are_reproducible(curves, tmp_path):
     paths = figures.save(figures.fig_convergence(curves), tmp_path / "a", "convergence")
     again = figures.save(figures.fig_convergence(curves), tmp_path / "b", "convergence")

@@ -20,11 +20,12 @@ from proxboost.experiments.report.figures.common import (
 
 def _cell_rows(claims, sid, protocol):
     """A statement's cell rows (per loss, dataset, …) on the protocol its verdict rests on, without
-    the per-reading, per-tie-rule and per-run rows."""
+    the per-reading, per-test (the corrected t-test's second reading), per-tie-rule and per-run
+    rows."""
     g = claims[
         (claims["id"] == sid) & (claims["scope"] != "all") & (claims["protocol"] == protocol)
     ]
-    return g[~g["scope"].str.startswith(("tie_rule=", "reading="))]
+    return g[~g["scope"].str.startswith(("tie_rule=", "reading=", "test="))]
 
 
 @_styled
