@@ -31,47 +31,23 @@ def best_split(H, offsets, lo, hi, m, nonempty, S, bounds, nan_bin):
     constant on the node.
     """
     n_features = offsets.shape[0] - 1
-    best_proxy = -np.inf
-    best_f = -1
-    best_b = -1
-    best_left = False
     total = 0.0
     o = offsets[0]
     for b in range(lo[0], hi[0] + 1):  # node sum from the histogram itself (consistent sums)
         total += H[S * (o + b)]
-    for f in range(n_features):
-        o = offsets[f]
-        k = 0
-        for b in range(lo[f], hi[f] + 1):
-            nonempty[k] = b
-            k += H[S * (o + b) + S - 1] != 0.0
-        if k == 0:
-            continue
-        lo[f] = nonempty[0]
-        hi[f] = nonempty[k - 1]
-        s_left = 0.0
-        n_left = 0.0
-        for j in range(k - 1):
-            b = nonempty[j]
-            s_left += H[S * (o + b)]
-            n_left += H[S * (o + b) + 1]
-            s_right = total - s_left
-            proxy = s_left * s_left / n_left + s_right * s_right / (m - n_left)
-            if proxy > best_proxy and monotone_admissible(
-                bounds[2][f], s_left, n_left, total, m, bounds[0], bounds[1]
-            ):
-                best_proxy = proxy
-                best_f = f
-                best_b = b
-                best_left = False
-        if nan_bin[f] >= 0 and hi[f] == nan_bin[f] and k >= 3:
-            cst = (bounds[0], bounds[1], bounds[2][f])
-            b, proxy = missing_left_pass(H, o, nonempty, k, (total, m), S, best_proxy, cst)
-            if b >= 0:
-                best_proxy = proxy
-                best_f = f
-                best_b = b
-                best_left = True
+    best_proxy = -np.inf
+    best_f = -1
+    best_b = -1
+    best_left = False
+    for f in range(n_features):  # strict: a feature's first best wins only over every earlier one
+        b, proxy, left = feature_best(
+            H, f, (total, m), lo, hi, nonempty, S, bounds, nan_bin, offsets[f]
+        )
+        if proxy > best_proxy:
+            best_proxy = proxy
+            best_f = f
+            best_b = b
+            best_left = left
     return best_f, best_b, best_proxy, best_left
 
 

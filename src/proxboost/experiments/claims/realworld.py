@@ -83,6 +83,22 @@ def _metric_name(metric):
     return "loss" if metric == "test_loss" else "error"
 
 
+def _every_cell_rule(verdicts, missing) -> str:
+    """Contradicted when a cell is; confirmed when every cell is and no expected cell is
+    missing; inconclusive otherwise."""
+    if CONTRADICTED in verdicts:
+        return CONTRADICTED
+    if verdicts and all(x == CONFIRMED for x in verdicts) and missing <= 0:
+        return CONFIRMED
+    return INCONCLUSIVE
+
+
+def _holm_adjusted(comparisons, keys, keep) -> dict:
+    """{key: Holm-adjusted p-value} over ``comparisons[key]`` for ``keys``, each p-value read
+    by ``keep``'s test (Wilcoxon, or the corrected t-test of the second reading)."""
+    return dict(zip(keys, holm([keep.p(comparisons[k]) for k in keys])))
+
+
 def _always(unit, comparisons, expected_cells, keep=EVERY_CELL):
     """The "always" rule on ``comparisons`` = {scope: Comparison} (Holm over them, p-values of
     ``keep``'s test).
@@ -90,7 +106,7 @@ def _always(unit, comparisons, expected_cells, keep=EVERY_CELL):
     ``expected_cells``: how many cells every-dataset coverage needs. Returns (verdict, text, cells).
     """
     keys = [k for k, c in comparisons.items() if c.n > 0]
-    adj = dict(zip(keys, holm([keep.p(comparisons[k]) for k in keys])))
+    adj = _holm_adjusted(comparisons, keys, keep)
     nb = keep.is_corrected
     cells = {
         k: Cell(comparisons[k].verdict(adj[k]), comparisons[k].text(adj[k], nb), comparisons[k].n)
@@ -99,24 +115,8 @@ def _always(unit, comparisons, expected_cells, keep=EVERY_CELL):
     raw = [comparisons[k].verdict(keep.p(comparisons[k])) for k in keys]
     held = [c.verdict for c in cells.values()]
     missing = expected_cells - len(keys)
-    v = (
-        CONTRADICTED
-        if CONTRADICTED in held
-        else (
-            CONFIRMED
-            if (held and all(x == CONFIRMED for x in held) and missing <= 0)
-            else INCONCLUSIVE
-        )
-    )
-    raw_v = (
-        CONTRADICTED
-        if CONTRADICTED in raw
-        else (
-            CONFIRMED
-            if (raw and all(x == CONFIRMED for x in raw) and missing <= 0)
-            else INCONCLUSIVE
-        )
-    )
+    v = _every_cell_rule(held, missing)
+    raw_v = _every_cell_rule(raw, missing)
     text = (
         f"Holm: {held.count(CONFIRMED)} confirmed, {held.count(CONTRADICTED)} contradicted,"
         f" {held.count(INCONCLUSIVE)} inconclusive of {len(keys)} cells ({max(missing, 0)}"
@@ -156,9 +156,8 @@ def judge_ls_prox_equals_gradient_vs_baselines(unit, units, keep=EVERY_CELL):
             c = _cmp(unit, ds, "ls", a, "random_forest")
             if c.n and keep(loss="ls", dataset=ds, methods=m):
                 better[scope(dataset=ds, methods=m)] = c
-    keys = list(equiv) + list(better)
-    comps = [equiv[k][0] for k in equiv] + [better[k] for k in better]
-    adj = dict(zip(keys, holm([keep.p(c) for c in comps])))
+    comps = {k: c for k, (c, _) in equiv.items()} | better
+    adj = _holm_adjusted(comps, list(comps), keep)
     nb = keep.is_corrected
     cells = {}
     for k, (c, s) in equiv.items():
@@ -180,15 +179,7 @@ def judge_ls_prox_equals_gradient_vs_baselines(unit, units, keep=EVERY_CELL):
         cells[k] = Cell(c.verdict(adj[k]), c.text(adj[k], nb), c.n)
     held = [c.verdict for c in cells.values()]
     missing = n_exp - len(cells)
-    v = (
-        CONTRADICTED
-        if CONTRADICTED in held
-        else (
-            CONFIRMED
-            if (held and all(x == CONFIRMED for x in held) and missing <= 0)
-            else INCONCLUSIVE
-        )
-    )
+    v = _every_cell_rule(held, missing)
     text = (
         f"{held.count(CONFIRMED)} confirmed, {held.count(CONTRADICTED)} contradicted, "
         f"{held.count(INCONCLUSIVE)} inconclusive of {len(cells)} judged comparisons "
@@ -323,7 +314,7 @@ def judge_ap_beats_ag_except_engel(unit, units, keep=EVERY_CELL):
             if c.n:
                 comps[scope(loss=loss, dataset=ds)] = c
     keys = list(comps)
-    adj = dict(zip(keys, holm([keep.p(comps[k]) for k in keys])))
+    adj = _holm_adjusted(comps, keys, keep)
     nb = keep.is_corrected
     cells = {k: Cell(comps[k].verdict(adj[k]), comps[k].text(adj[k], nb), comps[k].n) for k in keys}
     for k, c in engel.items():
@@ -449,7 +440,7 @@ def judge_prox_beats_gradient_hinge(unit, units, keep=EVERY_CELL):
                 if c.n:
                     comps[(ds, metric, a, b)] = c
     keys = list(comps)
-    adj = dict(zip(keys, holm([keep.p(comps[k]) for k in keys])))
+    adj = _holm_adjusted(comps, keys, keep)
     nb = keep.is_corrected
     cells = {}
     for ds, metric in judged:
@@ -473,15 +464,7 @@ def judge_prox_beats_gradient_hinge(unit, units, keep=EVERY_CELL):
         )
     held = [c.verdict for c in cells.values()]
     missing = len(judged) - len(cells)
-    v = (
-        CONTRADICTED
-        if CONTRADICTED in held
-        else (
-            CONFIRMED
-            if (held and all(x == CONFIRMED for x in held) and missing <= 0)
-            else INCONCLUSIVE
-        )
-    )
+    v = _every_cell_rule(held, missing)
     return (
         v,
         (

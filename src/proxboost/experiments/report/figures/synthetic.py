@@ -33,6 +33,20 @@ from proxboost.experiments.store.naming import (
 )
 
 
+def _note_missing(fig, missing, y):
+    """Name the runs a figure lacks, in red below its panels (at figure height ``y``)."""
+    if missing:
+        fig.text(
+            0.5,
+            y,
+            "missing runs: " + ", ".join(missing),
+            ha="center",
+            color="firebrick",
+            fontsize=8,
+            wrap=True,
+        )
+
+
 @_styled
 def fig_intro(curves, predictions, data) -> Figure:
     """Introduction example: predictions f_T (left; top gradient, bottom prox), and the training and
@@ -224,16 +238,7 @@ def fig_convergence(curves, x="iteration") -> Figure:
         f"Convergence: training loss {what}, trees of depth 3 (solid) and 15 (dashed)\n{sub}",
         fontsize=9,
     )
-    if missing:
-        fig.text(
-            0.5,
-            -0.06,
-            "missing runs: " + ", ".join(missing),
-            ha="center",
-            color="firebrick",
-            fontsize=8,
-            wrap=True,
-        )
+    _note_missing(fig, missing, y=-0.06)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
@@ -344,16 +349,7 @@ def fig_proximal_step(curves) -> Figure:
         "gradient counterparts do not use λ\n" + sub,
         fontsize=9,
     )
-    if missing:
-        fig.text(
-            0.5,
-            -0.01,
-            "missing runs: " + ", ".join(missing),
-            ha="center",
-            color="firebrick",
-            fontsize=8,
-            wrap=True,
-        )
+    _note_missing(fig, missing, y=-0.01)
     fig.tight_layout()
     return fig
 

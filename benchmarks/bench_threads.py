@@ -1,0 +1,119 @@
+"""Threads: wall time per iteration with ``n_jobs=1`` and ``n_jobs=2``, for ``exact`` and ``hist``.
+
+Setting (the target of docs/engines.md, "Threads"): ``loss="lad"``, ``algo="prox"``, depth 3,
+nu = 0.05, lambda = 1, the package's ``regression`` model (continuous features) at
+2·10^5 x 20 and 10^6 x 20. Per iteration = (wall time of a fit with T iterations - wall time of
+a fit with 1 iteration) / (T - 1), so the one-off preparation (codes, sorted orders, binning)
+is excluded. Thread counts are interleaved within each round; the table gives the median over
+rounds and the speed-up (1 thread / 2 threads). Wall time, not CPU time: two threads spend
+more CPU time than one by design.
+
+Threads give the one-thread numbers bit for bit (``tests/test_threads.py``); this script checks
+that too on each case's first round (the two fits' training curves must be equal).
+
+The 1-minute load average is printed before each table and after it: a speed-up is judged only
+when the load before is below 1.5 on this 2-core machine (a 2-thread measurement loads both
+cores itself, so the load after it is printed, not judged).
+
+Usage: ``python benchmarks/bench_threads.py [--rounds 5] [--T 20] [--sizes 200000,1000000]
+[--engines exact,hist]``
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import time
+
+import numpy as np
+
+from proxboost import BoostingRegressor
+from proxboost.experiments.datasets import load_dataset
+
+DEPTH, NU, STEP, D = 3, 0.05, 1.0, 20
+
+
+def _load() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _fit(X, y, engine, T, n_jobs):
+    """(wall seconds, training curve) of one fit."""
+    est = BoostingRegressor(
+        loss="lad",
+        algo="prox",
+        n_estimators=T,
+        learning_rate=NU,
+        step=STEP,
+        max_depth=DEPTH,
+        engine=engine,
+        random_state=0,
+        n_jobs=n_jobs,
+    )
+    t0 = time.perf_counter()
+    est.fit(X, y)
+    return time.perf_counter() - t0, np.asarray(est.train_loss_)
+
+
+def per_iteration(X, y, engine, T, n_jobs):
+    """(seconds per iteration, training curve of the T-iteration fit)."""
+    t_long, curve = _fit(X, y, engine, T, n_jobs)
+    t_one, _ = _fit(X, y, engine, 1, n_jobs)
+    return (t_long - t_one) / (T - 1), curve
+
+
+def run_case(n, engine, T, rounds):
+    X, y, _ = load_dataset("regression", n_samples=n, n_features=D, random_state=0)
+    for k in (1, 2):  # warm-up: compilation (the parallel kernels at their first use)
+        _fit(X, y, engine, 2, k)
+    times = {1: [], 2: []}
+    for r in range(rounds):
+        curves = {}
+        for k in (1, 2):
+            t, curves[k] = per_iteration(X, y, engine, T, k)
+            times[k].append(t)
+        if r == 0 and not np.array_equal(curves[1], curves[2]):
+            raise SystemExit(f"{engine} at n = {n}: 2 threads changed the training curve")
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
+def _commit() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=here
+    )
+    return out.stdout.strip() or "unknown"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--T", type=int, default=20)
+    parser.add_argument("--sizes", default="200000,1000000")
+    parser.add_argument("--engines", default="exact,hist")
+    args = parser.parse_args()
+    if args.T < 2 or args.rounds < 1:
+        raise SystemExit("--T must be at least 2 and --rounds at least 1")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    engines = args.engines.split(",")
+    print(
+        f"{datetime.date.today()}, commit {_commit()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}; lad/prox depth {DEPTH}, "
+        f"T = {args.T}, wall time per iteration, median of {args.rounds} interleaved rounds"
+    )
+    print("| n × d | engine | 1 thread | 2 threads | speed-up | load before → after |")
+    print("|---|---|---|---|---|---|")
+    for n in sizes:
+        for engine in engines:
+            before = _load()
+            m = run_case(n, engine, args.T, args.rounds)
+            print(
+                f"| {n:,} × {D} | {engine} | {m[1] * 1e3:.1f} ms | {m[2] * 1e3:.1f} ms |"
+                f" {m[1] / m[2]:.2f}× | {before} → {_load()} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
