@@ -143,6 +143,22 @@ def compose():
         yield composed
 
 
+@pytest.fixture
+def clean_registries():
+    """What ``register_loss``, ``register_dataset`` and ``register_method`` add during the test
+    (docs/extending.md) is gone afterwards: the registries are restored as they were."""
+    from proxboost import losses
+    from proxboost.experiments.datasets import _registry
+    from proxboost.experiments.plan import methods
+
+    registries = (losses.LOSSES, _registry.REGISTRY, _registry.INFOS, methods._REGISTERED)
+    saved = [dict(r) for r in registries]
+    yield
+    for registry, before in zip(registries, saved):
+        registry.clear()
+        registry.update(before)
+
+
 def run_py_env(tmp_path) -> dict:
     """The environment of a ``run.py`` subprocess: Hydra's short errors, a data cache in
     ``tmp_path``."""

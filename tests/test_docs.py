@@ -85,8 +85,9 @@ NEEDS_DATA = {"data.md"}
     [p for p in PAGES if p.name != "README.md" and "```python" in p.read_text()],
     ids=lambda p: p.name,
 )
-def test_every_python_example_of_the_docs_runs(page, request, capsys):
-    """Each docs page's python blocks run as written, in order, in one namespace."""
+def test_every_python_example_of_the_docs_runs(page, request, capsys, clean_registries):
+    """Each docs page's python blocks run as written, in order, in one namespace (what they
+    register, docs/extending.md, is removed afterwards)."""
     if page.name in NEEDS_DATA:
         request.getfixturevalue("data_mirror")
     namespace = {}

@@ -146,6 +146,13 @@ NOT_RUN = {
         "a benchmark of several minutes against another checkout (a placeholder)"
     ),
     "python benchmarks/tie_rules.py": "a benchmark of several minutes",
+    (
+        "PYTHONPATH=. python /path/to/proxboost/run.py plugins=[my_plugins]"
+        " hydra.searchpath=[file://my_conf] dataset=mcycle loss=lad algo=sklearn_gbr"
+    ): (
+        "it needs docs/extending.md's plugin module and config folder: tests/test_extending.py"
+        " writes them from the page and runs this line"
+    ),
     "python -m proxboost.sweep <folder>": "a pattern (<folder>), run here as `... sweep runs`",
     "python -m proxboost.results seal results": (
         "a one-time command whose effect is committed; tests/test_results_integrity.py tests it"

@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.utils._param_validation import InvalidParameterError, Options
 
 from proxboost._monotone import valid_constraint
-from proxboost.losses import PARAMETER_RULES, check_taus
+from proxboost.losses import LOSSES, PARAMETER_RULES, check_taus
 
 
 class _Refusing(Options):
@@ -60,6 +60,23 @@ class Choice(_Refusing):
 
     def hint(self, value):
         return self._hint(value) if self._hint is not None else ""
+
+
+class LossChoice(Choice):
+    """A loss of one task: the built-in ones and those registered since
+    (:func:`proxboost.losses.register_loss`), read at each check."""
+
+    def __init__(self, task, hint=None):
+        super().__init__("loss", (), hint)
+        self.task = task
+
+    @property
+    def allowed(self):
+        return [name for name, cls in LOSSES.items() if cls.task == self.task]
+
+    @allowed.setter
+    def allowed(self, value):  # _Refusing sets it: the list is read from LOSSES instead
+        pass
 
 
 class Number(_Refusing):

@@ -32,6 +32,7 @@ from proxboost._validation import (
     Choice,
     Flag,
     Levels,
+    LossChoice,
     LossParameter,
     MonotonicCst,
     NJobs,
@@ -43,9 +44,7 @@ from proxboost._validation import (
 from proxboost._vocabulary import TIE_RULES
 from proxboost.engines import ENGINES
 from proxboost.losses import (
-    CLASSIFICATION_LOSSES,
     LOSSES,
-    REGRESSION_LOSSES,
     MultiQuantile,
     check_taus,
     make_loss,
@@ -550,9 +549,7 @@ class BoostingRegressor(QuantileIntervals, RegressorMixin, _BaseBoosting):
     _task = "regression"
     _parameter_constraints = {
         **_BaseBoosting._parameter_constraints,
-        "loss": [
-            Choice("loss", REGRESSION_LOSSES, hint=_BaseBoosting._other_task_hint("regression"))
-        ],
+        "loss": [LossChoice("regression", hint=_BaseBoosting._other_task_hint("regression"))],
         "tau": [Levels("tau")],
     }
 
@@ -673,9 +670,7 @@ class BoostingClassifier(ClassifierMixin, _BaseBoosting):
     _parameter_constraints = {
         **_BaseBoosting._parameter_constraints,
         "loss": [
-            Choice(
-                "loss", CLASSIFICATION_LOSSES, hint=_BaseBoosting._other_task_hint("classification")
-            )
+            LossChoice("classification", hint=_BaseBoosting._other_task_hint("classification"))
         ],
         # the loss's own rules (proxboost.losses.PARAMETER_RULES), which make_loss applies too
         "beta": [LossParameter("beta")],

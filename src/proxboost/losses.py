@@ -784,10 +784,74 @@ class MultiQuantile:
 LOSSES = {
     cls.name: cls for cls in (LeastSquares, LeastAbsolute, Pinball, Exponential, Logistic, Hinge)
 }
+#: The built-in losses of each task (the estimators accept these and the registered ones)
 REGRESSION_LOSSES = tuple(k for k, v in LOSSES.items() if v.task == "regression")
 CLASSIFICATION_LOSSES = tuple(k for k, v in LOSSES.items() if v.task == "classification")
+BUILTIN_LOSSES = tuple(LOSSES)
 #: Every loss parameter name, in the order the losses declare them
 LOSS_PARAMETERS = tuple(dict.fromkeys(n for cls in LOSSES.values() for n in cls.param_names))
+
+
+#: The loss parameters each estimator has: a registered loss takes its parameters among them
+ESTIMATOR_LOSS_PARAMETERS = {"regression": ("tau",), "classification": ("beta", "newton_steps")}
+#: What a registered loss must implement itself (:class:`Loss` gives the rest)
+REQUIRED_METHODS = ("pointwise", "negative_gradient", "prox_residual", "line_search")
+
+
+def register_loss(cls):
+    """Add a loss class to :data:`LOSSES`, so that ``make_loss(cls.name)`` and the estimators
+    (``loss=cls.name``) take it, without editing proxboost (``docs/extending.md``). Usable as a
+    class decorator; returns ``cls``.
+
+    ``cls`` derives from :class:`Loss`, sets ``name`` (not taken) and ``task``
+    ("regression" or "classification"), implements :data:`REQUIRED_METHODS` and takes its
+    parameters (``param_names``) among its estimator's (:data:`ESTIMATOR_LOSS_PARAMETERS`).
+    Anything else is refused by a one-line ``ValueError`` before anything changes. A registered
+    loss runs the Python fit loop (the compiled loop knows the built-in losses only).
+    """
+    problem = _registration_problem(cls)
+    if problem:
+        raise ValueError(f"register_loss({getattr(cls, '__name__', cls)!r}): {problem}")
+    LOSSES[cls.name] = cls
+    return cls
+
+
+def _registration_problem(cls) -> str:
+    """What keeps ``cls`` from being registered, with the fix ("" when nothing does)."""
+    if not (isinstance(cls, type) and issubclass(cls, Loss)):
+        return "a loss is a class deriving from proxboost.losses.Loss; derive from it"
+    name = cls.name
+    if not (isinstance(name, str) and name.isidentifier()):
+        return f"name={name!r} is not a name; set the class attribute name, e.g. name = 'expectile'"
+    if name in LOSSES:
+        kind = "a built-in loss" if name in BUILTIN_LOSSES else "registered earlier"
+        return f"the name {name!r} is taken ({kind}); choose another name"
+    if cls.task not in ESTIMATOR_LOSS_PARAMETERS:
+        return f"task={cls.task!r}; set task = 'regression' or 'classification'"
+    missing = [m for m in REQUIRED_METHODS if not callable(getattr(cls, m, None))]
+    if missing:
+        return f"it does not implement {', '.join(missing)}; a loss implements {REQUIRED_METHODS}"
+    allowed = ESTIMATOR_LOSS_PARAMETERS[cls.task]
+    extra = [p for p in cls.param_names if p not in allowed]
+    if extra:
+        return (
+            f"param_names {extra} are no parameters of the {cls.task} estimator; take them among"
+            f" {allowed} (a new estimator parameter needs an edit of proxboost)"
+        )
+    try:
+        cls(**{p: getattr(cls(), p) for p in cls.param_names})
+    except Exception as exc:  # noqa: BLE001 (any failure of the constructor is the user's)
+        return f"{cls.__name__}() and {cls.__name__}(**params) must build: {exc}"
+    return ""
+
+
+def unregister_loss(name):
+    """Remove a loss added by :func:`register_loss` (a built-in loss is refused)."""
+    if name in BUILTIN_LOSSES:
+        raise ValueError(f"unregister_loss({name!r}): a built-in loss cannot be removed")
+    if name not in LOSSES:
+        raise ValueError(f"unregister_loss({name!r}): no loss of that name is registered")
+    del LOSSES[name]
 
 
 def make_loss(name, tau=0.5, beta=1.0, newton_steps=1):
@@ -796,7 +860,7 @@ def make_loss(name, tau=0.5, beta=1.0, newton_steps=1):
 
     Parameters
     ----------
-    name : {"ls", "lad", "pinball", "exponential", "logistic", "hinge"}
+    name : {"ls", "lad", "pinball", "exponential", "logistic", "hinge"} or a registered loss
     tau : float in (0, 1), used by ``pinball``; a strictly increasing list of levels gives the
         loss of several quantiles in one model (:class:`MultiQuantile`, pinball only).
     beta : float > 0, used by ``exponential``.

@@ -28,9 +28,15 @@ from proxboost.experiments.datasets._load import (
     is_available,
     load_dataset,
     prefetch,
+    register_dataset,
     row_columns,
 )
-from proxboost.experiments.datasets._registry import DatasetInfo, dataset_info, list_datasets
+from proxboost.experiments.datasets._registry import (
+    DatasetInfo,
+    dataset_info,
+    list_datasets,
+    unregister_dataset,
+)
 
 __all__ = [
     "ChecksumError",
@@ -47,5 +53,7 @@ __all__ = [
     "list_datasets",
     "load_dataset",
     "prefetch",
+    "register_dataset",
     "row_columns",
+    "unregister_dataset",
 ]

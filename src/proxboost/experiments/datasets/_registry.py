@@ -2,14 +2,16 @@
 
 ``registry.json`` holds, per dataset id, what it is (task, n, d, source, licence, reference,
 preprocessing), how to read it (``read``: format, columns, labels) and its public files (name,
-sha256, URLs, canonical source first) — or, for synthetic data, the generator's name. Adding a
-dataset whose file is a plain table is an edit of that file only.
+sha256, URLs, canonical source first) — or, for synthetic data, the generator's name. A user
+adds a dataset without editing the package by :func:`register_dataset` with an entry of the same
+form (``docs/extending.md``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,3 +131,71 @@ def list_datasets(task: str | None = None, synthetic: bool | None = None) -> lis
         if task in (None, info.task) or info.task == "any"
         if synthetic is None or info.synthetic == synthetic
     ]
+
+
+#: The dataset ids that ship with proxboost (``registry.json``, and ``csv``)
+BUILTIN_DATASETS = (*REGISTRY, CSV_INFO.name)
+#: The keys of a registered entry (those of ``registry.json``; ``reference`` and ``encoding``
+#: are optional words)
+_ENTRY_KEYS = ("task", "n", "d", "source", "licence", "description", "read", "file")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def add_dataset(name: str, entry: dict, formats) -> DatasetInfo:
+    """Add a real dataset to the registry under ``name``, so that ``load_dataset(name)`` and
+    ``run.py dataset=<name>`` (with a ``conf/dataset/<name>.yaml`` in the user's config folder)
+    read it, without editing the package. ``entry`` has the form of a ``registry.json`` entry;
+    its file is found in the cache, the mirror, by download from ``file.urls`` or in an
+    installed package (``file.package``, ``file.version``, ``file.path``), and is always
+    checked against ``file.sha256``: the rows' identity holds that checksum, never a path.
+    ``formats`` are the reader formats there are (the public face,
+    :func:`proxboost.experiments.datasets.register_dataset`, passes the parsers' names).
+    Anything missing is refused in one line (``ValueError``) before anything changes."""
+    problem = _entry_problem(name, entry, formats)
+    if problem:
+        raise ValueError(f"register_dataset({name!r}): {problem}")
+    entry = {"reference": "", "encoding": "", "docs": [], **entry}
+    REGISTRY[name] = entry
+    INFOS[name] = _info(name, entry)
+    return INFOS[name]
+
+
+def _entry_problem(name, entry, formats) -> str:
+    """What keeps ``entry`` from being registered as ``name``, with the fix ("" when nothing)."""
+    if not (isinstance(name, str) and re.fullmatch(r"[a-z0-9_]+", name)):
+        return "a dataset name is lower-case letters, digits and _ (it names folders and rows)"
+    if name in INFOS or name == CSV_INFO.name:
+        kind = "a built-in dataset" if name in BUILTIN_DATASETS else "registered earlier"
+        return f"the name is taken ({kind}); choose another name"
+    if not isinstance(entry, dict):
+        return "the entry is a dict of the form of registry.json's entries"
+    missing = [k for k in _ENTRY_KEYS if k not in entry]
+    if missing:
+        return f"the entry has no {', '.join(missing)}; give every key of {_ENTRY_KEYS}"
+    if entry["task"] not in TASKS:
+        return f"task={entry['task']!r}; set it to one of {TASKS}"
+    if not all(isinstance(entry[k], int) and entry[k] >= 1 for k in ("n", "d")):
+        return "n and d are the file's rows and features after reading (integers >= 1)"
+    read, file = entry["read"], entry["file"]
+    if not isinstance(read, dict) or read.get("format") not in formats:
+        return f"read.format must be one of {sorted(formats)}"
+    if not isinstance(file, dict) or not isinstance(file.get("name"), str):
+        return "file.name is the file's name (no folder)"
+    if "/" in file["name"] or "\\" in file["name"]:
+        return f"file.name={file['name']!r} is a path; give the file's name only"
+    if not (isinstance(file.get("sha256"), str) and _SHA256.fullmatch(file["sha256"])):
+        return "file.sha256 is missing or not 64 lower-case hex digits: give the file's sha256"
+    if not (file.get("urls") or "package" in file):
+        return "give file.urls (where to download it) or file.package (a package that ships it)"
+    if "package" in file and not all(k in file for k in ("version", "path")):
+        return "a file of a package needs file.version and file.path (inside the package)"
+    return ""
+
+
+def unregister_dataset(name: str) -> None:
+    """Remove a dataset added by :func:`add_dataset` (a built-in one is refused)."""
+    if name in BUILTIN_DATASETS:
+        raise ValueError(f"unregister_dataset({name!r}): a built-in dataset cannot be removed")
+    if name not in INFOS:
+        raise ValueError(f"unregister_dataset({name!r}): no dataset of that name is registered")
+    del REGISTRY[name], INFOS[name]

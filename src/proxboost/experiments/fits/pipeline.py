@@ -53,12 +53,12 @@ from proxboost.experiments.datasets import (
 from proxboost.experiments.fits.deadline import expired
 from proxboost.experiments.fits.progress import Progress
 from proxboost.experiments.plan.methods import (
-    ALGOS,
     BOOSTING_ALGOS,
     DEFAULT_TIE_RULE,
     GRID_CHECKS,
     Algo,
     Engine,
+    known_algos,
     n_levels,
 )
 from proxboost.experiments.plan.protocol import (
@@ -514,8 +514,10 @@ def _method(request: Request):
     boosting algorithm) and the method's options."""
     algo = request.algo if isinstance(request.algo, Algo) else Algo(request.algo)
     engine = request.engine.name if isinstance(request.engine, Engine) else request.engine
-    if algo.name not in ALGOS:
-        raise ProtocolError(f"unknown algo '{algo.name}'; valid choices: {', '.join(ALGOS)}")
+    if algo.name not in known_algos():
+        raise ProtocolError(
+            f"unknown algo '{algo.name}'; valid choices: {', '.join(known_algos())}"
+        )
     loss = request.loss
     if not isinstance(loss, (Loss, MultiQuantile)):
         given = dict(request.loss_params or {})

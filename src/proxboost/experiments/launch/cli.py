@@ -39,7 +39,7 @@ from proxboost.experiments.datasets import ChecksumError, DatasetShapeError, Dat
 from proxboost.experiments.datasets._csv import absolute as csv_params
 from proxboost.experiments.fits import curves, pipeline
 from proxboost.experiments.fits.pipeline import plan_run
-from proxboost.experiments.launch import budget, config_keys, hydra_setup, orphans
+from proxboost.experiments.launch import budget, config_keys, hydra_setup, orphans, plugins
 from proxboost.experiments.launch.interrupts import (
     EXIT_INTERRUPTED,
     Interrupts,
@@ -94,12 +94,21 @@ def _hydra_record(cfg):
     return None
 
 
+def _searchpath(record) -> tuple[str, ...]:
+    """The ``hydra.searchpath`` override of the command (a user's config folders,
+    docs/extending.md) as a list of overrides (none without it), for the compositions that
+    Hydra's own loader makes again."""
+    folders = list(record.searchpath or ()) if record is not None else []
+    return (f"hydra.searchpath=[{','.join(repr(str(f)) for f in folders)}]",) if folders else ()
+
+
 @functools.lru_cache(maxsize=32)
-def _option(config_name, group, option) -> dict:
+def _option(config_name, group, option, searchpath=()) -> dict:
     """The values of the option ``option`` of the config group ``group`` as Hydra composes it
-    (no other override)."""
+    (no other override than the command's search path)."""
     loader = GlobalHydra.instance().config_loader()
-    cfg = loader.load_configuration(config_name, [f"{group}={option}"], RunMode.RUN)
+    overrides = [*searchpath, f"{group}={option}"]
+    cfg = loader.load_configuration(config_name, overrides, RunMode.RUN)
     return OmegaConf.to_container(cfg[group], resolve=True)
 
 
@@ -115,7 +124,7 @@ def _loss_label(cfg, record) -> str:
     chosen = record.runtime.choices["loss"]
     if chosen != name and name in GlobalHydra.instance().config_loader().get_group_options("loss"):
         chosen = name
-    option = _option(record.job.config_name, "loss", chosen)
+    option = _option(record.job.config_name, "loss", chosen, _searchpath(record))
     given = OmegaConf.to_container(cfg.loss, resolve=True)
     changed = {k: given[k] for k in LOSS_PARAMETERS if k in given and given[k] != option.get(k)}
     return name + "".join(f"-{k}{_label_value(v)}" for k, v in sorted(changed.items()))
@@ -154,7 +163,9 @@ def _grid_name(cfg, record) -> str:
             )
         ]
         if keys:
-            option = _option(record.job.config_name, group, record.runtime.choices[group])
+            option = _option(
+                record.job.config_name, group, record.runtime.choices[group], _searchpath(record)
+            )
             option = option.get("grid", {}) if group == "algo" else option
             changed.update({k: given[k] for k in keys if given[k] != option.get(k)})
     if not changed:
@@ -182,7 +193,13 @@ def _instantiated(cfg, group):
 
 
 def check_values(cfg) -> None:
-    """Types of the top-level run settings (the pipeline checks the protocol, grid and data)."""
+    """Types of the top-level run settings (the pipeline checks the protocol, grid and data),
+    after importing the ``plugins`` (their registered losses, datasets and methods are known
+    from then on)."""
+    try:
+        plugins.import_plugins(cfg.get("plugins"))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     if cfg.n_jobs is not None and not (
         is_integer(cfg.n_jobs) and cfg.n_jobs != 0 and cfg.n_jobs >= -1
     ):
@@ -495,6 +512,7 @@ def check_jobs(config, jobs, planned=None):
     loader = GlobalHydra.instance().config_loader()
     problems, mismatched, skipped, locations, experiments, complete = [], [], 0, [], [], 0
     for overrides in jobs:
+        overrides = [*_searchpath(config.hydra), *overrides]  # a user's config folders
         cfg = loader.load_configuration(config.hydra.job.config_name, overrides, RunMode.RUN)
         try:
             if "synthetic" in cfg:

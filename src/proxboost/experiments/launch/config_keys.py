@@ -11,7 +11,8 @@ at the group's place, ``# @package _global_`` files at the top) and the grid axe
 :data:`proxboost.experiments.plan.protocol.GRID_AXES` (in ``grid``, in a grid's per-algorithm
 sections and in an algorithm's ``grid``). The settings that their own code checks against its own
 list, with its own one-line error, are open here: a dataset's ``params``, the loss's parameters, the
-engine's settings, a baseline's ``options``.
+engine's settings, a baseline's ``options``, every key of a method registered by a plugin
+(``register_method``: its constructor refuses an option it does not take).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 import yaml
 from omegaconf import DictConfig, OmegaConf
 
+from proxboost.experiments.plan.methods import ALGOS, known_algos
 from proxboost.experiments.plan.protocol import GRID_AXES
 
 __all__ = ["CONF_DIR", "unknown_keys"]
@@ -76,17 +78,17 @@ def known_paths(conf_dir: Path = CONF_DIR) -> frozenset[str]:
     return frozenset(paths)
 
 
-def _leaves(cfg: DictConfig, prefix=""):
+def _leaves(cfg: DictConfig, prefix="", open_paths=OPEN):
     for key in cfg.keys():
         path = f"{prefix}{key}"
         if not prefix and key in HYDRA_KEYS:
             continue
-        if any(path == p or path.startswith(p + ".") for p in OPEN):
+        if any(path == p or path.startswith(p + ".") for p in open_paths):
             continue
         value = cfg._get_node(key)
         yield path
         if OmegaConf.is_dict(value):
-            yield from _leaves(value, path + ".")
+            yield from _leaves(value, path + ".", open_paths)
 
 
 def nearest(key: str, known) -> str | None:
@@ -107,8 +109,12 @@ def unknown_keys(cfg: DictConfig, conf_dir: Path = CONF_DIR) -> list[tuple[str, 
     if not conf_dir.is_dir():
         return []
     known = known_paths(conf_dir)
+    open_paths = OPEN
+    name = OmegaConf.select(cfg, "algo.name")
+    if name in known_algos() and name not in ALGOS:  # a user's method checks its own options
+        open_paths = (*OPEN, "algo")
     unknown = []
-    for path in _leaves(cfg):
+    for path in _leaves(cfg, open_paths=open_paths):
         if path not in known and not any(path.startswith(u + ".") for u, _ in unknown):
             unknown.append((path, nearest(path, known)))
     return unknown

@@ -50,8 +50,11 @@ __all__ = [
     "engine_libraries",
     "library_version",
     "make_estimator",
+    "known_algos",
     "make_method",
     "n_levels",
+    "register_method",
+    "unregister_method",
 ]
 
 BOOSTING_ALGOS = tuple(_BOOSTING_ALGOS)
@@ -64,7 +67,60 @@ _BASELINES = {
     "quantile_forest": "QuantileForestMethod",
 }
 BASELINE_ALGOS = tuple(_BASELINES)
+#: The built-in algorithms (:func:`known_algos` adds the registered methods)
 ALGOS = BOOSTING_ALGOS + BASELINE_ALGOS
+#: Methods added by :func:`register_method`: algo name -> class
+_REGISTERED: dict[str, type] = {}
+#: What a method class gives: its attributes, and the methods the protocol calls
+METHOD_ATTRIBUTES = ("grid_axes", "val_metric", "engine")
+METHOD_CALLS = ("reports_loss", "validation_curve", "refit_predict", "identity")
+
+
+def known_algos() -> tuple[str, ...]:
+    """Every algorithm a run takes: the built-in ones, then the registered methods."""
+    return ALGOS + tuple(_REGISTERED)
+
+
+def register_method(cls):
+    """Add a method (a baseline) under ``cls.name``, so that ``run.py algo=<name>`` (with a
+    ``conf/algo/<name>.yaml`` in the user's config folder) runs it under the protocol, without
+    editing proxboost (``docs/extending.md``). Usable as a class decorator; returns ``cls``.
+
+    ``cls(loss, **options)`` builds the method for a loss object (``options``: the other keys of
+    the algo config; raise ``ProtocolError`` for a loss it cannot fit); it has the attributes
+    :data:`METHOD_ATTRIBUTES` and the calls :data:`METHOD_CALLS` (the interface of this
+    module's docstring and of :mod:`proxboost.experiments.plan.baselines`). Anything else is
+    refused by a one-line ``ValueError`` before anything changes."""
+    name = getattr(cls, "name", None)
+    problem = ""
+    if not isinstance(cls, type):
+        problem = "a method is a class (built as cls(loss, **options)); pass the class"
+    elif not (isinstance(name, str) and name.isidentifier()):
+        problem = f"name={name!r} is not a name; set the class attribute name, e.g. 'sklearn_gbr'"
+    elif name in known_algos():
+        kind = "a built-in algorithm" if name in ALGOS else "registered earlier"
+        problem = f"the name {name!r} is taken ({kind}); choose another name"
+    else:
+        missing = [a for a in METHOD_ATTRIBUTES if not hasattr(cls, a)]
+        missing += [m for m in METHOD_CALLS if not callable(getattr(cls, m, None))]
+        if missing:
+            problem = (
+                f"it has no {', '.join(missing)}; a method has {METHOD_ATTRIBUTES} and"
+                f" {METHOD_CALLS}"
+            )
+    if problem:
+        raise ValueError(f"register_method({getattr(cls, '__name__', cls)!r}): {problem}")
+    _REGISTERED[name] = cls
+    return cls
+
+
+def unregister_method(name) -> None:
+    """Remove a method added by :func:`register_method` (a built-in algorithm is refused)."""
+    if name in ALGOS:
+        raise ValueError(f"unregister_method({name!r}): a built-in algorithm cannot be removed")
+    if name not in _REGISTERED:
+        raise ValueError(f"unregister_method({name!r}): no method of that name is registered")
+    del _REGISTERED[name]
 
 
 #: Estimator parameters that never change the numbers (left out of identities). ``warm_start``
@@ -245,14 +301,16 @@ def make_method(algo, loss, engine="exact", options=None, tie_rule=DEFAULT_TIE_R
     options = dict(options or {})
     if algo in BOOSTING_ALGOS:
         return BoostingMethod(algo, loss, engine=engine, tie_rule=tie_rule)
-    if n_levels(loss) and algo in _BASELINES:
+    if n_levels(loss) and (algo in _BASELINES or algo in _REGISTERED):
         raise ValueError(
             f"fits one quantile level per model, not loss.tau={loss.params()['tau']}: give "
             "loss.tau one level, or use a boosting algo for several levels in one model"
         )
     if algo in _BASELINES:
         return getattr(baselines, _BASELINES[algo])(loss, **options)
-    raise ValueError(f"unknown algo '{algo}'; valid choices: {', '.join(ALGOS)}")
+    if algo in _REGISTERED:
+        return _REGISTERED[algo](loss, **options)
+    raise ValueError(f"unknown algo '{algo}'; valid choices: {', '.join(known_algos())}")
 
 
 class Algo:
