@@ -1,10 +1,13 @@
-"""Threads (``n_jobs``): the hist engine's parallel kernels grow the one-thread trees bit for bit.
+"""Threads (``n_jobs``): the exact and hist engines' parallel kernels grow the one-thread trees
+bit for bit.
 
 Oracle: the fit with ``n_jobs=1`` (the serial kernels). Every comparison is ``np.array_equal``
 (not allclose): trees (features, thresholds, children, missing-value directions, gains), leaf
 values, training losses and predictions, for several losses, algorithms, depths, weights and
-seeds, on data with tied values, missing values and monotone constraints. On a machine with
-fewer cores, n_jobs=4 runs on ``numba.config.NUMBA_NUM_THREADS`` threads (still parallel).
+seeds, on data with tied values, missing values and monotone constraints; for ``exact`` also
+constant and duplicated features (exact ties between features, decided by scikit-learn's random
+visiting order) under several ``random_state`` seeds. On a machine with fewer cores, n_jobs=4
+runs on ``numba.config.NUMBA_NUM_THREADS`` threads (still parallel).
 """
 
 import os
@@ -18,20 +21,27 @@ import numba
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.tree import DecisionTreeRegressor
 
 from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop
 from proxboost.engines import _threads, make_engine
 
 N_JOBS = (1, 2, 4)
+ENGINES = ("hist", "exact")
 
 
-def _data(seed, n=300, p=5, classification=False):
-    """Features with ties (a rounded column, a 3-valued one) and missing values (NaN)."""
+def _data(seed, n=300, p=5, classification=False, extra=False):
+    """Features with ties (a rounded column, a 3-valued one) and missing values (NaN); with
+    ``extra``, three more: a constant one, a copy of column 2 (exact ties between features) and
+    one constant but for a few rows (constant in most nodes)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p))
     X[:, 1] = np.round(X[:, 1], 1)  # ties
     X[:, 2] = rng.integers(0, 3, n)  # few distinct values
     X[rng.random(n) < 0.15, 3] = np.nan  # missing values
+    if extra:
+        rare = np.where(rng.random(n) < 0.05, rng.normal(size=n), 0.5)
+        X = np.column_stack([X, np.full(n, 2.0), X[:, 2], rare])
     y = X[:, 0] + 0.5 * X[:, 2] + np.nan_to_num(X[:, 3]) + rng.standard_t(3, size=n)
     if classification:
         y = (y > np.median(y)).astype(int)
@@ -39,16 +49,16 @@ def _data(seed, n=300, p=5, classification=False):
     return X, y, w
 
 
-def _fit(loss, algo, depth, n_jobs, X, y, w, **kw):
+def _fit(loss, algo, depth, n_jobs, X, y, w, engine="hist", random_state=0, **kw):
     cls = BoostingClassifier if loss == "hinge" else BoostingRegressor
     est = cls(
         loss=loss,
         algo=algo,
         max_depth=depth,
         n_estimators=6,
-        engine="hist",
+        engine=engine,
         n_jobs=n_jobs,
-        random_state=0,
+        random_state=random_state,
         **kw,
     )
     return est.fit(X, y, sample_weight=w)
@@ -58,7 +68,8 @@ def _numbers(est, X):
     """Every number of a fit that threads could move."""
     out = [np.asarray(est.train_loss_), np.asarray(est.n_leaves_)]
     for tree, values in zip(est.estimators_, est.leaf_values_):
-        out += [tree.feature, tree.threshold, tree.threshold_bin, tree.left, tree.right]
+        out += [tree.feature, tree.threshold, getattr(tree, "threshold_bin", 0), tree.left]
+        out += [tree.right]
         out += [tree.leaf_of_node, tree.missing_go_to_left, tree.split_gain, np.asarray(values)]
     pred = est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
     return out + [pred, est.predict(X)]
@@ -75,10 +86,13 @@ def _assert_same(a, b):
 @pytest.mark.parametrize("depth", [1, 3, 5])
 @pytest.mark.parametrize("algo", ["prox", "gradient"])
 @pytest.mark.parametrize("loss", ["lad", "pinball", "hinge", "ls"])
-def test_any_thread_count_grows_the_one_thread_fit(loss, algo, depth, weighted, seed):
-    X, y, w = _data(seed, classification=loss == "hinge")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_any_thread_count_grows_the_one_thread_fit(engine, loss, algo, depth, weighted, seed):
+    exact = engine == "exact"  # also constant and duplicated features, several random states
+    X, y, w = _data(seed, classification=loss == "hinge", extra=exact)
     w = w if weighted else None
     kw = {"tau": 0.8} if loss == "pinball" else {}
+    kw.update(engine=engine, random_state=10 * seed + depth if exact else 0)
     ref = _numbers(_fit(loss, algo, depth, 1, X, y, w, **kw), X)
     assert ref[1].max() > 1  # the trees split
     for n_jobs in N_JOBS[1:]:
@@ -87,57 +101,121 @@ def test_any_thread_count_grows_the_one_thread_fit(loss, algo, depth, weighted, 
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "integer-weights"])
 @pytest.mark.parametrize("loss", ["lad", "ls", "hinge"])
-def test_threads_with_monotone_constraints(loss, weighted):
-    X, y, w = _data(3, classification=loss == "hinge")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_threads_with_monotone_constraints(engine, loss, weighted):
+    X, y, w = _data(3, classification=loss == "hinge", extra=engine == "exact")
     w = w if weighted else None
-    cst = [1, 0, 1, -1, 0]
-    ref = _numbers(_fit(loss, "prox", 4, 1, X, y, w, monotonic_cst=cst), X)
+    cst = [1, 0, 1, -1, 0] + [1, -1, 1][: X.shape[1] - 5]
+    kw = {"engine": engine, "monotonic_cst": cst}
+    ref = _numbers(_fit(loss, "prox", 4, 1, X, y, w, **kw), X)
     for n_jobs in N_JOBS[1:]:
-        _assert_same(_numbers(_fit(loss, "prox", 4, n_jobs, X, y, w, monotonic_cst=cst), X), ref)
+        _assert_same(_numbers(_fit(loss, "prox", 4, n_jobs, X, y, w, **kw), X), ref)
 
 
-def test_engine_trees_and_leaf_ids_are_the_one_thread_ones_on_a_larger_tree():
-    X, y, w = _data(5, n=2000, p=8)
+def _larger_trees(engine_name, X, y, sw, random_state=None, depth=7):
+    """Per thread count, the tree grown by the engine alone and its training rows' leaf ids."""
+    grown = []
+    for n_jobs in N_JOBS:
+        engine = make_engine(engine_name, n_jobs=n_jobs)
+        Xp = engine.prepare(X, fit=True, **({} if sw is None else {"sample_weight": sw}))
+        ids, tree = engine.grow(Xp, y, depth, random_state=random_state, sample_weight=sw)
+        missing = tree.missing_go_to_left
+        grown.append([ids, tree.feature, tree.threshold, tree.left, tree.split_gain, missing])
+    return grown
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engine_trees_and_leaf_ids_are_the_one_thread_ones_on_a_larger_tree(engine):
+    X, y, w = _data(5, n=2000, p=8, extra=engine == "exact")
     X[:, 5] = np.round(X[:, 5])  # many ties
     for sw in (None, w):
-        grown = []
-        for n_jobs in N_JOBS:
-            engine = make_engine("hist", n_jobs=n_jobs)
-            Xp = engine.prepare(X, fit=True, **({} if sw is None else {"sample_weight": sw}))
-            ids, tree = engine.grow(Xp, y, 7, sample_weight=sw)
-            grown.append([ids, tree.feature, tree.threshold, tree.left, tree.split_gain])
-        assert grown[0][3].shape[0] > 63  # enough nodes for histograms and small nodes
+        for random_state in (0, 1, 2) if engine == "exact" else (None,):
+            grown = _larger_trees(engine, X, y, sw, random_state)
+            assert grown[0][3].shape[0] > 63  # enough nodes for histograms and small nodes
+            for other in grown[1:]:
+                _assert_same(other, grown[0])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_threads_on_large_nodes_and_coarse_features(seed):
+    """exact on 20,000 rows: coarse features (more than 256 values) whose bins are read from
+    their global sorted segments (large nodes) and from the node's rows (small ones), features
+    with few values (tie-heavy), a constant one, NaN, weights with zeros, a deep tree."""
+    rng = np.random.default_rng(seed)
+    n = 20_000
+    X = np.column_stack(
+        [
+            rng.normal(size=n),  # coarse
+            np.round(rng.normal(size=n), 2),  # coarse, many ties
+            rng.integers(0, 4, n),  # four values
+            np.where(rng.random(n) < 0.1, np.nan, rng.normal(size=n)),  # coarse with NaN
+            np.full(n, -1.0),  # constant
+            rng.integers(0, 2, n),  # two values
+        ]
+    )
+    y = X[:, 0] + X[:, 2] + np.sign(X[:, 1]) + rng.normal(size=n)
+    y = np.sign(y - np.median(y))  # few target values: many exact ties between candidates
+    w = rng.integers(0, 3, n).astype(float)
+    for sw in (None, w):
+        grown = _larger_trees("exact", X, y, sw, random_state=seed, depth=9)
+        assert grown[0][3].shape[0] > 200
         for other in grown[1:]:
             _assert_same(other, grown[0])
 
 
-def test_fits_in_several_python_threads_at_once():
+def test_exact_ties_between_features_keep_the_serial_winner():
+    """Three copies of one feature: every split on it ties exactly between the copies, and the
+    serial scan keeps the copy scikit-learn's random order visits first (the same as
+    DecisionTreeRegressor's, for the same random_state). The threads must keep that winner:
+    reducing in feature order, or with >=, picks another copy for some seeds."""
+    rng = np.random.default_rng(11)
+    n = 400
+    x = rng.normal(size=n)
+    X = np.column_stack([x, rng.normal(size=n), x, x, rng.integers(0, 3, n)])
+    y = x + 0.1 * rng.normal(size=n)
+    roots = []
+    for seed in range(12):
+        trees = _larger_trees("exact", X, y, None, random_state=seed, depth=4)
+        for other in trees[1:]:
+            _assert_same(other, trees[0])
+        ref = DecisionTreeRegressor(max_depth=4, random_state=seed).fit(X.astype(np.float32), y)
+        assert trees[1][1][0] == ref.tree_.feature[0]
+        roots.append(trees[0][1][0])
+    assert len(set(roots)) >= 2  # the tie is decided by the visiting order, not by index
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fits_in_several_python_threads_at_once(engine):
     """The launcher runs fits in threads: the thread-safe layer takes them side by side."""
     X, y, _ = _data(7)
-    ref = _numbers(_fit("lad", "prox", 4, 1, X, y, None), X)
+    ref = _numbers(_fit("lad", "prox", 4, 1, X, y, None, engine=engine), X)
     with ThreadPoolExecutor(3) as pool:
-        runs = list(pool.map(lambda _: _fit("lad", "prox", 4, 2, X, y, None), range(3)))
+        runs = list(
+            pool.map(lambda _: _fit("lad", "prox", 4, 2, X, y, None, engine=engine), range(3))
+        )
     for est in runs:
         _assert_same(_numbers(est, X), ref)
     assert numba.threading_layer() in _threads.SAFE_LAYERS
 
 
-def test_the_thread_count_is_restored_after_a_fit():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_thread_count_is_restored_after_a_fit(engine):
     X, y, _ = _data(8)
     before = numba.get_num_threads()
-    _fit("ls", "gradient", 3, 2, X, y, None)
+    _fit("ls", "gradient", 3, 2, X, y, None, engine=engine)
     assert numba.get_num_threads() == before
 
 
-def test_without_a_thread_safe_layer_one_thread_and_one_warning(monkeypatch):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_without_a_thread_safe_layer_one_thread_and_one_warning(monkeypatch, engine):
     X, y, w = _data(9)
-    ref = _numbers(_fit("lad", "prox", 3, 1, X, y, w), X)
+    ref = _numbers(_fit("lad", "prox", 3, 1, X, y, w, engine=engine), X)
     monkeypatch.setattr(_threads, "threading_layer", lambda: None)
     monkeypatch.setattr(_threads, "_warned", False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est = _fit("lad", "prox", 3, 2, X, y, w)
-        _fit("lad", "prox", 3, -1, X, y, w)
+        est = _fit("lad", "prox", 3, 2, X, y, w, engine=engine)
+        _fit("lad", "prox", 3, -1, X, y, w, engine=engine)
     ours = [c for c in caught if "thread-safe threading layer" in str(c.message)]
     assert len(ours) == 1
     assert "\n" not in str(ours[0].message)
@@ -200,7 +278,8 @@ def test_other_engines_accept_n_jobs_with_the_same_numbers(engine):
     assert np.array_equal(fits[0], fits[1])
 
 
-def test_the_compiled_loop_is_not_taken_with_threads(monkeypatch):
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_compiled_loop_is_not_taken_with_threads(monkeypatch, engine):
     X, y, _ = _data(4)
 
     def refuse(*args):
@@ -208,12 +287,13 @@ def test_the_compiled_loop_is_not_taken_with_threads(monkeypatch):
 
     monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", False)
     monkeypatch.setattr(_compiled_loop, "boost", refuse)
-    _fit("lad", "prox", 3, 2, X, y, None)  # threads: the Python loop
+    _fit("lad", "prox", 3, 2, X, y, None, engine=engine)  # threads: the Python loop
     with pytest.raises(AssertionError, match="compiled loop taken"):
-        _fit("lad", "prox", 3, 1, X, y, None)  # one thread: the compiled loop would run
+        _fit("lad", "prox", 3, 1, X, y, None, engine=engine)  # one thread: the compiled loop
 
 
-_KERNELS_COMPILED = """
+_KERNELS_COMPILED = {
+    "hist": """
 import numpy as np
 from proxboost import BoostingRegressor
 from proxboost.engines._hist import histogram, splitting
@@ -221,14 +301,25 @@ X = np.random.default_rng(0).normal(size=(300, 3))
 BoostingRegressor(engine="hist", n_estimators=2, n_jobs=N).fit(X, X[:, 0])
 kernels = (histogram.build_hist_par, histogram.build_root_sums_par, splitting.best_split_par)
 print(len(splitting.best_split.signatures), sum(len(k.signatures) for k in kernels))
-"""
+""",
+    "exact": """
+import numpy as np
+from proxboost import BoostingRegressor
+from proxboost.engines._exact import histogram, splitting
+X = np.random.default_rng(0).normal(size=(300, 3))
+BoostingRegressor(engine="exact", n_estimators=2, n_jobs=N).fit(X, X[:, 0])
+kernels = (histogram.build_hist_par, histogram.build_root_hist_par, splitting.split_node_par)
+print(len(splitting.split_node.signatures), sum(len(k.signatures) for k in kernels))
+""",
+}
 
 
-@pytest.mark.slow  # compiles the hist engine from scratch in a subprocess
-def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path):
+@pytest.mark.slow  # compiles the engine from scratch in a subprocess
+@pytest.mark.parametrize("engine", ENGINES)
+def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path, engine):
     """In a fresh process with an empty numba cache (a cached caller would hide what it calls):
     the default path compiles the serial kernels only."""
-    code = _KERNELS_COMPILED.replace("n_jobs=N", "n_jobs=None")
+    code = _KERNELS_COMPILED[engine].replace("n_jobs=N", "n_jobs=None")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

@@ -477,9 +477,9 @@ _PARAMS_DOC = """
     n_jobs : int or None, default=None
         Threads growing each tree, as scikit-learn's ``n_jobs``: None one, -1 all cores, -k all
         cores but k - 1 (0 refused); at most ``numba.config.NUMBA_NUM_THREADS``. Any value gives
-        the same trees and predictions bit for bit. Threads: the hist engine (histograms and
-        splits in parallel over features, on numba's ``omp`` or ``tbb`` threading layer, else
-        one thread with a warning); exact and sklearn use one thread for now. Not the
+        the same trees and predictions bit for bit. Threads: the exact and hist engines
+        (histograms and splits in parallel over features, on numba's ``omp`` or ``tbb``
+        threading layer, else one thread with a warning); sklearn uses one thread. Not the
         experiment pipeline's ``n_jobs`` (``conf/config.yaml``, ``run.py n_jobs=k``), which is
         the number of worker processes running whole fits side by side.
 """

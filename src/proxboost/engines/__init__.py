@@ -33,8 +33,8 @@ ENGINES = {"exact": ExactEngine, "hist": HistEngine, "sklearn": SklearnEngine}
 
 def make_engine(name, n_jobs=None):
     """Return a new engine instance by name (one of ``ENGINES``), its ``n_jobs`` attribute set:
-    the threads of the hist engine's kernels (scikit-learn's rule, None: one); the exact and
-    sklearn engines grow on one thread whatever its value, for now."""
+    the threads of the exact and hist engines' kernels (scikit-learn's rule, None: one; the same
+    trees for any value); the sklearn engine grows on one thread whatever its value."""
     if name not in ENGINES:
         raise ValueError(
             f"engine={name!r} is not a known tree engine; allowed values: {sorted(ENGINES)}"

@@ -54,6 +54,18 @@ Sums run in this engine's row order, not scikit-learn's, so two candidates whose
 agree to rounding may be ordered differently (a genuine tie; ``tests/test_engines_exact.py``
 checks every differing split in exact arithmetic).
 
+* **Threads** (``n_jobs``, an attribute the estimators set from theirs; None: one thread): with
+  more than one thread, the histograms are built in parallel over features, and the split of a
+  node with a histogram is found in two steps: every feature the serial loop visits is scanned
+  in parallel from ``-inf`` (its first best candidate, or constant), then scikit-learn's feature
+  loop is replayed serially on these results (the same ``our_rand_r`` draws and constant
+  bookkeeping), a feature's best taken only when strictly above the best so far. Every sum keeps
+  its one-thread order and the split is the serial loop's, ties between features included: any
+  thread count grows the one-thread trees bit for bit. The nodes of at most ``SMALL_NODE`` rows
+  and the partitions stay serial. The threads run on numba's ``omp`` or ``tbb`` layer only
+  (``_threads``), else on one thread with a warning; the parallel kernels are compiled at their
+  first use with ``n_jobs`` > 1 only.
+
 Rows of weight 0 take no part in split finding; they get their leaf from the grown tree.
 Memory: X as float32 plus one byte per value (codes), plus 8 bytes per value of a coarse
 feature (sorted rows and values); per tree O(n) scratch and histograms for at most
@@ -68,10 +80,11 @@ from numba import njit
 from sklearn.utils import check_random_state
 
 from proxboost.engines._exact.binning import code_features
-from proxboost.engines._exact.grower import grow
+from proxboost.engines._exact.grower import grow, grow_tree
 from proxboost.engines._exact.predictor import apply_tree
-from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Scratch
+from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Scratch, Threads
 from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
+from proxboost.engines._threads import engine_threads, numba_threads
 
 RAND_R_MAX = 2147483647  # scikit-learn's seed range: randint(0, RAND_R_MAX)
 
@@ -160,16 +173,27 @@ def _as_float32(Xp):
 
 
 class ExactEngine:
-    """Compiled exact tree engine (``engine="exact"``): see the module docstring."""
+    """Compiled exact tree engine (``engine="exact"``): see the module docstring.
+
+    Parameters
+    ----------
+    n_jobs : int or None, default=None
+        Threads of the histogram and split kernels (scikit-learn's rule: None one, -1 all
+        cores); any value grows the same trees (see the module docstring).
+    """
 
     name = "exact"
+    n_jobs = None  # one thread for an engine pickled before n_jobs existed
 
-    def __init__(self):
+    def __init__(self, n_jobs=None):
+        self.n_jobs = n_jobs
         self._work = None
+        self._threads = None
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_work"] = None
+        state["_threads"] = None
         return state
 
     def prepare(self, X, fit=False, sample_weight=None):
@@ -220,20 +244,30 @@ class ExactEngine:
             n_act = int(active.sum())
             scratch.rows[:n_act] = np.flatnonzero(active)
             scratch.node_label[:] = np.where(active, 0, -1)
-        feature, threshold, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grow(
-            Xp.codes,
-            target,
-            w,
-            scratch,
-            n_act,
-            depth_cap,
-            max_nodes,
-            seed,
-            EPSILON,
-            FEATURE_THRESHOLD,
-            SMALL_NODE,
-            check_monotonic_cst(monotonic_cst, p),
-        )
+        monotonic = check_monotonic_cst(monotonic_cst, p)
+        k = engine_threads(self.n_jobs)
+        if k > 1:
+            sizes = (n_act, depth_cap, max_nodes, seed)
+            consts = (EPSILON, FEATURE_THRESHOLD, SMALL_NODE)
+            par = self._thread_scratch(Xp, k)
+            with numba_threads(k):
+                grown = grow_tree(Xp.codes, target, w, scratch, sizes, consts, monotonic, par)
+        else:  # None: the serial kernels (the parallel ones are not even compiled)
+            grown = grow(
+                Xp.codes,
+                target,
+                w,
+                scratch,
+                n_act,
+                depth_cap,
+                max_nodes,
+                seed,
+                EPSILON,
+                FEATURE_THRESHOLD,
+                SMALL_NODE,
+                monotonic,
+            )
+        feature, threshold, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grown
         tree = ExactTree(feature, threshold, left, right, leaf_of_node, n_leaves, gain, missing)
         if n_act < n:
             idle = np.flatnonzero(leaf_ids < 0)
@@ -263,6 +297,29 @@ class ExactEngine:
                 ),
             )
         return self._work[1]
+
+    def _thread_scratch(self, Xp, k):
+        """The scratch of k threads on the prepared rows ``Xp`` (``records.Threads``, kept
+        between trees)."""
+        n, p = Xp.shape
+        if self._threads is None or self._threads[0] != (n, p, k):
+            self._threads = (
+                (n, p, k),
+                Threads(
+                    bin_values=np.empty((k, n), np.float32),
+                    bin_targets=np.empty((k, n)),
+                    bin_weights=np.empty((k, n)),
+                    nonempty=np.empty((k, MAX_CODES), np.int64),
+                    inner_bins=np.empty((k, MAX_CODES), np.int64),
+                    inner_sum=np.empty((k, MAX_CODES)),
+                    inner_weight=np.empty((k, MAX_CODES)),
+                    found=np.zeros(p, np.int64),
+                    proxy=np.zeros(p),
+                    edges=np.zeros((p, 2)),
+                    bins=np.zeros((p, 3), np.int64),
+                ),
+            )
+        return self._threads[1]
 
     def compiled(self, Xp, max_depth, sample_weight=None):
         """What the compiled boosting loop (:mod:`proxboost._compiled_loop`) needs to grow this

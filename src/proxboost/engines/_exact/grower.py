@@ -1,14 +1,23 @@
 """The exact engine's tree grower: scikit-learn's ``DepthFirstTreeBuilder`` node loop over a
 stack of pending nodes, each node's rows a contiguous segment of ``rows`` (stable partitions),
 the children's histograms built from the smaller child's rows and, for the larger child, by
-subtraction from the parent's (see :mod:`proxboost.engines.exact`)."""
+subtraction from the parent's (see :mod:`proxboost.engines.exact`).
+
+``par``: None (one thread: the serial kernels) or the threads' scratch (``records.Threads``,
+``n_jobs`` > 1), with which the histograms are built and the splits of the nodes with a
+histogram found in parallel over features (``histogram.build_hist_par``,
+``splitting.split_node_par``: the same numbers bit for bit). Its type picks the kernels when
+numba compiles (``par is None`` is decided at compile time), so the one-thread grower neither
+calls nor compiles the parallel ones."""
 
 import numpy as np
 from numba import njit
 
 from proxboost.engines._exact.histogram import (
     build_hist,
+    build_hist_par,
     build_root_hist,
+    build_root_hist_par,
     subtract_ranges,
     zero_ranges,
 )
@@ -21,7 +30,7 @@ from proxboost.engines._exact.records import (
     Workspace,
     kernel,
 )
-from proxboost.engines._exact.splitting import split_node
+from proxboost.engines._exact.splitting import split_node, split_node_par
 from proxboost.engines._nodes import (
     LEAF,
     SMALL,
@@ -184,11 +193,12 @@ def child_mode(target, rows, segment, imp, limits):
 
 
 @kernel
-def child_histograms(codes, target, w, work, buf, node, mid, need_l, need_r, n_free):
+def child_histograms(codes, target, w, work, buf, node, mid, need_l, need_r, n_free, par):
     """Histograms of the children of a node split at ``mid`` whose histogram is in ``buf``:
     the smaller child's from its rows, the larger's as the parent's minus the smaller's (unit
     weights: exact counts; weighted: from its rows, no subtraction, whose rounding could leave
-    empty bins non-empty). Returns (left buffer, right buffer, n_free)."""
+    empty bins non-empty). ``par``: the threads (module docstring). Returns (left buffer, right
+    buffer, n_free)."""
     start = node.start
     end = node.end
     small_left = mid - start <= end - mid
@@ -205,14 +215,20 @@ def child_histograms(codes, target, w, work, buf, node, mid, need_l, need_r, n_f
             zero_ranges(codes, work, into)
             s_start = start if small_left else mid
             s_end = mid if small_left else end
-            build_hist(codes, target, w, work, into, s_start, s_end)
+            if par is None:
+                build_hist(codes, target, w, work, into, s_start, s_end)
+            else:
+                build_hist_par(codes, target, w, work, into, s_start, s_end)
         if subtract and w is None:
             subtract_ranges(codes, work, buf, into)
         elif subtract:
             zero_ranges(codes, work, buf)
             l_start = mid if small_left else start
             l_end = end if small_left else mid
-            build_hist(codes, target, w, work, buf, l_start, l_end)
+            if par is None:
+                build_hist(codes, target, w, work, buf, l_start, l_end)
+            else:
+                build_hist_par(codes, target, w, work, buf, l_start, l_end)
     return buf_l, buf_r, n_free
 
 
@@ -302,14 +318,15 @@ def children_impurity(node, sq_sum, imp, left, limits):
 
 
 @kernel
-def children_modes(codes, target, w, work, buf, node, mid, imps, n_free, limits):
+def children_modes(codes, target, w, work, buf, node, mid, imps, n_free, limits, par):
     """The children's modes (leaf, small or histogram buffer; imps = their impurities), their
-    histograms built when the parent has one. Returns (mode_l, mode_r, n_free)."""
+    histograms built when the parent has one (``par``: the threads). Returns (mode_l, mode_r,
+    n_free)."""
     mode_l, need_l = child_mode(target, work.rows, (node.start, mid), imps[0], limits)
     mode_r, need_r = child_mode(target, work.rows, (mid, node.end), imps[1], limits)
     if buf >= 0:
         buf_l, buf_r, n_free = child_histograms(
-            codes, target, w, work, buf, node, mid, need_l, need_r, n_free
+            codes, target, w, work, buf, node, mid, need_l, need_r, n_free, par
         )
         mode_l = buf_l if need_l else mode_l
         mode_r = buf_r if need_r else mode_r
@@ -327,8 +344,9 @@ def last_level_leaves(tree, node_id, n_nodes, n_leaves):
 
 
 @kernel
-def root_mode(codes, target, w, work, limits, n_act, imp):
-    """The root's mode, its histogram built when it has one. Returns (mode, n_free)."""
+def root_mode(codes, target, w, work, limits, n_act, imp, par):
+    """The root's mode, its histogram built when it has one (``par``: the threads). Returns
+    (mode, n_free)."""
     n_free = work.free_buffers.shape[0]
     mode = LEAF
     if (
@@ -344,20 +362,39 @@ def root_mode(codes, target, w, work, limits, n_act, imp):
             for f in range(codes.n_bins.shape[0]):
                 work.bin_lo[mode, f] = 0
                 work.bin_hi[mode, f] = codes.n_bins[f] - 1
-            if w is None:
-                build_root_hist(codes, target, work, mode)
+            if par is None:
+                if w is None:
+                    build_root_hist(codes, target, work, mode)
+                else:
+                    zero_ranges(codes, work, mode)
+                    build_hist(codes, target, w, work, mode, 0, n_act)
+            elif w is None:
+                build_root_hist_par(codes, target, work, mode)
             else:
                 zero_ranges(codes, work, mode)
-                build_hist(codes, target, w, work, mode, 0, n_act)
+                build_hist_par(codes, target, w, work, mode, 0, n_act)
     return mode, n_free
 
 
 @kernel
-def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root):
+def find_split(codes, target, w, work, node, n_known, buf, limits, par):
+    """``split_node`` on one thread (``par`` None) and on the small nodes; with threads, on a
+    node with a histogram, ``split_node_par`` (the same split)."""
+    if par is None:
+        return split_node(codes, target, w, work, node, n_known, buf, limits)
+    else:
+        if buf < 0:
+            return split_node(codes, target, w, work, node, n_known, buf, limits)
+        return split_node_par(codes, target, w, work, node, n_known, buf, limits, par)
+
+
+@kernel
+def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par):
     """The node loop of ``grow`` on its preallocated records (no reference counting: ``grow``
-    allocates, this kernel only reads and writes). Returns (n_nodes, n_leaves)."""
+    allocates, this kernel only reads and writes; ``par``: the threads). Returns (n_nodes,
+    n_leaves)."""
     imp0 = impurity(root.sq_sum, root.sum, root.weight)
-    mode0, n_free = root_mode(codes, target, w, work, limits, n_act, imp0)
+    mode0, n_free = root_mode(codes, target, w, work, limits, n_act, imp0, par)
     push(stack, 0, -1, False, 0, (0, n_act), 0, mode0, 0, imp0, root)
     stack.lower[0] = -np.inf  # the root's value is unbounded
     stack.upper[0] = np.inf
@@ -372,8 +409,8 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root):
         node, depth, buf, imp, sq_sum, n_known = pop(stack, top, tree, node_id)
         best_f, a, b, code, n_const, direction = -1, 0.0, 0.0, -1, 0, -1
         if buf != LEAF:
-            best_f, a, b, code, n_const, direction = split_node(
-                codes, target, w, work, node, n_known, buf, limits
+            best_f, a, b, code, n_const, direction = find_split(
+                codes, target, w, work, node, n_known, buf, limits, par
             )
         last_level = depth + 1 >= limits.max_depth
         thr, mid, imp_l, imp_r, gain = 0.0, node.start, 0.0, 0.0, 0.0
@@ -402,7 +439,7 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root):
             continue
         # the children's own sums are the partition's fresh ones (scikit-learn's criterion.init)
         mode_l, mode_r, n_free = children_modes(
-            codes, target, w, work, buf, node, mid, (imp_l, imp_r), n_free, limits
+            codes, target, w, work, buf, node, mid, (imp_l, imp_r), n_free, limits, par
         )
         modes = (mode_l, mode_r)
         imps = (imp_l, imp_r)
@@ -525,11 +562,22 @@ def grow(codes, target, w, scratch, n_act, max_depth, max_nodes, seed, eps, thr,
     feature's monotone constraint (zeros: none). Returns the node arrays (feature, threshold,
     left, right, leaf_of_node, gain, missing_left), every row's leaf id and the number of leaves.
     """
+    sizes = (n_act, max_depth, max_nodes, seed)
+    return grow_tree(codes, target, w, scratch, sizes, (eps, thr, small), monotonic, None)
+
+
+@njit(cache=True, nogil=True)
+def grow_tree(codes, target, w, scratch, sizes, consts, monotonic, par):
+    """``grow`` with ``sizes`` = (n_act, max_depth, max_nodes, seed), ``consts`` = (eps, thr,
+    small) and ``par``: None (one thread, ``grow``) or the threads' scratch (``n_jobs`` > 1;
+    module docstring)."""
+    n_act, max_depth, max_nodes, seed = sizes
+    eps, thr, small = consts
     p = codes.values.shape[1]
     work, tree, stack = new_records(scratch, p, max_depth, max_nodes, seed, small, monotonic)
     root, wmin = root_pass(codes, target, w, work, n_act)
     limits = Limits(max_depth, eps, thr, small, wmin, root.weight)
-    n_nodes, n_leaves = grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root)
+    n_nodes, n_leaves = grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par)
     return (
         tree.feature[:n_nodes].copy(),
         tree.threshold[:n_nodes].copy(),

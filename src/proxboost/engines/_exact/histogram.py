@@ -6,7 +6,7 @@ parent's). Buffers are passed by index and sliced here: no reference counting, u
 taken by the caller."""
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from proxboost.engines._exact.records import kernel
 
@@ -156,3 +156,72 @@ def root_counts(B, off, total_bins):
         for f in range(B.shape[1]):
             counts[2 * (off[f] + B[r, f]) + 1] += 1.0
     return counts
+
+
+# -- threads (n_jobs > 1) -------------------------------------------------------------------------
+# The ``*_par`` kernels build the same histograms in parallel over features: a feature's bins (and
+# a coarse feature's positive parts) are its own, and each bin still receives its rows' ``w g``,
+# ``w`` and positive parts in row order, as in the serial kernels: every sum bit for bit. They are
+# compiled at their first use with threads only.
+
+
+@kernel
+def add_feature_rows(codes, target, w, work, u, f, segment):
+    """Add rows[start:end] (``segment``) to feature f's bins of buffer u, in row order."""
+    H = work.hist[u]
+    rows = work.rows
+    B = codes.codes
+    fu = np.uint64(f)
+    o = codes.bin_offset[fu]
+    po = codes.positive_offset[fu]
+    for j in range(segment[0], segment[1]):
+        r = np.uint64(rows[np.uint64(j)])
+        c = 1.0 if w is None else w[r]
+        g = c * target[r]
+        i = 2 * (o + B[r, fu])
+        H[np.uint64(i)] += g
+        H[np.uint64(i + 1)] += c
+    if po >= 0:
+        gpos = work.positive_part
+        for j in range(segment[0], segment[1]):
+            r = np.uint64(rows[np.uint64(j)])
+            H[np.uint64(po + B[r, fu])] += gpos[r]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def build_hist_par(codes, target, w, work, u, start, end):
+    """``build_hist`` in parallel over features (the same sums: each bin's rows in row order)."""
+    for f in prange(codes.codes.shape[1]):
+        add_feature_rows(codes, target, w, work, u, f, (start, end))
+
+
+@kernel
+def add_root_feature(codes, target, work, u, f):
+    """Add every row's target (and positive part) to feature f's bins of buffer u, in row order
+    (the root's sums with unit weights, as ``build_root_hist``)."""
+    H = work.hist[u]
+    B = codes.codes
+    fu = np.uint64(f)
+    o = codes.bin_offset[fu]
+    po = codes.positive_offset[fu]
+    for r in range(B.shape[0]):
+        ru = np.uint64(r)
+        H[np.uint64(2 * (o + B[ru, fu]))] += target[ru]
+    if po >= 0:
+        gpos = work.positive_part
+        for r in range(B.shape[0]):
+            ru = np.uint64(r)
+            H[np.uint64(po + B[ru, fu])] += gpos[ru]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def build_root_hist_par(codes, target, work, u):
+    """``build_root_hist`` in parallel over features (the same sums, in row order)."""
+    H = work.hist[u]
+    counts = codes.root_counts
+    for i in range(counts.shape[0]):
+        H[i] = counts[i]
+    for i in range(counts.shape[0], H.shape[0]):
+        H[i] = 0.0
+    for f in prange(codes.codes.shape[1]):
+        add_root_feature(codes, target, work, u, f)

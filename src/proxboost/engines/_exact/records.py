@@ -126,3 +126,24 @@ Scratch = namedtuple(
         "bin_weights",
     ],
 )
+
+#: Scratch of the threads (``n_jobs`` > 1; None on one thread): per thread, the arrays of a
+#: feature's scan that the serial kernels keep in the workspace, and per feature, the result of
+#: its scan (split finding in parallel over features, then reduced in scikit-learn's visiting
+#: order: ``splitting.split_node_par``).
+Threads = namedtuple(
+    "Threads",
+    [
+        "bin_values",  # (k, n) float32: per thread, the workspace's bin_values
+        "bin_targets",  # (k, n) float64
+        "bin_weights",  # (k, n) float64
+        "nonempty",  # (k, MAX_CODES) int64
+        "inner_bins",  # (k, MAX_CODES) int64
+        "inner_sum",  # (k, MAX_CODES) float64
+        "inner_weight",  # (k, MAX_CODES) float64
+        "found",  # (p,) int64: per feature, its scan's result (-1 constant, 0 none, 1 a split)
+        "proxy",  # (p,) float64: the proxy of its first best candidate
+        "edges",  # (p, 2) float64: its values a, b
+        "bins",  # (p, 3) int64: its lo_bin, hi_bin and the missing rows' direction
+    ],
+)

@@ -1,11 +1,31 @@
 """Split finding of the exact engine: scikit-learn's ``node_split_best`` (random feature order,
 constant-feature bookkeeping, first strictly best proxy ``S_L^2 / W_L + S_R^2 / W_R``) over the
 candidates of each feature, read from the node's histogram, from a coarse bin's sorted rows, or
-from a small node's sorted values (see :mod:`proxboost.engines.exact`)."""
+from a small node's sorted values (see :mod:`proxboost.engines.exact`).
+
+With threads (``n_jobs`` > 1), ``split_node_par`` finds the split of a node with a histogram in
+two steps. First every feature the serial loop would visit (all but the known constants: with
+scikit-learn's ``max_features = p`` the loop visits each once) is scanned in parallel, each
+from ``-inf``: its first best candidate in scan order, or "constant". Constancy does not
+depend on the running best (it is read from the node's non-empty bins or values before any
+candidate), and a scan started from the running best ``B`` returns the same candidate as one
+started from ``-inf`` when its proxy is above ``B``, nothing otherwise: the running best only
+filters (strict ``>``; its pre-tests and the coarse bins' bounds never reject a candidate that
+beats it). Then the serial loop is replayed on these results: the same ``our_rand_r`` draws over
+the same feature and constant bookkeeping (so the same order and generator state afterwards),
+each visited feature's best taken only with a proxy strictly above the best so far. The split
+is therefore the serial one bit for bit, ties between features included. Compiled at its first
+use only."""
 
 import numpy as np
+from numba import njit, prange
 
-from proxboost.engines._exact.records import FEATURE_THRESHOLD, VALUES_MISSING_LEFT, kernel
+from proxboost.engines._exact.records import (
+    FEATURE_THRESHOLD,
+    VALUES_MISSING_LEFT,
+    Workspace,
+    kernel,
+)
 from proxboost.engines._nodes import monotone_admissible
 
 
@@ -666,3 +686,134 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
         best_a, best_b = bin_edge_values(codes, work, node, best_f, best_lo, best_hi)
     code = VALUES_MISSING_LEFT if best_dir == 1 else best_lo
     return best_f, best_a, best_b, code, n_total, best_dir
+
+
+# -- threads (n_jobs > 1) -------------------------------------------------------------------------
+
+
+@kernel
+def thread_work(work, par, t):
+    """The workspace of thread t: the shared one with the thread's own scan arrays."""
+    return Workspace(
+        work.rows,
+        work.spare_rows,
+        work.node_label,
+        work.positive_part,
+        work.hist,
+        work.bin_lo,
+        work.bin_hi,
+        work.free_buffers,
+        par.bin_values[t],
+        par.bin_targets[t],
+        par.bin_weights[t],
+        work.small_values,
+        work.small_targets,
+        work.small_weights,
+        par.nonempty[t],
+        par.inner_bins[t],
+        par.inner_sum[t],
+        par.inner_weight[t],
+        work.features,
+        work.constant,
+        work.rng_state,
+        work.monotonic,
+    )
+
+
+@kernel
+def scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known):
+    """Thread t of ``par``'s k scans the features at positions n_known + t, n_known + t + k, ...
+    of the workspace's ``features`` on the node (histogram buffer ``buf``), each from -inf, the
+    serial loop's kernels on the thread's own arrays; results in ``par`` per feature."""
+    tw = thread_work(work, par, t)
+    features = work.features
+    k = par.bin_values.shape[0]
+    for i in range(n_known + t, features.shape[0], k):
+        f = features[i]
+        direction = -1
+        if codes.nan_bin[f] >= 0:
+            res, prox, a, b, lo_bin, hi_bin, direction = scan_binned_missing(
+                codes, target, w, tw, node, f, buf, limits.min_weight, -np.inf
+            )
+        else:
+            res, prox, a, b, lo_bin, hi_bin = scan_binned(
+                codes, target, w, tw, node, f, buf, limits.min_weight, -np.inf
+            )
+        par.found[f] = res
+        par.proxy[f] = prox
+        par.edges[f, 0] = a
+        par.edges[f, 1] = b
+        par.bins[f, 0] = lo_bin
+        par.bins[f, 1] = hi_bin
+        par.bins[f, 2] = direction
+
+
+@kernel
+def replay_visits(work, n_known, par):
+    """``split_node``'s feature loop on the scans in ``par``: the same draws, swaps and constant
+    bookkeeping, each visited feature's best taken when its proxy is strictly above the best so
+    far (the serial scan's first best). Returns (best feature or -1, n_total_constants)."""
+    features = work.features
+    p = features.shape[0]
+    f_i = p
+    n_visited = 0
+    n_found = 0
+    n_drawn = 0
+    n_total = n_known
+    best = -np.inf
+    best_f = -1
+    while f_i > n_total and (n_visited < p or n_visited <= n_found + n_drawn):
+        n_visited += 1
+        f_j = rand_int(n_drawn, f_i - n_found, work.rng_state)
+        if f_j < n_known:
+            features[n_drawn], features[f_j] = features[f_j], features[n_drawn]
+            n_drawn += 1
+            continue
+        f_j += n_found
+        f = features[f_j]
+        if par.found[f] < 0:  # constant in this node (and its descendants)
+            features[f_j], features[n_total] = features[n_total], features[f_j]
+            n_found += 1
+            n_total += 1
+            continue
+        f_i -= 1
+        features[f_i], features[f_j] = features[f_j], features[f_i]
+        if par.found[f] > 0 and par.proxy[f] > best:
+            best = par.proxy[f]
+            best_f = f
+    return best_f, n_total
+
+
+@kernel
+def finish_split(codes, work, node, n_known, n_total, best_f, par):
+    """``split_node``'s end with the winner ``best_f`` of ``replay_visits``: the constants'
+    order, the edge values of a split between two coarse bins. Returns ``split_node``'s
+    tuple."""
+    features = work.features
+    constant = work.constant
+    for i in range(n_known):
+        features[i] = constant[i]
+    for i in range(n_known, n_total):
+        constant[i] = features[i]
+    if best_f < 0:
+        return -1, 0.0, 0.0, -1, n_total, -1
+    best_a = par.edges[best_f, 0]
+    best_b = par.edges[best_f, 1]
+    best_lo = par.bins[best_f, 0]
+    best_dir = par.bins[best_f, 2]
+    if best_lo >= 0 and codes.positive_offset[best_f] >= 0:
+        # between two coarse bins: their edge values
+        best_a, best_b = bin_edge_values(codes, work, node, best_f, best_lo, par.bins[best_f, 1])
+    code = VALUES_MISSING_LEFT if best_dir == 1 else best_lo
+    return best_f, best_a, best_b, code, n_total, best_dir
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def split_node_par(codes, target, w, work, node, n_known, buf, limits, par):
+    """``split_node`` on a node with histogram buffer ``buf``, the features scanned in parallel
+    and reduced in the serial visiting order (module docstring): the same result bit for bit,
+    and the same generator state and feature order afterwards."""
+    for t in prange(par.bin_values.shape[0]):
+        scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known)
+    best_f, n_total = replay_visits(work, n_known, par)
+    return finish_split(codes, work, node, n_known, n_total, best_f, par)
