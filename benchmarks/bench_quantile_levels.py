@@ -15,11 +15,11 @@ The machine may be shared: the load average is printed (and written) with the re
 import argparse
 import datetime
 import os
-import re
 import subprocess
 import time
 
 import numpy as np
+from docs_table import write_between_markers
 
 from proxboost import BoostingRegressor
 
@@ -31,7 +31,6 @@ CASES = [  # (n, algo, engine)
     (4000, "prox", "exact"),
     (4000, "prox", "hist"),
 ]
-DOCS = os.path.join(os.path.dirname(__file__), "..", "docs", "quantiles.md")
 
 
 def data(n, seed=0):
@@ -88,14 +87,7 @@ def main():
     )
     print(text)
     if args.write_docs:
-        with open(DOCS) as f:
-            page = f.read()
-        pattern = r"(<!-- bench-quantile-levels -->\n).*?(<!-- /bench-quantile-levels -->)"
-        new, count = re.subn(pattern, lambda m: m[1] + text + "\n" + m[2], page, flags=re.S)
-        if count != 1:
-            raise SystemExit("docs/quantiles.md has no bench-quantile-levels markers: add them")
-        with open(DOCS, "w") as f:
-            f.write(new)
+        write_between_markers("quantiles.md", "bench-quantile-levels", text)
 
 
 if __name__ == "__main__":

@@ -22,15 +22,13 @@ Usage: ``python benchmarks/bench_step_auto_scale.py [--dataset NAME] [--splits 5
 import argparse
 import datetime
 import os
-import re
 import subprocess
 
 import numpy as np
+from docs_table import write_between_markers
 
 from proxboost import BoostingRegressor
 from proxboost.boosting import ALGOS
-
-DOCS = os.path.join(os.path.dirname(__file__), "..", "docs", "estimators.md")
 
 
 def data():
@@ -118,14 +116,7 @@ def main():
         )
     print(text)
     if args.write_docs:
-        with open(DOCS) as f:
-            page = f.read()
-        pattern = r"(<!-- bench-step-auto-scale -->\n).*?(<!-- /bench-step-auto-scale -->)"
-        new, count = re.subn(pattern, lambda m: m[1] + text + "\n" + m[2], page, flags=re.S)
-        if count != 1:
-            raise SystemExit("docs/estimators.md has no bench-step-auto-scale markers: add them")
-        with open(DOCS, "w") as f:
-            f.write(new)
+        write_between_markers("estimators.md", "bench-step-auto-scale", text)
 
 
 if __name__ == "__main__":

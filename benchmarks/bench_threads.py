@@ -16,26 +16,20 @@ when the load before is below 1.5 on this 2-core machine (a 2-thread measurement
 cores itself, so the load after it is printed, not judged).
 
 Usage: ``python benchmarks/bench_threads.py [--rounds 5] [--T 20] [--sizes 200000,1000000]
-[--engines exact,hist]``
+[--engines exact,hist] [--write-docs]``
 """
 
 import argparse
 import datetime
-import os
-import platform
-import subprocess
 import time
 
 import numpy as np
+from docs_table import commit, load, machine, write_between_markers
 
 from proxboost import BoostingRegressor
 from proxboost.experiments.datasets import load_dataset
 
 DEPTH, NU, STEP, D = 3, 0.05, 1.0, 20
-
-
-def _load() -> str:
-    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _fit(X, y, engine, T, n_jobs):
@@ -78,41 +72,38 @@ def run_case(n, engine, T, rounds):
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
-def _commit() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=here
-    )
-    return out.stdout.strip() or "unknown"
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--T", type=int, default=20)
     parser.add_argument("--sizes", default="200000,1000000")
     parser.add_argument("--engines", default="exact,hist")
+    parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     if args.T < 2 or args.rounds < 1:
         raise SystemExit("--T must be at least 2 and --rounds at least 1")
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = args.engines.split(",")
-    print(
-        f"{datetime.date.today()}, commit {_commit()}, {platform.machine()}, "
-        f"{os.cpu_count()} cores, Python {platform.python_version()}; lad/prox depth {DEPTH}, "
-        f"T = {args.T}, wall time per iteration, median of {args.rounds} interleaved rounds"
-    )
-    print("| n × d | engine | 1 thread | 2 threads | speed-up | load before → after |")
-    print("|---|---|---|---|---|---|")
+    lines = [
+        f"Measured {datetime.date.today()} at commit {commit()} ({machine()}); lad/prox, depth"
+        f" {DEPTH}, T = {args.T}, wall time per iteration, median of {args.rounds} interleaved"
+        " rounds (`python benchmarks/bench_threads.py --write-docs`):",
+        "",
+        "| n × d | engine | 1 thread | 2 threads | speed-up | load before → after |",
+        "|---|---|---|---|---|---|",
+    ]
+    print("\n".join(lines), flush=True)
     for n in sizes:
         for engine in engines:
-            before = _load()
+            before = load()
             m = run_case(n, engine, args.T, args.rounds)
-            print(
+            lines.append(
                 f"| {n:,} × {D} | {engine} | {m[1] * 1e3:.1f} ms | {m[2] * 1e3:.1f} ms |"
-                f" {m[1] / m[2]:.2f}× | {before} → {_load()} |",
-                flush=True,
+                f" {m[1] / m[2]:.2f}× | {before:.2f} → {load():.2f} |"
             )
+            print(lines[-1], flush=True)
+    if args.write_docs:
+        write_between_markers("engines.md", "bench-threads", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -39,7 +39,29 @@ from pathlib import Path
 
 import pytest
 
+# proxboost before any test module can import numba: importing it points numba's cache at the
+# folder of this source version (proxboost._numba_cache), which numba reads once per process; a
+# test module importing numba first (test_threads.py does) would leave the cache beside the
+# sources, where a kernel calling an edited kernel of another file runs stale code.
+import proxboost  # noqa: E402, F401  (also after the NPY_DISABLE_CPU_FEATURES line above)
+
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -m selection reads the marks
+def pytest_collection_modifyitems(config, items):
+    """A test marked ``grid`` (a parametrised grid) keeps its first case in ``make test-fast``;
+    its other cases are marked ``slow``, so they run in ``make test`` only."""
+    seen = set()
+    for item in items:
+        if item.get_closest_marker("grid") is None:
+            continue
+        key = (item.path, item.originalname)
+        if key in seen:
+            item.add_marker(pytest.mark.slow)
+        seen.add(key)
+
+
 MIRROR_ENV = "PROXBOOST_DATA_MIRROR"
 TIE_RTOL = 1e-12  # two different splits tie when their exact gains agree to this, relative
 

@@ -67,6 +67,7 @@ def _params():
 
 
 @pytest.mark.parametrize("dataset, loss, depth, algo, nu, ref", list(_params()))
+@pytest.mark.slow
 def test_training_curve_equals_the_authors_bit_for_bit(dataset, loss, depth, algo, nu, ref):
     ours = _curve(dataset, loss, depth, algo, nu, len(ref) - 1)
     assert ours.dtype == ref.dtype == np.float64
@@ -83,6 +84,7 @@ def test_the_references_cover_the_four_algorithms_at_nu_005():
         assert {(a, 0.05) for a in algos} <= keys, dataset
 
 
+@pytest.mark.slow
 def test_the_exact_arithmetic_rule_departs_from_the_authors_curve():
     """The references can tell the rules apart: ``authors`` (exact) leaves them at once."""
     ref = _reference("sines", "lad")["gradient", 0.05]
@@ -152,6 +154,7 @@ def test_losses_without_ties_are_unchanged():
     np.testing.assert_array_equal(*fits)
 
 
+@pytest.mark.slow
 def test_adding_the_rule_to_intro_sensitivity_keeps_the_stored_runs_of_the_others(monkeypatch):
     """The rule joined the experiment with the recompute to numerics version 3; adding it
     leaves every run of the other rules where it was: each is found among the stored runs of

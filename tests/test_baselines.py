@@ -107,6 +107,7 @@ def _criterion(loss, y, z):
 # -- curves ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
 @pytest.mark.parametrize("loss_name", ["ls", "lad", "pinball", "hinge"])
+@pytest.mark.grid
 def test_curve_is_the_library_staged_prediction_scored(algo, loss_name, toy_data):
     loss = _loss(loss_name)
     X, y = toy_data(loss.task)
@@ -148,6 +149,7 @@ def test_lightgbm_curve_stays_flat_once_no_tree_can_grow(toy_data):
 # -- selection and refit on train ∪ validation -----------------------------------------------------
 @pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb"])
 @pytest.mark.parametrize("loss_name", ["lad", "hinge"])
+@pytest.mark.slow
 def test_row_refits_the_selected_point_on_train_and_validation(algo, loss_name, toy_data):
     loss = _loss(loss_name)
     clf = loss.task == "classification"
@@ -326,6 +328,7 @@ def test_quantile_forest_refuses_losses_without_a_quantile(loss_name):
         make_method("quantile_forest", _loss(loss_name))
 
 
+@pytest.mark.slow
 def test_quantile_forest_runs_the_protocol(tmp_path):
     df = run_experiment(
         dataset="synthetic",
@@ -381,6 +384,7 @@ def test_xgboost_curve_is_our_loss_on_its_margin(loss_name, toy_data):
         assert z0[0] == pytest.approx(loss.init(ytr), rel=1e-6)
 
 
+@pytest.mark.slow
 def test_random_forest_reports_ls_loss_and_error_only(toy_data):
     Xr, yr = toy_data("regression")
     Xc, yc = toy_data("classification")

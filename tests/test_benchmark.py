@@ -60,6 +60,7 @@ def _job(compose, *overrides):
 
 
 # -- the configuration ----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_experiment_covers_every_regression_dataset_loss_and_method(compose):
     main_cfg = compose(["+experiment=quantile_benchmark"], hydra_config=True)
     large_cfg = compose(["+experiment=quantile_benchmark_large"], hydra_config=True)
@@ -84,6 +85,7 @@ def test_the_experiment_covers_every_regression_dataset_loss_and_method(compose)
 
 
 @pytest.mark.parametrize("algo", METHODS)
+@pytest.mark.slow
 def test_each_reading_gives_every_method_its_budget(compose, tmp_path, algo):
     small = ["dataset=regression", "dataset.params.n_samples=80", f"results_dir={tmp_path}"]
     sizes, identities = {}, {}
@@ -160,6 +162,7 @@ def test_identity_is_unchanged_unless_the_leaf_axis_is_searched(cls):
 
 @pytest.mark.parametrize("loss", [("lad", {}), ("pinball", {"tau": 0.1}), ("pinball", {})])
 @pytest.mark.parametrize("algo", METHODS)
+@pytest.mark.grid
 def test_every_method_fits_a_tiny_dataset_for_each_loss(algo, loss):
     X, y = _data(40)
     method = make_method(algo, make_loss(loss[0], **loss[1]))
@@ -224,6 +227,7 @@ def _fake_rows(n_splits=20):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_the_tables_match_scipy_and_holm_by_hand(tmp_path):
     for r in _fake_rows().to_dict("records"):
         write_row(tmp_path / "results", {**r, "identity": {"algo": r["algo"], "p": r["protocol"]}})

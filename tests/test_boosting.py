@@ -674,6 +674,7 @@ EXPECTED_FAILED_CHECKS = {
     ],
     ids=["regressor", "classifier", "hinge-classifier"],
 )
+@pytest.mark.slow
 def test_check_estimator(est):
     check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS)
 

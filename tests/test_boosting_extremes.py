@@ -16,6 +16,7 @@ Y = X[:, 0] + RNG.standard_t(3, size=N)
 LABELS = (Y > 0).astype(int)
 
 
+@pytest.mark.slow
 def test_the_histogram_engine_bins_float64_features_of_any_size():
     est = BoostingRegressor(engine="hist", n_estimators=5).fit(X * 1e300, Y)
     ref = BoostingRegressor(engine="hist", n_estimators=5).fit(X, Y)
@@ -55,6 +56,7 @@ def test_uniform_weights_of_any_size_are_the_unweighted_fit(engine, loss, scale)
 
 @pytest.mark.parametrize("engine", ["exact", "hist", "sklearn"])
 @pytest.mark.parametrize("algo", sorted(ALGOS))
+@pytest.mark.grid
 def test_weights_times_a_power_of_two_give_the_same_fit(engine, algo):
     w = RNG.randint(0, 4, size=N).astype(float)
     fits = [

@@ -199,6 +199,7 @@ CASES = [(loss, algo, "exact") for loss in LOSSES for algo in ALGOS] + [
 
 
 @pytest.mark.parametrize("loss, algo, engine", CASES)
+@pytest.mark.grid
 def test_fit_integer_weights_are_repeated_rows(loss, algo, engine, monkeypatch):
     X, y, w = _fit_data(loss, _seed("fit", loss, algo))
     X_eval, y_eval, w_eval = _fit_data(loss, _seed("eval", loss, algo), n=30)
@@ -349,6 +350,7 @@ DYADIC = [
 
 
 @pytest.mark.parametrize("loss, algo, engine, depth", DYADIC)
+@pytest.mark.grid
 def test_integer_weights_are_repeated_rows_bit_for_bit(loss, algo, engine, depth):
     for seed in range(3):
         X, y, w = _dyadic_data(loss, _seed("dyadic", loss, algo, engine, depth, seed))

@@ -242,6 +242,7 @@ def test_a_sweep_killed_outright_leaves_intact_rows_and_the_rerun_computes_only_
     assert {f: f.stat().st_mtime_ns for f in before} == before  # stored rows not redone
 
 
+@pytest.mark.slow
 def test_module_runs_as_a_command():
     out = subprocess.run(
         [sys.executable, "-m", "proxboost.experiments.launch.budget", "deadline", "1h"],

@@ -573,6 +573,7 @@ def _6a_rows(xgb):
     return protocol_units(_rows(cells))
 
 
+@pytest.mark.slow
 def test_equivalence_margins_6a():
     jitter = np.tile([1.0, -1.0], 10) * np.linspace(0.001, 0.002, 20)  # within ±0.2 % of the loss
     assert judge_real("6a", _6a_rows(G + jitter))[0]["verdict"] == "confirmed"
@@ -927,6 +928,7 @@ def test_a_real_world_reading_holm_adjusts_over_its_own_cells(classification_row
         assert f"Holm p {adj:.2g}" in cells[k].numbers
 
 
+@pytest.mark.slow
 def test_every_real_world_judge_judges_only_the_cells_its_reading_keeps(classification_rows):
     from proxboost.experiments.claims import Reading
     from proxboost.experiments.claims.statements import REAL_WORLD

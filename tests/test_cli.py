@@ -59,6 +59,7 @@ def test_run_arguments_are_the_objects_the_chosen_options_build(compose):
         (["+experiment=paper", "loss=lad"], "lad", "paper"),
     ],
 )
+@pytest.mark.grid
 def test_folders_are_named_from_hydras_record_of_the_chosen_options(compose, overrides, loss, grid):
     args = run_arguments(compose(overrides, hydra_config=True))
     assert args["loss_label"] == loss
@@ -109,6 +110,7 @@ def test_without_hydras_record_the_folders_are_the_options_names(compose):
         ),
     ],
 )
+@pytest.mark.grid
 def test_user_errors_are_one_line_before_any_fit(compose, tmp_path, overrides, message):
 
     small = (

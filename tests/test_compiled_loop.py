@@ -123,6 +123,7 @@ def test_early_stopping_and_warm_start_match(engine, loss, monkeypatch):
     _assert_same(once.fit(X, y, eval_set=(Xe, ye)), b2, Xe)
 
 
+@pytest.mark.slow
 def test_pairwise_sum_is_numpys_sum():
     rng = np.random.default_rng(0)
     for n in [*range(300), 1000, 1023, 1024, 1025, 8191, 8192, 8193, 100_003, 1_000_000]:

@@ -15,6 +15,7 @@ from proxboost.losses import make_loss
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_config_groups_and_values(compose):
     cfg = compose()
     assert (cfg.dataset.name, cfg.grid.name, cfg.engine.name) == ("synthetic", "default", "exact")
@@ -46,6 +47,7 @@ def test_config_groups_and_values(compose):
 
 
 @pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.grid
 def test_each_algo_option_builds_its_algo_with_its_settings_and_nothing_of_hydras(compose, algo):
     node = compose([f"algo={algo}"]).algo
     built = instantiate(node, _convert_="all")
@@ -61,6 +63,7 @@ def test_each_engine_option_builds_its_engine(compose, engine):
     assert instantiate(compose([f"engine={engine}"]).engine) == Engine(engine)
 
 
+@pytest.mark.slow
 def test_grid_options_hold_the_boosting_axes_and_t_max_is_the_protocols(compose):
     for f in sorted((REPO / "conf" / "grid").glob("*.yaml")):
         grid = OmegaConf.to_container(compose([f"grid={f.stem}"]).grid)

@@ -25,10 +25,12 @@ OPTIONS = [
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
+@pytest.mark.grid
 def test_every_experiment_reads_every_key_it_sets(compose, experiment):
     assert config_keys.unknown_keys(compose([f"+experiment={experiment}"])) == []
 
 
+@pytest.mark.slow
 def test_every_option_of_every_group_reads_every_key_it_sets(compose):
     for group, option in OPTIONS:
         assert config_keys.unknown_keys(compose([f"{group}={option}"])) == [], (group, option)
@@ -45,6 +47,7 @@ def test_every_option_of_every_group_reads_every_key_it_sets(compose):
         (["+experiment=intro", "+synthetic.learning_rat=0.1"], "synthetic.learning_rat", None),
     ],
 )
+@pytest.mark.grid
 def test_an_added_key_no_run_reads_is_refused_with_the_nearest(compose, overrides, key, near):
     cfg = compose(["loss=lad", "algo=prox", *overrides])
     unknown = config_keys.unknown_keys(cfg)
@@ -105,6 +108,7 @@ def test_invalid_joblib_launcher_settings_are_refused_in_one_line(settings, ok):
     assert check_launcher({"_target_": "hydra._internal.BasicLauncher", "n_jobs": 0}) is None
 
 
+@pytest.mark.slow
 def test_run_py_refuses_before_any_fit(run_py, run_dirs, tmp_path):
     for args in (["+learning_rate=0.01"], ["learning_rate=0.01"]):
         done = run_py("loss=lad", "algo=prox", *args, *run_dirs)

@@ -130,6 +130,7 @@ def test_loads_with_registry_shape_from_the_package(name):
 
 
 @pytest.mark.parametrize("name", PACKAGED)
+@pytest.mark.grid
 def test_preprocessing_matches_the_raw_frame(name):
     """n = complete rows of the kept columns, d = numeric columns + one per ordinal factor + K
     (K > 2) or 1 (K = 2) per categorical one, y = the target column: counted on the package's

@@ -86,6 +86,7 @@ def test_gains_match_sklearn_importances_on_discrete_data(engine):
 
 
 @pytest.mark.parametrize("engine", ALL_ENGINES)
+@pytest.mark.grid
 def test_integer_weights_equal_repeated_rows(engine):
     rng = np.random.RandomState(3)
     n = 600
@@ -209,6 +210,7 @@ def test_exact_and_sklearn_estimators_agree():
     np.testing.assert_allclose(a.predict(X + 0.01), b.predict(X + 0.01), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_check_estimator_with_exact():
     from test_boosting import (
         EXPECTED_FAILED_CHECKS,

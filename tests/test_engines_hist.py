@@ -245,6 +245,7 @@ def _curve_gap(Est, loss, algo, X, y):
 
 
 @pytest.mark.parametrize("algo", list(ALGOS))
+@pytest.mark.slow
 def test_training_curves_close_to_sklearn(algo, reg_data, clf_data):
     gaps = {}
     for loss in REG_LOSSES:
@@ -289,6 +290,7 @@ def test_staged_identity_pickle_determinism(Est, loss, algo, reg_data, clf_data)
     )
 
 
+@pytest.mark.slow
 def test_check_estimator_with_hist():
     from test_boosting import EXPECTED_FAILED_CHECKS  # the same expected failure (row weights)
 

@@ -63,6 +63,7 @@ def _design(n, rate, seed, rounded=False):
 @pytest.mark.parametrize("depth", [1, 3, 5, 15])
 @pytest.mark.parametrize("rate", [0.05, 0.15, 0.3])
 @pytest.mark.parametrize("task", ["regression", "classification"])
+@pytest.mark.grid
 def test_exact_grows_sklearns_trees_with_missing_values(
     monkeypatch, compare_trees, task, rate, depth
 ):

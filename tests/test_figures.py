@@ -155,6 +155,7 @@ def _assert_labelled_around_data(ax):
         assert min(ticks) <= lo * (hi / lo) ** 0.3, (ax.get_title(), ticks, lo, hi)
 
 
+@pytest.mark.slow
 def test_figures_leave_global_settings_alone(curves):
     before = dict(mpl.rcParams)
     figures.fig_convergence(curves)
@@ -179,6 +180,7 @@ def test_intro_loss_curves_on_shared_axes(curves):
     _assert_labelled_around_data(loss_axes[0])
 
 
+@pytest.mark.slow
 def test_convergence_panels_floor_and_seed_bands(curves):
     fig = figures.fig_convergence(curves)
     panels = _data_axes(fig)
@@ -198,6 +200,7 @@ def test_convergence_panels_floor_and_seed_bands(curves):
     assert "hinge/RP/depth 15" in " ".join(t.get_text() for t in fig.texts)  # ... and is named
 
 
+@pytest.mark.slow
 def test_convergence_time_draws_seed_0_only(curves):
     fig = figures.fig_convergence(curves, "seconds")
     for ax in _data_axes(fig):
@@ -205,6 +208,7 @@ def test_convergence_time_draws_seed_0_only(curves):
         assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
 
 
+@pytest.mark.slow
 def test_proximal_step_panels(curves):
     fig = figures.fig_proximal_step(curves)
     panels = _data_axes(fig)
@@ -224,6 +228,7 @@ def test_proximal_step_panels(curves):
         (figures.fig_classification_error, 3, 3),
     ],
 )
+@pytest.mark.slow
 def test_real_world_panels(real, fn, ncol, nrow):
     fig = fn(real)
     assert len(fig.axes) == ncol * nrow
@@ -243,6 +248,7 @@ def test_real_world_panels(real, fn, ncol, nrow):
     )
 
 
+@pytest.mark.slow
 def test_claims_figure_has_one_row_per_statement(curves, real):
     claims = judge(curves, real, sha="x")
     fig = figures.fig_claims(claims)
@@ -276,6 +282,7 @@ def test_the_cells_of_a_statement_leave_out_its_other_readings():
     assert list(cells["scope"]) == ["loss=ls;dataset=crabs", "loss=ls;dataset=engel"]
 
 
+@pytest.mark.slow
 def test_saved_files_have_no_date_or_software_and_are_reproducible(curves, tmp_path):
     paths = figures.save(figures.fig_convergence(curves), tmp_path / "a", "convergence")
     again = figures.save(figures.fig_convergence(curves), tmp_path / "b", "convergence")
@@ -340,6 +347,7 @@ def test_intro_draws_the_predictions_of_the_drawn_run(curves):
     assert sorted(float(ln.get_ydata()[0]) for ln in drawn) == [1.0, 2.0]
 
 
+@pytest.mark.slow
 def test_hinge_error_panels_show_the_loss_independent_methods(classification_rows):
     from proxboost.experiments.claims.analysis import rows_per_dataset
 

@@ -122,6 +122,7 @@ def _seed(*key):
     [("lad", Fraction(1, 2)), ("hinge", Fraction(1, 2))]
     + [("pinball", t) for t in TAUS if t != Fraction(1, 2)],
 )
+@pytest.mark.grid
 def test_line_search_against_exact_brute_force(name, tau, rule, weighted):
     y, z, w, ids, g = _cases(name, _seed(name, tau, rule, weighted))
     if not weighted:

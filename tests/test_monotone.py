@@ -128,6 +128,7 @@ def _lines(P, base):
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("algo", list(ALGOS))
 @pytest.mark.parametrize("loss", REGRESSION + CLASSIFICATION)
+@pytest.mark.grid
 def test_sweeps_never_move_the_wrong_way(loss, algo, data):
     """Every loss and algorithm (exact engine), with weights, every stage and every level; the
     same fit without constraints moves the wrong way on these data (the test can fail)."""
@@ -186,6 +187,7 @@ def missing_data(data):
 
 @pytest.mark.parametrize("engine", ["exact", "hist", "sklearn"])
 @pytest.mark.parametrize("loss", REGRESSION + CLASSIFICATION)
+@pytest.mark.grid
 def test_missing_values_are_unconstrained(loss, engine, missing_data):
     """Missing values (NaN) in every feature, fitted and predicted. Rows missing another
     feature: their sweeps never move the wrong way. A row missing the swept feature x_j itself
@@ -247,6 +249,7 @@ def test_decreasing_in_the_decision_function_means_towards_classes_0(data):
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("engine", ["exact", "hist", "sklearn"])
 @pytest.mark.parametrize("loss", REGRESSION + CLASSIFICATION)
+@pytest.mark.grid
 def test_zeros_are_the_unconstrained_fit_bit_for_bit(loss, engine, data):
     """Every algorithm family and both tie rules, weighted or not, warm-started once."""
     settings = [
@@ -514,6 +517,7 @@ def _random_bounds(rng, n_leaves):
 
 
 @pytest.mark.parametrize("name", ["ls", "lad", "pinball", "hinge", "logistic", "exponential"])
+@pytest.mark.slow
 def test_bounded_line_search_is_the_bounded_minimiser(name):
     """On random leaves, weighted or not: the value lies in its bounds and its objective is the
     bounded minimum (scipy's bounded scalar minimiser and a fine grid); a free leaf keeps the

@@ -29,6 +29,7 @@ def _never_cross(est, Xs):
 
 @pytest.mark.parametrize("engine", ["exact", "hist", "sklearn"])
 @pytest.mark.parametrize("algo", sorted(ALGOS))
+@pytest.mark.grid
 def test_columns_never_cross_anywhere_at_any_stage(engine, algo):
     est = BoostingRegressor(
         loss="pinball",
@@ -73,20 +74,25 @@ def test_ordered_leaves_solve_the_constrained_problem():
         c = loss.line_search(y, H, np.zeros(m, dtype=np.intp), 1, w, "midpoint", None, b)[0]
         assert np.all(np.diff(c) >= b - 1e-12)
 
-        def objective(cs, y=y, H=H, w=w):
-            return sum(
-                np.sum(w * make_loss("pinball", tau=t).pointwise(y, H[:, k] + cs[k]))
-                for k, t in enumerate(taus)
-            )
+        def level_loss(k, cs, y=y, H=H, w=w):
+            """Weighted pinball loss of level k for each constant of ``cs`` (an array)."""
+            pinball = make_loss("pinball", tau=taus[k])
+            pred = H[:, k][:, None] + np.asarray(cs, float)[None, :]
+            return np.sum(w[:, None] * pinball.pointwise(y[:, None], pred), axis=0)
 
         grid = np.linspace(-3, 3, 61)
-        best = min(
-            objective((a, b2, c3))
-            for a in grid
-            for b2 in grid[grid >= a + b[0] - 1e-12]
-            for c3 in grid[grid >= b2 + b[1] - 1e-12]
+        # brute force over every ordered triple of the grid (c_2 >= c_1 + b_1, c_3 >= c_2 + b_2)
+        total = (
+            level_loss(0, grid)[:, None, None]
+            + level_loss(1, grid)[None, :, None]
+            + level_loss(2, grid)[None, None, :]
         )
-        assert objective(c) <= best + 1e-9
+        ordered = (grid[None, :, None] >= grid[:, None, None] + b[0] - 1e-12) & (
+            grid[None, None, :] >= grid[None, :, None] + b[1] - 1e-12
+        )
+        best = total[ordered].min()
+        found = sum(level_loss(k, [c[k]])[0] for k in range(3))
+        assert found <= best + 1e-9
 
 
 def test_one_level_and_the_scalar():

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from proxboost import _numba_cache
 
 
@@ -35,6 +37,7 @@ def _cache_dir_in_a_fresh_process(env):
     return out.stdout.strip()
 
 
+@pytest.mark.slow
 def test_importing_proxboost_points_numba_at_the_versioned_folder(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["XDG_CACHE_HOME"] = str(tmp_path)

@@ -17,6 +17,7 @@ from conftest import run_py_command, run_py_env
 from proxboost.experiments.launch import orphans, parent_watch
 
 
+@pytest.mark.slow
 def test_a_worker_ends_as_soon_as_its_recorded_parent_is_not_its_parent():
     # the watch compares os.getppid() with the pid recorded when the pool was made: a worker
     # adopted by a subreaper (or pid 1) has another parent, whatever its pid

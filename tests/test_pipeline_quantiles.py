@@ -51,6 +51,7 @@ def _sweep(cfg) -> dict:
 
 
 # -- the configurations -----------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_three_experiments_compose_with_the_paper_protocol(compose):
     for name in EXPERIMENTS:
         cfg = compose([f"+experiment={name}"], hydra_config=True)
@@ -84,6 +85,7 @@ def _job(compose, *overrides):
     return cli.run_arguments(cfg)
 
 
+@pytest.mark.slow
 def test_a_multi_level_run_is_told_apart_from_the_single_level_runs(compose, tmp_path):
     """Labels and identities of the jobs of quantile_levels (no data file needed: the synthetic
     regression data stand in for the datasets)."""

@@ -146,6 +146,13 @@ NOT_RUN = {
         "a benchmark of several minutes against another checkout (a placeholder)"
     ),
     "python benchmarks/tie_rules.py": "a benchmark of several minutes",
+    "python benchmarks/bench_threads.py --write-docs": (
+        "a timing benchmark that rewrites its table in docs/engines.md (minutes of fits on both "
+        "cores; judged only on an idle machine)"
+    ),
+    "python benchmarks/bench_whole_fit.py --write-docs": (
+        "a timing benchmark that rewrites its table in docs/engines.md (minutes of fits)"
+    ),
     (
         "PYTHONPATH=. python /path/to/proxboost/run.py plugins=[my_plugins]"
         " hydra.searchpath=[file://my_conf] dataset=mcycle loss=lad algo=sklearn_gbr"
@@ -253,6 +260,7 @@ def test_every_readme_command_is_run_checked_or_listed():
             assert dry.returncode == 0, (command, dry.stderr)
 
 
+@pytest.mark.slow
 def test_readme_run_py_commands_compose():
     """The first job of every `python run.py` line composes (the slow test checks more jobs)."""
     from hydra import compose, initialize_config_dir

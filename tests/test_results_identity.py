@@ -72,6 +72,7 @@ def _recomputed(row):
 
 
 @pytest.mark.skipif(not STORED.is_dir(), reason="no stored rows under results/paper")
+@pytest.mark.slow
 def test_stored_rows_keep_their_identity():
     files = _one_row_per_folder()
     assert files, "no stored rows under results/paper"

@@ -231,6 +231,7 @@ def test_damaged_curve_files_are_named_and_recomputed(tmp_path):
     assert len(results.load_curves(tmp_path)) == 4
 
 
+@pytest.mark.slow
 def test_every_committed_result_is_sealed():
     """Every stored file of the committed reproduction carries a valid checksum."""
     results.verify_stored(REPO / "results")

@@ -75,6 +75,7 @@ def test_a_file_is_written_whole_or_not_at_all(tmp_path):
     assert sorted(os.listdir(path.parent)) == ["x.csv"]  # no temporary file left beside it
 
 
+@pytest.mark.slow
 def test_only_the_temporary_files_of_dead_writers_of_this_host_are_removed(tmp_path):
     # a writer killed inside atomic_path (no handler runs) leaves its temporary file behind
     code = (

@@ -368,6 +368,7 @@ def test_summary_dates_the_stored_rows_against_the_criteria():
     assert "no creation time" in provenance(None, new.drop(columns="created"), None)[0]
 
 
+@pytest.mark.slow
 def test_summary_gives_every_reading_beside_the_headline(classification_rows):
     real = classification_rows()
     claims = judge(None, real, sha="x")
@@ -382,6 +383,7 @@ def test_summary_gives_every_reading_beside_the_headline(classification_rows):
     assert len(cells) == 8 and "reading=" not in details.split("| scope |", 1)[1]
 
 
+@pytest.mark.slow
 def test_summary_says_which_verdicts_survive_the_corrected_test():
     from proxboost.experiments.claims.judging import second_readings
     from proxboost.experiments.report.second_reading import corrected_table

@@ -87,6 +87,7 @@ def _assert_same(a, b):
 @pytest.mark.parametrize("algo", ["prox", "gradient"])
 @pytest.mark.parametrize("loss", ["lad", "pinball", "hinge", "ls"])
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.grid
 def test_any_thread_count_grows_the_one_thread_fit(engine, loss, algo, depth, weighted, seed):
     exact = engine == "exact"  # also constant and duplicated features, several random states
     X, y, w = _data(seed, classification=loss == "hinge", extra=exact)

@@ -179,6 +179,7 @@ def test_version_2_only(store):
     )
 
 
+@pytest.mark.slow
 def test_partial_version_3_reports_version_2(store):
     _write_run(store, "gradient", 3, GRADIENT + 100)  # one run complete
     _write_run(store, "prox", 3, PROX_V3 + 100, splits=range(5))  # one run in part: not counted
@@ -199,6 +200,7 @@ def test_partial_version_3_reports_version_2(store):
     assert not claims["numbers"].str.contains("100.").any()
 
 
+@pytest.mark.slow
 def test_complete_version_3_reports_version_3(store):
     _write_run(store, "gradient", 3, GRADIENT + 100)
     _write_run(store, "prox", 3, PROX_V3 + 100)
