@@ -290,6 +290,7 @@ def test_variant_differences_pair_two_engines_by_split():
 ONCE = ("random_forest", "lightgbm", "sklearn_hgb")
 
 
+@pytest.mark.slow
 def test_loss_independent_rows_are_shown_under_every_classification_loss(classification_rows):
     raw = classification_rows()
     (unit,) = protocol_units(raw)

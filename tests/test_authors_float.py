@@ -143,6 +143,7 @@ def test_order_statistic_kernels_refuse_the_rule():
         quantile_line_search(np.ones(3), np.zeros(3, dtype=np.intp), 1, 0.5, None, "authors_float")
 
 
+@pytest.mark.slow
 def test_losses_without_ties_are_unchanged():
     X, y = _train("sines")
     fits = [

@@ -207,6 +207,7 @@ def test_refit_at_zero_is_the_initial_prediction(algo, toy_data):
 @pytest.mark.parametrize(
     "algo, cls", [("lightgbm", LightGBMMethod), ("sklearn_hgb", HistGradientBoostingMethod)]
 )
+@pytest.mark.grid
 def test_config_lists_the_fixed_settings(compose, algo, cls):
     from hydra.utils import instantiate
 
@@ -266,6 +267,7 @@ def test_bad_values_refused_before_any_fit(tmp_path, monkeypatch, algo, options,
         )
 
 
+@pytest.mark.slow
 def test_rows_record_the_library_versions(tmp_path):
     import lightgbm
     import sklearn
@@ -294,6 +296,7 @@ QRF_PARAMS = {"max_features": 1.0, "min_samples_leaf": 3}
 
 
 @pytest.mark.parametrize("loss_name, tau", [("pinball", 0.9), ("lad", 0.5)])
+@pytest.mark.grid
 def test_quantile_forest_predicts_the_run_quantile_scored_by_our_loss(loss_name, tau, toy_data):
     from quantile_forest import RandomForestQuantileRegressor
 

@@ -104,6 +104,7 @@ def test_each_reading_gives_every_method_its_budget(compose, tmp_path, algo):
     assert len(set(identities.values())) == (3 if algo == "gradient" else 6)
 
 
+@pytest.mark.slow
 def test_grid_sections_name_the_algos_and_set_only_their_axes(compose):
     for name in ("benchmark15", "benchmark90"):
         grid = OmegaConf.to_container(compose([f"grid={name}"]).grid)
@@ -283,6 +284,7 @@ def test_an_empty_reading_says_so_and_duplicates_are_refused():
         benchmark_rows(pd.concat([rows, rows.iloc[:1]]))
 
 
+@pytest.mark.slow
 def test_a_section_value_given_on_the_command_line_names_a_custom_grid(compose, tmp_path):
     small = ["dataset=regression", "dataset.params.n_samples=80", f"results_dir={tmp_path}"]
     common = ["+experiment=quantile_benchmark", "grid=benchmark90", "algo=lightgbm", *small]

@@ -226,6 +226,7 @@ def test_gradient_ls_reproduces_sklearn_training_curve(reg_data):
 @pytest.mark.parametrize(
     "loss, sk_loss, tau", [("lad", "absolute_error", 0.5), ("pinball", "quantile", 0.9)]
 )
+@pytest.mark.grid
 def test_gradient_lad_pinball_track_sklearn(loss, sk_loss, tau, reg_data):
     """Close but not exact: scikit-learn takes the lower end of a tie interval in its leaf
     median / quantile where we take 0 or the midpoint (our tie rule), and sign targets create
@@ -354,6 +355,7 @@ def test_authors_tie_rule_on_residual_targets(algo, reg_data):
 # Overflow policy
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("loss", ["exponential", "logistic"])
+@pytest.mark.grid
 def test_no_overflow_with_1000_iterations_at_nu_1(loss, clf_data):
     X, y, Xe, ye = clf_data
     with warnings.catch_warnings():

@@ -254,6 +254,7 @@ def test_training_predictions_of_zero_weight_rows(loss, algo, engine):
     np.testing.assert_allclose(est.train_prediction_, raw, rtol=RTOL, atol=RTOL * np.abs(raw).max())
 
 
+@pytest.mark.slow
 def test_most_fits_have_no_tie(monkeypatch):
     """The tie escape is rare: on the default engine, most loss x algorithm fits agree fully."""
     full = 0

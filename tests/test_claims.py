@@ -217,6 +217,7 @@ def _convergence(curve_frame, p_rate, g_rate, seed=0, tie_rule=None, losses=("la
     return out
 
 
+@pytest.mark.slow
 def test_statement_2a_per_run_and_aggregated(curve_frame):
     ok = CurveSet(pd.concat(_convergence(curve_frame, 0.02, 0.01)))
     rows = judge_synthetic("2a", ok)
@@ -426,6 +427,7 @@ def _6c_rows(p_shift, protocol="paper/20splits/T1000", datasets=DATASETS):
     return _rows(cells, protocol)
 
 
+@pytest.mark.slow
 def test_always_rule_confirmed_contradicted_inconclusive():
     units = protocol_units(_6c_rows(lambda ds, loss: -0.1 - 0.01 * np.arange(20)))
     top = judge_real("6c", units)[0]
@@ -448,6 +450,7 @@ def test_always_rule_confirmed_contradicted_inconclusive():
     assert judge_real("6c", noisy)[0]["verdict"] == "inconclusive"
 
 
+@pytest.mark.slow
 def test_holm_decides_the_always_rule():
     # two cells worse with a raw p in (0.025, 0.05): contradicted by the raw rule, not after Holm (2
     # p > 0.05)
@@ -495,6 +498,7 @@ def test_holm_decides_the_always_rule():
     )  # alone, the largest p is not inflated
 
 
+@pytest.mark.slow
 def test_the_corrected_t_test_reading_can_flip_a_verdict():
     # P below G on every split (Wilcoxon: p = 2 / 2^20 per cell, confirmed after Holm over 12), but
     # one split carries nearly all of the mean: the corrected resampled t-test (variance inflated by
@@ -529,6 +533,7 @@ def test_the_corrected_t_test_reading_can_flip_a_verdict():
     assert "the Wilcoxon verdict survives (confirmed)" in clear["test=corrected t-test"]["numbers"]
 
 
+@pytest.mark.slow
 def test_second_reading_per_reading_and_for_medians_only_criteria(classification_rows):
     units = protocol_units(classification_rows())
     six_h = {r["scope"]: r for r in judge_real("6h", units)}
@@ -541,6 +546,7 @@ def test_second_reading_per_reading_and_for_medians_only_criteria(classification
     assert second["verdict"] == six_f["all"]["verdict"] and "reads no p-value" in second["numbers"]
 
 
+@pytest.mark.slow
 def test_one_protocol_per_verdict_and_missing_cells():
     a = _6c_rows(lambda ds, loss: -0.1 - 0.01 * np.arange(20), datasets=DATASETS[:4])
     b = _6c_rows(
@@ -584,6 +590,7 @@ def test_equivalence_margins_6a():
     assert judge_real("6a", _6a_rows(G + wide))[0]["verdict"] == "inconclusive"
 
 
+@pytest.mark.slow
 def test_counting_statement_6b():
     def units(winners):
         cells = {}
@@ -653,6 +660,7 @@ def test_noise_read_from_the_run_identity(curve_frame):
     assert with_noise_column(df.drop(columns="identity"))["noise_std"].isna().all()
 
 
+@pytest.mark.slow
 def test_classification_statements_use_the_loss_independent_rows_under_both_losses(
     classification_rows,
 ):
@@ -893,6 +901,7 @@ def _holm(p):
     return out
 
 
+@pytest.mark.slow
 def test_a_real_world_reading_holm_adjusts_over_its_own_cells(classification_rows):
     from scipy.stats import wilcoxon
 

@@ -5,6 +5,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from proxboost.experiments.claims import FAMILIES, STATEMENTS, families
 from proxboost.experiments.claims.statements import REAL_WORLD
 
@@ -42,6 +44,7 @@ def test_report_and_figures_define_no_grouping_of_their_own():
         assert not re.search(r'\("1a", "1b"', path.read_text(encoding="utf-8")), path.name
 
 
+@pytest.mark.slow
 def test_claims_package_does_not_import_the_fitting_side():
     fitting = {"boosting", "engines", "pipeline", "losses", "baselines", "methods"}
     for path in PACKAGE.glob("*.py"):

@@ -28,6 +28,7 @@ from proxboost.losses import Pinball
 
 
 # -- a config → the pipeline's arguments ---------------------------------------------------------
+@pytest.mark.slow
 def test_run_arguments_are_the_objects_the_chosen_options_build(compose):
     args = run_arguments(compose(["loss=pinball", "algo=random_forest", "engine=hist"]))
     assert isinstance(args["loss"], Pinball) and args["loss"].tau == 0.9
@@ -69,6 +70,7 @@ def test_folders_are_named_from_hydras_record_of_the_chosen_options(compose, ove
     assert args["grid_name"] == grid
 
 
+@pytest.mark.slow
 def test_without_hydras_record_the_folders_are_the_options_names(compose):
     args = run_arguments(compose(["loss=pinball", "loss.tau=0.5", "grid=smoke"]))
     assert (args["loss_label"], args["grid_name"]) == ("pinball", "smoke")

@@ -59,6 +59,7 @@ def test_each_algo_option_builds_its_algo_with_its_settings_and_nothing_of_hydra
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
+@pytest.mark.grid
 def test_each_engine_option_builds_its_engine(compose, engine):
     assert instantiate(compose([f"engine={engine}"]).engine) == Engine(engine)
 

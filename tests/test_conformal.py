@@ -29,6 +29,7 @@ def test_a_negative_correction_never_gives_an_empty_interval():
     np.testing.assert_array_equal(hi, [0.5, 9.0])
 
 
+@pytest.mark.slow
 def test_calibrated_coverage_holds_on_new_data():
     """Coverage of the calibrated 90 % interval, averaged over 30 random calibration / test
     partitions of fresh data, lies in the guarantee [1 - alpha, ceil((n+1)(1-alpha))/(n+1)]
@@ -81,6 +82,7 @@ def test_calibration_belongs_to_one_fit_and_needs_two_levels():
             single.calibrate(X, y)
 
 
+@pytest.mark.slow
 def test_the_rank_is_exact_for_levels_on_a_grid():
     """ceil((n + 1)(tau_K - tau_1)) for every pair of levels on the 0.005 grid and every n up to
     400, against the rational oracle (j - i)/200 built from the grid's integers: a level is the

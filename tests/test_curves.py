@@ -34,6 +34,7 @@ def _specs(experiment, *overrides):
 SEEDS = {0, 1, 2, 3, 4}
 
 
+@pytest.mark.slow
 def test_convergence_settings():
     specs = _specs("convergence")
     assert len(specs) == 6 * 2 * 4 * 5 == len({curve_path("r", s) for s in specs})
@@ -55,6 +56,7 @@ def test_convergence_settings():
     assert {s.tie_rule for s in specs} == {"midpoint"}
 
 
+@pytest.mark.slow
 def test_convergence_authors_is_convergence_for_the_losses_with_ties_under_the_authors_rule():
     """convergence_authors composes convergence: the same runs, restricted to lad, hinge and
     pinball, with only the tie rule changed."""
@@ -66,6 +68,7 @@ def test_convergence_authors_is_convergence_for_the_losses_with_ties_under_the_a
     assert authors == expected and len(authors) == 3 * 2 * 4 * 5
 
 
+@pytest.mark.slow
 def test_specs_cover_every_combination_once_gradient_algorithms_without_step():
     """An independent count: prox-type algorithms once per λ, gradient ones once in all."""
     specs = _specs("proximal_step")
@@ -74,6 +77,7 @@ def test_specs_cover_every_combination_once_gradient_algorithms_without_step():
     assert len(specs) == len(set(specs)) == 2 * 1 * (n_prox * 5 + n_grad) * per_cell
 
 
+@pytest.mark.slow
 def test_convergence_authors_repeats_the_losses_with_ties_under_the_other_rule():
     default, authors = _specs("convergence"), _specs("convergence_authors")
     assert {s.tie_rule for s in authors} == {"authors"}
@@ -86,6 +90,7 @@ def test_convergence_authors_repeats_the_losses_with_ties_under_the_other_rule()
     assert not {curve_path("r", s) for s in authors} & {curve_path("r", s) for s in default}
 
 
+@pytest.mark.slow
 def test_seeds_and_tie_rules_multiply_the_runs_without_collisions():
     specs = _specs(
         "convergence", "synthetic.seed=[0,1,2,3,4]", "synthetic.tie_rule=[midpoint,authors]"
@@ -94,6 +99,7 @@ def test_seeds_and_tie_rules_multiply_the_runs_without_collisions():
     assert len({(s.name, s.dataset, s.loss, s.algo) for s in specs}) == len(specs)
 
 
+@pytest.mark.slow
 def test_proximal_step_settings():
     specs = _specs("proximal_step")
     assert len(specs) == 2 * (3 + 3 * 5) * 5 * 2 == len({curve_path("r", s) for s in specs})
@@ -116,6 +122,7 @@ def test_proximal_step_settings():
     }
 
 
+@pytest.mark.slow
 def test_intro_settings():
     specs = _specs("intro", "synthetic.seed=[0]", "synthetic.tie_rule=[midpoint]")
     assert [
@@ -129,6 +136,7 @@ def test_intro_settings():
     assert len(_specs("intro")) == 2 * 5 * 2
 
 
+@pytest.mark.slow
 def test_intro_sensitivity_contains_the_stated_intro_runs():
     stated = {curve_path("r", s) for s in _specs("intro")}
     cell = _specs("intro_sensitivity")  # the experiment's own values: nu = 0.05, sigma = 0.15

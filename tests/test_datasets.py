@@ -231,6 +231,7 @@ def test_synthetic_sizes_are_parameters():
 
 
 @pytest.mark.parametrize("name,d", [("regression", 9), ("classification", 20)])
+@pytest.mark.grid
 def test_gaussian_design_covariance(name, d):
     X = load_dataset(name, random_state=3, n_samples=100_000, n_features=d).X
     idx = np.arange(d)
@@ -318,6 +319,7 @@ def test_synthetic_alias_picks_by_task():
 # ---------------------------------------------------------------------------- real data
 
 
+@pytest.mark.slow
 def test_loaded_arrays_unchanged_since_the_pooch_rewrite(data_mirror, cache):
     for (name, seed), (x_digest, y_digest) in PINNED.items():
         X, y, _ = load_dataset(name, random_state=seed, mirror=data_mirror, data_home=cache)
@@ -325,6 +327,7 @@ def test_loaded_arrays_unchanged_since_the_pooch_rewrite(data_mirror, cache):
 
 
 @pytest.mark.parametrize("name", [n for n in REAL if n != "advertisements"])
+@pytest.mark.grid
 def test_real_dataset_loads_from_mirror_then_cache(name, cache, data_mirror):
     n, d, task = REAL[name]
     X, y, info = load_dataset(name, mirror=data_mirror, data_home=cache)
@@ -610,6 +613,7 @@ def test_advertisements_absence_is_explained(cache):
 # ---------------------------------------------------------------------------- CLI, configs
 
 
+@pytest.mark.slow
 def test_cli_lists_and_prefetches(tmp_path, cache, capsys, data_mirror):
     assert cli_main(["--data-home", str(cache), "--mirror", str(data_mirror)]) == 0
     out = capsys.readouterr().out
@@ -636,6 +640,7 @@ def test_cli_lists_and_prefetches(tmp_path, cache, capsys, data_mirror):
     assert _files_in(cache / "engel") == []
 
 
+@pytest.mark.slow
 def test_prefetch_succeeds_without_the_unobtainable_file(tmp_path, data_mirror, capsys):
     """Every file with a verified source obtained, ``ad.data`` (no verified copy) missing: exit 0,
     and the mirror is only read (its files, sizes and modification times unchanged)."""
@@ -784,6 +789,7 @@ def test_identity_of_a_real_dataset_is_its_files_sha256(tmp_path, data_mirror):
     assert other != identity
 
 
+@pytest.mark.slow
 def test_a_cache_filled_by_runs_is_not_a_mirror(tmp_path, data_mirror):
     """A data folder filled as a run fills it (the files of the datasets it loaded, no manifest)
     is used as a cache and not taken for a mirror: the real-data tests then skip, saying how to

@@ -150,6 +150,7 @@ def test_preprocessing_matches_the_raw_frame(name):
         np.testing.assert_array_equal(X[:, j], complete[column].to_numpy(dtype=float))
 
 
+@pytest.mark.slow
 def test_ordinal_and_one_hot_encodings():
     X, _, info = load_dataset("diamonds")
     raw = _raw("diamonds")

@@ -40,6 +40,7 @@ def test_no_reference_outside_the_repository(page):
     assert not re.search(r"\bSPEC\b|/work/|shared/datasets|\bissue #?\d", text), page.name
 
 
+@pytest.mark.slow
 def test_code_map_lists_every_module_and_every_module_says_what_it_owns():
     import ast
 
@@ -85,6 +86,7 @@ NEEDS_DATA = {"data.md"}
     [p for p in PAGES if p.name != "README.md" and "```python" in p.read_text()],
     ids=lambda p: p.name,
 )
+@pytest.mark.grid
 def test_every_python_example_of_the_docs_runs(page, request, capsys, clean_registries):
     """Each docs page's python blocks run as written, in order, in one namespace (what they
     register, docs/extending.md, is removed afterwards)."""

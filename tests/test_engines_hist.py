@@ -390,6 +390,7 @@ def _line_search_cases(rng):
             yield u, rng.randint(0, n_leaves, n), n_leaves + 1  # the last leaf is empty
 
 
+@pytest.mark.slow
 def test_quantile_line_search_equals_numpy():
     rng = np.random.RandomState(0)
     for u, ids, n_leaves in _line_search_cases(rng):
@@ -403,6 +404,7 @@ def test_quantile_line_search_equals_numpy():
             )
 
 
+@pytest.mark.slow
 def test_hinge_line_search_equals_numpy():
     rng = np.random.RandomState(1)
     for u, ids, n_leaves in _line_search_cases(rng):

@@ -84,6 +84,7 @@ def test_exact_grows_sklearns_trees_with_missing_values(
 
 @pytest.mark.parametrize("depth", [3, 15])
 @pytest.mark.parametrize("name", ["bostonhousing", "whitewine", "spam"])
+@pytest.mark.grid
 def test_exact_grows_sklearns_trees_on_real_data_with_missing_values(
     monkeypatch, compare_trees, data_mirror, name, depth
 ):

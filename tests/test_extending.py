@@ -319,6 +319,7 @@ def test_register_method_refuses_bad_input_in_one_line(clean_registries, cls, me
     assert "\n" not in str(caught.value) and methods.known_algos() == methods.ALGOS
 
 
+@pytest.mark.slow
 def test_unknown_plugins_fail_in_one_line(compose, clean_registries):
     with pytest.raises(UserError, match="plugins: no module named 'no_such_plugin'; put its"):
         check_values(compose(["plugins=[no_such_plugin]"]))

@@ -162,6 +162,7 @@ def test_figures_leave_global_settings_alone(curves):
     assert dict(mpl.rcParams) == before
 
 
+@pytest.mark.slow
 def test_intro_loss_curves_on_shared_axes(curves):
     x = np.linspace(0, 1, 50)
     preds = pd.concat(
@@ -328,6 +329,7 @@ def test_cli_reads_stored_rows(real, tmp_path):
         figures.main(["--only", "nope"])
 
 
+@pytest.mark.slow
 def test_intro_draws_the_predictions_of_the_drawn_run(curves):
     intro = curves[curves["experiment"] == "intro"].assign(identity_hash=lambda d: "h-" + d["algo"])
     x = np.linspace(0, 1, 50)

@@ -22,6 +22,7 @@ from proxboost.experiments.store import results
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_the_interrupt_line_counts_the_rows_and_curves_stored_since_the_start(
     tmp_path, monkeypatch, capsys
 ):
@@ -92,6 +93,7 @@ def test_a_launcher_worker_between_jobs_leaves_quietly_on_an_interrupt(monkeypat
             signal.signal(sig, handler)
 
 
+@pytest.mark.slow
 def test_an_interrupted_pool_is_torn_down_before_the_interpreter_exits():
     # the queued work ids are dropped (loky's kill would otherwise trip over them: a KeyError
     # traceback), then the pool's manager and feeder threads end and its queues close in this

@@ -75,6 +75,7 @@ def test_the_library_never_imports_the_experiments():
     assert not wrong, f"library modules importing the experiments: {wrong}"
 
 
+@pytest.mark.slow
 def test_the_library_needs_only_the_core_install():
     """The library's third-party imports are the core dependencies of pyproject.toml."""
     core = {"numpy", "scipy", "sklearn", "numba", "joblib"}

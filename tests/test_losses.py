@@ -282,6 +282,7 @@ def test_prox_smooth_against_brentq(name, beta, lam):
 
 
 @pytest.mark.parametrize("name,beta", SMOOTH)
+@pytest.mark.grid
 def test_prox_smooth_dense_sweep(name, beta):
     """Optimality condition on a dense random sweep of margins and steps, vectorised.
 

@@ -144,6 +144,7 @@ def test_sweeps_never_move_the_wrong_way(loss, algo, data):
 
 @pytest.mark.parametrize("engine", ["exact", "hist"])
 @pytest.mark.parametrize("algo", [a for a in ALGOS if ALGOS[a].accelerated])
+@pytest.mark.grid
 def test_staged_accelerated_predictions_on_these_data_never_round_the_wrong_way(algo, engine, data):
     """docs/quantiles.md ("Rounding and stages"): ``_violation`` allows a staged prediction of
     an accelerated algorithm 64 ulps of the stage's largest |prediction| against the
@@ -659,6 +660,7 @@ def test_bounded_ties_take_the_rule_on_the_minimisers_inside(rule):
 
 
 @pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.grid
 def test_several_quantiles_bounded_solve_is_the_linear_programs_optimum(weighted):
     """K levels of one leaf under gaps c_k - c_k-1 >= b_k (b of either sign) and bounds whose
     rows satisfy the gaps themselves (as the bounds pass makes them): the joint solve meets
@@ -695,6 +697,7 @@ def test_several_quantiles_bounded_solve_is_the_linear_programs_optimum(weighted
         assert objective <= _lp_minimum(U, w, taus, b, lower, upper) + 1e-9
 
 
+@pytest.mark.slow
 def test_several_quantiles_bounded_solve_stays_exactly_in_its_bounds():
     """Bounds of no particular form (as the bounds pass makes them: midpoints), gaps b of
     either sign, some upper bounds infinite: every value lies in its bounds exactly — the

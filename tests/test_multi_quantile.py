@@ -46,6 +46,7 @@ def test_columns_never_cross_anywhere_at_any_stage(engine, algo):
 
 
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.grid
 def test_the_interval_follows_the_local_spread(seed):
     """Gaps open where the data spread and stay small where they do not: on data 40 times as
     spread for x_1 > 0, the interval there ends much wider than for x_1 < 0."""
@@ -182,6 +183,7 @@ EXPECTED_FAILED_CHECKS_LEVELS = {
 }
 
 
+@pytest.mark.slow
 def test_check_estimator_with_several_levels():
     """Exactly the declared checks fail (check_regressors_train runs three times, for float64,
     float32 and read-only data); the rest pass, but scikit-learn's array-API check, which skips

@@ -237,6 +237,7 @@ def _run_py_overrides(command) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_every_readme_command_is_run_checked_or_listed():
     import shutil
 
@@ -375,6 +376,7 @@ def test_readme_commands_run(data_mirror, tmp_path):
     assert (tmp_path / "results" / "SUMMARY.md").is_file()
 
 
+@pytest.mark.slow
 def test_readme_numbers_of_the_workstation_sweep():
     """The README quotes only deterministic numbers: the sweep's jobs and grid sizes are the
     configuration's."""
@@ -438,6 +440,7 @@ def test_every_experiment_script_is_listed_and_parses():
         assert check.returncode == 0, name
 
 
+@pytest.mark.slow
 def test_experiment_scripts_print_make_results():
     """The scripts print (DRY_RUN=1) the run.py lines of `make results` and `make benchmark`, each
     a command of the pages (so checked above); the Slurm variant the same commands in the same

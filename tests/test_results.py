@@ -264,6 +264,7 @@ REFERENCE = {
 }
 
 
+@pytest.mark.slow
 def test_numerics_version_is_pinned_by_reference_values():
     from proxboost.engines import ENGINES
     from proxboost.experiments.datasets import load_dataset

@@ -161,6 +161,7 @@ def test_a_held_claim_is_refreshed(tmp_path, monkeypatch):
         assert path.stat().st_mtime > time.time() - 60
 
 
+@pytest.mark.slow
 def test_a_run_waits_for_the_rows_of_another_process_and_computes_those_it_leaves(
     tmp_path, monkeypatch
 ):

@@ -40,6 +40,7 @@ def _rows(dataset, loss, values_by_algo, protocol="paper/20splits/T1000", engine
     return pd.DataFrame(out)
 
 
+@pytest.mark.slow
 def test_summary_opens_with_the_34_statements(tmp_path):
     g = np.linspace(1, 2, 20)
     for _, r in _rows(
@@ -66,6 +67,7 @@ def test_summary_opens_with_the_34_statements(tmp_path):
     assert "| random_forest | 20 | not reported |" in text
 
 
+@pytest.mark.slow
 def test_summary_is_deterministic(tmp_path, curve_frame):
     curves = pd.concat(
         [
@@ -201,6 +203,7 @@ def test_synthetic_table_shows_seed_0_under_the_default_rule(curve_frame):
     assert any("6 runs stored" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_hinge_tables_show_the_loss_independent_methods_once_per_split(classification_rows):
     from proxboost.experiments.report.summary import real_world_tables
 
@@ -305,6 +308,7 @@ def test_baselines_table_against_an_independent_computation():
     )
 
 
+@pytest.mark.slow
 def test_cpu_table_counts_every_stored_row_once(classification_rows, tmp_path, capsys):
     from proxboost.experiments.report.summary import cpu_table
 
@@ -339,6 +343,7 @@ def test_cpu_table_counts_every_stored_row_once(classification_rows, tmp_path, c
     assert not (tmp_path / "SUMMARY.md").exists()  # tables are printed only
 
 
+@pytest.mark.slow
 def test_summary_dates_the_stored_rows_against_the_criteria():
     from proxboost.experiments.claims.criteria import CRITERIA_FIRST_COMMIT, CRITERIA_FIRST_WRITTEN
     from proxboost.experiments.report.summary import provenance

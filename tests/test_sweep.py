@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from proxboost.experiments.report import sweep
 from proxboost.experiments.store.results import write_row
@@ -28,6 +29,7 @@ def _store(folder, dataset, loss, algo, values, engine="exact", errors=None):
         )
 
 
+@pytest.mark.slow
 def test_report_holds_exactly_the_stored_runs(tmp_path):
     res = tmp_path / "runs"
     _store(res, "engel", "lad", "prox", [1.0, 2.0, 3.0])

@@ -103,6 +103,7 @@ def test_any_thread_count_grows_the_one_thread_fit(engine, loss, algo, depth, we
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "integer-weights"])
 @pytest.mark.parametrize("loss", ["lad", "ls", "hinge"])
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.grid
 def test_threads_with_monotone_constraints(engine, loss, weighted):
     X, y, w = _data(3, classification=loss == "hinge", extra=engine == "exact")
     w = w if weighted else None
@@ -126,6 +127,7 @@ def _larger_trees(engine_name, X, y, sw, random_state=None, depth=7):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.grid
 def test_engine_trees_and_leaf_ids_are_the_one_thread_ones_on_a_larger_tree(engine):
     X, y, w = _data(5, n=2000, p=8, extra=engine == "exact")
     X[:, 5] = np.round(X[:, 5])  # many ties
@@ -138,6 +140,7 @@ def test_engine_trees_and_leaf_ids_are_the_one_thread_ones_on_a_larger_tree(engi
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.grid
 def test_exact_threads_on_large_nodes_and_coarse_features(seed):
     """exact on 20,000 rows: coarse features (more than 256 values) whose bins are read from
     their global sorted segments (large nodes) and from the node's rows (small ones), features
@@ -164,6 +167,7 @@ def test_exact_threads_on_large_nodes_and_coarse_features(seed):
             _assert_same(other, grown[0])
 
 
+@pytest.mark.slow
 def test_exact_ties_between_features_keep_the_serial_winner():
     """Three copies of one feature: every split on it ties exactly between the copies, and the
     serial scan keeps the copy scikit-learn's random order visits first (the same as
@@ -280,6 +284,7 @@ def test_other_engines_accept_n_jobs_with_the_same_numbers(engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.grid
 def test_the_compiled_loop_is_not_taken_with_threads(monkeypatch, engine):
     X, y, _ = _data(4)
 

@@ -154,6 +154,7 @@ def test_target_version_is_never_below_the_code():
     assert versions.TARGET_VERSION >= results.NUMERICS_VERSION
 
 
+@pytest.mark.slow
 def test_manifest_names_the_version_3_identities(store):
     m = versions.read_manifest(store)
     assert sorted(m["kind"]) == ["curve", "run", "run"]
@@ -169,6 +170,7 @@ def test_manifest_names_the_version_3_identities(store):
     assert (store / versions.MANIFEST).read_bytes() == before
 
 
+@pytest.mark.slow
 def test_version_2_only(store):
     assert versions.reported_version(store) == 2
     assert versions.progress(store) == (0, 3)
@@ -218,6 +220,7 @@ def test_complete_version_3_reports_version_3(store):
     assert "Numbers read: numerics version 3 only" in text
 
 
+@pytest.mark.slow
 def test_a_new_experiment_of_version_3_waits_for_the_reported_version(store):
     identity = json.loads(_identity("gradient", 3))
     identity["loss"] = {"name": "pinball", "tau": 0.9}  # never had a version-2 row
@@ -240,6 +243,7 @@ def test_a_new_experiment_of_version_3_waits_for_the_reported_version(store):
     assert "pinball" not in set(versions.load(store)["loss"])
 
 
+@pytest.mark.slow
 def test_without_a_manifest_the_newest_version_is_read(tmp_path):
     _write_run(tmp_path, "gradient", 2, GRADIENT)
     assert versions.read_versions(tmp_path) == {2}
@@ -265,6 +269,7 @@ def test_without_a_manifest_the_newest_version_is_read(tmp_path):
     assert versions.read_versions(tmp_path) == {3, 0}
 
 
+@pytest.mark.slow
 def test_legacy_rows_are_read_with_version_2_until_their_counterpart(store):
     legacy = json.loads(_identity("gradient", 2))
     legacy["numerics_version"] = 0
@@ -289,6 +294,7 @@ def test_legacy_rows_are_read_with_version_2_until_their_counterpart(store):
     assert "hist" in set(versions.load(store)["engine"])
 
 
+@pytest.mark.slow
 def test_compare_versions(store, capsys):
     _write_run(store, "gradient", 3, GRADIENT + 1)
     partial = compare_versions(store, 2, 3)
@@ -313,6 +319,7 @@ def test_compare_versions(store, capsys):
     assert out.is_file()
 
 
+@pytest.mark.slow
 def test_the_remaining_cost_is_what_the_sources_took(tmp_path):
     """The first lines of `make results`: the computations not stored at the target and their
     time as the stored source computations took it (missing splits only; a curve's last time)."""
