@@ -36,6 +36,7 @@ import textwrap
 import time
 
 import numpy as np
+from shared import lightgbm_params
 
 from proxboost import BoostingClassifier, BoostingRegressor
 from proxboost.experiments.datasets import dataset_info, load_dataset
@@ -73,19 +74,7 @@ def per_iteration(Est, loss, X, y, engine, T, depth=DEPTH):
 def per_iteration_lightgbm(X, y, T, depth=DEPTH):
     import lightgbm as lgb  # lazy: the reference library, needed by this section only
 
-    params = dict(
-        objective="l1",
-        num_leaves=2**depth,
-        max_depth=depth,
-        max_bin=255,
-        num_threads=1,
-        min_data_in_leaf=1,
-        min_sum_hessian_in_leaf=0.0,
-        learning_rate=NU,
-        verbose=-1,
-        feature_pre_filter=False,
-        deterministic=True,
-    )
+    params = lightgbm_params(depth, NU, objective="l1")
     data = lgb.Dataset(X, y, params=params, free_raw_data=False)
     data.construct()
     stamps = []

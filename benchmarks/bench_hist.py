@@ -46,6 +46,7 @@ import textwrap
 import time
 
 import numpy as np
+from shared import lightgbm_params
 
 from proxboost import BoostingClassifier, BoostingRegressor, _leafops, losses
 from proxboost.boosting import ALGOS
@@ -92,19 +93,7 @@ def time_proxboost(X, y, engine, T, leafops=False):
 def time_lightgbm(X, y, T):
     import lightgbm as lgb  # lazy: the reference library, needed by this section only
 
-    params = dict(
-        objective="l1",
-        num_leaves=2**DEPTH,
-        max_depth=DEPTH,
-        max_bin=255,
-        num_threads=1,
-        min_data_in_leaf=1,
-        min_sum_hessian_in_leaf=0.0,
-        learning_rate=NU,
-        verbose=-1,
-        feature_pre_filter=False,
-        deterministic=True,
-    )
+    params = lightgbm_params(DEPTH, NU, objective="l1")
     data = lgb.Dataset(X, y, params=params, free_raw_data=False)
     data.construct()
     stamps = []

@@ -19,7 +19,7 @@ import subprocess
 import time
 
 import numpy as np
-from docs_table import write_between_markers
+from shared import write_between_markers
 
 from proxboost import BoostingRegressor
 

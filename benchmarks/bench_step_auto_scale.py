@@ -25,7 +25,7 @@ import os
 import subprocess
 
 import numpy as np
-from docs_table import write_between_markers
+from shared import write_between_markers
 
 from proxboost import BoostingRegressor
 from proxboost.boosting import ALGOS

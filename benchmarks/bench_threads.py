@@ -24,7 +24,7 @@ import datetime
 import time
 
 import numpy as np
-from docs_table import commit, load, machine, write_between_markers
+from shared import commit, load, machine, write_between_markers
 
 from proxboost import BoostingRegressor
 from proxboost.experiments.datasets import load_dataset

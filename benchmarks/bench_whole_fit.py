@@ -25,7 +25,7 @@ import datetime
 import time
 
 import numpy as np
-from docs_table import commit, load, machine, write_between_markers
+from shared import commit, lightgbm_params, load, machine, write_between_markers
 
 from proxboost import BoostingClassifier, BoostingRegressor
 from proxboost.experiments.datasets import dataset_info, load_dataset
@@ -69,19 +69,7 @@ def fit_lightgbm(loss, data, T, depth):
     X, y, Xe, ye = data
     if loss == "hinge":  # LightGBM's binary objective wants labels 0/1
         y, ye = (y > 0).astype(float), (ye > 0).astype(float)
-    params = dict(
-        **LIGHTGBM_OBJECTIVE[loss],
-        num_leaves=2**depth,
-        max_depth=depth,
-        max_bin=255,
-        num_threads=1,
-        min_data_in_leaf=1,
-        min_sum_hessian_in_leaf=0.0,
-        learning_rate=NU,
-        verbose=-1,
-        feature_pre_filter=False,
-        deterministic=True,
-    )
+    params = lightgbm_params(depth, NU, **LIGHTGBM_OBJECTIVE[loss])
     record = {}
     t0 = time.process_time()
     train = lgb.Dataset(X, y, params=params)

@@ -1,5 +1,6 @@
-"""What the benchmark scripts share: the run's stamp (date, commit, machine, load) and writing a
-measured table into a docs page between two markers (``--write-docs``).
+"""What the benchmark scripts share: the run's stamp (commit, machine, load), writing a measured
+table into a docs page between two markers (``--write-docs``), and LightGBM's parameters for the
+trees proxboost grows.
 
 The scripts run as ``python benchmarks/<script>.py``, so this module is imported from their own
 folder (not part of the package)."""
@@ -42,3 +43,22 @@ def write_between_markers(page: str, marker: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(new)
     print(f"wrote the table into docs/{page}")
+
+
+def lightgbm_params(depth, learning_rate, **objective) -> dict:
+    """LightGBM's parameters for proxboost's trees of ``depth``: num_leaves = 2^depth, leaves of
+    one row allowed, 255 bins, one thread, deterministic; ``objective`` gives the objective
+    (and its metric or level), e.g. ``objective="l1"``."""
+    return dict(
+        **objective,
+        num_leaves=2**depth,
+        max_depth=depth,
+        max_bin=255,
+        num_threads=1,
+        min_data_in_leaf=1,
+        min_sum_hessian_in_leaf=0.0,
+        learning_rate=learning_rate,
+        verbose=-1,
+        feature_pre_filter=False,
+        deterministic=True,
+    )
