@@ -2,13 +2,23 @@
 for bit: curves, predictions and every tree's leaf values, over losses, algorithms, engines,
 weights, tie rules, eval set, early stopping and warm start."""
 
+import os
+import time
+
 import numpy as np
 import pytest
 
 from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop
 from proxboost._compiled_loop import pairwise_sum
 
-ALGOS = ["gradient", "prox", "residual_prox", "accelerated_gradient", "accelerated_prox"]
+ALGOS = [
+    "gradient",
+    "prox",
+    "residual_gradient",
+    "residual_prox",
+    "accelerated_gradient",
+    "accelerated_prox",
+]
 
 
 def _data(task, weighted, seed=0):
@@ -56,12 +66,7 @@ CASES = [
 ]
 
 
-#: The loop is off by default and its entry kernel is compiled anew in every process (about 20 s
-#: a signature; numba cannot cache it yet): `make test` runs these, `make test-fast` does not.
-compiles_the_loop = pytest.mark.slow
-
-
-@compiles_the_loop
+@pytest.mark.grid  # every case in `make test`, the first in `make test-fast`
 @pytest.mark.parametrize("loss,algo,engine,weighted,rule", CASES)
 def test_compiled_loop_gives_the_python_loops_numbers(
     loss, algo, engine, weighted, rule, monkeypatch
@@ -88,7 +93,7 @@ def test_compiled_loop_gives_the_python_loops_numbers(
     _assert_same(a, b, Xe)
 
 
-@compiles_the_loop
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["exact", "hist"])
 @pytest.mark.parametrize("loss", ["lad", "hinge"])
 def test_early_stopping_and_warm_start_match(engine, loss, monkeypatch):
@@ -121,6 +126,20 @@ def test_early_stopping_and_warm_start_match(engine, loss, monkeypatch):
     monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", True)
     once = est(n_estimators=25, algo="residual_prox", engine=engine, loss=loss, random_state=0)
     _assert_same(once.fit(X, y, eval_set=(Xe, ye)), b2, Xe)
+
+
+def test_the_compiled_clock_is_perf_counters():
+    """``train_time_`` of a compiled fit is read from the clock ``time.perf_counter`` reads."""
+    if not _compiled_loop.CLOCK_AVAILABLE:
+        pytest.skip("no CLOCK_MONOTONIC here: the compiled loop is not taken")
+    before = time.perf_counter()
+    now = _compiled_loop._now()
+    after = time.perf_counter()
+    assert before <= now <= after
+
+
+def test_the_compiled_loop_is_the_default():
+    assert _compiled_loop.FORCE_PYTHON is (os.environ.get("PROXBOOST_COMPILED_LOOP") == "0")
 
 
 @pytest.mark.slow

@@ -19,42 +19,38 @@ curves and predictions are bit-identical (``tests/test_compiled_loop.py``). The 
 ``train_time_`` keeps its meaning: the clock (``CLOCK_MONOTONIC``, ``time.perf_counter``'s) is
 read around each iteration's fitting steps, the loss recording excluded.
 
-Not yet the default: the loop itself (``run``) cannot be cached by numba (it reads the clock
-through ctypes and is built per engine as a closure), so each process compiles it at its first
-fit (15-25 s on the busy 2-core machine). ``PROXBOOST_COMPILED_LOOP=1`` (or :data:`FORCE_PYTHON`
-set to False) turns it on; ``tests/test_compiled_loop.py`` compares both paths.
+It is the default, and numba caches it as every kernel (one entry per engine, the clock read by
+symbol name: :mod:`proxboost._clock`), so only the first fit after an install or a change of the
+kernels compiles it. ``PROXBOOST_COMPILED_LOOP=0`` (or :data:`FORCE_PYTHON` set to True) runs the
+Python loop instead; ``tests/test_compiled_loop.py`` compares both paths.
 """
 
-import ctypes
 import os
 from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
+from proxboost._clock import AVAILABLE as CLOCK_AVAILABLE
+from proxboost._clock import monotonic
 from proxboost._leafops import AUTHORS, RULE_CODES, _leaf_points, _weighted_leaf_points
+from proxboost.engines import exact, hist
 from proxboost.engines._threads import requested_threads
 
-#: True: every fit runs the Python reference loop (the default until ``run`` is cached; tests
-#: compare both paths)
-FORCE_PYTHON = os.environ.get("PROXBOOST_COMPILED_LOOP", "") in ("", "0")
+#: True: every fit runs the Python reference loop (``PROXBOOST_COMPILED_LOOP=0``; tests compare
+#: both paths)
+FORCE_PYTHON = os.environ.get("PROXBOOST_COMPILED_LOOP", "") == "0"
 
 LS, LAD, PINBALL, HINGE = 0, 1, 2, 3
 LOSS_CODES = {"ls": LS, "lad": LAD, "pinball": PINBALL, "hinge": HINGE}
-ENGINE_NAMES = ("exact", "hist")
+
 _EMPTY = np.empty(0)
 
-_clock_gettime = ctypes.CDLL(None).clock_gettime
-_clock_gettime.argtypes = [ctypes.c_int, ctypes.c_void_p]
-_clock_gettime.restype = ctypes.c_int
-_CLOCK_MONOTONIC = 1
 
-
-@njit(cache=False, nogil=True)
-def _now(buf):
-    """Seconds of ``CLOCK_MONOTONIC`` (``buf``: two int64, the timespec)."""
-    _clock_gettime(_CLOCK_MONOTONIC, buf.ctypes.data)
-    return buf[0] + buf[1] * 1e-9
+@njit(cache=True, nogil=True)
+def _now():
+    """Seconds of ``CLOCK_MONOTONIC`` (``time.perf_counter``'s clock)."""
+    return monotonic()
 
 
 #: What an iteration does (scalars): the loss (``LOSS_CODES``), its level, the algorithm's
@@ -359,51 +355,77 @@ def _stops(spec, history, value, t):
     return not better
 
 
-def _make_run(grow, apply):
-    """The compiled loop of one engine (its ``grow_in_loop`` and ``apply_in_loop`` kernels)."""
-
-    @njit(nogil=True)
-    def run(engine, spec, fitted, delta, replays, schedule, out, elapsed):
-        """Iterations ``schedule.first`` .. ``schedule.last - 1`` (the module docstring):
-        ``engine`` the engine's loop record; ``fitted`` the training rows (:data:`Rows`),
-        ``delta`` the residual Delta_t (in place); ``replays``: (rows of weight 0, eval set,
-        validation rows). Returns (iterations done, stopped early)."""
-        clock = np.zeros(2, np.int64)
-        done = 0
-        for t in range(schedule.first, schedule.last):
-            t0 = _now(clock)
-            target = _target(spec, fitted, delta)
-            nodes, leaf_ids, n_leaves = grow(engine, target, schedule.seeds[t - schedule.first])
-            fit, c = _leaf_values(spec, fitted, leaf_ids, n_leaves, target)
-            alpha = schedule.alphas[t]
-            _update(spec, fitted, delta, (target, leaf_ids, c, fit), alpha)
-            idle, evaluation, validation = replays
-            if idle.F.shape[0] > 0:
-                _replay(idle, apply(engine, idle.Xp, nodes), c, alpha)
-            elapsed += _now(clock) - t0
-            _store(out, done, nodes, c)
-            out.times[done] = elapsed
-            if evaluation.record:
-                _replay(evaluation, apply(engine, evaluation.Xp, nodes), c, alpha)
-            if validation.record:
-                _replay(validation, apply(engine, validation.Xp, nodes), c, alpha)
-            _record(spec, fitted, replays, out, done)
-            done += 1
-            if validation.record and _stops(spec, schedule.history, out.val[done - 1], t):
-                return done, True
-        return done, False
-
-    return run
+@njit(nogil=True)
+def _iterations(grow, apply, engine, spec, fitted, delta, replays, schedule, out, elapsed):
+    """Iterations ``schedule.first`` .. ``schedule.last - 1`` (the module docstring) with the
+    engine kernels ``grow`` and ``apply`` (``grow_in_loop``, ``apply_in_loop``): ``engine`` the
+    engine's loop record; ``fitted`` the training rows (:data:`Rows`), ``delta`` the residual
+    Delta_t (in place); ``replays``: (rows of weight 0, eval set, validation rows). Returns
+    (iterations done, stopped early). Not cached itself (its kernels are arguments): compiled
+    into each engine's cached entry below."""
+    done = 0
+    for t in range(schedule.first, schedule.last):
+        t0 = _now()
+        target = _target(spec, fitted, delta)
+        nodes, leaf_ids, n_leaves = grow(engine, target, schedule.seeds[t - schedule.first])
+        fit, c = _leaf_values(spec, fitted, leaf_ids, n_leaves, target)
+        alpha = schedule.alphas[t]
+        _update(spec, fitted, delta, (target, leaf_ids, c, fit), alpha)
+        idle, evaluation, validation = replays
+        if idle.F.shape[0] > 0:
+            _replay(idle, apply(engine, idle.Xp, nodes), c, alpha)
+        elapsed += _now() - t0
+        _store(out, done, nodes, c)
+        out.times[done] = elapsed
+        if evaluation.record:
+            _replay(evaluation, apply(engine, evaluation.Xp, nodes), c, alpha)
+        if validation.record:
+            _replay(validation, apply(engine, validation.Xp, nodes), c, alpha)
+        _record(spec, fitted, replays, out, done)
+        done += 1
+        if validation.record and _stops(spec, schedule.history, out.val[done - 1], t):
+            return done, True
+    return done, False
 
 
-_RUNS = {}
+# One cached entry per engine: numba's cache cannot keep a function whose arguments are kernels
+# (their type is the dispatcher itself), but it keeps one that calls them by name.
+@njit(cache=True, nogil=True)
+def _run_exact(engine, spec, fitted, delta, replays, schedule, out, elapsed):
+    """:func:`_iterations` of the exact engine."""
+    return _iterations(
+        exact.grow_in_loop,
+        exact.apply_in_loop,
+        engine,
+        spec,
+        fitted,
+        delta,
+        replays,
+        schedule,
+        out,
+        elapsed,
+    )
 
 
-def _run_of(name, grow, apply):
-    """The compiled loop of engine ``name`` (built once per process)."""
-    if name not in _RUNS:
-        _RUNS[name] = _make_run(grow, apply)
-    return _RUNS[name]
+@njit(cache=True, nogil=True)
+def _run_hist(engine, spec, fitted, delta, replays, schedule, out, elapsed):
+    """:func:`_iterations` of the hist engine."""
+    return _iterations(
+        hist.grow_in_loop,
+        hist.apply_in_loop,
+        engine,
+        spec,
+        fitted,
+        delta,
+        replays,
+        schedule,
+        out,
+        elapsed,
+    )
+
+
+#: The compiled loop of each engine that has one
+RUNS = {"exact": _run_exact, "hist": _run_hist}
 
 
 #: Which iterations to run: the first and the end, the seeds of their trees (exact engine),
@@ -433,7 +455,8 @@ def applies(estimator, fit, cst) -> bool:
         and fit.loss.name in LOSS_CODES
         and np.ndim(fit.state.f0) == 0
         and fit.state.budget is None
-        and fit.engine.name in ENGINE_NAMES
+        and fit.engine.name in RUNS
+        and CLOCK_AVAILABLE
         and cst is None
         and estimator.tie_rule in RULE_CODES
         and not estimator.verbose
@@ -517,7 +540,7 @@ def boost(estimator, fit):
     last = fit.T if not state.stopped else first
     if last <= first:
         return
-    grow, apply, record, max_nodes = fit.engine.compiled(fit.Xp, estimator.max_depth, fit.w)
+    _, _, record, max_nodes = fit.engine.compiled(fit.Xp, estimator.max_depth, fit.w)
     idle, ev, val = fit.replays
     p = fit.Xp.shape[1]
     empty = np.empty((0, p), np.uint8 if fit.engine.name == "hist" else np.float32)
@@ -530,7 +553,7 @@ def boost(estimator, fit):
     schedule = Schedule(first, last, _seeds(fit, last - first), fit.alphas, history)
     out = _outputs(last - first, max_nodes)
     delta = np.array(state.delta, dtype=np.float64)
-    run = _run_of(fit.engine.name, grow, apply)
+    run = RUNS[fit.engine.name]
     args = (_spec(estimator, fit), fitted, delta, replays, schedule, out, float(state.elapsed))
     done, stopped = run(record, *args)
     if fit.engine.name == "exact":  # the trees' draws, as one randint per tree
