@@ -3,11 +3,16 @@ constant-feature bookkeeping, first strictly best proxy ``S_L^2 / W_L + S_R^2 / 
 candidates of each feature, read from the node's histogram, from a coarse bin's sorted rows, or
 from a small node's sorted values (see :mod:`proxboost.engines.exact`).
 
+On a node with a histogram, the loop starts from the node's *floor* (``edge_floor``): the best
+candidate read from the histograms alone, which the node's best cannot be below. The coarse bins
+whose bound is below it are then skipped from the first feature on, not only once the loop has met
+a good candidate; the split is unchanged (the running best only filters, see below).
+
 With threads (``n_jobs`` > 1), ``split_node_par`` finds the split of a node with a histogram in
 two steps. First every feature the serial loop would visit (all but the known constants: with
 scikit-learn's ``max_features = p`` the loop visits each once) is scanned in parallel, each
-from ``-inf``: its first best candidate in scan order, or "constant". Constancy does not
-depend on the running best (it is read from the node's non-empty bins or values before any
+from the floor: its first best candidate in scan order if it may win, or "constant". Constancy
+does not depend on the running best (it is read from the node's non-empty bins or values before any
 candidate), and a scan started from the running best ``B`` returns the same candidate as one
 started from ``-inf`` when its proxy is above ``B``, nothing otherwise: the running best only
 filters (strict ``>``; its pre-tests and the coarse bins' bounds never reject a candidate that
@@ -610,6 +615,45 @@ def scan_missing(codes, target, w, work, node, f, buf, limits, best):
 
 
 @kernel
+def edge_floor(codes, work, node, n_known, buf, min_weight):
+    """A lower bound on the node's best proxy known before the feature loop: the best
+    candidate between two non-empty bins of every feature without missing values in the
+    histogram ``buf`` (coarse features' edges, exact-coded features' candidates), returned
+    just below it (the next float down); -inf without a coarse feature, whose inner bins are
+    all it serves.
+
+    Every feature is visited (scikit-learn's ``max_features = p``), so the node's best is at
+    least the floor, and a scan started from just below it finds every candidate that may win
+    (proxy >= floor; ties included) as a scan from -inf would, while skipping the coarse bins
+    whose bound is below: the loop's first features prune as its last ones do, and threads
+    prune without sharing a running best. The split is unchanged bit for bit."""
+    features = work.features
+    coarse = False
+    for i in range(n_known, features.shape[0]):
+        f = features[i]
+        coarse |= codes.nan_bin[f] < 0 and codes.positive_offset[f] >= 0
+    if not coarse:
+        return -np.inf
+    floor = -np.inf
+    for i in range(n_known, features.shape[0]):
+        f = features[i]
+        if codes.nan_bin[f] >= 0:
+            continue
+        m = nonempty_bins(work, buf, codes.bin_offset[f], f)
+        if m < 2:
+            continue
+        if codes.positive_offset[f] < 0:
+            found, best, _, _, _, _ = scan_exact_coded(codes, work, buf, f, m, node, -np.inf)
+        else:
+            found, best, _, _, _, _ = scan_bin_edges(
+                codes, work, buf, f, m, node, min_weight, -np.inf, (0.0, 0.0)
+            )
+        if found > 0 and best > floor:
+            floor = best
+    return np.nextafter(floor, -np.inf) if floor > -np.inf else floor
+
+
+@kernel
 def split_node(codes, target, w, work, node, n_known, buf, limits):
     """scikit-learn's ``node_split_best`` on one node: (feature, a, b, code, n_total_constants,
     direction).
@@ -627,7 +671,7 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
     n_found = 0
     n_drawn = 0
     n_total = n_known
-    best = -np.inf
+    best = edge_floor(codes, work, node, n_known, buf, limits.min_weight) if buf >= 0 else -np.inf
     best_f = -1
     best_a = 0.0
     best_b = 0.0
@@ -721,10 +765,11 @@ def thread_work(work, par, t):
 
 
 @kernel
-def scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known):
+def scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known, floor):
     """Thread t of ``par``'s k scans the features at positions n_known + t, n_known + t + k, ...
-    of the workspace's ``features`` on the node (histogram buffer ``buf``), each from -inf, the
-    serial loop's kernels on the thread's own arrays; results in ``par`` per feature."""
+    of the workspace's ``features`` on the node (histogram buffer ``buf``), each from ``floor``
+    (``edge_floor``), the serial loop's kernels on the thread's own arrays; results in ``par``
+    per feature."""
     tw = thread_work(work, par, t)
     features = work.features
     k = par.bin_values.shape[0]
@@ -733,11 +778,11 @@ def scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known):
         direction = -1
         if codes.nan_bin[f] >= 0:
             res, prox, a, b, lo_bin, hi_bin, direction = scan_binned_missing(
-                codes, target, w, tw, node, f, buf, limits.min_weight, -np.inf
+                codes, target, w, tw, node, f, buf, limits.min_weight, floor
             )
         else:
             res, prox, a, b, lo_bin, hi_bin = scan_binned(
-                codes, target, w, tw, node, f, buf, limits.min_weight, -np.inf
+                codes, target, w, tw, node, f, buf, limits.min_weight, floor
             )
         par.found[f] = res
         par.proxy[f] = prox
@@ -813,7 +858,8 @@ def split_node_par(codes, target, w, work, node, n_known, buf, limits, par):
     """``split_node`` on a node with histogram buffer ``buf``, the features scanned in parallel
     and reduced in the serial visiting order (module docstring): the same result bit for bit,
     and the same generator state and feature order afterwards."""
+    floor = edge_floor(codes, work, node, n_known, buf, limits.min_weight)
     for t in prange(par.bin_values.shape[0]):
-        scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known)
+        scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known, floor)
     best_f, n_total = replay_visits(work, n_known, par)
     return finish_split(codes, work, node, n_known, n_total, best_f, par)
