@@ -39,7 +39,9 @@ NU, STEP, TAU = 0.1, 1.0, 0.9
 LIGHTGBM_OBJECTIVE = {
     "lad": dict(objective="l1", metric="l1"),
     "pinball": dict(objective="quantile", alpha=TAU, metric="quantile"),
-    "hinge": dict(objective="binary", metric="binary_logloss"),
+    # binary: LightGBM's default hessian floor, as with 0 its leaf of zero-hessian rows aborts
+    # ("Check failed: best_split_info.left_count > 0") on spam
+    "hinge": dict(objective="binary", metric="binary_logloss", min_sum_hessian_in_leaf=1e-3),
 }
 
 

@@ -48,9 +48,8 @@ def write_between_markers(page: str, marker: str, text: str) -> None:
 def lightgbm_params(depth, learning_rate, **objective) -> dict:
     """LightGBM's parameters for proxboost's trees of ``depth``: num_leaves = 2^depth, leaves of
     one row allowed, 255 bins, one thread, deterministic; ``objective`` gives the objective
-    (and its metric or level), e.g. ``objective="l1"``."""
-    return dict(
-        **objective,
+    (and its metric or level, or a default it overrides), e.g. ``objective="l1"``."""
+    defaults = dict(
         num_leaves=2**depth,
         max_depth=depth,
         max_bin=255,
@@ -62,3 +61,4 @@ def lightgbm_params(depth, learning_rate, **objective) -> dict:
         feature_pre_filter=False,
         deterministic=True,
     )
+    return {**defaults, **objective}
