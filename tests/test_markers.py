@@ -1,0 +1,39 @@
+"""The test tiers (README, "Tests"): a parametrised grid marked ``grid`` keeps its first case in
+``make test-fast`` (``-m "not slow"``) and runs every case in ``make test``. The marks are added
+by tests/conftest.py's collection hook, which must run before pytest's own ``-m`` selection
+(``tryfirst``): collected here in a child pytest on a real grid, as the Makefile collects it."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+GRID = "test_compiled_loop.py::test_compiled_loop_gives_the_python_loops_numbers"
+
+
+def _collected(*options) -> list[str]:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *options,
+            str(TESTS / GRID),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=TESTS.parent,
+        check=True,
+    ).stdout
+    return [line for line in out.splitlines() if "::" in line]
+
+
+def test_a_grid_keeps_its_first_case_in_the_fast_tier():
+    every = _collected()
+    fast = _collected("-m", "not slow")
+    assert len(every) > 100
+    assert fast == every[:1]
