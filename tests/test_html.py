@@ -119,13 +119,18 @@ def test_rebuilding_gives_the_same_bytes_with_no_machine_path_or_time(tmp_path, 
     b = _build(tmp_path / "deeper" / "b", stored[0])  # another absolute place
     assert a == b
     assert {"index.html", "style.css", "report.js", "dataset-crabs.html", "fig/spam.svg"} <= set(a)
+    assert a["figures/claims.png"] == (base / "figures" / "claims.png").read_bytes()  # a copy
+    assert a["claims.csv"] == (base / "results" / "claims.csv").read_bytes()
     html_report.main(["--results", str(base / "results"), "--figures", str(base / "figures")])
     assert _tree(base / "results" / "report") == a  # rebuilt in place: nothing changes or is added
     for name, data in a.items():
+        if name.endswith(".png") or name in ("claims.csv", "SUMMARY.md"):
+            continue  # copies of the inputs as they are
         text = data.decode("utf-8")
         assert str(base) not in text and str(tmp_path) not in text, name
         assert not MACHINE_PATH.search(text), name
-        assert not TIMESTAMP.search(text), name
+        # the criteria page is docs/claims.md, which dates its own amendments
+        assert name == "criteria.html" or not TIMESTAMP.search(text), name
         assert not any(c in text for c in stored[1]), name  # the rows' own creation times
     assert "<dc:date>" not in a["fig/spam.svg"].decode()
 
@@ -435,3 +440,233 @@ def test_the_index_is_drawn_and_the_filters_show_the_expected_statements(browser
     assert opened.get_attribute("open") is not None and opened.is_displayed()
     text = html.unescape(opened.text)
     assert STATEMENTS["6c"].text in text and "Criterion" in text
+
+
+# =====================================================================================
+# a report that stands alone and reads without JavaScript
+# =====================================================================================
+LINE_REF = re.compile(r"\bl\. ?\d")
+
+
+class _Refs(HTMLParser):
+    """The relative targets of a page (img src, a href, link href, script src) and the captions
+    of its figures."""
+
+    def __init__(self):
+        super().__init__()
+        self.targets, self.captions, self._caption = [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for key in ("src", "href"):
+            if a.get(key) and not a[key].startswith("#"):
+                self.targets.append((tag, a[key]))
+        if tag == "figcaption":
+            self._caption = []
+
+    def handle_endtag(self, tag):
+        if tag == "figcaption":
+            self.captions.append(" ".join("".join(self._caption).split()))
+            self._caption = None
+
+    def handle_data(self, data):
+        if self._caption is not None:
+            self._caption.append(data)
+
+
+def _refs(text: str) -> _Refs:
+    refs = _Refs()
+    refs.feed(text)
+    return refs
+
+
+def _assert_stands_alone(folder: Path):
+    """Every image, link, style sheet and script of every page of ``folder`` is a file inside it."""
+    images = 0
+    for page in sorted(folder.glob("*.html")):
+        for tag, target in _refs(page.read_text(encoding="utf-8")).targets:
+            assert not urlsplit(target).scheme, (page.name, target)  # no http:, no file:
+            path = (folder / unquote(urlsplit(target).path)).resolve()
+            assert path.is_relative_to(folder.resolve()), (page.name, target)
+            assert path.is_file(), (page.name, target)
+            images += tag == "img"
+    return images
+
+
+def test_the_built_report_copied_elsewhere_finds_every_file(tmp_path, built):
+    elsewhere = tmp_path / "copied" / "report"
+    shutil.copytree(built[0] / "results" / "report", elsewhere)
+    assert _assert_stands_alone(elsewhere) > 0
+
+
+def test_the_committed_report_copied_elsewhere_shows_every_image(tmp_path):
+    elsewhere = tmp_path / "report"
+    shutil.copytree(COMMITTED, elsewhere)
+    assert _assert_stands_alone(elsewhere) >= 50
+    for png in (elsewhere / "figures").glob("*.png"):  # the copies are figures/ as it is
+        assert png.read_bytes() == (REPO / "figures" / png.name).read_bytes(), png.name
+
+
+def test_the_inputs_and_the_criteria_are_linked_from_every_page():
+    for name in ("claims.csv", "SUMMARY.md"):
+        assert (COMMITTED / name).read_bytes() == (REPO / "results" / name).read_bytes(), name
+    for page in sorted(COMMITTED.glob("*.html")):
+        targets = {t for _, t in _refs(page.read_text(encoding="utf-8")).targets}
+        assert {"claims.csv", "SUMMARY.md", "criteria.html"} <= targets, page.name
+    criteria = (COMMITTED / "criteria.html").read_text(encoding="utf-8")
+    assert "<h3>Verdicts</h3>" in criteria and "<table>" in criteria
+
+
+def test_paper_references_are_sections_and_quoted_sentences_not_latex_lines(built):
+    pages = {n: d.decode() for n, d in built[1].items() if n.endswith(".html")}
+    pages |= {p.name: p.read_text(encoding="utf-8") for p in COMMITTED.glob("*.html")}
+    for name, text in pages.items():
+        assert not LINE_REF.search(html.unescape(text)), (name, LINE_REF.search(text))
+    index = html.unescape((COMMITTED / "index.html").read_text(encoding="utf-8"))
+    from proxboost.experiments.claims import paper
+
+    assert set(paper.QUOTES) == set(STATEMENTS)
+    for sid, st in STATEMENTS.items():
+        assert f"“{paper.QUOTES[sid]}”" in index, sid
+        assert paper.where(st.paper_line) in index, sid
+    assert paper.where("941") == "Section 5.2.1, Regression problems"
+    assert paper.sections_for_lines("(l. 854–856), (l. 307)") == "(Section 5.1.2), (Section 2)"
+    assert paper.sections_for_lines("l. 822, 828, 960") == "Sections 5.1.1, 5.2.2"
+
+
+def test_each_figure_names_the_paper_figure_it_redraws():
+    captions = []
+    for page in sorted(COMMITTED.glob("*.html")):
+        captions += _refs(page.read_text(encoding="utf-8")).captions
+    assert len(captions) >= 20
+    for caption in captions:
+        assert re.search(r"Redraws Figure \d of the paper|No figure of the paper", caption), caption
+    assert any("Redraws Figure 4 of the paper (Section 5.1.2)" in c for c in captions)
+
+
+def test_the_baselines_page_opens_on_the_methods_mean_rank_per_dataset():
+    text = (COMMITTED / "baselines.html").read_text(encoding="utf-8")
+    first = re.search(r'<section id="([^"]+)"', text).group(1)
+    assert first == "mean-rank-of-each-method-per-dataset"
+    rows = _parse(text.split("</section>")[0]).rows
+    assert rows[0][0] == "method" and rows[0][-1] == "all datasets" and len(rows[0]) > 3
+    means = [float(r[-1]) for r in rows[1:]]
+    assert means == sorted(means) and all(1 <= m <= len(rows) - 1 for m in means)
+
+
+def test_rank_table_ranks_per_loss_and_split_and_averages():
+    from proxboost.experiments.claims.analysis import protocol_units
+
+    rows = pd.DataFrame(
+        {
+            "protocol": "p",
+            "dataset": ["a"] * 6,
+            "loss": ["ls"] * 6,
+            "split": [0, 0, 0, 1, 1, 1],
+            "algo": ["gradient", "prox", "xgboost"] * 2,
+            "engine": ["exact", "exact", "none"] * 2,
+            "task": "regression",
+            "test_loss": [1.0, 2.0, 3.0, 3.0, 2.0, 2.0],
+            "test_error": np.nan,
+        }
+    )
+    text = html_report.rank_table(protocol_units(rows))
+    got = {r[0]: r[1:] for r in _md_rows(text) if r[0] in ("gradient", "prox", "xgboost")}
+    # split 0: 1, 2, 3; split 1: 3, 1.5, 1.5
+    assert got == {
+        "gradient": ["2.00", "2.00"],
+        "prox": ["1.75", "1.75"],
+        "xgboost": ["2.25", "2.25"],
+    }
+    assert html_report.rank_table([]) == ""
+
+
+def test_unrecorded_versions_say_which_rows_and_why():
+    real = pd.DataFrame(
+        {
+            "protocol": "p",
+            "dataset": ["crabs", "crabs", "engel"],
+            "engine": ["hist", "exact", "hist"],
+            "commit": ["old", "new", "old"],
+            "lightgbm_version": [None, "4.7.0", None],
+            "numpy_version": "2.0",
+        }
+    )
+    claims = pd.DataFrame({"id": ["1a"], "scope": ["all"], "verdict": ["confirmed"]})
+    prov = html_report.provenance(real, pd.DataFrame(), claims)
+    (note,) = prov["unrecorded"]
+    assert note["library"] == "lightgbm" and note["n"] == 2 and note["commits"] == "old"
+    assert note["rows"] == "p crabs hist (1), p engel hist (1)"
+    assert "stored before" in note["why"]
+    # the committed provenance page explains each "not recorded (n)" it shows
+    text = (COMMITTED / "provenance.html").read_text(encoding="utf-8")
+    for n in re.findall(r"not recorded \((\d+)\)", text):
+        assert re.search(rf"<li><strong>[\w-]+</strong>, {n} [^<]*rows: .+ Why: ", text), n
+
+
+def test_a_table_too_wide_for_the_page_is_transposed():
+    head = "| dataset | " + " | ".join(f"m{i}" for i in range(20)) + " |"
+    rule = "|" + "---|" * 21
+    rows = [f"| d{k} | " + " | ".join(str(k * 100 + i) for i in range(20)) + " |" for k in range(3)]
+    out = _parse(html_report.markdown_html("\n".join([head, rule, *rows])))
+    assert out.rows[0] == ["dataset", "d0", "d1", "d2"] and out.rows[1] == ["m0", "0", "100", "200"]
+    narrow = _parse(html_report.markdown_html("| a | b |\n|---|---|\n| 1 | 2 |"))
+    assert narrow.rows == [["a", "b"], ["1", "2"]]
+
+
+@pytest.mark.slow
+def test_every_table_fits_its_page(browser):
+    for page in sorted(COMMITTED.glob("*.html")):
+        _load(browser, page)
+        too_wide = browser.execute_script(
+            "return [...document.querySelectorAll('table')].filter(t =>"
+            " t.getBoundingClientRect().width > t.parentElement.clientWidth + 0.5)"
+            ".map(t => [t.rows[0].cells.length, t.getBoundingClientRect().width])"
+        )
+        assert not too_wide, (page.name, too_wide)
+
+
+@pytest.fixture(scope="module")
+def browser_without_javascript():
+    reason = _browser_missing()
+    if reason:
+        _skip_or_fail(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for arg in ("--headless", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"):
+        options.add_argument(arg)
+    # the page's scripts are blocked; WebDriver's own (is_displayed) still run
+    options.add_experimental_option(
+        "prefs", {"profile.managed_default_content_settings.javascript": 2}
+    )
+    try:
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    except Exception as exc:
+        _skip_or_fail(f"headless Chromium did not start: {str(exc).splitlines()[0]}")
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+@pytest.mark.slow
+def test_without_javascript_every_statement_reads_and_the_address_shows_6c(
+    browser_without_javascript,
+):
+    from selenium.webdriver.common.by import By
+
+    driver = browser_without_javascript
+    _load(driver, COMMITTED / "index.html", "#s-6c")
+    statements = driver.find_elements(By.CSS_SELECTOR, "details.statement")
+    assert len(statements) == len(STATEMENTS)
+    # every statement's body is on the page (report.js, which would close them, did not run)
+    assert all(s.find_element(By.CSS_SELECTOR, ".body").is_displayed() for s in statements)
+    target = driver.find_element(By.ID, "s-6c")
+    top = driver.execute_script("return arguments[0].getBoundingClientRect().top", target)
+    assert 0 <= top < 200, "index.html#s-6c does not scroll to 6c"
+    assert STATEMENTS["6c"].text in html.unescape(target.text) and "Criterion" in target.text
+    # the filters and the open/close buttons need the script: not shown without it
+    assert not driver.find_element(By.ID, "filters").is_displayed()
+    assert not driver.find_element(By.ID, "shown").is_displayed()

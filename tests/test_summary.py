@@ -50,7 +50,9 @@ def test_summary_opens_with_the_34_statements(tmp_path):
     main(["--results", str(tmp_path)])
     text = (tmp_path / "SUMMARY.md").read_text()
     lines = text.splitlines()
-    head = lines.index("| id | statement (paper line) | verdict | rests on | numbers |")
+    head = lines.index("| id | statement (paper section) | verdict | rests on | numbers |")
+    assert not re.search(r"\bl\. ?\d", text)  # sections of the paper, not lines of its source
+    assert "| 6c | lad, pinball: P always better than G (Section 5.2.1) |" in text
     # nothing before the table but its intro (what the verdicts are, how the criteria came about)
     intro = lines.index("## The paper's statements")
     assert [line for line in lines[:head] if line.startswith("## ")] == [lines[intro]]

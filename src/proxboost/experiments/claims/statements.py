@@ -124,7 +124,8 @@ _REGISTRY = (
         readings=(
             reading(
                 "P and G",
-                f"both methods, whose curves l. 822 has just called mixed up; {_BEFORE}",
+                "both methods, whose curves the sentence before calls mixed up (l. 822); "
+                + _BEFORE,
                 methods=("P", "G"),
             ),
             reading(

@@ -4,28 +4,31 @@
 
 Static files that open from ``file://`` without a server or a network (no CDN, font or script
 from elsewhere): ``index.html`` lists the paper's 34 statements, filterable by verdict and by
-family (a few lines of vanilla JavaScript, ``report.js``); each opens onto its text and paper line,
-its criterion (``docs/claims.md``), its per-scope verdicts and numbers, the runs it rests on and
-its figure. Further pages: one per dataset (its tables, a figure of its paired differences and
-the verdict cells on it), the tree-engine and tie-rule comparisons, the baselines and compute
-time, the synthetic runs and the provenance (commits and library versions read from the stored
-rows, never from the checkout).
+family (a few lines of vanilla JavaScript, ``report.js``; without it every statement is written
+open and the filters are hidden); each opens onto its text, the paper's sentence quoted with its
+section (:mod:`proxboost.experiments.claims.paper`), its criterion (``docs/claims.md``), its
+per-scope verdicts and numbers, the runs it rests on and its figure. Further pages: one per
+dataset (its tables, a figure of its paired differences and the verdict cells on it), the
+tree-engine and tie-rule comparisons, the baselines (opening on the methods' mean rank per
+dataset) and compute time, the synthetic runs, the criteria (``docs/claims.md`` as a page) and
+the provenance (commits and library versions read from the stored rows, never from the checkout).
 
-Nothing is judged or computed anew here: the verdicts and numbers are the rows of ``claims.csv`` and
-the tables are the sections of ``SUMMARY.md``, both written just before by
+Nothing is judged anew here: the verdicts and numbers are the rows of ``claims.csv`` and the
+tables are the sections of ``SUMMARY.md``, both written just before by
 :mod:`proxboost.experiments.report.summary` (``make figures`` runs it first), rendered from their
-Markdown. The stored rows give the provenance, the run counts and the per-dataset figures (drawn by
-:mod:`proxboost.experiments.report.figures`' own panel code). The paper's figures are linked from
-``figures/`` relatively. The output is deterministic: no generation time, no absolute path, a fixed
-order, SVG without a date and with a fixed hash salt; rebuilding it from the same results gives the
-same bytes. The page templates, style sheet and script live in ``templates/report/``."""
+Markdown. The stored rows give the provenance, the run counts, the mean ranks and the per-dataset
+figures (drawn by :mod:`proxboost.experiments.report.figures`' own panel code). The folder stands
+alone: the figures of ``figures/`` the pages show are copied into its ``figures/``, and
+``claims.csv`` and ``SUMMARY.md`` next to the pages. The output is deterministic: no generation
+time, no absolute path, a fixed order, SVG without a date and with a fixed hash salt; rebuilding
+it from the same results gives the same bytes. The page templates, style sheet and script live in
+``templates/report/``."""
 
 from __future__ import annotations
 
 import argparse
 import hashlib
 import io
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,7 +36,14 @@ from pathlib import Path
 import matplotlib as mpl
 import pandas as pd
 
-from proxboost.experiments.claims import CONFIRMED, CONTRADICTED, INCONCLUSIVE, STATEMENTS, families
+from proxboost.experiments.claims import (
+    CONFIRMED,
+    CONTRADICTED,
+    INCONCLUSIVE,
+    STATEMENTS,
+    families,
+    paper,
+)
 from proxboost.experiments.claims.analysis import protocol_units
 from proxboost.experiments.claims.criteria import CRITERIA_FILE
 from proxboost.experiments.claims.judging import SECOND_READING, second_readings
@@ -45,7 +55,7 @@ from proxboost.experiments.store.naming import (
     PAPER_REGRESSION_LOSSES,
     tie_rule_of,
 )
-from proxboost.experiments.store.results import stops_on_damage
+from proxboost.experiments.store.results import LATER_ROW_COLUMNS, stops_on_damage
 from proxboost.experiments.system.sealed import atomic_path
 
 __all__ = ["build_report", "main", "markdown_html", "summary_sections", "write_report"]
@@ -54,7 +64,14 @@ TEMPLATES = Path(__file__).resolve().parent / "templates" / "report"
 #: Files copied as they are next to the pages.
 ASSETS = ("style.css", "report.js")
 #: What this module writes under its output folder (anything else there is left alone).
-OWNED = ("*.html", "*.css", "*.js", "fig/*.svg")
+OWNED = ("*.html", "*.css", "*.js", "fig/*.svg", "figures/*.png", "claims.csv", "SUMMARY.md")
+#: Where the pages find the figures of figures/ they show: copied into the report folder, so that
+#: the folder copied anywhere shows every image (the copies are the same bytes as figures/, which
+#: git stores once).
+FIGURES_HERE = "figures"
+#: A Markdown table with more columns than this, and fewer rows than columns, is shown transposed:
+#: a 23-column table does not fit a page, its 10 rows as columns do.
+MAX_COLUMNS = 12
 
 VERDICTS = (CONFIRMED, CONTRADICTED, INCONCLUSIVE)
 #: The verdict of a registry statement that claims.csv does not judge (an older claims.csv).
@@ -122,17 +139,29 @@ def _cells(line: str) -> list[str]:
     return [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(line.strip()[1:-1])]
 
 
+def _transposed(head: list[str], body: list[list[str]]) -> tuple[list[str], list[list[str]]]:
+    """``head`` and ``body`` with rows and columns swapped when the table is too wide for a page
+    (:data:`MAX_COLUMNS`) and has fewer rows than columns; as they are otherwise."""
+    rows = [head, *body]
+    if len(head) <= MAX_COLUMNS or len(rows) >= len(head) or {len(r) for r in rows} != {len(head)}:
+        return head, body
+    swapped = [list(col) for col in zip(*rows)]
+    return swapped[0], swapped[1:]
+
+
 def _table(lines: list[str]) -> str:
-    head, body = (
-        ([lines[0]], lines[2:]) if len(lines) > 1 and _RULE.match(lines[1]) else ([], lines)
-    )
+    has_head = len(lines) > 1 and _RULE.match(lines[1])
+    head = _cells(lines[0]) if has_head else []
+    body = [_cells(line) for line in (lines[2:] if has_head else lines)]
+    if head:
+        head, body = _transposed(head, body)
     html = ['<div class="table-wrap"><table>']
     if head:
-        cells = "".join(f"<th>{inline(c)}</th>" for c in _cells(head[0]))
+        cells = "".join(f"<th>{inline(c)}</th>" for c in head)
         html.append(f"<thead><tr>{cells}</tr></thead>")
     html.append("<tbody>")
-    for line in body:
-        html.append("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in _cells(line)) + "</tr>")
+    for row in body:
+        html.append("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in row) + "</tr>")
     html.append("</tbody></table></div>")
     return "\n".join(html)
 
@@ -377,12 +406,24 @@ def _real_runs(units: dict, statement, label: str, datasets: dict) -> dict:
     }
 
 
-def _figure(fid: str, figures_rel: str, figures_dir: Path) -> dict:
-    """A figure of figures/ as the pages link it, and whether it is drawn yet."""
+#: What the figures of figures/ that redraw no figure of the paper show.
+OWN_FIGURES = {
+    "claims": "the verdicts of this reproduction, one row per statement",
+}
+
+
+def _figure(fid: str, figures_dir: Path) -> dict:
+    """A figure of figures/ as the pages show it (its copy in the report folder), whether it is
+    drawn yet, and the figure of the paper it redraws (``paper``, else ``own``: what it shows)."""
+    redraws = paper.figure_of(fid)
     return {
         "id": fid,
-        "src": f"{figures_rel}/{fid}.png",
+        "src": f"{FIGURES_HERE}/{fid}.png",
         "exists": (figures_dir / f"{fid}.png").is_file(),
+        "paper": (
+            f"{redraws[0]} of the paper (Section {redraws[2]}): {redraws[1]}" if redraws else ""
+        ),
+        "own": OWN_FIGURES.get(fid, "this repository's own figure"),
     }
 
 
@@ -408,7 +449,7 @@ def _scope_groups(cells: pd.DataFrame, label: str, extra: list[str]) -> list[dic
     return groups
 
 
-def statement_entries(claims, runs, units, figures_rel, figures_dir, datasets) -> list[dict]:
+def statement_entries(claims, runs, units, figures_dir, datasets) -> list[dict]:
     """What the index shows of each registry statement, in registry order."""
     crit = criteria_texts(criteria_file())
     extra = [c for c in claims.columns if c not in KNOWN_CLAIMS_COLUMNS and c != "criteria_sha"]
@@ -424,16 +465,17 @@ def statement_entries(claims, runs, units, figures_rel, figures_dir, datasets) -
             rested = _real_runs(units, st, label, datasets)
         else:
             rested = _synthetic_runs(runs, st, label)
-        figs = [_figure(f, figures_rel, figures_dir) for f in _figure_ids(st)]
+        figs = [_figure(f, figures_dir) for f in _figure_ids(st)]
         long_text, criterion = crit.get(sid, ("", ""))
         entries.append(
             {
                 "id": sid,
                 "anchor": f"s-{slug(sid)}",
                 "text": st.text,
-                "long_text": _markup(inline(long_text)) if long_text else "",
-                "criterion": _markup(inline(criterion)) if criterion else "",
-                "paper_line": st.paper_line,
+                "long_text": _markup(inline(paper.sections_for_lines(long_text))),
+                "criterion": _markup(inline(paper.sections_for_lines(criterion))),
+                "where": paper.where(st.paper_line),
+                "quote": paper.QUOTES.get(sid, ""),
                 "family": family_of.get(sid, ""),
                 "experiment": st.experiment,
                 "losses": ", ".join(st.losses),
@@ -524,6 +566,12 @@ def provenance(real: pd.DataFrame, runs: pd.DataFrame, claims: pd.DataFrame) -> 
             values = df[col].fillna("not recorded") if col in df else ["not recorded"] * len(df)
             cells.append(", ".join(f"{v} ({n})" for v, n in _counts(values)))
         versions.append([col.removesuffix("_version").replace("_", "-"), *cells])
+    unrecorded = [
+        note
+        for col in columns
+        for what, df in (("real-world rows", real), ("synthetic runs", runs))
+        if (note := _unrecorded(df, col, what))
+    ]
     sha = sorted(set(claims["criteria_sha"])) if "criteria_sha" in claims else []
     docs = criteria_file()
     here = hashlib.sha256(docs.read_bytes()).hexdigest() if docs else None
@@ -539,10 +587,82 @@ def provenance(real: pd.DataFrame, runs: pd.DataFrame, claims: pd.DataFrame) -> 
             for c, e in sorted(commits.items())
         ],
         "versions": versions,
+        "unrecorded": unrecorded,
         "criteria_sha": sha,
         "criteria_match": bool(here) and sha == [here],
         "criteria_found": docs is not None,
     }
+
+
+#: Why a row has no value in a version column, by whether the column came after the first rows.
+_WHY_LATER = (
+    "they were stored before rows recorded this version (the column was added later, and a"
+    " stored row is never rewritten)"
+)
+_WHY_OTHER = "their runs did not record it"
+
+
+def _unrecorded(df: pd.DataFrame | None, col: str, what: str) -> dict | None:
+    """Which rows of ``df`` have no ``col`` (a version column) and why, or None if all have it:
+    ``rows`` (per protocol, dataset and engine, with counts), ``commits`` and ``why``."""
+    if df is None or df.empty:
+        return None
+    missing = df[df[col].isna()] if col in df else df
+    if missing.empty:
+        return None
+    keys = [c for c in ("protocol", "experiment", "dataset", "engine") if c in missing]
+    groups = missing.groupby(keys, sort=True).size() if keys else pd.Series(dtype=int)
+    where = [
+        f"{' '.join(str(k) for k in (key if isinstance(key, tuple) else (key,)))} ({n})"
+        for key, n in groups.items()
+    ]
+    return {
+        "library": col.removesuffix("_version").replace("_", "-"),
+        "what": what,
+        "n": len(missing),
+        "rows": ", ".join(where),
+        "commits": _commits(missing),
+        "why": _WHY_LATER if col in LATER_ROW_COLUMNS else _WHY_OTHER,
+    }
+
+
+# =====================================================================================
+# the methods ranked on each dataset
+# =====================================================================================
+def rank_table(units: list) -> str:
+    """Markdown of the methods' mean rank on each dataset of the preferred protocol unit (the first
+    of :func:`~proxboost.experiments.claims.analysis.protocol_units`): per loss and split the
+    methods are ranked by test loss (regression) or misclassification rate (classification), 1 =
+    lowest, ties averaged; a cell is the mean over its dataset's losses and splits. Empty when no
+    rows are stored."""
+    if not units or units[0].rows.empty:
+        return ""
+    rows = units[0].rows
+    clf = rows["task"].eq("classification") if "task" in rows else False
+    value = rows["test_error"].where(clf, rows["test_loss"]) if "test_error" in rows else None
+    if value is None:
+        value = rows["test_loss"]
+    ranked = rows.assign(value=value.astype(float)).dropna(subset=["value"])
+    ranked["rank"] = ranked.groupby(["dataset", "loss", "split"])["value"].rank(method="average")
+    table = ranked.pivot_table(index="algo", columns="dataset", values="rank", aggfunc="mean")
+    table["all datasets"] = table.mean(axis=1)
+    table = table.sort_values(["all datasets"], kind="stable")
+    head = ["method", *table.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for algo, r in table.iterrows():
+        cells = ["—" if pd.isna(v) else f"{v:.2f}" for v in r]
+        lines.append(f"| {algo} | " + " | ".join(cells) + " |")
+    return "\n".join(
+        [
+            f"Over the stored rows of **{units[0].label}**: per dataset, loss and split the methods"
+            " are ranked by test loss (regression) or misclassification rate (classification),"
+            " 1 = the lowest, ties sharing their mean rank; a cell is the mean rank over the"
+            " dataset's losses and splits (— = no rows), *all datasets* the mean of the cells."
+            " Rows in order of that mean.",
+            "",
+            *lines,
+        ]
+    )
 
 
 # =====================================================================================
@@ -559,14 +679,25 @@ def _panel_rows(classification: bool) -> list[tuple]:
     ]
 
 
+def _is_classification(real: pd.DataFrame, dataset: str) -> bool:
+    return dataset in CLASSIFICATION_DATASETS or bool(
+        "task" in real and (real[real["dataset"] == dataset]["task"] == "classification").any()
+    )
+
+
+def _paper_figures(real: pd.DataFrame, dataset: str) -> str:
+    """The paper's figures that draw ``dataset`` among the others."""
+    ids = CLASSIFICATION_FIGURES if _is_classification(real, dataset) else REGRESSION_FIGURES
+    names = [paper.figure_of(f)[0] for f in ids]
+    return "the paper's " + " and ".join(names)
+
+
 def dataset_svg(real: pd.DataFrame, dataset: str) -> bytes:
     """SVG of the paired Δ panels of one dataset (no date, ids from a fixed hash salt)."""
     from proxboost.experiments.report.figures.common import STYLE
     from proxboost.experiments.report.figures.realworld import delta_figure
 
-    clf = dataset in CLASSIFICATION_DATASETS or (
-        "task" in real and (real[real["dataset"] == dataset]["task"] == "classification").any()
-    )
+    clf = _is_classification(real, dataset)
     title = f"{dataset}: Δ = value − that of gradient boosting on the same split" + (
         "; bottom: error with hinge − with exponential (same method and split)" if clf else ""
     )
@@ -614,21 +745,28 @@ def build_report(
     claims: pd.DataFrame,
     curves: pd.DataFrame,
     real: pd.DataFrame,
-    figures_rel: str = "../../figures",
     figures_dir=Path("figures"),
     results_name: str = "results",
     reading: str = "",
     progress: str = "",
+    attachments: dict[str, bytes] | None = None,
 ) -> dict[str, bytes]:
     """Every file of the report: {path relative to the report folder: bytes}.
 
     ``summary`` is SUMMARY.md's text and ``claims`` claims.csv (:func:`read_claims`); ``curves`` and
     ``real`` the stored curves and rows (provenance, run counts, per-dataset figures);
-    ``figures_rel`` is figures/ as seen from the report folder, ``figures_dir`` where it is;
-    ``reading`` and ``progress`` the lines of :mod:`proxboost.experiments.plan.versions` for the
-    first page."""
+    ``figures_dir`` is figures/, whose figures the pages show are copied into ``figures/`` of the
+    report; ``reading`` and ``progress`` the lines of :mod:`proxboost.experiments.plan.versions`
+    for the first page; ``attachments`` files put next to the pages as they are and linked from
+    every page (``claims.csv`` and ``SUMMARY.md``)."""
     env, figures_dir = _environment(), Path(figures_dir)
+    attachments = dict(attachments or {})
     real = _in_key_order(real)
+    # a line number of the paper's LaTeX source means nothing to a reader: say its section
+    summary = paper.sections_for_lines(summary)
+    claims = claims.assign(
+        **{c: claims[c].map(paper.sections_for_lines) for c in claims.columns if c != "id"}
+    )
     by_page: dict[str, list] = {}
     for title, body in summary_sections(summary):
         by_page.setdefault(page_of(title), []).append((title, body))
@@ -640,18 +778,30 @@ def build_report(
     nav = [{"href": h, "title": t} for h, t in PAGES]
     if by_page.get("more"):
         nav.append({"href": "more.html", "title": "More tables"})
-    common = {"nav": nav, "datasets": datasets, "results_name": results_name}
-    units = {u.label: u.rows for u in protocol_units(real)}
+    criteria = criteria_file()
+    if criteria:
+        nav.append({"href": "criteria.html", "title": "Criteria"})
+    common = {
+        "nav": nav,
+        "datasets": datasets,
+        "results_name": results_name,
+        "attachments": sorted(attachments),
+        "criteria_page": "criteria.html" if criteria else "",
+    }
+    all_units = protocol_units(real)
+    units = {u.label: u.rows for u in all_units}
     runs = _runs_of_curves(curves)
-    entries = statement_entries(claims, runs, units, figures_rel, figures_dir, datasets)
-    files = {a: (TEMPLATES / a).read_bytes() for a in ASSETS}
+    entries = statement_entries(claims, runs, units, figures_dir, datasets)
+    files = {a: (TEMPLATES / a).read_bytes() for a in ASSETS} | attachments
+    shown = [f for e in entries for f in e["figures"]]
 
     def render(name, template, **context):
         text = env.get_template(template).render(page=name, **common, **context)
         files[name] = text.encode("utf-8")
 
     def fig(f):
-        return _figure(f, figures_rel, figures_dir)
+        shown.append(_figure(f, figures_dir))
+        return shown[-1]
 
     render(
         "index.html",
@@ -678,6 +828,7 @@ def build_report(
             dataset=ds,
             body=_markup(markdown_html(body, 1)),
             figure=f"fig/{slug(ds)}.svg" if has_rows else "",
+            paper_figures=_paper_figures(real, ds) if has_rows else "",
             cells=[
                 {
                     "id": r["id"],
@@ -697,6 +848,10 @@ def build_report(
         intro=_markup(markdown_html(ds_intro, 1)),
         figures=[fig(f) for f in REGRESSION_FIGURES + CLASSIFICATION_FIGURES],
     )
+    ranks = rank_table(all_units)
+    if ranks:  # the cross-dataset view opens the baselines page
+        ranked = ("Mean rank of each method per dataset", ranks)
+        by_page.setdefault("baselines", []).insert(0, ranked)
     for name, title, figs in (
         ("comparisons", "Tree engines and tie rules compared", ()),
         ("baselines", "Baselines and compute time", ()),
@@ -722,6 +877,16 @@ def build_report(
         title="Provenance",
         prov=provenance(real, runs, claims),
     )
+    if criteria:
+        render(
+            "criteria.html",
+            "criteria.html",
+            title="The criteria",
+            body=_markup(markdown_html(paper.sections_for_lines(criteria.read_text("utf-8")), 1)),
+        )
+    for f in shown:  # the figures the pages show, copied: the folder then stands alone
+        if f["exists"]:
+            files[f["src"]] = (figures_dir / f"{f['id']}.png").read_bytes()
     return dict(sorted(files.items()))
 
 
@@ -740,17 +905,16 @@ def write_report(results_dir="results", figures_dir="figures", out_dir=None) -> 
             )
     claims = read_claims(claims_csv)
     read = versions.read_versions(results_dir)  # one numerics version (docs/results.md)
-    figures_rel = Path(os.path.relpath(Path(figures_dir).resolve(), out_dir.resolve())).as_posix()
     files = build_report(
         summary_md.read_text(encoding="utf-8"),
         claims,
         versions.load_curves(results_dir, versions=read),
         versions.load(results_dir, versions=read),
-        figures_rel=figures_rel,
         figures_dir=Path(figures_dir),
         results_name=results_dir.resolve().name,
         reading=versions.reading_line(results_dir),
         progress=versions.progress_line(results_dir) or "",
+        attachments={p.name: p.read_bytes() for p in (claims_csv, summary_md)},
     )
     for pattern in OWNED:
         for old in out_dir.glob(pattern):
@@ -758,6 +922,7 @@ def write_report(results_dir="results", figures_dir="figures", out_dir=None) -> 
                 old.unlink()
     for name, data in files.items():
         path = out_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         if path.is_file() and path.read_bytes() == data:
             continue  # unchanged: keep the file (and its time stamp) as it is
         with atomic_path(path, suffix=path.suffix) as tmp:

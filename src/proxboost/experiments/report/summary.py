@@ -38,6 +38,7 @@ from proxboost.experiments.claims import (
     families,
     intro_grid,
     judge,
+    paper,
     write_claims,
 )
 from proxboost.experiments.claims.analysis import (
@@ -102,7 +103,7 @@ def claims_table(claims: pd.DataFrame) -> list[str]:
     """The 34-row table and a count per group."""
     top = claims[claims["scope"] == "all"].set_index("id")
     lines = [
-        "| id | statement (paper line) | verdict | rests on | numbers |",
+        "| id | statement (paper section) | verdict | rests on | numbers |",
         "|---|---|---|---|---|",
     ]
     for sid, statement in STATEMENTS.items():
@@ -838,7 +839,8 @@ def build_summary(
     L += synthetic_tables(curves)
     L += ["## Details of the verdicts", ""]
     L += claims_details(claims)
-    return "\n".join(L).rstrip("\n") + "\n"
+    # a line of the paper's LaTeX source means nothing to a reader of the paper: say its section
+    return paper.sections_for_lines("\n".join(L).rstrip("\n") + "\n")
 
 
 def write_reports(results_dir="results") -> tuple[Path, Path]:

@@ -74,6 +74,7 @@ log = logging.getLogger("proxboost.experiments.store.results")
 __all__ = [
     "HASH_LENGTH",
     "KEY_COLUMNS",
+    "LATER_ROW_COLUMNS",
     "NUMERICS_VERSION",
     "ROW_COLUMNS",
     "atomic_write_csv",
@@ -622,13 +623,13 @@ def run_command(identity: dict, row_file) -> str:
 
 # -- sealing files written before checksums existed -------------------------------------------
 #: Row columns added after the first rows were stored (a row written before them lacks them).
-_LATER_ROW_COLUMNS = ("lightgbm_version",)
+LATER_ROW_COLUMNS = ("lightgbm_version",)
 
 
 def _check_unsealed_row(path: Path, text: str):
     """Why a row file written before checksums is not whole and consistent (None if it is)."""
     df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    missing = [c for c in ROW_COLUMNS if c not in df.columns and c not in _LATER_ROW_COLUMNS]
+    missing = [c for c in ROW_COLUMNS if c not in df.columns and c not in LATER_ROW_COLUMNS]
     if missing:
         return f"columns missing: {missing}"
     if len(df) != 1:

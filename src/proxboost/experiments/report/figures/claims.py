@@ -11,6 +11,7 @@ from proxboost.experiments.claims import (
     CONTRADICTED,
     INCONCLUSIVE,
     STATEMENTS,
+    paper,
 )
 from proxboost.experiments.report.figures.common import (
     VERDICT_COLORS,
@@ -63,7 +64,7 @@ def fig_claims(claims: pd.DataFrame) -> Figure:
         ax.text(
             4.1,
             y,
-            f"{sid}  {statement.text} (l. {statement.paper_line})",
+            f"{sid}  {statement.text} (§{paper.section_of(statement.paper_line)})",
             va="center",
             fontsize=7.5,
         )

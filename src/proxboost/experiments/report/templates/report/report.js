@@ -1,6 +1,7 @@
 // The statement filters of index.html (by verdict and by family) and the opening of a statement
-// named in the address (index.html#s-6c). Plain JavaScript, no library; without it every
-// statement stays listed.
+// named in the address (index.html#s-6c). Plain JavaScript, no library. The page works without
+// it: every statement is written open and the controls that need this script are written hidden;
+// the script shows the controls and closes every statement but the one the address names.
 "use strict";
 (function () {
   var form = document.getElementById("filters");
@@ -25,10 +26,15 @@
     shown.textContent = count + " of " + statements.length + " statements shown";
   }
 
-  function openNamed() {
+  function named() {
     var id = decodeURIComponent(window.location.hash.slice(1));
     var target = id ? document.getElementById(id) : null;
-    if (target && target.tagName === "DETAILS") {
+    return target && target.tagName === "DETAILS" ? target : null;
+  }
+
+  function openNamed() {
+    var target = named();
+    if (target) {
       if (target.hidden && form) {
         form.reset();  // a statement named in the address is shown whatever the filters
         apply();
@@ -42,7 +48,12 @@
     statements.forEach(function (s) { if (!s.hidden) { s.open = open; } });
   }
 
+  // with the script, the list starts closed (a line per statement) but for the one named
+  var first = named();
+  statements.forEach(function (s) { s.open = s === first; });
   if (form) {
+    form.hidden = false;
+    shown.hidden = false;
     form.addEventListener("change", apply);
     document.getElementById("open-all").addEventListener("click", function () { openAll(true); });
     document.getElementById("close-all").addEventListener("click", function () { openAll(false); });
