@@ -334,8 +334,10 @@ def _skip_or_fail(reason: str):
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="module")
-def browser():
+def _chromium(javascript=True):
+    """Headless Chromium through the system's chromedriver (skips, or fails under
+    PROXBOOST_REQUIRE_BROWSER=1, when it is missing or does not start); ``javascript=False``
+    blocks the pages' scripts (WebDriver's own, as ``is_displayed``, still run)."""
     reason = _browser_missing()
     if reason:
         _skip_or_fail(reason)
@@ -348,11 +350,21 @@ def browser():
     for arg in ("--headless", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    if not javascript:
+        options.add_experimental_option(
+            "prefs", {"profile.managed_default_content_settings.javascript": 2}
+        )
     try:
         driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     except Exception as exc:  # the browser is installed but does not start
         _skip_or_fail(f"headless Chromium did not start: {str(exc).splitlines()[0]}")
     driver.set_page_load_timeout(60)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = _chromium()
     yield driver
     driver.quit()
 
@@ -628,25 +640,7 @@ def test_every_table_fits_its_page(browser):
 
 @pytest.fixture(scope="module")
 def browser_without_javascript():
-    reason = _browser_missing()
-    if reason:
-        _skip_or_fail(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium")
-    for arg in ("--headless", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"):
-        options.add_argument(arg)
-    # the page's scripts are blocked; WebDriver's own (is_displayed) still run
-    options.add_experimental_option(
-        "prefs", {"profile.managed_default_content_settings.javascript": 2}
-    )
-    try:
-        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    except Exception as exc:
-        _skip_or_fail(f"headless Chromium did not start: {str(exc).splitlines()[0]}")
-    driver.set_page_load_timeout(60)
+    driver = _chromium(javascript=False)
     yield driver
     driver.quit()
 
