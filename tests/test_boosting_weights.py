@@ -123,8 +123,16 @@ def _raw(est, X):
 
 
 def _fit_logged(est, monkeypatch, X, y, **fit_kw):
-    """Fit, recording the target and weights given to each tree."""
+    """Fit, recording the target and weights given to each tree.
+
+    The compiled loop calls the tree kernels directly, past ``engine.grow``: the fit runs the
+    Python reference loop (the compiled loop equals it, checked in test_compiled_loop) so that
+    every tree is recorded."""
+    import proxboost._compiled_loop as _compiled_loop
     import proxboost._fit_loop as _fit_loop
+
+    force_python = _compiled_loop.FORCE_PYTHON
+    monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", True)
 
     log, make = [], _fit_loop.make_engine
 
@@ -142,6 +150,8 @@ def _fit_logged(est, monkeypatch, X, y, **fit_kw):
     monkeypatch.setattr(_fit_loop, "make_engine", spy)
     est.fit(X, y, **fit_kw)
     monkeypatch.setattr(_fit_loop, "make_engine", make)
+    monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", force_python)
+    assert len(log) == len(est.estimators_) > 0, "a tree was grown without being recorded"
     return est, log
 
 
