@@ -21,7 +21,8 @@
   figure tests).
 - ``compose`` composes the repository's Hydra configuration (``conf/``) with overrides, as
   ``run.py`` would; ``run_py`` runs ``run.py`` in a subprocess inside ``tmp_path`` with its results
-  and Hydra folders there (``run_dirs``), for the command-line, pipeline and interrupt tests.
+  and Hydra folders there (``run_dirs``), for the command-line, pipeline and interrupt tests;
+  ``kill_run_py_at_first_row`` starts one and kills it outright once it has stored a row.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ import os
 # NumPy's AVX2 path on every machine (as the Makefile and run.py set it; docs/results.md, "Same
 # numbers on every machine"): set before NumPy is first imported, for a bare `pytest` too.
 os.environ.setdefault("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR")
+import signal
 import subprocess
 import sys
+import time
 from collections import namedtuple
 from fractions import Fraction
 from pathlib import Path
@@ -192,6 +195,37 @@ def run_py_env(tmp_path) -> dict:
 
 def run_py_command(*args) -> list:
     return [sys.executable, str(REPO / "run.py"), *args]
+
+
+def kill_run_py_at_first_row(tmp_path, *args, timeout: float) -> dict:
+    """``python run.py *args`` started in ``tmp_path`` and killed outright (SIGKILL) once it has
+    stored its first row in ``tmp_path / "res"``, or when it exits or ``timeout`` seconds pass.
+
+    The whole process group is killed, so that joblib workers die with the run as on a crashed
+    machine. Returns each stored row's file → its modification time (ns): what the rerun must
+    leave alone.
+    """
+    proc = subprocess.Popen(
+        run_py_command(*args),
+        cwd=tmp_path,
+        env=run_py_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    res = tmp_path / "res"
+    try:
+        deadline = time.monotonic() + timeout
+        while (
+            not list(res.rglob("split-*.csv"))
+            and proc.poll() is None
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return {f: f.stat().st_mtime_ns for f in res.rglob("split-*.csv")}
 
 
 @pytest.fixture

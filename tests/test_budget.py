@@ -4,14 +4,12 @@ the missing ones), a sweep killed outright, the estimate lines and the last line
 results``.
 """
 
-import os
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
-from conftest import run_py_command, run_py_env
+from conftest import kill_run_py_at_first_row, run_py_command, run_py_env
 
 from proxboost.experiments.fits import pipeline
 from proxboost.experiments.launch import budget
@@ -202,27 +200,8 @@ def test_a_sweep_killed_outright_leaves_intact_rows_and_the_rerun_computes_only_
         "progress=false",
         *run_dirs,
     ]
-    proc = subprocess.Popen(
-        run_py_command(*sweep),
-        cwd=tmp_path,
-        env=run_py_env(tmp_path),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
     res = tmp_path / "res"
-    try:
-        deadline = time.monotonic() + 150
-        while (
-            not list(res.rglob("split-*.csv"))
-            and proc.poll() is None
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.02)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    before = {f: f.stat().st_mtime_ns for f in res.rglob("split-*.csv")}
+    before = kill_run_py_at_first_row(tmp_path, *sweep, timeout=150)
     assert 1 <= len(before) < 8, "the sweep should have been killed halfway"
     assert len(results.load(res)) == len(before)  # every stored row intact (sealed)
 

@@ -11,13 +11,10 @@ come from the mirror named by ``$PROXBOOST_DATA_MIRROR`` (the ``data_mirror`` fi
 
 import json
 import os
-import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from conftest import run_py_command, run_py_env
+from conftest import kill_run_py_at_first_row
 
 from proxboost.experiments.fits.pipeline import plan_run
 from proxboost.experiments.launch.cli import check_writable, run_arguments
@@ -321,27 +318,8 @@ def test_killed_sweep_rerun_has_every_row_once(tmp_path, run_py, run_dirs):
         "progress=false",
         *run_dirs,
     ]
-    proc = subprocess.Popen(
-        run_py_command(*sweep),
-        cwd=tmp_path,
-        env=run_py_env(tmp_path),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
     res = tmp_path / "res"
-    try:
-        deadline = time.monotonic() + 120
-        while (
-            not list(res.rglob("split-*.csv"))
-            and proc.poll() is None
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.02)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    before = {f: f.stat().st_mtime_ns for f in res.rglob("split-*.csv")}
+    before = kill_run_py_at_first_row(tmp_path, *sweep, timeout=120)
     assert 1 <= len(before) < 10, "the sweep should have been killed halfway"
 
     out = run_py(*sweep, "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
