@@ -12,14 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
-read -r -a MULTIRUN <<<"${MULTIRUN_OVERRIDES:-}"
-
-run() {
-  local argv=("$@")
-  if [[ " $* " == *" -m "* ]]; then argv+=("${MULTIRUN[@]}"); fi
-  echo "${argv[*]}"
-  if [[ ${DRY_RUN:-} != 1 ]]; then "${argv[@]}"; fi
-}
+source experiments/_run.sh # run(), one copy for results.sh and benchmark.sh
 
 run "$PY" run.py +experiment=intro
 run "$PY" run.py -m +experiment=intro_sensitivity

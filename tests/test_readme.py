@@ -415,6 +415,7 @@ EXPERIMENT_SCRIPTS = {
     "benchmark.sh": "its lines printed here: those of `make benchmark`, each composed",
     "results_slurm.sh": "its lines printed here: those of `make results`, -m lines on Slurm",
     "slurm_check.sh": "not run: it needs root and installs slurm-wlm and munge (make slurm-check)",
+    "_run.sh": "not run alone: the run() that results.sh and benchmark.sh source, tested there",
 }
 
 
