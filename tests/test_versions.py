@@ -64,6 +64,28 @@ def _write_run(root, algo, version, values, splits=range(N_SPLITS), fit_seconds=
         )
 
 
+def _write_legacy_row(root):
+    """A version-0 row (stored before identities named a numerics version): gradient on the hist
+    engine, a computation of its own beside the exact-engine runs of ``_write_run``."""
+    legacy = json.loads(_identity("gradient", 2))
+    legacy["numerics_version"] = 0
+    legacy["method"]["engine"] = "hist"
+    results.write_row(
+        root,
+        {
+            "protocol": "paper/20splits/T10",
+            "dataset": "sniffer",
+            "loss": "lad",
+            "algo": "gradient",
+            "engine": "hist",
+            "split": 0,
+            "test_loss": 1.0,
+            "n_splits": 1,
+            "identity": legacy,
+        },
+    )
+
+
 def _curve_identity(version):
     text = results.canonical_json(
         {
@@ -250,44 +272,13 @@ def test_without_a_manifest_the_newest_version_is_read(tmp_path):
     _write_run(tmp_path, "prox", 3, PROX_V3)
     assert versions.read_versions(tmp_path) == {3}
     assert versions.progress_line(tmp_path) is None
-    legacy = json.loads(_identity("gradient", 2))
-    legacy["numerics_version"] = 0
-    results.write_row(
-        tmp_path,
-        {
-            "protocol": "paper/20splits/T10",
-            "dataset": "sniffer",
-            "loss": "lad",
-            "algo": "gradient",
-            "engine": "hist",
-            "split": 0,
-            "test_loss": 1.0,
-            "n_splits": 1,
-            "identity": legacy,
-        },
-    )
+    _write_legacy_row(tmp_path)
     assert versions.read_versions(tmp_path) == {3, 0}
 
 
 @pytest.mark.slow
 def test_legacy_rows_are_read_with_version_2_until_their_counterpart(store):
-    legacy = json.loads(_identity("gradient", 2))
-    legacy["numerics_version"] = 0
-    legacy["method"]["engine"] = "hist"
-    results.write_row(
-        store,
-        {
-            "protocol": "paper/20splits/T10",
-            "dataset": "sniffer",
-            "loss": "lad",
-            "algo": "gradient",
-            "engine": "hist",
-            "split": 0,
-            "test_loss": 1.0,
-            "n_splits": 1,
-            "identity": legacy,
-        },
-    )
+    _write_legacy_row(store)
     versions.write_manifest(store)
     assert versions.progress(store) == (0, 4)
     assert versions.read_versions(store) == {2, 0}
