@@ -331,3 +331,32 @@ def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path, en
     assert out.returncode == 0, out.stderr
     serial, parallel = map(int, out.stdout.split())
     assert serial >= 1 and parallel == 0
+
+
+_THREE_THREADS = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])  # this file's folder
+from test_threads import _data, _fit, _numbers
+X, y, w = _data(3, p=5, extra=True)
+for engine in ("exact", "hist"):
+    for weights in (None, w):
+        one, three = (_numbers(_fit("lad", "prox", 4, k, X, y, weights, engine=engine), X)
+                      for k in (1, 3))
+        assert len(one) == len(three)
+        assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(one, three)), engine
+print("ok")
+"""
+
+
+@pytest.mark.slow  # a subprocess with three numba threads
+def test_three_threads_split_eight_features_into_uneven_blocks():
+    """With 3 threads the histogram kernels split the 8 features into blocks of 2, 3 and 3 (the
+    two-thread runs above split 5 or 8 features in two): still the one-thread numbers."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = {**os.environ, "NUMBA_NUM_THREADS": "3"}
+    out = subprocess.run(
+        [sys.executable, "-c", _THREE_THREADS, here], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("ok")

@@ -3,10 +3,12 @@ constant-feature bookkeeping, first strictly best proxy ``S_L^2 / W_L + S_R^2 / 
 candidates of each feature, read from the node's histogram, from a coarse bin's sorted rows, or
 from a small node's sorted values (see :mod:`proxboost.engines.exact`).
 
-On a node with a histogram, the loop starts from the node's *floor* (``edge_floor``): the best
-candidate read from the histograms alone, which the node's best cannot be below. The coarse bins
-whose bound is below it are then skipped from the first feature on, not only once the loop has met
-a good candidate; the split is unchanged (the running best only filters, see below).
+On a node with a histogram and at least as many rows as the histogram has bins, the loop starts
+from the node's *floor* (``edge_floor``): the best candidate read from the histograms alone, which
+the node's best cannot be below. The coarse bins whose bound is below it are then skipped from the
+first feature on, not only once the loop has met a good candidate; the split is unchanged (the
+running best only filters, see below). On smaller nodes reading every bin once more costs more
+than the skipped bins would (threads always start from the floor: they share no running best).
 
 With threads (``n_jobs`` > 1), ``split_node_par`` finds the split of a node with a histogram in
 two steps. First every feature the serial loop would visit (all but the known constants: with
@@ -671,7 +673,11 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
     n_found = 0
     n_drawn = 0
     n_total = n_known
-    best = edge_floor(codes, work, node, n_known, buf, limits.min_weight) if buf >= 0 else -np.inf
+    best = -np.inf
+    if buf >= 0 and node.end - node.start >= codes.bin_offset[codes.bin_offset.shape[0] - 1]:
+        # the floor reads every bin once more: it pays for itself only where the coarse bins
+        # it lets the first features skip hold more rows than the histogram has bins
+        best = edge_floor(codes, work, node, n_known, buf, limits.min_weight)
     best_f = -1
     best_a = 0.0
     best_b = 0.0

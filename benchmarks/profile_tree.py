@@ -1,0 +1,157 @@
+"""Where an ``exact`` tree's time goes: the share of CPU samples in each compiled kernel.
+
+Grows trees of the given depth on split 0's training half of a dataset (a Gaussian target, unit
+weights) in a compiled loop for about ``--seconds`` seconds under ``perf record``, then maps every
+sample to the compiled function holding it. numba's JIT code carries no symbols perf can read, so
+the script reads each function's address from the compiled libraries, which requires compiling
+them in this process: it runs with an empty numba cache (a temporary folder; compiling takes a
+minute or more). A kernel that LLVM inlined into its caller counts toward the caller.
+
+Usage: ``python benchmarks/profile_tree.py whitewine 5 [--seconds 8]`` (Linux with ``perf``).
+The shares are relative: a loaded machine slows every kernel alike, roughly.
+"""
+
+import argparse
+import bisect
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+MARK = "PROFILE_TREE_CHILD"
+
+
+def _grow_loop():
+    """A compiled loop growing T trees with the exact engine's in-loop kernel."""
+    from numba import njit
+
+    from proxboost.engines import exact
+
+    @njit
+    def loop(record, target, T):
+        leaves = 0
+        for t in range(T):
+            _, _, n_leaves = exact.grow_in_loop(record, target, t + 1)
+            leaves += n_leaves
+        return leaves
+
+    return loop
+
+
+def _functions(dispatcher):
+    """(address, mangled name) of every function in the libraries linked into ``dispatcher``."""
+    found, seen = [], set()
+
+    def walk(library):
+        if id(library) in seen:
+            return
+        seen.add(id(library))
+        for fn in library._final_module.functions:  # numba's codegen library (no public API)
+            if not fn.is_declaration:
+                address = library.get_pointer_to_function(fn.name)
+                if address:
+                    found.append((address, fn.name))
+        for linked in getattr(library, "_linking_libraries", ()):
+            walk(linked)
+
+    for cres in dispatcher.overloads.values():
+        walk(cres.library)
+    return sorted(set(found))
+
+
+def child(dataset, depth, seconds, symbols_path):
+    """In the profiled process: compile, write the symbols, then grow trees for ``seconds``."""
+    import numpy as np
+
+    from proxboost.engines import make_engine
+    from proxboost.experiments.datasets import load_dataset
+    from proxboost.experiments.plan.protocol import split_indices
+
+    X, y, _ = load_dataset(dataset)
+    X = X[split_indices(len(y), 0)[0]]
+    engine = make_engine("exact")
+    _, _, record, _ = engine.compiled(engine.prepare(X, fit=True), depth, None)
+    target = np.random.default_rng(0).normal(size=X.shape[0])
+    loop = _grow_loop()
+    loop(record, target, 2)
+    t0 = time.perf_counter()
+    loop(record, target, 5)
+    per_tree = (time.perf_counter() - t0) / 5
+    with open(symbols_path, "w") as f:
+        f.writelines(f"{a:x} {name}\n" for a, name in _functions(loop))
+    print(f"{dataset} ({X.shape[0]} x {X.shape[1]}), depth {depth}: {per_tree * 1e6:.0f} us/tree")
+    sys.stdout.flush()
+    t_start = time.clock_gettime(time.CLOCK_MONOTONIC)
+    loop(record, target, max(1, int(seconds / per_tree)))
+    t_end = time.clock_gettime(time.CLOCK_MONOTONIC)
+    with open(symbols_path + ".window", "w") as f:
+        f.write(f"{t_start} {t_end}\n")
+
+
+def _short(mangled):
+    """``module.function`` of a numba-mangled name."""
+    s = re.sub(r"^(cfunc\.)?_ZN(7cpython)?", "", mangled)
+    parts = []
+    while (m := re.match(r"\d+", s)) and len(parts) < 12:
+        k = int(m.group())
+        s = s[len(m.group()) :]
+        parts.append(s[:k])
+        s = s[k:]
+    return ".".join(parts[-2:]) if parts else mangled[:40]
+
+
+def shares(perf_data, symbols_path):
+    """{kernel or library: share of the samples} in the profiled window."""
+    symbols = []
+    with open(symbols_path) as f:
+        for line in f:
+            address, name = line.split(" ", 1)
+            symbols.append((int(address, 16), _short(name.strip())))
+    starts = [a for a, _ in symbols]
+    with open(symbols_path + ".window") as f:
+        t_start, t_end = map(float, f.read().split())
+    out = subprocess.run(
+        ["perf", "script", "-i", perf_data, "-F", "time,ip,dso"], capture_output=True, text=True
+    ).stdout
+    counts, total = collections.Counter(), 0
+    for line in out.splitlines():
+        m = re.match(r"\s*([\d.]+):\s+([0-9a-f]+)\s+\((.*)\)", line)
+        if not m or not t_start <= float(m[1]) <= t_end:
+            continue
+        total += 1
+        if "perf-" in m[3]:  # JIT code: the nearest function start below the sample
+            i = bisect.bisect_right(starts, int(m[2], 16)) - 1
+            counts[symbols[i][1] if i >= 0 else "compiled (unknown)"] += 1
+        else:
+            counts[os.path.basename(m[3])] += 1
+    return {k: v / max(total, 1) for k, v in counts.most_common()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dataset")
+    parser.add_argument("depth", type=int)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    args = parser.parse_args()
+    if os.environ.get(MARK):
+        return child(args.dataset, args.depth, args.seconds, os.environ[MARK])
+    if shutil.which("perf") is None:
+        raise SystemExit("profile_tree.py needs Linux perf (apt-get install linux-perf)")
+    with tempfile.TemporaryDirectory() as tmp:
+        symbols, data = os.path.join(tmp, "symbols.txt"), os.path.join(tmp, "perf.data")
+        env = {**os.environ, MARK: symbols, "NUMBA_CACHE_DIR": os.path.join(tmp, "numba")}
+        command = ["perf", "record", "-q", "-F", "999", "-k", "CLOCK_MONOTONIC", "-o", data]
+        command += [sys.executable, *sys.argv]
+        if subprocess.run(command, env=env).returncode != 0:
+            raise SystemExit("the profiled run failed (see above)")
+        print(f"share of the CPU samples (load {os.getloadavg()[0]:.2f}):")
+        for name, share in list(shares(data, symbols).items())[:20]:
+            print(f"  {share:6.1%}  {name}")
+
+
+if __name__ == "__main__":
+    main()
