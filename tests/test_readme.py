@@ -153,6 +153,10 @@ NOT_RUN = {
     "python benchmarks/bench_whole_fit.py --write-docs": (
         "a timing benchmark that rewrites its table in docs/engines.md (minutes of fits)"
     ),
+    "python benchmarks/profile_tree.py <dataset> <depth>": (
+        "a pattern (<dataset>, <depth>): a profile under Linux perf that compiles every kernel "
+        "from an empty cache (minutes)"
+    ),
     (
         "PYTHONPATH=. python /path/to/proxboost/run.py plugins=[my_plugins]"
         " hydra.searchpath=[file://my_conf] dataset=mcycle loss=lad algo=sklearn_gbr"
