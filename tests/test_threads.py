@@ -350,9 +350,9 @@ print("ok")
 
 
 @pytest.mark.slow  # a subprocess with three numba threads
-def test_three_threads_split_eight_features_into_uneven_blocks():
-    """With 3 threads the histogram kernels split the 8 features into blocks of 2, 3 and 3 (the
-    two-thread runs above split 5 or 8 features in two): still the one-thread numbers."""
+def test_three_threads_grow_the_one_thread_trees():
+    """With 3 threads (more than this machine's cores: the runs above are clamped to them) the
+    8 features are shared unevenly between the threads: still the one-thread numbers."""
     here = os.path.dirname(os.path.abspath(__file__))
     env = {**os.environ, "NUMBA_NUM_THREADS": "3"}
     out = subprocess.run(

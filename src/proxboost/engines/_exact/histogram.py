@@ -6,7 +6,7 @@ parent's). Buffers are passed by index and sliced here: no reference counting, u
 taken by the caller."""
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit, prange
 
 from proxboost.engines._exact.records import kernel
 
@@ -159,87 +159,69 @@ def root_counts(B, off, total_bins):
 
 
 # -- threads (n_jobs > 1) -------------------------------------------------------------------------
-# The ``*_par`` kernels build the same histograms in parallel over blocks of features, one block
-# per thread: a feature's bins (and a coarse feature's positive parts) are its own, and each bin
-# still receives its rows' ``w g``, ``w`` and positive parts in row order, as in the serial
-# kernels: every sum bit for bit. A thread reads each row of the node once for its whole block
-# (one pass per feature would read every row's target, weight and codes once per feature:
-# p times the serial kernel's reads, which kept two threads near the speed of one). They are
+# The ``*_par`` kernels build the same histograms in parallel over features: a feature's bins (and
+# a coarse feature's positive parts) are its own, and each bin still receives its rows' ``w g``,
+# ``w`` and positive parts in row order, as in the serial kernels: every sum bit for bit. They are
 # compiled at their first use with threads only.
 
 
 @kernel
-def feature_block(t, k, p):
-    """Features [lo, hi) of block t of k (contiguous, sizes differing by at most one)."""
-    return t * p // k, (t + 1) * p // k
-
-
-@kernel
-def add_block_rows(codes, target, w, work, u, block, segment):
-    """Add rows[start:end] (``segment``) to the bins of features [lo, hi) (``block``) of buffer
-    u, in row order."""
+def add_feature_rows(codes, target, w, work, u, f, segment):
+    """Add rows[start:end] (``segment``) to feature f's bins of buffer u, in row order."""
     H = work.hist[u]
     rows = work.rows
     B = codes.codes
-    off = codes.bin_offset
-    poff = codes.positive_offset
-    gpos = work.positive_part
-    lo, hi = block
+    fu = np.uint64(f)
+    o = codes.bin_offset[fu]
+    po = codes.positive_offset[fu]
     for j in range(segment[0], segment[1]):
         r = np.uint64(rows[np.uint64(j)])
         c = 1.0 if w is None else w[r]
         g = c * target[r]
-        for f in range(lo, hi):
-            fu = np.uint64(f)
-            b = B[r, fu]
-            i = 2 * (off[fu] + b)
-            H[np.uint64(i)] += g
-            H[np.uint64(i + 1)] += c
-            if poff[fu] >= 0:
-                H[np.uint64(poff[fu] + b)] += gpos[r]
+        i = 2 * (o + B[r, fu])
+        H[np.uint64(i)] += g
+        H[np.uint64(i + 1)] += c
+    if po >= 0:
+        gpos = work.positive_part
+        for j in range(segment[0], segment[1]):
+            r = np.uint64(rows[np.uint64(j)])
+            H[np.uint64(po + B[r, fu])] += gpos[r]
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def build_hist_par(codes, target, w, work, u, start, end):
-    """``build_hist`` in parallel over blocks of features (the same sums: each bin's rows in row
-    order)."""
-    p = codes.codes.shape[1]
-    k = min(get_num_threads(), p)
-    for t in prange(k):
-        add_block_rows(codes, target, w, work, u, feature_block(t, k, p), (start, end))
+    """``build_hist`` in parallel over features (the same sums: each bin's rows in row order)."""
+    for f in prange(codes.codes.shape[1]):
+        add_feature_rows(codes, target, w, work, u, f, (start, end))
 
 
 @kernel
-def add_root_block(codes, target, work, u, block):
-    """Add every row's target (and positive part) to the bins of features [lo, hi) (``block``)
-    of buffer u, in row order (the root's sums with unit weights, as ``build_root_hist``)."""
+def add_root_feature(codes, target, work, u, f):
+    """Add every row's target (and positive part) to feature f's bins of buffer u, in row order
+    (the root's sums with unit weights, as ``build_root_hist``)."""
     H = work.hist[u]
     B = codes.codes
-    off = codes.bin_offset
-    poff = codes.positive_offset
-    gpos = work.positive_part
-    lo, hi = block
+    fu = np.uint64(f)
+    o = codes.bin_offset[fu]
+    po = codes.positive_offset[fu]
     for r in range(B.shape[0]):
         ru = np.uint64(r)
-        g = target[ru]
-        for f in range(lo, hi):
-            fu = np.uint64(f)
-            b = B[ru, fu]
-            H[np.uint64(2 * (off[fu] + b))] += g
-            if poff[fu] >= 0:
-                H[np.uint64(poff[fu] + b)] += gpos[ru]
+        H[np.uint64(2 * (o + B[ru, fu]))] += target[ru]
+    if po >= 0:
+        gpos = work.positive_part
+        for r in range(B.shape[0]):
+            ru = np.uint64(r)
+            H[np.uint64(po + B[ru, fu])] += gpos[ru]
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def build_root_hist_par(codes, target, work, u):
-    """``build_root_hist`` in parallel over blocks of features (the same sums, in row order)."""
+    """``build_root_hist`` in parallel over features (the same sums, in row order)."""
     H = work.hist[u]
     counts = codes.root_counts
     for i in range(counts.shape[0]):
         H[i] = counts[i]
     for i in range(counts.shape[0], H.shape[0]):
         H[i] = 0.0
-    p = codes.codes.shape[1]
-    k = min(get_num_threads(), p)
-    for t in prange(k):
-        add_root_block(codes, target, work, u, feature_block(t, k, p))
+    for f in prange(codes.codes.shape[1]):
+        add_root_feature(codes, target, work, u, f)

@@ -6,14 +6,13 @@ weight * target), slot S * k + 1 its weight, slot S * k + S - 1 its row count. U
 (the weight is the row count); weighted, S = 3: the exact row count says which bins are empty
 after a histogram subtraction, whose rounding can leave a small nonzero weight in an empty bin.
 
-The ``*_par`` kernels (``n_jobs`` > 1) build the same histograms in parallel over blocks of
-features, one block per thread: a feature's bins are its own, and each bin still gets its rows
-added in row order, so every sum is the serial kernel's bit for bit. They are compiled at their
-first use only.
+The ``*_par`` kernels (``n_jobs`` > 1) build the same histograms in parallel over features: a
+feature's bins are its own, and each bin still gets its rows added in row order, so every sum
+is the serial kernel's bit for bit. They are compiled at their first use only.
 """
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
@@ -141,51 +140,35 @@ def subtract_ranges(H, Hs, offsets, lo, hi, S):
             H[i] -= Hs[i]
 
 
-@njit(cache=True, nogil=True)
-def feature_block(t, k, p):
-    """Features [lo, hi) of block t of k (contiguous, sizes differing by at most one)."""
-    return t * p // k, (t + 1) * p // k
-
-
 @njit(cache=True, nogil=True, parallel=True)
 def build_hist_par(H, bins, offsets, target, w, rows, start, end):
-    """``build_hist`` in parallel over blocks of features, one per thread (the same sums: each
-    bin's rows in row order). A thread reads each row once for its whole block: one pass per
-    feature would read every row's target and weight p times."""
+    """``build_hist`` in parallel over features (the same sums: each bin's rows in row order)."""
     p = bins.shape[1]
     S = 2 if w is None else 3
-    k = min(get_num_threads(), p)
-    for t in prange(k):
-        lo, hi = feature_block(t, k, p)
+    for f in prange(p):
+        o = offsets[f]
         for j in range(start, end):
             r = rows[j]
             c = 1.0 if w is None else w[r]
-            g = target[r] * c
-            for f in range(lo, hi):
-                i = S * (offsets[f] + bins[r, f])
-                H[i] += g
-                H[i + 1] += c
-                if w is not None:
-                    H[i + 2] += 1.0
+            i = S * (o + bins[r, f])
+            H[i] += target[r] * c
+            H[i + 1] += c
+            if w is not None:
+                H[i + 2] += 1.0
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def build_root_sums_par(H, bins, offsets, target, w, rows, n_act, stats):
-    """``build_root_sums`` in parallel over blocks of features (the same sums, in row order)."""
+    """``build_root_sums`` in parallel over features (the same sums, in row order)."""
     n, p = bins.shape
-    for i in range(stats.shape[0]):
-        H[i] = stats[i]
-    k = min(get_num_threads(), p)
-    for t in prange(k):
-        lo, hi = feature_block(t, k, p)
+    for k in range(stats.shape[0]):
+        H[k] = stats[k]
+    for f in prange(p):
+        o = offsets[f]
         if w is None:
             for r in range(n_act):
-                g = target[r]
-                for f in range(lo, hi):
-                    H[2 * (offsets[f] + bins[r, f])] += g
+                H[2 * (o + bins[r, f])] += target[r]
         else:
             for r in range(n):
                 c = w[r]
-                g = target[r] * c if c > 0.0 else 0.0
-                for f in range(lo, hi):
-                    H[3 * (offsets[f] + bins[r, f])] += g
+                H[3 * (o + bins[r, f])] += target[r] * c if c > 0.0 else 0.0
