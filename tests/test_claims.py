@@ -975,3 +975,16 @@ def test_every_real_world_judge_judges_only_the_cells_its_reading_keeps(classifi
                 assert kept == {k for k in every if f"dataset={ds}" in k}, (sid, ds)
                 judged |= {sid} if kept else set()
     assert judged == {sid for sid, s in STATEMENTS.items() if s.experiment == REAL_WORLD}
+
+
+
+def test_claims_cite_the_papers_sections_not_lines_of_its_latex_source():
+    """The registry's notes cite LaTeX lines ("l. 822"), which a reader of the paper cannot use:
+    claims.csv (the stored one, written by ``make figures``) says their sections."""
+    from proxboost.experiments.claims.statements import STATEMENTS as registry
+
+    assert any("(l. " in repr(s) for s in registry.values()), "nothing left to convert"
+    stored = pd.read_csv(Path(__file__).resolve().parents[1] / "results" / "claims.csv")
+    texts = stored[["scope", "numbers", "protocol"]].astype(str).agg(" ".join, axis=1)
+    assert not texts.str.contains(r"\bl\. ?\d", regex=True).any()
+    assert texts.str.contains("(Section 5.1.", regex=False).any()

@@ -31,6 +31,7 @@ from proxboost.experiments.claims.criteria import (
     scope,
 )
 from proxboost.experiments.claims.curveset import CurveSet, RunView
+from proxboost.experiments.claims.paper import sections_for_lines
 from proxboost.experiments.claims.realworld import MEDIANS_ONLY
 from proxboost.experiments.claims.statements import REAL_WORLD, STATEMENTS
 from proxboost.experiments.store.naming import (
@@ -347,6 +348,10 @@ def judge(
         real_world = statement.experiment == REAL_WORLD
         rows += judge_real(sid, units) if real_world else judge_synthetic(sid, cs)
     df = pd.DataFrame(rows)
+    # the registry's notes cite lines of the paper's LaTeX source, which a reader of the
+    # published paper cannot use: claims.csv says their sections
+    texts = [c for c in ("scope", "numbers", "protocol") if c in df.columns]
+    df[texts] = df[texts].map(lambda v: sections_for_lines(v) if isinstance(v, str) else v)
     df["criteria_sha"] = sha or criteria_sha()
     return df[list(CLAIMS_COLUMNS)]
 
