@@ -977,7 +977,6 @@ def test_every_real_world_judge_judges_only_the_cells_its_reading_keeps(classifi
     assert judged == {sid for sid, s in STATEMENTS.items() if s.experiment == REAL_WORLD}
 
 
-
 def test_claims_cite_the_papers_sections_not_lines_of_its_latex_source():
     """The registry's notes cite LaTeX lines ("l. 822"), which a reader of the paper cannot use:
     claims.csv (the stored one, written by ``make figures``) says their sections."""
