@@ -279,3 +279,35 @@ def test_make_results_computes_its_deadline_before_the_environment_exists():
     assert now + 5400 <= float(out.stdout) <= time.time() + 5400
     bad = subprocess.run([sys.executable, "-S", str(script), "2x"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stdout.strip() == "invalid"
+
+
+@pytest.mark.parametrize("passed", [True, False])
+def test_make_results_starts_no_line_after_the_deadline_and_says_how_many_it_left(tmp_path, passed):
+    """Each line of experiments/results.sh would plan its whole sweep only to start nothing, so
+    once the deadline has passed the shared run() skips the remaining lines and one line at the
+    end counts them; before the deadline every line is printed and run."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    script = tmp_path / "lines.sh"
+    marker = tmp_path / "ran"
+    script.write_text(
+        f"source {root / 'experiments' / '_run.sh'}\n"
+        + "".join(f"run touch {marker}-{k}\n" for k in range(3))
+    )
+    when = time.time() + (-5 if passed else 3600)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PROXBOOST_DEADLINE": f"{when:.3f}",
+        "PROXBOOST_RESUME": "make results BUDGET=2h",
+    }
+    out = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    ran = sorted(p.name for p in tmp_path.glob("ran-*"))
+    if passed:
+        assert ran == [] and out.stdout.splitlines() == [
+            "budget reached: 3 line(s) not started; make results BUDGET=2h continues them"
+        ]
+    else:
+        assert ran == ["ran-0", "ran-1", "ran-2"] and "budget reached" not in out.stdout
+        assert out.stdout.splitlines() == [f"touch {marker}-{k}" for k in range(3)]

@@ -57,6 +57,34 @@ def test_the_interrupt_line_counts_the_rows_and_curves_stored_since_the_start(
     )
 
 
+def test_an_interrupted_run_releases_the_claims_it_holds(tmp_path, capsys):
+    # Ctrl-C between a row's claim and its run's record of it (RowClaims.take): the claim is
+    # this process's and it still runs, so no one else would remove it; the interrupt handling
+    # releases every claim this process holds
+    from proxboost.experiments.launch import interrupts
+    from proxboost.experiments.store import row_claims
+
+    row = tmp_path / "run" / "split-00.csv"
+
+    def app():
+        def interrupted(k):
+            raise KeyboardInterrupt
+
+        with row_claims.RowClaims({0: row}, interrupted, "run") as claims:
+            claims.take(0)
+
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(SystemExit) as exc:
+            interrupts.interruptible(app, interrupts.Interrupts())
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert exc.value.code == 130
+    assert not list(row.parent.glob("*.claim"))
+    assert "interrupted: 0 rows stored" in capsys.readouterr().err
+
+
 def test_a_launcher_worker_between_jobs_leaves_quietly_on_an_interrupt(monkeypatch):
     # a joblib-launcher worker whose job has ended waits in loky's loop for the next one; an
     # interrupt there must end it (nothing to stop or release), not raise inside loky's loop,

@@ -75,6 +75,36 @@ def test_a_row_is_claimed_by_one_process_only_and_released_at_the_end(tmp_path):
     assert not list((tmp_path / "run").glob("*.claim"))  # none remains
 
 
+def test_an_interrupt_between_a_claim_and_its_record_leaves_it_to_release_all(tmp_path):
+    # the claim file exists and the run never recorded it (an interrupt right after the
+    # creation): RowClaims' exit cannot release it, release_all (which the interrupt handling of
+    # run.py calls) does; without it the claim stays until this process ends
+    rows = _rows(tmp_path)
+
+    def interrupted(k):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), claims.RowClaims(rows, interrupted, "run") as mine:
+        mine.take(0)
+    assert claims.claim_path(rows[0]).exists() and not mine.mine
+    claims.release_all()
+    assert not list((tmp_path / "run").glob("*.claim"))
+
+
+def test_an_interrupt_while_a_claim_is_written_leaves_no_claim(tmp_path, monkeypatch):
+    rows = _rows(tmp_path)
+
+    def write(fd, data):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(claims.os, "write", write)
+    with pytest.raises(KeyboardInterrupt):
+        claims.RowClaims(rows, lambda k: False, "run").take(0)
+    monkeypatch.undo()
+    assert not list((tmp_path / "run").glob("*.claim"))
+    assert claims.claim_path(rows[0]) not in claims._HELD.tokens
+
+
 def test_a_row_stored_meanwhile_is_neither_claimed_nor_recomputed(tmp_path):
     rows = _rows(tmp_path)
     with claims.RowClaims(rows, lambda k: k == 2, "run") as mine:

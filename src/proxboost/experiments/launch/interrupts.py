@@ -242,6 +242,9 @@ def interruptible(app, interrupts: Interrupts | None = None):
         interrupts.stop_workers()
         report(interrupts.rows_stored_since_start())
     finally:
+        # this process's own claims: an interrupt between a claim and its run's record of it
+        # (RowClaims.take) leaves one that only this process can release, since it still runs
+        row_claims.release_all()
         # claims of launcher workers that ended without releasing them (killed by joblib when
         # another job failed): nobody else would remove them before they go stale
         with contextlib.suppress(OSError):

@@ -110,8 +110,13 @@ class _Held:
     refresher: threading.Thread | None = None
     pid: int = -1
 
-    def add(self, path: Path, token: str):
+    def add(self, path: Path, token: str) -> bool:
+        """Hold ``path`` with ``token``; False (and nothing changed) if it is held already."""
         with self.lock:
+            if self.pid != os.getpid():  # a forked child: its parent's claims are not its own
+                self.tokens.clear()
+            if path in self.tokens:
+                return False
             self.tokens[path] = token
             if self.refresher is None or not self.refresher.is_alive() or self.pid != os.getpid():
                 self.pid = os.getpid()
@@ -119,6 +124,13 @@ class _Held:
                     target=self._refresh, name="proxboost-claims", daemon=True
                 )
                 self.refresher.start()
+            return True
+
+    def forget(self, path: Path, token: str):
+        """Drop ``path`` from the held claims if it is still registered with ``token``."""
+        with self.lock:
+            if self.tokens.get(path) == token:
+                del self.tokens[path]
 
     def _refresh(self):
         while True:
@@ -158,7 +170,12 @@ def release_all():
 
 
 def _create(path: Path) -> bool:
-    """Create the claim ``path`` exclusively; False if it exists."""
+    """Create the claim ``path`` exclusively; False if it exists.
+
+    The claim is registered in :data:`_HELD` before the file is created, so that an interrupt
+    at any point after the creation leaves it to :func:`release_all` (the owner still runs, so
+    no other process would find it stale); one that arrives while it is being written removes
+    it here (a file without its token could not be told from another owner's)."""
     token = uuid.uuid4().hex
     content = {
         "host": socket.gethostname(),
@@ -167,19 +184,25 @@ def _create(path: Path) -> bool:
         "token": token,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
+    if not _HELD.add(path, token):  # this process holds it already (another run of it)
+        return False
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
+    except FileExistsError:  # another owner's
+        _HELD.forget(path, token)
         return False
+    except BaseException:
+        _HELD.forget(path, token)
+        raise
     try:
         os.write(fd, json.dumps(content).encode())
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
             path.unlink()
+        _HELD.forget(path, token)
         raise
     os.close(fd)
-    _HELD.add(path, token)
     return True
 
 
