@@ -7,8 +7,13 @@ the script reads each function's address from the compiled libraries, which requ
 them in this process: it runs with an empty numba cache (a temporary folder; compiling takes a
 minute or more). A kernel that LLVM inlined into its caller counts toward the caller.
 
-Usage: ``python benchmarks/profile_tree.py whitewine 5 [--seconds 8]`` (Linux with ``perf``).
-The shares are relative: a loaded machine slows every kernel alike, roughly.
+With ``--fit``, the whole boosting iteration instead of the tree alone: fits of ``lad``/prox
+(T = 1000, nu = 0.1, the other half as eval set, its loss recorded every iteration) one after the
+other, each sample mapped to the compiled loop's kernels or, outside them, to the library holding
+it (the Python interpreter, NumPy: the fit's work before and after the loop).
+
+Usage: ``python benchmarks/profile_tree.py whitewine 5 [--seconds 8] [--fit]`` (Linux with
+``perf``). The shares are relative: a loaded machine slows every kernel alike, roughly.
 """
 
 import argparse
@@ -63,8 +68,35 @@ def _functions(dispatcher):
     return sorted(set(found))
 
 
-def child(dataset, depth, seconds, symbols_path):
-    """In the profiled process: compile, write the symbols, then grow trees for ``seconds``."""
+def _fit_child(X, y, Xe, ye, depth, seconds, symbols_path):
+    """``child`` with ``--fit``: whole fits (the compiled loop and the Python work around it)."""
+    from proxboost import BoostingRegressor, _compiled_loop
+
+    def fit():
+        est = BoostingRegressor(
+            loss="lad", algo="prox", max_depth=depth, learning_rate=0.1, n_estimators=1000
+        )
+        est.fit(X, y, eval_set=(Xe, ye))
+
+    fit()
+    t0 = time.perf_counter()
+    fit()
+    per_fit = time.perf_counter() - t0
+    with open(symbols_path, "w") as f:
+        f.writelines(f"{a:x} {name}\n" for a, name in _functions(_compiled_loop._run_exact))
+    print(f"({X.shape[0]} x {X.shape[1]}), depth {depth}: {per_fit * 1e3:.0f} us/iteration")
+    sys.stdout.flush()
+    t_start = time.clock_gettime(time.CLOCK_MONOTONIC)
+    for _ in range(max(1, int(seconds / per_fit))):
+        fit()
+    t_end = time.clock_gettime(time.CLOCK_MONOTONIC)
+    with open(symbols_path + ".window", "w") as f:
+        f.write(f"{t_start} {t_end}\n")
+
+
+def child(dataset, depth, seconds, symbols_path, whole_fit=False):
+    """In the profiled process: compile, write the symbols, then grow trees (or fit, with
+    ``whole_fit``) for ``seconds``."""
     import numpy as np
 
     from proxboost.engines import make_engine
@@ -72,7 +104,10 @@ def child(dataset, depth, seconds, symbols_path):
     from proxboost.experiments.plan.protocol import split_indices
 
     X, y, _ = load_dataset(dataset)
-    X = X[split_indices(len(y), 0)[0]]
+    train, _, test = split_indices(len(y), 0)
+    if whole_fit:
+        return _fit_child(X[train], y[train], X[test], y[test], depth, seconds, symbols_path)
+    X = X[train]
     engine = make_engine("exact")
     _, _, record, _ = engine.compiled(engine.prepare(X, fit=True), depth, None)
     target = np.random.default_rng(0).normal(size=X.shape[0])
@@ -136,9 +171,10 @@ def main():
     parser.add_argument("dataset")
     parser.add_argument("depth", type=int)
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--fit", action="store_true", help="whole fits, not the tree alone")
     args = parser.parse_args()
     if os.environ.get(MARK):
-        return child(args.dataset, args.depth, args.seconds, os.environ[MARK])
+        return child(args.dataset, args.depth, args.seconds, os.environ[MARK], args.fit)
     if shutil.which("perf") is None:
         raise SystemExit("profile_tree.py needs Linux perf (apt-get install linux-perf)")
     with tempfile.TemporaryDirectory() as tmp:

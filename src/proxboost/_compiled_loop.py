@@ -570,19 +570,27 @@ def boost(estimator, fit):
 
 
 def _collect(fit, out, done, stopped):
-    """The trees, leaf values, curves and times of the ``done`` iterations into the state."""
+    """The trees, leaf values, curves and times of the ``done`` iterations into the state.
+
+    One Python object per tree is unavoidable (``estimators_`` is a list of trees): each gets
+    views of one copy of the loop's outputs, cut with plain int boundaries (``tolist``), the
+    cheapest slicing NumPy offers; this was a fifth of a small fit's time."""
     state = fit.state
     if done == 0:
         return
-    nodes = tuple(a[: out.node_end[done - 1]].copy() for a in out.nodes)
-    leaves = out.leaf_values[: out.leaf_end[done - 1]].copy()
-    node_start, leaf_start = 0, 0
-    for k in range(done):
-        node_stop, leaf_stop = int(out.node_end[k]), int(out.leaf_end[k])
-        tree_nodes = tuple(a[node_start:node_stop] for a in nodes)
-        state.trees.append(fit.engine.tree(tree_nodes, leaf_stop - leaf_start))
-        state.leaf_values.append(leaves[leaf_start:leaf_stop])
-        node_start, leaf_start = node_stop, leaf_stop
+    ends = out.node_end[:done].tolist()
+    leaf_ends = out.leaf_end[:done].tolist()
+    nodes = tuple(a[: ends[-1]].copy() for a in out.nodes)
+    leaves = out.leaf_values[: leaf_ends[-1]].copy()
+    make_tree = fit.engine.tree
+    start, leaf_start = 0, 0
+    trees, leaf_values = [], []
+    for stop, leaf_stop in zip(ends, leaf_ends, strict=True):
+        trees.append(make_tree(tuple([a[start:stop] for a in nodes]), leaf_stop - leaf_start))
+        leaf_values.append(leaves[leaf_start:leaf_stop])
+        start, leaf_start = stop, leaf_stop
+    state.trees.extend(trees)
+    state.leaf_values.extend(leaf_values)
     state.train_loss.extend(out.train[:done].tolist())
     state.times.extend(out.times[:done].tolist())
     state.elapsed = float(out.times[done - 1])

@@ -20,6 +20,37 @@ TreeArrays = namedtuple(
     ["feature", "threshold", "left", "right", "leaf_of_node", "gain", "missing_left", "leaf_ids"],
 )
 
+
+def new_tree_arrays(max_nodes, n, threshold_dtype):
+    """The :data:`TreeArrays` of a tree of at most ``max_nodes`` nodes on n rows, kept in an
+    engine's scratch between trees (:func:`reset_tree` before each)."""
+    return TreeArrays(
+        np.empty(max_nodes, np.int32),
+        np.empty(max_nodes, threshold_dtype),
+        np.empty(max_nodes, np.int32),
+        np.empty(max_nodes, np.int32),
+        np.empty(max_nodes, np.int32),
+        np.empty(max_nodes),
+        np.empty(max_nodes, np.uint8),
+        np.empty(n, np.intp),
+    )
+
+
+@njit(cache=True, nogil=True)
+def reset_tree(tree, max_nodes):
+    """``tree``'s first ``max_nodes`` nodes and every row's leaf id as a new tree starts them:
+    no feature, threshold 0, no children, no leaf, gain 0, missing values right; leaf ids -1."""
+    for k in range(max_nodes):
+        tree.feature[k] = -1
+        tree.threshold[k] = 0
+        tree.left[k] = -1
+        tree.right[k] = -1
+        tree.leaf_of_node[k] = -1
+        tree.gain[k] = 0.0
+        tree.missing_left[k] = 0
+    tree.leaf_ids[:] = -1
+
+
 #: Sums over a node's rows (scalars): weight, w g, w g^2.
 Sums = namedtuple("Sums", ["weight", "sum", "sq_sum"])
 

@@ -80,9 +80,9 @@ from numba import njit
 from sklearn.utils import check_random_state
 
 from proxboost.engines._exact.binning import code_features
-from proxboost.engines._exact.grower import grow, grow_tree
+from proxboost.engines._exact.grower import grow, grow_in_scratch, grow_tree
 from proxboost.engines._exact.predictor import apply_tree
-from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Scratch, Threads
+from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Threads, new_scratch
 from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 from proxboost.engines._threads import engine_threads, numba_threads
 
@@ -276,26 +276,16 @@ class ExactEngine:
 
     def _scratch(self, Xp, depth_cap):
         """The per-fit scratch of the trees of ``depth_cap`` on the prepared rows ``Xp`` (kept
-        between trees)."""
-        n = Xp.shape[0]
+        between trees: ``records.Scratch``)."""
+        n, p = Xp.shape
         # histograms in use at once: the node being split, one scratch, and the pending nodes
         # with a histogram on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
         n_buf = min(depth_cap, n // (SMALL_NODE + 1)) + 3
-        shape = (n, n_buf, Xp.hist_size)
+        _, max_nodes = _tree_size(n, depth_cap)
+        shape = (n, p, n_buf, Xp.hist_size, depth_cap)
         if self._work is None or self._work[0] != shape:
-            self._work = (
-                shape,
-                Scratch(
-                    rows=np.empty(n, np.int32),
-                    spare_rows=np.empty(n, np.int32),
-                    node_label=np.empty(n, np.int32),
-                    positive_part=np.empty(n),
-                    hist=np.empty((n_buf, Xp.hist_size)),
-                    bin_values=np.empty(n, np.float32),
-                    bin_targets=np.empty(n),
-                    bin_weights=np.empty(n),
-                ),
-            )
+            scratch = new_scratch(n, p, n_buf, Xp.hist_size, max_nodes, depth_cap, SMALL_NODE)
+            self._work = (shape, scratch)
         return self._work[1]
 
     def _thread_scratch(self, Xp, k):
@@ -360,30 +350,30 @@ ExactLoop = namedtuple("ExactLoop", ["codes", "scratch", "w", "depth", "max_node
 def grow_in_loop(engine, target, seed):
     """``ExactEngine.grow`` inside the compiled loop (every row of positive weight): the node
     arrays (feature, threshold, threshold bin (zeros), left, right, leaf_of_node, gain,
-    missing), every row's leaf id, and the number of leaves."""
+    missing), every row's leaf id, and the number of leaves. The arrays are views of the
+    engine's scratch, valid until the next tree: the loop stores them before growing it."""
     scratch = engine.scratch
     n = target.shape[0]
     if engine.w is not None:  # rows and labels as ``grow`` sets them when every row takes part
         for i in range(n):
             scratch.rows[i] = i
             scratch.node_label[i] = 0
-    feature, threshold, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grow(
-        engine.codes,
-        target,
-        engine.w,
-        scratch,
-        n,
-        engine.depth,
-        engine.max_nodes,
-        seed,
-        EPSILON,
-        FEATURE_THRESHOLD,
-        SMALL_NODE,
-        engine.monotonic,
+    sizes = (n, engine.depth, engine.max_nodes, seed)
+    consts = (EPSILON, FEATURE_THRESHOLD, SMALL_NODE)
+    tree, m, n_leaves = grow_in_scratch(
+        engine.codes, target, engine.w, scratch, sizes, consts, engine.monotonic, None
     )
-    bins = np.zeros(feature.shape[0], np.int32)
-    nodes = (feature, threshold, bins, left, right, leaf_of_node, gain, missing)
-    return nodes, leaf_ids, n_leaves
+    nodes = (
+        tree.feature[:m],
+        tree.threshold[:m],
+        scratch.threshold_bins[:m],
+        tree.left[:m],
+        tree.right[:m],
+        tree.leaf_of_node[:m],
+        tree.gain[:m],
+        tree.missing_left[:m],
+    )
+    return nodes, tree.leaf_ids, n_leaves
 
 
 @njit(cache=True, nogil=True)

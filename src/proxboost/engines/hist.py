@@ -105,10 +105,10 @@ import numpy as np
 from numba import njit
 
 from proxboost.engines._hist.binning import fit_feature
-from proxboost.engines._hist.grower import grow_tree
+from proxboost.engines._hist.grower import grow_in_scratch, grow_tree
 from proxboost.engines._hist.histogram import root_stats
 from proxboost.engines._hist.predictor import apply_tree, label_rows
-from proxboost.engines._hist.records import Binned, Scratch
+from proxboost.engines._hist.records import Binned, new_scratch
 from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 from proxboost.engines._threads import engine_threads, numba_threads
 
@@ -284,7 +284,7 @@ class HistEngine:
         max_nodes, stack_depth = _tree_size(n, max_depth)
         w, active, idle, stats = self._rows_and_root_stats(Xp, sample_weight)
         n_act = len(active)
-        scratch = self._scratch(n, stack_depth, len(stats))
+        scratch = self._scratch(Xp, max_depth, len(stats))
         scratch.rows[:n_act] = active
         kernel_args = (
             self._binned(Xp),
@@ -323,21 +323,18 @@ class HistEngine:
     def _binned(self, Xp):
         return Binned(Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d, self.nan_bin_)
 
-    def _scratch(self, n, stack_depth, stats_size):
-        """The per-fit scratch of the trees (kept between trees of one shape)."""
+    def _scratch(self, Xp, max_depth, stats_size):
+        """The per-fit scratch of the trees of ``max_depth`` on the binned rows ``Xp`` (kept
+        between trees of one shape: ``records.Scratch``)."""
+        n, p = Xp.shape
+        max_nodes, stack_depth = _tree_size(n, max_depth)
         # histogram buffers in use at once: the node being split, one scratch, and the pending
         # histogram nodes on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
         n_buf = min(stack_depth, n // (SMALL_NODE + 1)) + 3
-        shape = (n, n_buf, stats_size)
+        shape = (n, p, n_buf, stats_size, max_nodes, stack_depth)
         if self._work is None or self._work[0] != shape:
-            self._work = (
-                shape,
-                Scratch(
-                    rows=np.empty(n, np.int32),
-                    spare_rows=np.empty(n, np.int32),
-                    hist=np.empty((n_buf, stats_size)),
-                ),
-            )
+            scratch = new_scratch(n, p, n_buf, stats_size, max_nodes, stack_depth, SMALL_NODE)
+            self._work = (shape, scratch)
         return self._work[1]
 
     def compiled(self, Xp, max_depth, sample_weight=None):
@@ -352,7 +349,7 @@ class HistEngine:
             raise ValueError("the compiled loop takes positive weights only")
         record = HistLoop(
             self._binned(Xp),
-            self._scratch(n, stack_depth, len(stats)),
+            self._scratch(Xp, max_depth, len(stats)),
             w,
             active,
             stack_depth,
@@ -431,11 +428,13 @@ HistLoop = namedtuple(
 def grow_in_loop(engine, target, seed):
     """``HistEngine.grow`` inside the compiled loop (``seed`` unused: the engine is
     deterministic): the node arrays (feature, threshold, threshold bin, left, right,
-    leaf_of_node, gain, missing), every row's leaf id, and the number of leaves."""
+    leaf_of_node, gain, missing), every row's leaf id, and the number of leaves. The arrays are
+    views of the engine's scratch, valid until the next tree: the loop stores them before
+    growing it."""
     scratch = engine.scratch
     n_act = engine.active.shape[0]
     scratch.rows[:n_act] = engine.active
-    feature, thr, left, right, leaf_of_node, gain, missing, leaf_ids, n_leaves = grow_tree(
+    tree, m, n_leaves = grow_in_scratch(
         engine.binned,
         target,
         engine.w,
@@ -449,12 +448,21 @@ def grow_in_loop(engine, target, seed):
         engine.monotonic,
         None,  # one thread: the compiled loop is not taken with n_jobs > 1
     )
-    threshold = np.full(left.shape[0], np.nan)
-    for k in range(left.shape[0]):
-        if left[k] >= 0:
-            threshold[k] = engine.binned.edges[feature[k], thr[k]]
-    nodes = (feature, threshold, thr, left, right, leaf_of_node, gain, missing)
-    return nodes, leaf_ids, n_leaves
+    feature, thr, left = tree.feature[:m], tree.threshold[:m], tree.left[:m]
+    threshold = scratch.threshold[:m]
+    for k in range(m):
+        threshold[k] = engine.binned.edges[feature[k], thr[k]] if left[k] >= 0 else np.nan
+    nodes = (
+        feature,
+        threshold,
+        thr,
+        left,
+        tree.right[:m],
+        tree.leaf_of_node[:m],
+        tree.gain[:m],
+        tree.missing_left[:m],
+    )
+    return nodes, tree.leaf_ids, n_leaves
 
 
 @njit(cache=True, nogil=True)

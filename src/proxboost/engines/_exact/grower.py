@@ -22,11 +22,9 @@ from proxboost.engines._exact.histogram import (
     zero_ranges,
 )
 from proxboost.engines._exact.records import (
-    MAX_CODES,
     VALUES_MISSING_RIGHT,
     Limits,
     Node,
-    NodeStack,
     Workspace,
     kernel,
 )
@@ -35,11 +33,11 @@ from proxboost.engines._nodes import (
     LEAF,
     SMALL,
     Sums,
-    TreeArrays,
     child_buffers,
     monotone_child_bounds,
     pure,
     release,
+    reset_tree,
 )
 
 
@@ -463,65 +461,48 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par):
 
 
 @njit(cache=True, nogil=True)
-def new_records(scratch, p, max_depth, max_nodes, seed, small, monotonic):
-    """The records of one tree: its workspace (the engine's ``scratch`` plus per-tree arrays,
-    and the features' monotone constraints), its node arrays and the node stack."""
-    n = scratch.rows.shape[0]
+def new_records(scratch, p, max_nodes, seed, monotonic):
+    """The records of one tree, on the engine's ``scratch`` (nothing allocated): its workspace
+    (with the features' monotone constraints), its node arrays and the node stack, reset as a
+    new tree needs them (histogram ranges and node arrays as freshly allocated ones were, the
+    free buffers, the feature order and the random state); the other arrays are written before
+    they are read."""
     n_buf = scratch.hist.shape[0]
-    state = np.empty(1, np.int64)
-    state[0] = seed
+    scratch.rng_state[0] = seed
+    for b in range(n_buf):
+        scratch.free_buffers[b] = n_buf - 1 - b
+        for f in range(p):
+            scratch.bin_lo[b, f] = 0
+            scratch.bin_hi[b, f] = 0
+    for f in range(p):
+        scratch.features[f] = f
+    tree = scratch.tree
+    reset_tree(tree, max_nodes)
     work = Workspace(
         scratch.rows,
         scratch.spare_rows,
         scratch.node_label,
         scratch.positive_part,
         scratch.hist,
-        np.zeros((n_buf, p), np.int64),
-        np.zeros((n_buf, p), np.int64),
-        np.arange(n_buf - 1, -1, -1).astype(np.int32),
+        scratch.bin_lo,
+        scratch.bin_hi,
+        scratch.free_buffers,
         scratch.bin_values,
         scratch.bin_targets,
         scratch.bin_weights,
-        np.empty(small + 1, np.float32),
-        np.empty(small + 1),
-        np.empty(small + 1),
-        np.empty(MAX_CODES, np.int64),
-        np.empty(MAX_CODES, np.int64),
-        np.empty(MAX_CODES),
-        np.empty(MAX_CODES),
-        np.arange(p),
-        np.empty(p, np.int64),
-        state,
+        scratch.small_values,
+        scratch.small_targets,
+        scratch.small_weights,
+        scratch.nonempty,
+        scratch.inner_bins,
+        scratch.inner_sum,
+        scratch.inner_weight,
+        scratch.features,
+        scratch.constant,
+        scratch.rng_state,
         monotonic,
     )
-    tree = TreeArrays(
-        np.full(max_nodes, -1, np.int32),
-        np.zeros(max_nodes),
-        np.full(max_nodes, -1, np.int32),
-        np.full(max_nodes, -1, np.int32),
-        np.full(max_nodes, -1, np.int32),
-        np.zeros(max_nodes),
-        np.zeros(max_nodes, np.uint8),
-        np.full(n, -1, np.intp),
-    )
-    cap = 2 * max_depth + 4
-    stack = NodeStack(
-        np.empty(cap, np.int32),
-        np.empty(cap, np.bool_),
-        np.empty(cap, np.int32),
-        np.empty(cap, np.int64),
-        np.empty(cap, np.int64),
-        np.empty(cap, np.int32),
-        np.empty(cap, np.int32),
-        np.empty(cap, np.int64),
-        np.empty(cap),
-        np.empty(cap),
-        np.empty(cap),
-        np.empty(cap),
-        np.empty(cap),
-        np.empty(cap),
-    )
-    return work, tree, stack
+    return work, tree, scratch.stack
 
 
 @kernel
@@ -570,14 +551,10 @@ def grow(codes, target, w, scratch, n_act, max_depth, max_nodes, seed, eps, thr,
 def grow_tree(codes, target, w, scratch, sizes, consts, monotonic, par):
     """``grow`` with ``sizes`` = (n_act, max_depth, max_nodes, seed), ``consts`` = (eps, thr,
     small) and ``par``: None (one thread, ``grow``) or the threads' scratch (``n_jobs`` > 1;
-    module docstring)."""
-    n_act, max_depth, max_nodes, seed = sizes
-    eps, thr, small = consts
-    p = codes.values.shape[1]
-    work, tree, stack = new_records(scratch, p, max_depth, max_nodes, seed, small, monotonic)
-    root, wmin = root_pass(codes, target, w, work, n_act)
-    limits = Limits(max_depth, eps, thr, small, wmin, root.weight)
-    n_nodes, n_leaves = grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par)
+    module docstring). The returned arrays are the tree's own (copies of the scratch's)."""
+    tree, n_nodes, n_leaves = grow_in_scratch(
+        codes, target, w, scratch, sizes, consts, monotonic, par
+    )
     return (
         tree.feature[:n_nodes].copy(),
         tree.threshold[:n_nodes].copy(),
@@ -586,6 +563,21 @@ def grow_tree(codes, target, w, scratch, sizes, consts, monotonic, par):
         tree.leaf_of_node[:n_nodes].copy(),
         tree.gain[:n_nodes].copy(),
         tree.missing_left[:n_nodes].copy(),
-        tree.leaf_ids,
+        tree.leaf_ids.copy(),
         n_leaves,
     )
+
+
+@njit(cache=True, nogil=True)
+def grow_in_scratch(codes, target, w, scratch, sizes, consts, monotonic, par):
+    """``grow_tree`` leaving the tree in ``scratch.tree`` (valid until the next tree grown on
+    this scratch: the compiled loop reads it before growing the next one). Returns (the
+    scratch's ``TreeArrays``, n_nodes, n_leaves)."""
+    n_act, max_depth, max_nodes, seed = sizes
+    eps, thr, small = consts
+    p = codes.values.shape[1]
+    work, tree, stack = new_records(scratch, p, max_nodes, seed, monotonic)
+    root, wmin = root_pass(codes, target, w, work, n_act)
+    limits = Limits(max_depth, eps, thr, small, wmin, root.weight)
+    n_nodes, n_leaves = grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par)
+    return tree, n_nodes, n_leaves

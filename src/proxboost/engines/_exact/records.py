@@ -6,6 +6,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from proxboost.engines._nodes import new_tree_arrays
+
 MAX_CODES = 256  # features with at most this many distinct values get one code per value (uint8)
 FEATURE_THRESHOLD = np.float32(1e-7)  # scikit-learn's tolerance between feature values
 # A split's ``code`` (the rows going left: codes at most ``code`` when >= 0): these negative values
@@ -112,7 +114,11 @@ Limits = namedtuple(
 #: The node being split (scalars).
 Node = namedtuple("Node", ["label", "start", "end", "sum", "weight", "lower", "upper"])
 
-#: Scratch the engine keeps between the trees of a fit (the per-row arrays and histograms).
+#: Scratch the engine keeps between the trees of a fit: the workspace's arrays (the per-row
+#: arrays, the histograms and the small per-tree ones, reset by the grower where a tree needs
+#: them reset), the tree being grown (``TreeArrays`` at the node capacity) and the node stack.
+#: Keeping them saves the tree's ~40 allocations: on small data (100 rows) they were a sixth
+#: of the tree's time.
 Scratch = namedtuple(
     "Scratch",
     [
@@ -124,8 +130,73 @@ Scratch = namedtuple(
         "bin_values",
         "bin_targets",
         "bin_weights",
+        "bin_lo",
+        "bin_hi",
+        "free_buffers",
+        "small_values",
+        "small_targets",
+        "small_weights",
+        "nonempty",
+        "inner_bins",
+        "inner_sum",
+        "inner_weight",
+        "features",
+        "constant",
+        "rng_state",
+        "tree",  # TreeArrays: (max_nodes,) node arrays, (n,) leaf ids
+        "stack",  # NodeStack: 2 * depth + 4 pending nodes
+        "threshold_bins",  # (max_nodes,) int32 zeros: the compiled loop's unused threshold bins
     ],
 )
+
+
+def new_scratch(n, p, n_buf, hist_size, max_nodes, depth, small):
+    """The :data:`Scratch` of trees of ``depth`` (node capacity ``max_nodes``) on n rows of p
+    features, with ``n_buf`` histograms of ``hist_size`` and small nodes of at most ``small``
+    rows."""
+    cap = 2 * depth + 4
+    return Scratch(
+        rows=np.empty(n, np.int32),
+        spare_rows=np.empty(n, np.int32),
+        node_label=np.empty(n, np.int32),
+        positive_part=np.empty(n),
+        hist=np.empty((n_buf, hist_size)),
+        bin_values=np.empty(n, np.float32),
+        bin_targets=np.empty(n),
+        bin_weights=np.empty(n),
+        bin_lo=np.zeros((n_buf, p), np.int64),
+        bin_hi=np.zeros((n_buf, p), np.int64),
+        free_buffers=np.empty(n_buf, np.int32),
+        small_values=np.empty(small + 1, np.float32),
+        small_targets=np.empty(small + 1),
+        small_weights=np.empty(small + 1),
+        nonempty=np.empty(MAX_CODES, np.int64),
+        inner_bins=np.empty(MAX_CODES, np.int64),
+        inner_sum=np.empty(MAX_CODES),
+        inner_weight=np.empty(MAX_CODES),
+        features=np.empty(p, np.int64),
+        constant=np.empty(p, np.int64),
+        rng_state=np.empty(1, np.int64),
+        tree=new_tree_arrays(max_nodes, n, np.float64),
+        stack=NodeStack(
+            *(
+                np.empty(cap, dtype)
+                for dtype in (
+                    np.int32,
+                    np.bool_,
+                    np.int32,
+                    np.int64,
+                    np.int64,
+                    np.int32,
+                    np.int32,
+                    np.int64,
+                    *(np.float64,) * 6,
+                )
+            )
+        ),
+        threshold_bins=np.zeros(max_nodes, np.int32),
+    )
+
 
 #: Scratch of the threads (``n_jobs`` > 1; None on one thread): per thread, the arrays of a
 #: feature's scan that the serial kernels keep in the workspace, and per feature, the result of

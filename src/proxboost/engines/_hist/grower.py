@@ -18,17 +18,17 @@ from proxboost.engines._hist.histogram import (
     subtract_ranges,
     zero_ranges,
 )
-from proxboost.engines._hist.records import Limits, NodeStack, Workspace
+from proxboost.engines._hist.records import Limits
 from proxboost.engines._hist.splitting import best_split, best_split_par, best_split_small
 from proxboost.engines._nodes import (
     LEAF,
     SMALL,
     Sums,
-    TreeArrays,
     child_buffers,
     monotone_child_bounds,
     pure,
     release,
+    reset_tree,
 )
 
 
@@ -359,42 +359,19 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
 
 
 @njit(cache=True, nogil=True)
-def new_records(n, p, scratch, max_depth, max_nodes, small):
-    """The per-tree records: workspace, node arrays, node stack."""
+def new_records(p, scratch, max_nodes):
+    """The per-tree records (workspace, node arrays, node stack) on the engine's ``scratch``,
+    reset as a new tree needs them: histogram ranges and node arrays as freshly allocated ones
+    were, and every buffer free; the other arrays are written before they are read."""
+    work = scratch.work
     n_buf = scratch.hist.shape[0]
-    work = Workspace(
-        np.zeros((n_buf, p), np.int32),
-        np.zeros((n_buf, p), np.int32),
-        np.arange(n_buf - 1, -1, -1).astype(np.int32),
-        np.empty(small + 1, np.uint8),
-        np.empty(small + 1),
-        np.empty(small + 1),
-        np.empty(256, np.int64),
-    )
-    tree = TreeArrays(
-        np.full(max_nodes, -1, np.int32),
-        np.zeros(max_nodes, np.int32),
-        np.full(max_nodes, -1, np.int32),
-        np.full(max_nodes, -1, np.int32),
-        np.full(max_nodes, -1, np.int32),
-        np.zeros(max_nodes),
-        np.zeros(max_nodes, np.uint8),
-        np.full(n, -1, np.intp),
-    )
-    cap = 2 * max_depth + 4
-    stack = NodeStack(
-        np.empty(cap, np.int32),
-        np.empty(cap, np.int32),
-        np.empty(cap, np.int32),
-        np.empty(cap, np.int32),
-        np.empty(cap, np.int32),
-        np.empty(cap),
-        np.empty(cap),
-        np.empty(cap),
-        np.empty(cap),
-        np.empty(cap),
-    )
-    return work, tree, stack
+    for b in range(n_buf):
+        work.free_buffers[b] = n_buf - 1 - b
+        for f in range(p):
+            work.bin_lo[b, f] = 0
+            work.bin_hi[b, f] = 0
+    reset_tree(scratch.tree, max_nodes)
+    return work, scratch.tree, scratch.stack
 
 
 @njit(cache=True, nogil=True)
@@ -408,9 +385,44 @@ def grow_tree(
     ``root_stats``: the root's weights and row counts per bin (``histogram.root_stats``).
     ``monotonic``: (p,) int8, each feature's monotone constraint (zeros: none).
     ``par``: None, or the thread count of the parallel kernels (module docstring).
+    The returned arrays are the tree's own (copies of the scratch's).
     """
-    n, p = binned.bins.shape
-    work, tree, stack = new_records(n, p, scratch, max_depth, max_nodes, small)
+    tree, n_nodes, n_leaves = grow_in_scratch(
+        binned,
+        target,
+        w,
+        scratch,
+        n_act,
+        max_depth,
+        max_nodes,
+        eps,
+        small,
+        root_stats,
+        monotonic,
+        par,
+    )
+    return (
+        tree.feature[:n_nodes].copy(),
+        tree.threshold[:n_nodes].copy(),
+        tree.left[:n_nodes].copy(),
+        tree.right[:n_nodes].copy(),
+        tree.leaf_of_node[:n_nodes].copy(),
+        tree.gain[:n_nodes].copy(),
+        tree.missing_left[:n_nodes].copy(),
+        tree.leaf_ids.copy(),
+        n_leaves,
+    )
+
+
+@njit(cache=True, nogil=True)
+def grow_in_scratch(
+    binned, target, w, scratch, n_act, max_depth, max_nodes, eps, small, root_stats, monotonic, par
+):
+    """``grow_tree`` leaving the tree in ``scratch.tree`` (valid until the next tree grown on
+    this scratch: the compiled loop reads it before growing the next one). Returns (the
+    scratch's ``TreeArrays``, n_nodes, n_leaves)."""
+    p = binned.bins.shape[1]
+    work, tree, stack = new_records(p, scratch, max_nodes)
     rows = scratch.rows
     w0 = 0.0
     s0 = 0.0
@@ -426,14 +438,4 @@ def grow_tree(
     n_nodes, n_leaves = grow_nodes(
         binned, target, w, scratch, work, tree, stack, limits, n_act, root_stats, root, par
     )
-    return (
-        tree.feature[:n_nodes].copy(),
-        tree.threshold[:n_nodes].copy(),
-        tree.left[:n_nodes].copy(),
-        tree.right[:n_nodes].copy(),
-        tree.leaf_of_node[:n_nodes].copy(),
-        tree.gain[:n_nodes].copy(),
-        tree.missing_left[:n_nodes].copy(),
-        tree.leaf_ids,
-        n_leaves,
-    )
+    return tree, n_nodes, n_leaves

@@ -3,6 +3,10 @@ scalars into plain structures: a field costs what a separate argument cost)."""
 
 from collections import namedtuple
 
+import numpy as np
+
+from proxboost.engines._nodes import new_tree_arrays
+
 #: The binned training rows and what the engine learned from them (read-only during a fit).
 Binned = namedtuple(
     "Binned",
@@ -16,15 +20,48 @@ Binned = namedtuple(
     ],
 )
 
-#: Scratch the engine keeps between the trees of a fit.
+#: Scratch the engine keeps between the trees of a fit: the per-row arrays, the histograms, the
+#: small per-tree arrays of the :data:`Workspace`, the tree being grown and the node stack
+#: (reset by the grower where a tree needs them reset: nothing is allocated per tree).
 Scratch = namedtuple(
     "Scratch",
     [
         "rows",  # (n,) int32: rows taking part; each node owns a contiguous segment
         "spare_rows",  # (n,) int32: the right side during a partition
         "hist",  # (n_buffers, S * total bins) float64: histogram buffers
+        "work",  # Workspace
+        "tree",  # TreeArrays: (max_nodes,) node arrays (threshold: a bin), (n,) leaf ids
+        "stack",  # NodeStack: 2 * depth + 4 pending nodes
+        "threshold",  # (max_nodes,) float64: the compiled loop's split values of the bins
     ],
 )
+
+
+def new_scratch(n, p, n_buf, stats_size, max_nodes, depth, small):
+    """The :data:`Scratch` of trees of stack depth ``depth`` (node capacity ``max_nodes``) on n
+    rows of p features, ``n_buf`` histograms of ``stats_size``, small nodes of at most ``small``
+    rows."""
+    cap = 2 * depth + 4
+    return Scratch(
+        rows=np.empty(n, np.int32),
+        spare_rows=np.empty(n, np.int32),
+        hist=np.empty((n_buf, stats_size)),
+        work=Workspace(
+            np.zeros((n_buf, p), np.int32),
+            np.zeros((n_buf, p), np.int32),
+            np.empty(n_buf, np.int32),
+            np.empty(small + 1, np.uint8),
+            np.empty(small + 1),
+            np.empty(small + 1),
+            np.empty(256, np.int64),
+        ),
+        tree=new_tree_arrays(max_nodes, n, np.int32),
+        stack=NodeStack(
+            *(np.empty(cap, np.int32) for _ in range(5)), *(np.empty(cap) for _ in range(5))
+        ),
+        threshold=np.empty(max_nodes),
+    )
+
 
 #: Per-tree scratch besides the engine's.
 Workspace = namedtuple(
