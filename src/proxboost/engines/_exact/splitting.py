@@ -655,6 +655,66 @@ def edge_floor(codes, work, node, n_known, buf, min_weight):
     return np.nextafter(floor, -np.inf) if floor > -np.inf else floor
 
 
+# -- scikit-learn's visit of the features ------------------------------------------------------
+# ``node_split_best`` draws the features in a random order (skipping the known constants), moves
+# each one found constant to the known constants and each other one visited to the end; the
+# serial loop (``split_node``) and the threads' replay (``replay_visits``) share these steps.
+# The visit's state: (f_i, n_visited, n_found, n_drawn, n_total), scikit-learn's names.
+
+
+@kernel
+def visiting(visit, p):
+    """Whether the visit of the p features goes on (scikit-learn's loop condition)."""
+    f_i, n_visited, n_found, n_drawn, n_total = visit
+    return f_i > n_total and (n_visited < p or n_visited <= n_found + n_drawn)
+
+
+@kernel
+def draw_feature(features, rng_state, n_known, visit):
+    """Draw the next feature: (its position in ``features``, the visit), the position -1 when
+    the draw hit a known constant (moved to the drawn ones; nothing to scan)."""
+    f_i, n_visited, n_found, n_drawn, n_total = visit
+    n_visited += 1
+    f_j = rand_int(n_drawn, f_i - n_found, rng_state)
+    if f_j < n_known:
+        features[n_drawn], features[f_j] = features[f_j], features[n_drawn]
+        return -1, (f_i, n_visited, n_found, n_drawn + 1, n_total)
+    return f_j + n_found, (f_i, n_visited, n_found, n_drawn, n_total)
+
+
+@kernel
+def settle_feature(features, f_j, constant, visit):
+    """After the scan of the feature at ``f_j``: to the known constants when it is ``constant``
+    in the node (and its descendants), else to the visited end. Returns the visit."""
+    f_i, n_visited, n_found, n_drawn, n_total = visit
+    if constant:
+        features[f_j], features[n_total] = features[n_total], features[f_j]
+        return (f_i, n_visited, n_found + 1, n_drawn, n_total + 1)
+    f_i -= 1
+    features[f_i], features[f_j] = features[f_j], features[f_i]
+    return (f_i, n_visited, n_found, n_drawn, n_total)
+
+
+@kernel
+def finish_split(codes, work, node, n_known, n_total, best):
+    """The end of a split search with the winner ``best`` = (feature or -1, a, b, lo_bin,
+    hi_bin, direction): the known constants' order restored (scikit-learn's invariant: they
+    keep it for siblings and children), the edge values of a split between two coarse bins.
+    Returns ``split_node``'s tuple."""
+    best_f, best_a, best_b, best_lo, best_hi, best_dir = best
+    features = work.features
+    constant = work.constant
+    for i in range(n_known):
+        features[i] = constant[i]
+    for i in range(n_known, n_total):
+        constant[i] = features[i]
+    if best_f >= 0 and best_lo >= 0 and codes.positive_offset[best_f] >= 0:
+        # between two coarse bins: their edge values
+        best_a, best_b = bin_edge_values(codes, work, node, best_f, best_lo, best_hi)
+    code = VALUES_MISSING_LEFT if best_dir == 1 else best_lo
+    return best_f, best_a, best_b, code, n_total, best_dir
+
+
 @kernel
 def split_node(codes, target, w, work, node, n_known, buf, limits):
     """scikit-learn's ``node_split_best`` on one node: (feature, a, b, code, n_total_constants,
@@ -668,30 +728,17 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
     """
     features = work.features
     p = features.shape[0]
-    f_i = p
-    n_visited = 0
-    n_found = 0
-    n_drawn = 0
-    n_total = n_known
+    visit = (p, 0, 0, 0, n_known)
     best = -np.inf
     if buf >= 0 and node.end - node.start >= codes.bin_offset[codes.bin_offset.shape[0] - 1]:
         # the floor reads every bin once more: it pays for itself only where the coarse bins
         # it lets the first features skip hold more rows than the histogram has bins
         best = edge_floor(codes, work, node, n_known, buf, limits.min_weight)
-    best_f = -1
-    best_a = 0.0
-    best_b = 0.0
-    best_lo = -1
-    best_hi = -1
-    best_dir = -1
-    while f_i > n_total and (n_visited < p or n_visited <= n_found + n_drawn):
-        n_visited += 1
-        f_j = rand_int(n_drawn, f_i - n_found, work.rng_state)
-        if f_j < n_known:
-            features[n_drawn], features[f_j] = features[f_j], features[n_drawn]
-            n_drawn += 1
+    found = (-1, 0.0, 0.0, -1, -1, -1)
+    while visiting(visit, p):
+        f_j, visit = draw_feature(features, work.rng_state, n_known, visit)
+        if f_j < 0:
             continue
-        f_j += n_found
         f = features[f_j]
         # (the NaN-free scans called here directly: a dispatching kernel in between cost 15 %
         # of the tree time at depth 8)
@@ -710,32 +757,11 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
             res, prox, a, b = scan_small(
                 codes, target, w, work, node, f, limits.feature_threshold, best
             )
-        if res < 0:  # constant in this node (and its descendants)
-            features[f_j], features[n_total] = features[n_total], features[f_j]
-            n_found += 1
-            n_total += 1
-            continue
-        f_i -= 1
-        features[f_i], features[f_j] = features[f_j], features[f_i]
+        visit = settle_feature(features, f_j, res < 0, visit)
         if res > 0:
             best = prox
-            best_f = f
-            best_a = a
-            best_b = b
-            best_lo = lo_bin
-            best_hi = hi_bin
-            best_dir = direction
-    # scikit-learn's invariant: known constants keep their order for siblings and children
-    constant = work.constant
-    for i in range(n_known):
-        features[i] = constant[i]
-    for i in range(n_known, n_total):
-        constant[i] = features[i]
-    if best_f >= 0 and best_lo >= 0 and codes.positive_offset[best_f] >= 0:
-        # between two coarse bins: their edge values
-        best_a, best_b = bin_edge_values(codes, work, node, best_f, best_lo, best_hi)
-    code = VALUES_MISSING_LEFT if best_dir == 1 else best_lo
-    return best_f, best_a, best_b, code, n_total, best_dir
+            found = (f, a, b, lo_bin, hi_bin, direction)
+    return finish_split(codes, work, node, n_known, visit[4], found)
 
 
 # -- threads (n_jobs > 1) -------------------------------------------------------------------------
@@ -806,57 +832,19 @@ def replay_visits(work, n_known, par):
     far (the serial scan's first best). Returns (best feature or -1, n_total_constants)."""
     features = work.features
     p = features.shape[0]
-    f_i = p
-    n_visited = 0
-    n_found = 0
-    n_drawn = 0
-    n_total = n_known
+    visit = (p, 0, 0, 0, n_known)
     best = -np.inf
     best_f = -1
-    while f_i > n_total and (n_visited < p or n_visited <= n_found + n_drawn):
-        n_visited += 1
-        f_j = rand_int(n_drawn, f_i - n_found, work.rng_state)
-        if f_j < n_known:
-            features[n_drawn], features[f_j] = features[f_j], features[n_drawn]
-            n_drawn += 1
+    while visiting(visit, p):
+        f_j, visit = draw_feature(features, work.rng_state, n_known, visit)
+        if f_j < 0:
             continue
-        f_j += n_found
         f = features[f_j]
-        if par.found[f] < 0:  # constant in this node (and its descendants)
-            features[f_j], features[n_total] = features[n_total], features[f_j]
-            n_found += 1
-            n_total += 1
-            continue
-        f_i -= 1
-        features[f_i], features[f_j] = features[f_j], features[f_i]
+        visit = settle_feature(features, f_j, par.found[f] < 0, visit)
         if par.found[f] > 0 and par.proxy[f] > best:
             best = par.proxy[f]
             best_f = f
-    return best_f, n_total
-
-
-@kernel
-def finish_split(codes, work, node, n_known, n_total, best_f, par):
-    """``split_node``'s end with the winner ``best_f`` of ``replay_visits``: the constants'
-    order, the edge values of a split between two coarse bins. Returns ``split_node``'s
-    tuple."""
-    features = work.features
-    constant = work.constant
-    for i in range(n_known):
-        features[i] = constant[i]
-    for i in range(n_known, n_total):
-        constant[i] = features[i]
-    if best_f < 0:
-        return -1, 0.0, 0.0, -1, n_total, -1
-    best_a = par.edges[best_f, 0]
-    best_b = par.edges[best_f, 1]
-    best_lo = par.bins[best_f, 0]
-    best_dir = par.bins[best_f, 2]
-    if best_lo >= 0 and codes.positive_offset[best_f] >= 0:
-        # between two coarse bins: their edge values
-        best_a, best_b = bin_edge_values(codes, work, node, best_f, best_lo, par.bins[best_f, 1])
-    code = VALUES_MISSING_LEFT if best_dir == 1 else best_lo
-    return best_f, best_a, best_b, code, n_total, best_dir
+    return best_f, visit[4]
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -868,4 +856,8 @@ def split_node_par(codes, target, w, work, node, n_known, buf, limits, par):
     for t in prange(par.bin_values.shape[0]):
         scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known, floor)
     best_f, n_total = replay_visits(work, n_known, par)
-    return finish_split(codes, work, node, n_known, n_total, best_f, par)
+    if best_f < 0:
+        return finish_split(codes, work, node, n_known, n_total, (-1, 0.0, 0.0, -1, -1, -1))
+    edges, bins = par.edges[best_f], par.bins[best_f]
+    best = (best_f, edges[0], edges[1], bins[0], bins[1], bins[2])
+    return finish_split(codes, work, node, n_known, n_total, best)
