@@ -157,6 +157,10 @@ NOT_RUN = {
         "a pattern (<dataset>, <depth>): a profile under Linux perf that compiles every kernel "
         "from an empty cache (minutes)"
     ),
+    "python benchmarks/profile_tree.py crabs 3 --fit": (
+        "a profile of whole fits under Linux perf that compiles every kernel from an empty cache "
+        "(minutes)"
+    ),
     (
         "PYTHONPATH=. python /path/to/proxboost/run.py plugins=[my_plugins]"
         " hydra.searchpath=[file://my_conf] dataset=mcycle loss=lad algo=sklearn_gbr"
