@@ -51,6 +51,24 @@ def reset_tree(tree, max_nodes):
     tree.leaf_ids[:] = -1
 
 
+@njit(cache=True, nogil=True)
+def own_tree(tree, n_nodes, n_leaves):
+    """The tree grown in an engine's scratch as arrays of its own (``grow_tree``'s return: the
+    node arrays, every row's leaf id, the number of leaves): the scratch is reused by the next
+    tree."""
+    return (
+        tree.feature[:n_nodes].copy(),
+        tree.threshold[:n_nodes].copy(),
+        tree.left[:n_nodes].copy(),
+        tree.right[:n_nodes].copy(),
+        tree.leaf_of_node[:n_nodes].copy(),
+        tree.gain[:n_nodes].copy(),
+        tree.missing_left[:n_nodes].copy(),
+        tree.leaf_ids.copy(),
+        n_leaves,
+    )
+
+
 #: Sums over a node's rows (scalars): weight, w g, w g^2.
 Sums = namedtuple("Sums", ["weight", "sum", "sq_sum"])
 

@@ -26,6 +26,7 @@ from proxboost.engines._nodes import (
     Sums,
     child_buffers,
     monotone_child_bounds,
+    own_tree,
     pure,
     release,
     reset_tree,
@@ -401,17 +402,7 @@ def grow_tree(
         monotonic,
         par,
     )
-    return (
-        tree.feature[:n_nodes].copy(),
-        tree.threshold[:n_nodes].copy(),
-        tree.left[:n_nodes].copy(),
-        tree.right[:n_nodes].copy(),
-        tree.leaf_of_node[:n_nodes].copy(),
-        tree.gain[:n_nodes].copy(),
-        tree.missing_left[:n_nodes].copy(),
-        tree.leaf_ids.copy(),
-        n_leaves,
-    )
+    return own_tree(tree, n_nodes, n_leaves)
 
 
 @njit(cache=True, nogil=True)
