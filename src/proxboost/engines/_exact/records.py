@@ -25,11 +25,11 @@ VALUES_MISSING_LEFT = -2  # not x > threshold (True for NaN)
 kernel = njit(cache=True, nogil=True, _nrt=False)
 
 # The kernels called once per feature or once per node are inlined into their caller by numba
-# (``inline="always"``): the records are passed field by field, every array as 7-9 machine words,
-# so a call taking ``Codes`` and ``Workspace`` pushed about 300 words on the stack (600 for
-# ``children_modes``), and LLVM does not inline kernels of that size across numba's compiled
-# libraries (the cost measured: docs/engines.md, "Where the tree's time goes"). The arithmetic is
-# the same, operation for operation; compiling takes about as long.
+# (``inline="always"``): a call passes the records field by field, every array as 7-9 machine
+# words, so each call taking ``Codes`` and ``Workspace`` stored about 300 words on the stack, and
+# LLVM does not inline kernels of that size across numba's compiled libraries. It mattered on
+# small trees (crabs, depth 3: about 15 % of the tree; docs/engines.md), not measurably on large
+# ones. The arithmetic is the same, operation for operation.
 inlined_kernel = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 #: The prepared training rows (read-only during a fit). Histogram layout: per bin the weighted
