@@ -157,6 +157,10 @@ NOT_RUN = {
         "a pattern (<dataset>, <depth>): a profile under Linux perf that compiles every kernel "
         "from an empty cache (minutes)"
     ),
+    "python benchmarks/bench_tree.py crabs:3 spam:5 whitewine:5 redwine:5": (
+        "a timing benchmark comparing two revisions, run alternately from their worktrees on an "
+        "idle machine (minutes)"
+    ),
     "python benchmarks/profile_tree.py crabs 3 --fit": (
         "a profile of whole fits under Linux perf that compiles every kernel from an empty cache "
         "(minutes)"

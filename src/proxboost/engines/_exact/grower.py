@@ -26,6 +26,7 @@ from proxboost.engines._exact.records import (
     Limits,
     Node,
     Workspace,
+    inlined_kernel,
     kernel,
 )
 from proxboost.engines._exact.splitting import split_node, split_node_par
@@ -137,7 +138,7 @@ def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_lea
     return Sums(wl, sl, ql), n_left
 
 
-@kernel
+@inlined_kernel
 def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, n_leaves):
     """The threshold of ``split`` (feature, a, b, code) and the node's rows divided by it:
     labelled as leaves on the last level, else partitioned. Returns (threshold, mid, left sums,
@@ -191,7 +192,7 @@ def child_mode(target, rows, segment, imp, limits):
     return mode, mode == SMALL and n_rows > limits.small_node
 
 
-@kernel
+@inlined_kernel
 def child_histograms(codes, target, w, work, buf, node, mid, need_l, need_r, n_free, par):
     """Histograms of the children of a node split at ``mid`` whose histogram is in ``buf``:
     the smaller child's from its rows, the larger's as the parent's minus the smaller's (unit
@@ -316,7 +317,7 @@ def children_impurity(node, sq_sum, imp, left, limits):
     return imp_l, imp_r, gain, not (improvement + limits.epsilon < 0.0)
 
 
-@kernel
+@inlined_kernel
 def children_modes(codes, target, w, work, buf, node, mid, imps, n_free, limits, par):
     """The children's modes (leaf, small or histogram buffer; imps = their impurities), their
     histograms built when the parent has one (``par``: the threads). Returns (mode_l, mode_r,
@@ -342,7 +343,7 @@ def last_level_leaves(tree, node_id, n_nodes, n_leaves):
     tree.leaf_of_node[n_nodes + 1] = n_leaves + 1
 
 
-@kernel
+@inlined_kernel
 def root_mode(codes, target, w, work, limits, n_act, imp, par):
     """The root's mode, its histogram built when it has one (``par``: the threads). Returns
     (mode, n_free)."""
@@ -375,7 +376,7 @@ def root_mode(codes, target, w, work, limits, n_act, imp, par):
     return mode, n_free
 
 
-@kernel
+@inlined_kernel
 def find_split(codes, target, w, work, node, n_known, buf, limits, par):
     """``split_node`` on one thread (``par`` None) and on the small nodes; with threads, on a
     node with a histogram, ``split_node_par`` (the same split)."""

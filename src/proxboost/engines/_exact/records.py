@@ -24,6 +24,14 @@ VALUES_MISSING_LEFT = -2  # not x > threshold (True for NaN)
 # also kept the range loops from being vectorised); these indices are never negative.
 kernel = njit(cache=True, nogil=True, _nrt=False)
 
+# The kernels called once per feature or once per node are inlined into their caller by numba
+# (``inline="always"``): a call passes the records field by field, every array as 7-9 machine
+# words, so each call taking ``Codes`` and ``Workspace`` stored about 300 words on the stack, and
+# LLVM does not inline kernels of that size across numba's compiled libraries. It mattered on
+# small trees (crabs, depth 3: about 15 % of the tree; docs/engines.md), not measurably on large
+# ones. The arithmetic is the same, operation for operation.
+inlined_kernel = njit(cache=True, nogil=True, _nrt=False, inline="always")
+
 #: The prepared training rows (read-only during a fit). Histogram layout: per bin the weighted
 #: target sum and the weight side by side (feature f's bins from ``2 * bin_offset[f]``); after
 #: them, for the coarse features only, the sum of the positive w g per bin (from

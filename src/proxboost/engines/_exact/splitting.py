@@ -31,6 +31,7 @@ from proxboost.engines._exact.records import (
     FEATURE_THRESHOLD,
     VALUES_MISSING_LEFT,
     Workspace,
+    inlined_kernel,
     kernel,
 )
 from proxboost.engines._nodes import monotone_admissible
@@ -174,7 +175,7 @@ def collect_bin(codes, target, w, work, node, f, code):
     return k
 
 
-@kernel
+@inlined_kernel
 def nonempty_bins(work, buf, o, f):
     """List feature f's non-empty bins (histogram offset o) of buffer ``buf`` in the workspace's
     ``nonempty`` (branch-free), narrow the buffer's range of f to them; return their number."""
@@ -191,7 +192,7 @@ def nonempty_bins(work, buf, o, f):
     return m
 
 
-@kernel
+@inlined_kernel
 def scan_exact_coded(codes, work, buf, f, m, node, best):
     """Candidates of an exact-coded feature f between its m consecutive non-empty bins.
     Returns (found, best, a, b, lo_bin, hi_bin); found -1: constant feature."""
@@ -204,7 +205,7 @@ def scan_exact_coded(codes, work, buf, f, m, node, best):
     return found, best, a, bb, lo_bin, hi_bin
 
 
-@kernel
+@inlined_kernel
 def coded_pass(codes, work, buf, f, m, node, best, sl, wl):
     """Candidates of an exact-coded feature f between its m consecutive non-empty bins listed in
     the workspace, the sums of the rows left of the first being (sl, wl). Returns (found, best,
@@ -241,7 +242,7 @@ def coded_pass(codes, work, buf, f, m, node, best, sl, wl):
     return found, best, a, bb, lo_bin, hi_bin, sl, wl
 
 
-@kernel
+@inlined_kernel
 def scan_bin_edges(codes, work, buf, f, m, node, min_weight, best, start):
     """Candidates of a coarse feature f between its m non-empty bins (from the histogram), the
     sums of the rows left of the first being ``start`` = (sl, wl), listing in the workspace the
@@ -309,7 +310,7 @@ def inner_bound_may_beat(sl, wl, wb, pos, neg, node, min_weight, best):
     return refine
 
 
-@kernel
+@inlined_kernel
 def scan_binned(codes, target, w, work, node, f, buf, min_weight, best):
     """Candidates of feature f on a node with histogram buffer ``buf``, inside the buffer's bin
     range of f, which is narrowed to the node's non-empty bins.
@@ -346,7 +347,7 @@ def scan_binned(codes, target, w, work, node, f, buf, min_weight, best):
     return coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, (0.0, 0.0))
 
 
-@kernel
+@inlined_kernel
 def coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start):
     """Candidates of a coarse feature f with m >= 2 non-empty bins listed in the workspace, the
     sums of the rows left of the first being ``start`` = (sl, wl): between the bins from the
@@ -386,7 +387,7 @@ def coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start
     return found, best, a, bb, lo_bin, hi_bin
 
 
-@kernel
+@inlined_kernel
 def scan_small(codes, target, w, work, node, f, thr, best):
     """Candidates of one feature on a small node: insertion sort of its float32 values."""
     X32 = codes.values
@@ -715,7 +716,7 @@ def finish_split(codes, work, node, n_known, n_total, best):
     return best_f, best_a, best_b, code, n_total, best_dir
 
 
-@kernel
+@inlined_kernel
 def split_node(codes, target, w, work, node, n_known, buf, limits):
     """scikit-learn's ``node_split_best`` on one node: (feature, a, b, code, n_total_constants,
     direction).
