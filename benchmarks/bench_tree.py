@@ -16,11 +16,9 @@ import time
 
 import numpy as np
 from numba import njit
-from shared import commit, load, machine
+from shared import commit, exact_tree_inputs, load, machine
 
-from proxboost.engines import exact, make_engine
-from proxboost.experiments.datasets import load_dataset
-from proxboost.experiments.plan.protocol import split_indices
+from proxboost.engines import exact
 
 
 @njit
@@ -36,11 +34,7 @@ def _grow(record, target, first, T, check):
 def per_tree(dataset, depth, rounds, trees, seconds=0.3):
     """(median, smallest) CPU seconds per tree over ``rounds`` (each growing the ``trees`` trees
     as often as fills about ``seconds``), and the checksum of the ``trees`` trees."""
-    X, _, _ = load_dataset(dataset)
-    train, _, _ = split_indices(X.shape[0], 0)
-    engine = make_engine("exact")
-    _, _, record, _ = engine.compiled(engine.prepare(X[train], fit=True), depth, None)
-    target = np.random.default_rng(0).normal(size=len(train))
+    record, target, _ = exact_tree_inputs(dataset, depth)
     check = np.zeros(2)
     _grow(record, target, 1, trees, check)  # compiles on the first use; the checksum
     t0 = time.process_time()

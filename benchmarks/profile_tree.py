@@ -97,20 +97,16 @@ def _fit_child(X, y, Xe, ye, depth, seconds, symbols_path):
 def child(dataset, depth, seconds, symbols_path, whole_fit=False):
     """In the profiled process: compile, write the symbols, then grow trees (or fit, with
     ``whole_fit``) for ``seconds``."""
-    import numpy as np
+    from shared import exact_tree_inputs
 
-    from proxboost.engines import make_engine
     from proxboost.experiments.datasets import load_dataset
     from proxboost.experiments.plan.protocol import split_indices
 
-    X, y, _ = load_dataset(dataset)
-    train, _, test = split_indices(len(y), 0)
     if whole_fit:
+        X, y, _ = load_dataset(dataset)
+        train, _, test = split_indices(len(y), 0)
         return _fit_child(X[train], y[train], X[test], y[test], depth, seconds, symbols_path)
-    X = X[train]
-    engine = make_engine("exact")
-    _, _, record, _ = engine.compiled(engine.prepare(X, fit=True), depth, None)
-    target = np.random.default_rng(0).normal(size=X.shape[0])
+    record, target, shape = exact_tree_inputs(dataset, depth)
     loop = _grow_loop()
     loop(record, target, 2)
     t0 = time.perf_counter()
@@ -118,7 +114,7 @@ def child(dataset, depth, seconds, symbols_path, whole_fit=False):
     per_tree = (time.perf_counter() - t0) / 5
     with open(symbols_path, "w") as f:
         f.writelines(f"{a:x} {name}\n" for a, name in _functions(loop))
-    print(f"{dataset} ({X.shape[0]} x {X.shape[1]}), depth {depth}: {per_tree * 1e6:.0f} us/tree")
+    print(f"{dataset} ({shape[0]} x {shape[1]}), depth {depth}: {per_tree * 1e6:.0f} us/tree")
     sys.stdout.flush()
     t_start = time.clock_gettime(time.CLOCK_MONOTONIC)
     loop(record, target, max(1, int(seconds / per_tree)))

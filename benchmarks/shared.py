@@ -62,3 +62,21 @@ def lightgbm_params(depth, learning_rate, **objective) -> dict:
         deterministic=True,
     )
     return {**defaults, **objective}
+
+
+def exact_tree_inputs(dataset, depth):
+    """What the tree benchmarks grow: the ``exact`` engine's in-loop record for trees of ``depth``
+    on split 0's training half of ``dataset``, a Gaussian target (unit weights) and that half's
+    shape. Imports proxboost only when called (``profile_tree.py`` sets numba's cache first)."""
+    import numpy as np
+
+    from proxboost.engines import make_engine
+    from proxboost.experiments.datasets import load_dataset
+    from proxboost.experiments.plan.protocol import split_indices
+
+    X, _, _ = load_dataset(dataset)
+    train, _, _ = split_indices(X.shape[0], 0)
+    engine = make_engine("exact")
+    _, _, record, _ = engine.compiled(engine.prepare(X[train], fit=True), depth, None)
+    target = np.random.default_rng(0).normal(size=len(train))
+    return record, target, X[train].shape
