@@ -422,3 +422,99 @@ def test_random_forest_reports_ls_loss_and_error_only(toy_data):
         r["val_metric"] == "misclassification" and r["max_features"] in ("sqrt", "1.0")
         for r in rows
     )
+
+
+# -- CatBoost -------------------------------------------------------------------------------------
+def _catboost(loss, params, X, y, rounds, **kw):
+    """CatBoost used directly, its settings written out here."""
+    from catboost import CatBoostRegressor
+
+    objective = {"ls": "RMSE", "lad": "MAE", "pinball": "Quantile:alpha=0.9"}[loss.name]
+    return CatBoostRegressor(
+        loss_function=objective,
+        depth=params["max_depth"],
+        learning_rate=params["learning_rate"],
+        iterations=rounds,
+        random_seed=0,
+        thread_count=1,
+        verbose=False,
+        allow_writing_files=False,
+        **kw,
+    ).fit(X, y)
+
+
+@pytest.mark.parametrize("loss_name", ["ls", "lad", "pinball"])
+@pytest.mark.grid
+def test_catboost_curve_is_its_prediction_after_each_tree_scored(loss_name, toy_data):
+    loss = _loss(loss_name)
+    X, y = toy_data("regression")
+    Xtr, ytr, Xva, yva = X[:80], y[:80], X[80:], y[80:]
+    method = make_method("catboost", loss)
+    values, Ts = method.validation_curve(PARAMS, (Xtr, ytr), (Xva, yva), T_MAX, 0)
+    assert values.shape == (T_MAX + 1,) and np.array_equal(Ts, np.arange(T_MAX + 1))
+    model = _catboost(loss, PARAMS, Xtr, ytr, T_MAX)
+    expected = [loss.value(yva, model.predict(Xva, ntree_end=t)) for t in range(1, T_MAX + 1)]
+    np.testing.assert_allclose(values[1:], expected, rtol=1e-12, atol=1e-15)
+    # T = 0: its starting value (boost_from_average): the mean, or the τ-quantile of the
+    # training targets as the lower order statistic (NumPy's "inverted_cdf"), to float32 precision
+    z0 = model.get_scale_and_bias()[1]
+    assert values[0] == loss.value(yva, np.full(len(yva), z0))
+    tau = {"ls": None, "lad": 0.5, "pinball": 0.9}[loss_name]
+    start = np.mean(ytr) if tau is None else np.quantile(ytr, tau, method="inverted_cdf")
+    assert z0 == pytest.approx(start, rel=1e-5)
+    assert method.val_metric == "loss" and method.reports_loss()
+
+
+def test_catboost_refit_is_the_first_trees_of_a_longer_fit(toy_data):
+    # the protocol's premise: a refit with T trees is the longer fit's model cut at T
+    loss = _loss("pinball")
+    X, y = toy_data("regression")
+    method = make_method("catboost", loss)
+    z = method.refit_predict(PARAMS, 7, (X[:90], y[:90]), X[90:], 0)
+    longer = _catboost(loss, PARAMS, X[:90], y[:90], T_MAX)
+    np.testing.assert_array_equal(z, longer.predict(X[90:], ntree_end=7))
+    z0 = method.refit_predict(PARAMS, 0, (X[:90], y[:90]), X[90:], 0)
+    assert np.ptp(z0) == 0 and z0[0] == longer.get_scale_and_bias()[1]
+
+
+def test_catboost_l2_leaf_reg_is_an_axis_only_when_a_grid_gives_it(toy_data):
+    loss = _loss("lad")
+    fixed, searched = make_method("catboost", loss), make_method("catboost", loss)
+    searched.search_axes({"l2_leaf_reg": [1.0, 30.0]})
+    assert fixed.grid_axes == ("max_depth", "learning_rate")
+    assert searched.grid_axes == ("max_depth", "learning_rate", "l2_leaf_reg")
+    assert "l2_leaf_reg" in fixed.identity()["options"]
+    assert "l2_leaf_reg" not in searched.identity()["options"]
+    X, y = toy_data("regression")
+    params = {**PARAMS, "l2_leaf_reg": 30.0}
+    z = searched.refit_predict(params, 5, (X[:90], y[:90]), X[90:], 0)
+    expected = _catboost(loss, PARAMS, X[:90], y[:90], 5, l2_leaf_reg=30.0).predict(X[90:])
+    np.testing.assert_array_equal(z, expected)
+    assert not np.array_equal(z, fixed.refit_predict(PARAMS, 5, (X[:90], y[:90]), X[90:], 0))
+
+
+@pytest.mark.parametrize(
+    "loss, options, match",
+    [
+        (make_loss("hinge"), {}, "regression losses ls, lad, pinball, not loss=hinge"),
+        (make_loss("lad"), {"depth": 3}, r"unknown catboost setting\(s\) \['depth'\]"),
+        (make_loss("lad"), {"thread_count": 0}, "thread_count=0 is invalid"),
+    ],
+)
+def test_catboost_bad_settings_refused_when_built(loss, options, match):
+    with pytest.raises(ProtocolError, match=match):
+        make_method("catboost", loss, options=options)
+
+
+@pytest.mark.grid
+def test_catboost_config_lists_the_fixed_settings(compose):
+    import catboost
+    from hydra.utils import instantiate
+
+    from proxboost.experiments.plan.baselines import CatBoostMethod
+
+    built = instantiate(compose(["algo=catboost"]).algo, _convert_="all")
+    method = built.method(_loss("pinball"))
+    assert built.options == CatBoostMethod.defaults == method.settings
+    assert method.versions() == {"catboost": catboost.__version__}
+    assert method.identity()["options"]["objective"] == "Quantile:alpha=0.9"

@@ -264,3 +264,59 @@ def test_package_copy_is_not_written_anywhere(tmp_path):
     before = set(tmp_path.iterdir())
     load_dataset("barro", data_home=tmp_path / "cache", mirror=tmp_path / "mirror")
     assert set(tmp_path.iterdir()) == before
+
+
+# ---------------------------------------------------------------------------- subsampling
+def _positions(whole, part):
+    """Index in ``whole`` of every row of ``part`` (rows matched on (X, y); -1 when absent)."""
+    table = {tuple(row): i for i, row in enumerate(np.column_stack(whole))}
+    return np.array([table.get(tuple(row), -1) for row in np.column_stack(part)])
+
+
+def test_max_rows_keeps_a_seeded_subset_in_file_order():
+    from proxboost.experiments.datasets import dataset_identity
+
+    X, y, info = load_dataset("budgetfood")
+    Xs, ys, sub = load_dataset("budgetfood", max_rows=500, subsample_seed=3)
+    assert Xs.shape == (500, X.shape[1]) and sub.n == 500
+    pos = _positions((X, y), (Xs, ys))
+    assert (pos >= 0).all(), "every kept row is a row of the file"
+    # rows whose values occur once in the file are told apart: kept in file order, none twice
+    rows, counts = np.unique(np.column_stack([X, y]), axis=0, return_counts=True)
+    once = {tuple(r) for r in rows[counts == 1]}
+    told = np.array([tuple(r) in once for r in np.column_stack([Xs, ys])])
+    assert told.sum() > 450 and np.all(np.diff(pos[told]) > 0)
+    again = load_dataset("budgetfood", max_rows=500, subsample_seed=3)
+    other = load_dataset("budgetfood", max_rows=500, subsample_seed=4)
+    assert np.array_equal(again.X, Xs) and not np.array_equal(other.X, Xs)
+    # the draw enters the identity (the seed and the kept rows); the whole file's does not change
+    ids = [dataset_identity(i, 0) for i in (info, sub, other.info)]
+    assert ids[0]["params"] == {} and ids[1] != ids[2]
+    assert ids[1]["params"]["max_rows"] == 500 and ids[1]["params"]["subsample_seed"] == 3
+    assert ids[0]["sha256"] == ids[1]["sha256"]
+
+
+def test_max_rows_above_the_size_is_the_whole_dataset():
+    from proxboost.experiments.datasets import dataset_identity
+
+    X, y, info = load_dataset("barro")
+    Xs, ys, same = load_dataset("barro", max_rows=20000, subsample_seed=0)
+    assert np.array_equal(X, Xs) and np.array_equal(y, ys)
+    assert same.params == {} and dataset_identity(same, 0) == dataset_identity(info, 0)
+
+
+@pytest.mark.parametrize(
+    "params, error, match",
+    [
+        ({"max_rows": 0}, ValueError, "max_rows=0; give at least 1 row"),
+        ({"max_rows": 1.5}, TypeError, "max_rows=1.5; give a number of rows"),
+        ({"max_rows": 10, "subsample_seed": -1}, TypeError, "subsample_seed=-1"),
+        ({"rows": 10}, TypeError, r"takes no parameters \['rows'\].*max_rows"),
+    ],
+)
+def test_bad_subsampling_is_refused_before_reading(params, error, match, monkeypatch):
+    from proxboost.experiments.datasets import _load
+
+    monkeypatch.setattr(_load, "fetch", lambda *a, **k: pytest.fail("file read before the check"))
+    with pytest.raises(error, match=match):
+        load_dataset("budgetfood", **params)

@@ -317,3 +317,58 @@ def test_unavailable_dataset_fails_or_is_skipped(tmp_path, monkeypatch):
         run_experiment(**kw)
     assert run_experiment(skip_unavailable=True, **kw) is None
     assert not (tmp_path / "res").exists()
+
+
+# -- the same computation under another protocol folder --------------------------------------------
+def _stored_fields(path):
+    import csv
+    import io
+
+    from proxboost.experiments.system.sealed import read_sealed
+
+    header, values = list(csv.reader(io.StringIO(read_sealed(path))))
+    return dict(zip(header, values, strict=True))
+
+
+def test_a_run_reuses_the_rows_of_the_same_computation_stored_elsewhere(tmp_path, monkeypatch):
+    import proxboost.experiments.fits.pipeline as pipeline
+
+    config = {**BASE, "grid_name": "first", "results_dir": str(tmp_path), "n_jobs": 1}
+    first = run_experiment(**config, progress=False).sort_values("split")
+    assert len(first) == 2
+
+    def no_fit(*args, **kwargs):  # pragma: no cover - reached only if a split is recomputed
+        raise AssertionError("a split of the same computation was recomputed")
+
+    monkeypatch.setattr(pipeline, "run_protocol", no_fit)
+    again = run_experiment(**{**config, "grid_name": "again"}, progress=False)
+    again = again.sort_values("split")
+    assert set(again["protocol"]) == {"again/2splits/T5"} and set(again["grid"]) == {"again"}
+    assert list(again["identity_hash"]) == list(first["identity_hash"])
+    for k in range(2):
+        src = results.row_path(
+            tmp_path,
+            "first/2splits/T5",
+            *first.iloc[0][["dataset", "loss", "algo", "engine"]],
+            first.iloc[0]["identity"],
+            k,
+        )
+        dst = results.row_path(
+            tmp_path,
+            "again/2splits/T5",
+            *first.iloc[0][["dataset", "loss", "algo", "engine"]],
+            first.iloc[0]["identity"],
+            k,
+        )
+        a, b = _stored_fields(src), _stored_fields(dst)
+        # every field's text is the source's (the numbers bit for bit), but where it belongs
+        assert b.pop("reused_from") == src.relative_to(tmp_path).as_posix()
+        assert {k: v for k, v in a.items() if k not in ("protocol", "grid")} == {
+            k: v for k, v in b.items() if k not in ("protocol", "grid")
+        }
+    # another computation (one more grid value) is not the same: it is computed
+    with pytest.raises(AssertionError, match="recomputed"):
+        run_experiment(
+            **{**config, "grid_name": "other", "grid": {**BASE["grid"], "step": [1.0, 2.0]}},
+            progress=False,
+        )

@@ -21,6 +21,7 @@ from proxboost.experiments.datasets._files import (
     get_mirror,
 )
 from proxboost.experiments.datasets._load import (
+    SUBSAMPLE_PARAMS,
     Dataset,
     DatasetShapeError,
     UnverifiedDataWarning,
@@ -39,6 +40,7 @@ from proxboost.experiments.datasets._registry import (
 )
 
 __all__ = [
+    "SUBSAMPLE_PARAMS",
     "ChecksumError",
     "Dataset",
     "DatasetInfo",

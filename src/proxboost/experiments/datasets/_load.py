@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import inspect
 import warnings
 from collections.abc import Callable
@@ -68,12 +69,48 @@ def _generate(info: DatasetInfo, random_state, params: dict) -> Dataset:
     return Dataset(X, y, dataclasses.replace(info, n=X.shape[0], d=X.shape[1], params=used))
 
 
-def _read(info: DatasetInfo, mirror, data_home, download, params: dict) -> Dataset:
-    if any(v is not None for v in params.values()):
+#: A real dataset's only parameters: keep at most ``max_rows`` rows, drawn by ``subsample_seed``.
+SUBSAMPLE_PARAMS = ("max_rows", "subsample_seed")
+
+
+def _subsample_params(info: DatasetInfo, params: dict) -> dict:
+    """The checked subsampling parameters of a real dataset ({} when none are given)."""
+    given = {k: v for k, v in params.items() if v is not None}
+    unknown = sorted(set(given) - set(SUBSAMPLE_PARAMS))
+    if unknown:
         raise TypeError(
-            f"dataset {info.name!r} takes no parameters {sorted(params)}: a real dataset is loaded"
-            " whole"
+            f"dataset {info.name!r} takes no parameters {unknown}: a real dataset is loaded whole,"
+            f" or subsampled with {' and '.join(SUBSAMPLE_PARAMS)}"
         )
+    if not given:
+        return {}
+    max_rows, seed = given.get("max_rows"), given.get("subsample_seed", 0)
+    if not (isinstance(max_rows, (int, np.integer)) and not isinstance(max_rows, bool)):
+        raise TypeError(f"dataset {info.name!r}: max_rows={max_rows!r}; give a number of rows")
+    if max_rows < 1:
+        raise ValueError(f"dataset {info.name!r}: max_rows={max_rows}; give at least 1 row")
+    if not (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
+        raise TypeError(f"dataset {info.name!r}: subsample_seed={seed!r}; give an integer >= 0")
+    return {"max_rows": int(max_rows), "subsample_seed": int(seed)}
+
+
+def _subsample(X, y, info: DatasetInfo, subsample: dict):
+    """At most ``max_rows`` rows, drawn once without replacement by ``subsample_seed`` and kept in
+    file order, before any split. ``info.params`` records the draw only when it removed rows
+    (then the dataset's identity holds it, with the sha256 of the kept row numbers, so that
+    another draw of the same seed, e.g. by another NumPy, is another dataset); a dataset
+    already small enough is the whole dataset, the same computation as without the parameter."""
+    if not subsample or len(y) <= subsample["max_rows"]:
+        return X, y, info
+    rng = np.random.default_rng(subsample["subsample_seed"])
+    keep = np.sort(rng.choice(len(y), size=subsample["max_rows"], replace=False)).astype(np.int64)
+    rows_sha256 = hashlib.sha256(keep.astype("<i8").tobytes()).hexdigest()
+    params = {**subsample, "rows_sha256": rows_sha256}
+    return X[keep], y[keep], dataclasses.replace(info, n=len(keep), params=params)
+
+
+def _read(info: DatasetInfo, mirror, data_home, download, params: dict) -> Dataset:
+    subsample = _subsample_params(info, params)  # checked before any file is read
     entry = REGISTRY[info.name]
     resolved = fetch(
         info.name, entry["file"], mirror=mirror, data_home=data_home, download=download
@@ -98,16 +135,19 @@ def _read(info: DatasetInfo, mirror, data_home, download, params: dict) -> Datas
             stacklevel=3,
         )
     return Dataset(
-        X,
-        y,
-        dataclasses.replace(
-            info,
-            sha256=resolved.sha256,
-            verified=resolved.verified,
-            paths=(str(resolved.path),),
-            origin=resolved.origin,
-            feature_names=tuple(names),
-        ),
+        *_subsample(
+            X,
+            y,
+            dataclasses.replace(
+                info,
+                sha256=resolved.sha256,
+                verified=resolved.verified,
+                paths=(str(resolved.path),),
+                origin=resolved.origin,
+                feature_names=tuple(names),
+            ),
+            subsample,
+        )
     )
 
 
@@ -135,7 +175,9 @@ def load_dataset(
         model of that name, checked against the dataset's task otherwise. Synthetic models:
         ``n_samples``, ``n_features``, ``noise_std`` (None = the model's default), and
         ``missing_rate`` (None or 0: none): the fraction of X's values made missing (NaN),
-        each independently, after the model's draws.
+        each independently, after the model's draws. Real datasets: ``max_rows`` keeps at
+        most that many rows, drawn once without replacement by ``subsample_seed`` (default 0)
+        and kept in file order; ``info.params`` records the draw when it removed rows.
 
     Returns
     -------

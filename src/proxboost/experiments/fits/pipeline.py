@@ -44,6 +44,7 @@ from proxboost._vocabulary import TIE_RULES
 from proxboost.conformal import interval_measurement, levels_alpha
 from proxboost.engines import ENGINES
 from proxboost.experiments.datasets import (
+    SUBSAMPLE_PARAMS,
     DatasetUnavailableError,
     dataset_identity,
     dataset_info,
@@ -472,6 +473,7 @@ def plan_run(**config) -> Run | None:
     if data is None:
         return None
     X, y, info = data
+    dataset_params = _drawn(dataset_params, info)
     split_sizes(len(y), fractions)  # fail before any fit if the data cannot be split
     if n_levels(loss) >= 2:  # the interval of the outer levels needs two test rows
         calibration_halves(len(y), 0, r.seed, fractions)
@@ -594,11 +596,23 @@ def _data(request: Request, dataset_params):
         raise ProtocolError(f"dataset '{name}': {exc}") from None
 
 
+def _drawn(dataset_params, info) -> dict:
+    """A real dataset's parameters as they acted: its subsampling (``max_rows``,
+    ``subsample_seed``) only when rows were removed (a dataset already small enough is the whole
+    dataset, under its plain name)."""
+    kept = {k: v for k, v in dataset_params.items() if k not in SUBSAMPLE_PARAMS}
+    if info.synthetic:
+        return dataset_params
+    return {**kept, **{k: info.params[k] for k in SUBSAMPLE_PARAMS if k in info.params}}
+
+
 def _base_row(request: Request, loss, algo, method, dataset_params, fractions, identity) -> dict:
     """The columns shared by every row of a run: what it is, its protocol, its identity. The
     loss's parameter columns hold the loss's own parameters (NaN for those it does not take)."""
     r = request
     extra = {k: v for k, v in dataset_params.items() if k != "task"}
+    # a subsampled dataset keeps its name (tables mark it); its draw is in the identity
+    named = {k: v for k, v in extra.items() if k not in SUBSAMPLE_PARAMS}
     params = loss.params()
     levels = {}
     if n_levels(loss):
@@ -607,7 +621,7 @@ def _base_row(request: Request, loss, algo, method, dataset_params, fractions, i
         levels = {"levels": json.dumps(params.pop("tau"))}
     return {
         "protocol": protocol_name(r.grid_name, r.n_splits, r.max_estimators, fractions, r.seed),
-        "dataset": r.dataset if not extra else f"{r.dataset}-{_short_hash(extra)}",
+        "dataset": r.dataset if not named else f"{r.dataset}-{_short_hash(named)}",
         "loss": r.loss_label or loss.name,
         "algo": algo.name,
         "engine": method.engine,
@@ -650,7 +664,7 @@ def execute(run: Run, n_jobs=None, progress=True, deadline=None):
             "%s grows its own trees: the tree engine does not apply (stored as engine=none)",
             method.name,
         )
-    stored = run.stored_splits()
+    stored = run.stored_splits() | _reuse(run)
     todo = [k for k in range(run.n_splits) if k not in stored]
     log.info(
         "%s: protocol %s, engine %s, tie rule %s, %d grid points x T_max %d; %d/%d splits stored, "
@@ -721,6 +735,27 @@ def execute(run: Run, n_jobs=None, progress=True, deadline=None):
     df = results.load(where)
     log.info(summary_line(df, run.label, run.protocol, method.engine, where))
     return df
+
+
+def _reuse(run: Run) -> set:
+    """Splits of ``run`` not stored in its folder but stored, with the same identity, under
+    another protocol folder (a benchmark reading whose grid equals the paper's): stored again
+    in the run's folder from those rows' text, not recomputed (``reused_from`` names the
+    source). Returns the split indices so stored."""
+    stored = run.stored_splits()
+    found = results.same_rows_elsewhere(*run.location)
+    found = {k: p for k, p in found.items() if k < run.n_splits and k not in stored}
+    columns = {"protocol": run.protocol, "grid": run.base_row["grid"]}
+    for _, path in sorted(found.items()):
+        results.store_reused(run.location[0], path, columns)
+    if found:
+        log.info(
+            "%s: %d split(s) reused from the same computation in %s",
+            run.label,
+            len(found),
+            found[min(found)].parent,
+        )
+    return set(found)
 
 
 def run_experiment(*, n_jobs=None, progress=True, **config):

@@ -93,6 +93,8 @@ from proxboost.experiments.plan.protocol import ProtocolError
 from proxboost.losses import EXP_CLIP
 
 __all__ = [
+    "CATBOOST_OBJECTIVES",
+    "CatBoostMethod",
     "HGB_LOSSES",
     "HistGradientBoostingMethod",
     "LGB_OBJECTIVES",
@@ -702,3 +704,105 @@ class HistGradientBoostingMethod(_NativeObjectiveMethod):
                 return self._baseline(est, len(X_test))
             z = est.decision_function(X_test) if self.classification else est.predict(X_test)
         return np.asarray(z, dtype=np.float64).ravel()
+
+
+# -- CatBoost --------------------------------------------------------------------------------------
+#: CatBoost loss function for each regression loss id (τ appended for pinball).
+CATBOOST_OBJECTIVES = {"ls": "RMSE", "lad": "MAE", "pinball": "Quantile"}
+
+
+class CatBoostMethod(_LeafAxis):
+    """CatBoost with its native objective (``RMSE``, ``MAE``, ``Quantile:alpha=τ``), regression
+    only; curve = our loss on its raw prediction after every tree.
+
+    CatBoost grows oblivious trees (one split per level, its default ``SymmetricTree``): a tree of
+    depth d has 2^d leaves, as the other methods' at most. Its optional grid axis is
+    ``l2_leaf_reg`` (:class:`_LeafAxis`): CatBoost has no minimum leaf size for oblivious trees,
+    and its leaf values for ``MAE``/``Quantile`` are exact quantiles, so the L2 term acts on the
+    split scores. The curve comes from one call: every validation row's leaf in every tree
+    (``calc_leaf_indexes``), whose leaf values are summed tree by tree onto CatBoost's starting
+    value (``boost_from_average``; T = 0): O(T·n_val), and the running sum after T trees equals
+    CatBoost's own prediction with T trees (a test checks it)."""
+
+    name = "catboost"
+    library = "catboost"
+    engine = "none"  # grows its own trees: no proxboost tree engine applies
+    grid_axes = ("max_depth", "learning_rate")
+    leaf_axis = "l2_leaf_reg"
+    #: Fixed settings (the values of conf/algo/catboost.yaml).
+    defaults = {"thread_count": 1, "l2_leaf_reg": 3.0, "border_count": 254}
+    checks = {
+        "thread_count": (lambda v: is_integer(v) and v >= 1, "an integer >= 1"),
+        "l2_leaf_reg": (lambda v: _is_number(v) and v >= 0, "a number >= 0"),
+        "border_count": (lambda v: is_integer(v) and 1 <= v <= 65535, "an integer in [1, 65535]"),
+    }
+
+    def __init__(self, loss, **settings):
+        if loss.task != "regression" or loss.name not in CATBOOST_OBJECTIVES:
+            raise ProtocolError(
+                f"catboost runs with the regression losses {', '.join(CATBOOST_OBJECTIVES)}, not"
+                f" loss={loss.name}"
+            )
+        self.loss = loss
+        self.settings = _check_settings(self.name, settings, self.defaults, self.checks)
+        objective = CATBOOST_OBJECTIVES[loss.name]
+        self.objective = f"{objective}:alpha={loss.tau!r}" if loss.name == "pinball" else objective
+        self.val_metric = "loss"
+
+    def reports_loss(self) -> bool:
+        return True
+
+    def versions(self) -> dict:
+        return {self.library: library_version("catboost")}
+
+    def identity(self) -> dict:
+        return _identity(self, {"objective": self.objective, **self._fixed(self.settings)})
+
+    def _fit(self, params, X, y, n_rounds, random_state):
+        from catboost import CatBoostRegressor  # lazy: loaded by the runs that use it only
+
+        settings = {**self.settings, **{k: params[k] for k in (self.leaf_axis,) if k in params}}
+        model = CatBoostRegressor(
+            loss_function=self.objective,
+            depth=int(params["max_depth"]),
+            learning_rate=float(params["learning_rate"]),
+            iterations=max(int(n_rounds), 1),  # T = 0: the starting value alone, see _raw
+            random_seed=int(random_state) % (2**31),
+            thread_count=int(settings["thread_count"]),
+            l2_leaf_reg=float(settings["l2_leaf_reg"]),
+            border_count=int(settings["border_count"]),
+            verbose=False,
+            allow_writing_files=False,  # no catboost_info/ folder in the working directory
+        )
+        return model.fit(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64))
+
+    @staticmethod
+    def _stages(model, X):
+        """(starting value on X's rows, generator of the predictions after each tree)."""
+        scale, bias = model.get_scale_and_bias()
+        leaves = model.calc_leaf_indexes(np.asarray(X, dtype=np.float64)).astype(np.int64)
+        first = np.concatenate([[0], np.cumsum(model.get_tree_leaf_counts())[:-1]])
+        values = np.asarray(model.get_leaf_values(), dtype=np.float64)
+        contributions = values[leaves + first.astype(np.int64)].T  # (T, n): tree by tree
+
+        def stages():
+            z = np.zeros(len(X))
+            for c in contributions:
+                z += c
+                yield bias + scale * z
+
+        return np.full(len(X), float(bias)), stages()
+
+    def validation_curve(self, params, train, valid, max_estimators, random_state):
+        (X_train, y_train), (X_val, y_val) = train, valid
+        model = self._fit(params, X_train, y_train, max_estimators, random_state)
+        y_val = np.asarray(y_val, dtype=np.float64)
+        z0, stages = self._stages(model, X_val)
+        return _curve(lambda z: float(self.loss.value(y_val, z)), z0, stages, max_estimators)
+
+    def refit_predict(self, params, n_estimators, train, X_test, random_state):
+        X, y = train
+        model = self._fit(params, X, y, n_estimators, random_state)
+        if int(n_estimators) == 0:
+            return np.full(len(X_test), float(model.get_scale_and_bias()[1]))
+        return np.asarray(model.predict(np.asarray(X_test, dtype=np.float64)), dtype=np.float64)

@@ -65,6 +65,7 @@ _BASELINES = {
     "lightgbm": "LightGBMMethod",
     "sklearn_hgb": "HistGradientBoostingMethod",
     "quantile_forest": "QuantileForestMethod",
+    "catboost": "CatBoostMethod",
 }
 BASELINE_ALGOS = tuple(_BASELINES)
 #: The built-in algorithms (:func:`known_algos` adds the registered methods)

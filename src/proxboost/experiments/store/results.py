@@ -42,6 +42,7 @@ Guarantees
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime as _dt
 import functools
 import hashlib
@@ -87,6 +88,8 @@ __all__ = [
     "run_dir",
     "stored_identity",
     "stored_splits",
+    "same_rows_elsewhere",
+    "store_reused",
     "write_row",
 ]
 
@@ -322,6 +325,41 @@ def stored_splits(results_dir, protocol, dataset, loss, algo, engine, identity) 
         if stem.isdigit() and stored_identity(p) == text:
             splits.add(int(stem))
     return splits
+
+
+def same_rows_elsewhere(results_dir, protocol, dataset, loss, algo, engine, identity) -> dict:
+    """Rows of this very computation (the same identity) stored under another protocol folder,
+    e.g. a benchmark reading whose grid equals the paper's: ``{split: path}`` (the first folder
+    in path order holding that split). A row whose stored identity differs does not count."""
+    text = identity if isinstance(identity, str) else canonical_json(identity)
+    own = run_dir(results_dir, protocol, dataset, loss, algo, engine, text)
+    short = identity_hash(text)[:HASH_LENGTH]
+    found: dict[int, Path] = {}
+    root = Path(results_dir)
+    if not root.is_dir():
+        return found
+    for directory in sorted(root.glob(f"**/{dataset}/{loss}/{algo}/{engine}/{short}")):
+        if directory == own:
+            continue
+        for p in sorted(directory.glob(ROW_FILE_GLOB)):
+            stem = p.stem[len("split-") :]
+            if stem.isdigit() and int(stem) not in found and stored_identity(p) == text:
+                found[int(stem)] = p
+    return found
+
+
+def store_reused(results_dir, source, columns: dict) -> Path:
+    """Store the row of ``source`` again at the location ``columns`` give it (``protocol``,
+    ``grid``: the run reusing it), every other field's text unchanged (no number is parsed and
+    printed again), with ``reused_from``: the source's path under ``results_dir``."""
+    source = Path(source)
+    header, *lines = list(csv.reader(io.StringIO(read_sealed(source))))
+    if len(lines) != 1:
+        raise ValueError(f"{source}: a row file holds one row, found {len(lines)}")
+    row = dict(zip(header, lines[0], strict=True))
+    where = source.resolve().relative_to(Path(results_dir).resolve()).as_posix()
+    row.update({k: str(v) for k, v in columns.items()}, reused_from=where)
+    return write_row(results_dir, row)
 
 
 def stored_identity(path) -> str | None:
