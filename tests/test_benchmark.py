@@ -3,17 +3,14 @@ regression datasets, three losses and seven methods; each budget reading gives e
 number of configurations (15 / 90; gradient 15 in both); the libraries' leaf-size axis acts as a
 leaf size (a leaf as large as the training set leaves a constant model) and leaves identities
 alone when not searched; every method fits a tiny dataset for each loss; bad axis values are
-refused before any fit; and the report's tables and ranks are checked on a tiny fake results
-folder against scipy and Demšar's table.
+refused before any fit. The report's tables and ranks: tests/test_benchmark_report.py.
 """
 
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 from omegaconf import OmegaConf
-from scipy import stats
 
 from proxboost.experiments.datasets import dataset_info, list_datasets
 from proxboost.experiments.fits.pipeline import plan_run
@@ -25,20 +22,21 @@ from proxboost.experiments.plan.baselines import (
 )
 from proxboost.experiments.plan.methods import make_method
 from proxboost.experiments.plan.protocol import ProtocolError
-from proxboost.experiments.report.benchmark import (
-    METHODS,
-    average_ranks,
-    benchmark_rows,
-    critical_difference,
-    main,
-    markdown,
-    paired_table,
-)
-from proxboost.experiments.store.results import load, write_row
+from proxboost.experiments.report.benchmark import METHODS as REPORTED
 from proxboost.losses import make_loss
 
 SIX = ["engel", "sniffer", "crabs", "bostonhousing", "redwine", "whitewine"]
 LARGE = ["cps1988", "budgetfood", "chem97", "diamonds", "movies"]
+#: The experiment's methods (the report also knows ``catboost``, whose baseline comes separately).
+METHODS = (
+    "prox",
+    "residual_prox",
+    "gradient",
+    "lightgbm",
+    "sklearn_hgb",
+    "xgboost",
+    "quantile_forest",
+)
 LOSSES = {"lad": ("lad", None), "pinball": ("pinball", 0.9), "pinball_low": ("pinball", 0.1)}
 
 
@@ -68,6 +66,7 @@ def test_the_experiment_covers_every_regression_dataset_loss_and_method(compose)
     assert main_sweep["grid"] == large_sweep["grid"] == "benchmark15,benchmark90"
     assert main_sweep["loss"].split(",") == list(LOSSES)
     assert main_sweep["algo"].split(",") == list(METHODS)
+    assert [m for m in REPORTED if m in METHODS] == list(METHODS)  # the report shows them all
     assert (main_cfg.protocol.n_splits, large_cfg.protocol.n_splits) == (20, 10)
     for cfg in (main_cfg, large_cfg):
         assert cfg.results_dir == "results" and cfg.protocol.max_estimators == 1000
@@ -195,93 +194,6 @@ def test_a_bad_leaf_value_is_refused_before_any_fit(section, message):
             dataset="regression", dataset_params={"n_samples": 40}, loss="lad", algo=algo,
             grid=grid, n_splits=1, max_estimators=2,
         )  # fmt: skip
-
-
-# -- the report ---------------------------------------------------------------------------------
-def _fake_rows(n_splits=20):
-    """Rows of a fake benchmark: on each dataset × loss, residual_prox's test loss is 0.9 times
-    prox's on every split but the last (1.05 times), the i-th of the other methods' (1 + i/10)
-    times prox's: the order of ranks is known by construction."""
-    rng = np.random.default_rng(0)
-    rows = []
-    for reading in ("benchmark15", "benchmark90"):
-        for dataset, n in (("a", n_splits), ("b", 10)):
-            for loss in ("lad", "pinball", "pinball-tau0.1"):
-                base = rng.uniform(1, 2, n)
-                for i, algo in enumerate(METHODS):
-                    for k in range(n):
-                        factor = {"prox": 1.0, "residual_prox": 0.9}.get(algo, 1 + (i - 1) / 10)
-                        if algo == "residual_prox" and k == n - 1:
-                            factor = 1.05
-                        v = base[k] * factor
-                        rows.append(
-                            dict(
-                                protocol=f"{reading}/{n}splits/T1000",
-                                dataset=dataset,
-                                loss=loss,
-                                algo=algo,
-                                split=k,
-                                test_loss=v,
-                                engine="none" if i > 2 else "exact",
-                            )  # fmt: skip
-                        )
-    return pd.DataFrame(rows)
-
-
-@pytest.mark.slow
-def test_the_tables_match_scipy_and_holm_by_hand(tmp_path):
-    for r in _fake_rows().to_dict("records"):
-        write_row(tmp_path / "results", {**r, "identity": {"algo": r["algo"], "p": r["protocol"]}})
-    # rows of other experiments are left out
-    write_row(
-        tmp_path / "results",
-        dict(protocol="paper/20splits/T1000", dataset="a", loss="lad", algo="prox", split=0,
-             test_loss=1.0, engine="exact", identity={}),
-    )  # fmt: skip
-    rows = benchmark_rows(load(tmp_path / "results"))
-    assert set(rows["reading"]) == {"benchmark15", "benchmark90"}
-    table = paired_table(rows, "benchmark15")
-    assert len(table) == 2 * 3 * (len(METHODS) - 1)
-    one = table[(table.dataset == "a") & (table.loss == "lad")].set_index("algo")
-    # gradient: 10 % higher than prox on every split; residual_prox 10 % lower but the last
-    assert one.loc["gradient", "median"] == pytest.approx(10.0)
-    assert (one.loc["gradient", "wins"], one.loc["gradient", "losses"]) == (0, 20)
-    assert (one.loc["residual_prox", "wins"], one.loc["residual_prox", "losses"]) == (19, 1)
-    raw = rows[(rows.reading == "benchmark15") & (rows.dataset == "a") & (rows.loss == "lad")]
-    by = raw.pivot(index="split", columns="algo", values="test_loss")
-    p = stats.wilcoxon(by["residual_prox"] - by["prox"]).pvalue
-    assert one.loc["residual_prox", "p"] == pytest.approx(p)
-    # Holm by hand: sorted p times (m - rank), made monotone, capped at 1
-    ps = np.sort(table["p"].to_numpy())
-    m = len(ps)
-    adjusted = np.minimum(1, np.maximum.accumulate(ps * (m - np.arange(m))))
-    assert np.sort(table["p_holm"].to_numpy()) == pytest.approx(adjusted)
-    # average ranks over the 6 cells: residual_prox's mean is below prox's despite its last split
-    ranks, n_cells = average_ranks(rows, "benchmark15")
-    assert n_cells == 6
-    assert list(ranks.sort_values().index) == list(METHODS[1::-1]) + list(METHODS[2:])
-    assert ranks.to_numpy() == pytest.approx([2, 1, 3, 4, 5, 6, 7])
-    text = markdown(rows)
-    assert text.count("| dataset | loss | splits |") == 2
-    assert "Datasets with fewer than 20 splits: b." in text
-    out, fig = tmp_path / "b.md", tmp_path / "ranks.png"
-    assert 0 == main(
-        ["--results", str(tmp_path / "results"), "--out", str(out), "--figure", str(fig)]
-    )
-    assert out.read_text() == text and fig.stat().st_size > 0
-
-
-def test_critical_difference_matches_demsars_table():
-    # Demšar (2006), table 5(a): q_0.05 for k = 2, 3, 7, 10
-    for k, q in ((2, 1.960), (3, 2.343), (7, 2.949), (10, 3.164)):
-        assert critical_difference(k, 12) == pytest.approx(q * np.sqrt(k * (k + 1) / 72), 1e-3)
-
-
-def test_an_empty_reading_says_so_and_duplicates_are_refused():
-    assert "No rows of this reading are stored yet." in markdown(benchmark_rows(pd.DataFrame()))
-    rows = _fake_rows()
-    with pytest.raises(ValueError, match="two stored runs for"):
-        benchmark_rows(pd.concat([rows, rows.iloc[:1]]))
 
 
 @pytest.mark.slow

@@ -179,10 +179,10 @@ NOT_RUN = {
     "make bench": "a benchmark of several minutes",
     "make benchmark": (
         "it runs the quantile benchmark (CPU-hours); its run.py lines are checked here and its "
-        "report by tests/test_benchmark.py"
+        "report by tests/test_benchmark_report.py"
     ),
     "python -m proxboost.benchmark_report --results results --out <page> --figure <png>": (
-        "a pattern (<page>, <png>); tests/test_benchmark.py runs its main on fake rows"
+        "a pattern (<page>, <png>); tests/test_benchmark_report.py runs its main on fake rows"
     ),
     "make slurm-check": (
         "it needs root and installs slurm-wlm and munge (experiments/slurm_check.sh)"

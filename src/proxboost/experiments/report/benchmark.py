@@ -3,13 +3,23 @@
 The rows are those of ``python run.py -m +experiment=quantile_benchmark`` (and its
 ``_large`` part): protocol ``benchmark15/...`` or ``benchmark90/...`` — the two budget readings,
 15 and 90 configurations per method — losses ``lad``, ``pinball`` (τ = 0.9) and
-``pinball-tau0.1``. Per reading, one table of dataset × loss: for each method against ``prox``
-(same dataset, loss and split), the median paired relative difference of the test loss
-(``(method − prox) / prox``, in %: negative means the method has the lower loss), its wins and
-losses over the splits, and the two-sided Wilcoxon signed-rank p-value with Holm's correction
-over every dataset × loss × method test of that reading; then the methods' average rank (rank 1
-= lowest mean test loss of a dataset × loss cell; ties share their mean rank) with Nemenyi's
-critical difference, which the figure draws.
+``pinball-tau0.1``. Per reading:
+
+- **across datasets** (Demšar 2006), one line per loss: for each method against ``prox``, its
+  mean test loss on each dataset over the splits both have, relative to prox's (``ratio − 1``,
+  so that datasets whose losses have different scales weigh alike): the median over the
+  datasets in %, the number of datasets where the method is lower / higher than prox, and the
+  two-sided Wilcoxon signed-rank p-value over the datasets with Holm's correction over the
+  methods of that loss; then the methods' average ranks over the datasets (rank 1 = lowest mean
+  test loss over the splits every method has; ties share their mean rank) with the Friedman
+  test and Nemenyi's critical difference, which the figure draws, one panel per loss;
+- **per dataset and loss**: the median paired relative difference of the test loss over the
+  splits (``(method − prox) / prox``, in %: negative means the method has the lower loss), wins
+  and losses over the splits, and the Wilcoxon p-value with Holm's correction over that cell's
+  methods.
+
+A dataset subsampled before its split (``max_rows`` in its identity's dataset parameters) is
+marked † in every table that uses it, with a footnote giving the subsample's size and seed.
 
     python -m proxboost.benchmark_report --results results --out benchmark.md --figure ranks.png
 
@@ -19,7 +29,9 @@ Nothing here fits a model or invents a number: a reading without rows says so.
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -28,19 +40,25 @@ from scipy import stats
 
 from proxboost.experiments.claims.analysis import holm, wilcoxon_p
 from proxboost.experiments.plan import versions
+from proxboost.experiments.plan.protocol import DEFAULT_FRACTIONS, split_sizes
 
 __all__ = [
     "LOSSES",
     "METHODS",
     "READINGS",
     "REFERENCE",
+    "across_table",
     "average_ranks",
     "benchmark_rows",
     "critical_difference",
+    "dataset_means",
+    "dataset_ratios",
+    "friedman_p",
     "main",
     "markdown",
     "paired_table",
     "rank_figure",
+    "subsampled",
 ]
 
 #: The two budget readings: grid option → configurations per method.
@@ -55,9 +73,12 @@ METHODS = (
     "lightgbm",
     "sklearn_hgb",
     "xgboost",
+    "catboost",
     "quantile_forest",
 )
 ALPHA = 0.05
+#: Marks a subsampled dataset in the tables.
+DAGGER = "†"
 
 
 def benchmark_rows(rows: pd.DataFrame) -> pd.DataFrame:
@@ -83,79 +104,286 @@ def benchmark_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def paired_table(rows: pd.DataFrame, reading: str) -> pd.DataFrame:
-    """One line per (dataset, loss, method ≠ prox) of a reading: ``n`` paired splits, ``median``
-    relative Δ in % (method − prox over prox, per split), ``wins``/``losses`` of the method
-    (lower/higher test loss than prox), Wilcoxon ``p`` and its Holm-adjusted ``p_holm`` over
-    every line of the reading."""
+def _wide(rows: pd.DataFrame, reading: str, loss: str | None = None) -> pd.DataFrame:
+    """Test losses of a reading (and loss): index (dataset, loss, split), one column per method
+    present, in :data:`METHODS` order; non-finite losses as NaN."""
     r = rows[rows["reading"] == reading]
+    if loss is not None:
+        r = r[r["loss"] == loss]
     wide = r.pivot_table(
         index=["dataset", "loss", "split"], columns="algo", values="test_loss", aggfunc="first"
     )
+    wide = wide.reindex(columns=[m for m in METHODS if m in wide.columns]).astype(float)
+    return wide.where(np.isfinite(wide))
+
+
+# -- across datasets ----------------------------------------------------------------------------
+def dataset_ratios(rows: pd.DataFrame, reading: str, loss: str) -> pd.DataFrame:
+    """``ratio − 1`` of each method ≠ prox on each dataset of a (reading, loss): its mean test
+    loss over the splits both it and prox have, over prox's mean on those splits. Index: the
+    datasets; one column per method present; NaN where the two share no split."""
+    wide = _wide(rows, reading, loss)
+    out = {}
+    if REFERENCE in wide.columns:
+        for algo in [m for m in wide.columns if m != REFERENCE]:
+            pair = wide[[REFERENCE, algo]].dropna()  # the splits both have
+            means = pair.groupby(level="dataset").mean()
+            out[algo] = means[algo] / means[REFERENCE] - 1.0
+    datasets = sorted(set(wide.index.get_level_values("dataset")))
+    return pd.DataFrame(out, index=pd.Index(datasets, name="dataset"))
+
+
+def across_table(rows: pd.DataFrame, reading: str) -> pd.DataFrame:
+    """One line per (loss, method ≠ prox) of a reading, across datasets: ``n`` datasets,
+    ``median`` of ``ratio − 1`` over them in %, ``lower``/``higher`` (datasets where the
+    method's mean test loss is below/above prox's), Wilcoxon signed-rank ``p`` of the
+    ``ratio − 1`` values against 0 and ``p_holm``, Holm-adjusted over the methods of that
+    loss."""
+    columns = ["loss", "algo", "n", "median", "lower", "higher", "p", "p_holm"]
+    lines = []
+    for loss in LOSSES:
+        ratios = dataset_ratios(rows, reading, loss)
+        block = []
+        for algo in ratios.columns:
+            x = ratios[algo].dropna().to_numpy(dtype=float)
+            if x.size == 0:
+                continue
+            block.append(
+                dict(
+                    loss=loss,
+                    algo=algo,
+                    n=int(x.size),
+                    median=float(np.median(x)) * 100.0,
+                    lower=int((x < 0).sum()),
+                    higher=int((x > 0).sum()),
+                    p=wilcoxon_p(x),
+                )
+            )
+        adjusted = holm([line["p"] for line in block])
+        lines += [{**line, "p_holm": float(q)} for line, q in zip(block, adjusted)]
+    return pd.DataFrame(lines, columns=columns)
+
+
+def dataset_means(rows: pd.DataFrame, reading: str, loss: str) -> pd.DataFrame:
+    """Mean test loss of each method present in a (reading, loss) on each dataset, over the
+    splits every such method has; a dataset where some method has no such split is left out.
+    Index: the datasets; columns: the methods in :data:`METHODS` order."""
+    wide = _wide(rows, reading, loss).dropna()  # the splits every method has
+    if wide.empty:
+        return pd.DataFrame(columns=list(wide.columns), index=pd.Index([], name="dataset"))
+    return wide.groupby(level="dataset").mean()
+
+
+def friedman_p(means: pd.DataFrame) -> float:
+    """Friedman test's p-value of a datasets × methods table of mean test losses; NaN with fewer
+    than 3 methods or 2 datasets, or when every dataset ties every method."""
+    k, n = means.shape[1], means.shape[0]
+    if k < 3 or n < 2:
+        return math.nan
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        p = float(stats.friedmanchisquare(*means.to_numpy(dtype=float).T).pvalue)
+    return p if math.isfinite(p) else math.nan
+
+
+def average_ranks(rows: pd.DataFrame, reading: str, loss: str) -> tuple[pd.Series, int, float]:
+    """(average rank of each method, number N of datasets ranked, Friedman p) of a (reading,
+    loss): each dataset of :func:`dataset_means` ranks the methods by their mean test loss
+    (1 = lowest; ties share their mean rank)."""
+    means = dataset_means(rows, reading, loss)
+    if means.empty:
+        return pd.Series(dtype=float), 0, math.nan
+    ranks = means.rank(axis=1, method="average")
+    return ranks.mean(axis=0), len(ranks), friedman_p(means)
+
+
+def critical_difference(k: int, n_datasets: int, alpha: float = ALPHA) -> float:
+    """Nemenyi's critical difference of average ranks of k methods over N datasets (Demšar
+    2006): q_α √(k(k+1)/(6N)), q_α the studentized range quantile over √2 (infinite df)."""
+    if k < 2 or n_datasets < 1:
+        return math.nan
+    q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2)
+    return float(q * math.sqrt(k * (k + 1) / (6.0 * n_datasets)))
+
+
+# -- per dataset and loss -----------------------------------------------------------------------
+def paired_table(rows: pd.DataFrame, reading: str) -> pd.DataFrame:
+    """One line per (dataset, loss, method ≠ prox) of a reading: ``n`` paired splits, ``median``
+    relative Δ in % (method − prox over prox, per split), ``wins``/``losses`` of the method
+    (lower/higher test loss than prox), Wilcoxon ``p`` and its Holm-adjusted ``p_holm`` over the
+    methods of that (dataset, loss) cell."""
+    columns = ["dataset", "loss", "algo", "n", "median", "wins", "losses", "p", "p_holm"]
+    wide = _wide(rows, reading)
     lines = []
     if REFERENCE in wide.columns:
         for (dataset, loss), cell in wide.groupby(level=["dataset", "loss"], sort=True):
-            ref = cell[REFERENCE].to_numpy(dtype=float)
-            for algo in METHODS[1:]:
-                if algo not in cell.columns:
+            block = []
+            for algo in [m for m in cell.columns if m != REFERENCE]:
+                pair = cell[[REFERENCE, algo]].dropna()  # the splits both have
+                if pair.empty:
                     continue
-                val = cell[algo].to_numpy(dtype=float)
-                ok = np.isfinite(ref) & np.isfinite(val)
-                if not ok.any():
-                    continue
-                d = val[ok] - ref[ok]
-                lines.append(
+                ref = pair[REFERENCE].to_numpy()
+                d = pair[algo].to_numpy() - ref
+                block.append(
                     dict(
                         dataset=dataset,
                         loss=loss,
                         algo=algo,
-                        n=int(ok.sum()),
-                        median=float(np.median(d / np.abs(ref[ok]))) * 100.0,
+                        n=len(pair),
+                        median=float(np.median(d / np.abs(ref))) * 100.0,
                         wins=int((d < 0).sum()),
                         losses=int((d > 0).sum()),
                         p=wilcoxon_p(d),
                     )
                 )
-    table = pd.DataFrame(
-        lines, columns=["dataset", "loss", "algo", "n", "median", "wins", "losses", "p"]
+            adjusted = holm([line["p"] for line in block])
+            lines += [{**line, "p_holm": float(q)} for line, q in zip(block, adjusted)]
+    return pd.DataFrame(lines, columns=columns)
+
+
+# -- subsampled datasets ------------------------------------------------------------------------
+def subsampled(rows: pd.DataFrame) -> pd.DataFrame:
+    """The datasets of ``rows`` subsampled before their split: one line per (dataset,
+    ``max_rows``, ``seed``, ``n_train``) found in the rows' identities (``identity["dataset"]
+    ["params"]`` holds ``max_rows`` and ``subsample_seed``; ``n_train`` is the training set's
+    size under the identity's protocol fractions)."""
+    columns = ["dataset", "max_rows", "seed", "n_train"]
+    if rows.empty or "identity" not in rows.columns:
+        return pd.DataFrame(columns=columns)
+    text = rows["identity"].map(lambda v: json.dumps(v) if isinstance(v, dict) else v)
+    lines = set()
+    pairs = pd.DataFrame({"dataset": rows["dataset"], "identity": text}).drop_duplicates()
+    for dataset, identity in pairs.itertuples(index=False):
+        if not isinstance(identity, str):
+            continue  # no identity (NaN)
+        identity = json.loads(identity)
+        params = (identity.get("dataset") or {}).get("params") or {}
+        if params.get("max_rows") is None:
+            continue
+        fractions = (identity.get("protocol") or {}).get("fractions", DEFAULT_FRACTIONS)
+        max_rows = int(params["max_rows"])
+        n_train = split_sizes(max_rows, fractions)[0]
+        lines.add((dataset, max_rows, params.get("subsample_seed"), n_train))
+    return pd.DataFrame(sorted(lines, key=str), columns=columns)
+
+
+# -- the page and the figure --------------------------------------------------------------------
+def _mark(dataset, marked) -> str:
+    return f"{dataset}{DAGGER}" if dataset in marked else str(dataset)
+
+
+def _count(datasets, marked) -> str:
+    """A number of datasets, marked † when some of them were subsampled."""
+    return f"{len(datasets)}{DAGGER if set(datasets) & set(marked) else ''}"
+
+
+def _notes(sub: pd.DataFrame, datasets, few=()) -> list[str]:
+    """A table's notes: the datasets with fewer than 20 splits, then one † line per subsample
+    (size, seed, training rows) of the datasets the table uses."""
+    out = [f"Datasets with fewer than 20 splits: {', '.join(sorted(few))}."] if few else []
+    used = sub[sub["dataset"].isin(set(datasets))]
+    for (max_rows, seed, n_train), group in used.groupby(
+        ["max_rows", "seed", "n_train"], dropna=False
+    ):
+        names = ", ".join(sorted(set(group["dataset"])))
+        out.append(
+            f"{DAGGER} subsampled to {max_rows:,} rows (seed {seed}) before the split: training"
+            f" sets of {n_train:,} rows ({names})."
+        )
+    return out
+
+
+def _p(value: float, digits: str = ".2g") -> str:
+    return "—" if not math.isfinite(value) else format(value, digits)
+
+
+def _across_lines(rows: pd.DataFrame, reading: str, sub: pd.DataFrame, few) -> list[str]:
+    """The across-datasets table of a reading and its average-rank table."""
+    table = across_table(rows, reading)
+    marked = set(sub["dataset"])
+    others = [m for m in METHODS[1:] if m in set(table["algo"])]
+    out = ["| loss | datasets | " + " | ".join(others) + " |"]
+    out.append("|---|---|" + "---|" * len(others))
+    used = set()
+    for loss in [x for x in LOSSES if x in set(table["loss"])]:
+        lines = table[table["loss"] == loss]
+        datasets = set(dataset_ratios(rows, reading, loss).dropna(how="all").index)
+        used |= datasets
+        by = {line.algo: line for line in lines.itertuples()}
+        cells = []
+        for m in others:
+            if m not in by:
+                cells.append("—")
+                continue
+            x = by[m]
+            of = f" of {x.n}" if x.n < len(datasets) else ""
+            star = "*" if x.p_holm < ALPHA else ""
+            cells.append(f"{x.median:+.1f} % ({x.lower}/{x.higher}{of}, {_p(x.p_holm)}{star})")
+        out.append(f"| {loss} | {_count(datasets, marked)} | " + " | ".join(cells) + " |")
+    out.append(
+        "\nCells: median over the datasets of the method's mean test loss over prox's on the "
+        "splits both have (ratio − 1, in %: negative means lower than prox), the datasets where "
+        "it is lower/higher than prox, the Wilcoxon signed-rank p over the datasets with Holm's "
+        f"correction over the methods of the line (* below {ALPHA})."
     )
-    table["p_holm"] = holm(table["p"].to_numpy(dtype=float)) if len(table) else []
-    return table
+    out += _notes(sub, used, few & used)
+    return out
 
 
-def average_ranks(rows: pd.DataFrame, reading: str) -> tuple[pd.Series, int]:
-    """(average rank of each method, number N of dataset × loss cells ranked): each cell ranks
-    the methods by their mean test loss over the splits every method has; only the cells where
-    every method present in the reading has rows count."""
-    r = rows[rows["reading"] == reading]
-    methods = [m for m in METHODS if m in set(r["algo"])]
-    wide = r.pivot_table(
-        index=["dataset", "loss", "split"], columns="algo", values="test_loss", aggfunc="first"
-    ).reindex(columns=methods)
-    wide = wide.dropna()  # the splits every method has
-    if wide.empty:
-        return pd.Series(dtype=float), 0
-    means = wide.groupby(level=["dataset", "loss"]).mean()
-    ranks = means.rank(axis=1, method="average")
-    return ranks.mean(axis=0), len(ranks)
+def _rank_lines(rows: pd.DataFrame, reading: str, sub: pd.DataFrame, few) -> list[str]:
+    """The average ranks over the datasets of each loss, with Friedman's p and Nemenyi's CD."""
+    marked = set(sub["dataset"])
+    per_loss = {loss: dataset_means(rows, reading, loss) for loss in LOSSES}
+    per_loss = {loss: means for loss, means in per_loss.items() if not means.empty}
+    methods = [m for m in METHODS if any(m in means.columns for means in per_loss.values())]
+    out = ["| loss | datasets | " + " | ".join(methods) + " | Friedman p | CD |"]
+    out.append("|---|---|" + "---|" * (len(methods) + 2))
+    for loss, means in per_loss.items():
+        ranks, n, p = average_ranks(rows, reading, loss)
+        cd = critical_difference(len(ranks), n)
+        cells = [f"{ranks[m]:.2f}" if m in ranks.index else "—" for m in methods]
+        count = _count(means.index, marked)
+        out.append(f"| {loss} | {count} | " + " | ".join(cells) + f" | {_p(p)} | {_p(cd, '.2f')} |")
+    out.append(
+        "\nAverage rank of each method over the datasets (1 = lowest mean test loss over the "
+        "splits every method has; ties share their mean rank; a dataset where some method has "
+        "no rows is left out), the Friedman test's p-value (— with fewer than 3 methods or 2 "
+        f"datasets) and Nemenyi's critical difference at α = {ALPHA}."
+    )
+    used = set().union(*(set(means.index) for means in per_loss.values()))
+    out += _notes(sub, used, few & used)
+    return out
 
 
-def critical_difference(k: int, n_cells: int, alpha: float = ALPHA) -> float:
-    """Nemenyi's critical difference of average ranks of k methods over N cells (Demšar 2006):
-    q_α √(k(k+1)/(6N)), q_α the studentized range quantile over √2 (infinite df)."""
-    if k < 2 or n_cells < 1:
-        return math.nan
-    q = stats.studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2)
-    return float(q * math.sqrt(k * (k + 1) / (6.0 * n_cells)))
-
-
-def _cell(line) -> str:
-    star = "*" if line.p_holm < ALPHA else ""
-    return f"{line.median:+.1f} % ({line.wins}/{line.losses}, {line.p_holm:.2g}{star})"
+def _detail_lines(table: pd.DataFrame, sub: pd.DataFrame) -> list[str]:
+    """The dataset × loss table of a reading (its :func:`paired_table`)."""
+    marked = set(sub["dataset"])
+    others = [m for m in METHODS[1:] if m in set(table["algo"])]
+    out = ["| dataset | loss | splits | " + " | ".join(others) + " |"]
+    out.append("|---|---|---|" + "---|" * len(others))
+    for (dataset, loss), cell in table.groupby(["dataset", "loss"], sort=True):
+        by = {line.algo: line for line in cell.itertuples()}
+        n = int(cell["n"].max())
+        cells = []
+        for m in others:
+            x = by.get(m)
+            star = "*" if x is not None and x.p_holm < ALPHA else ""
+            text = f"{x.median:+.1f} % ({x.wins}/{x.losses}, {_p(x.p_holm)}{star})" if x else "—"
+            cells.append(text)
+        out.append(f"| {_mark(dataset, marked)} | {loss} | {n} | " + " | ".join(cells) + " |")
+    out.append(
+        "\nCells: median relative Δ of the test loss against `prox` over the splits (negative: "
+        "lower than prox), wins/losses of the method over the splits, Wilcoxon p with Holm's "
+        f"correction over the methods of the line (* below {ALPHA})."
+    )
+    few = set(table.loc[table["n"] < 20, "dataset"])
+    out += _notes(sub, set(table["dataset"]), few)
+    return out
 
 
 def markdown(rows: pd.DataFrame) -> str:
-    """The page's results section: per reading, the dataset × loss table and the rank line."""
+    """The page's results section: per reading, the across-datasets table, the average ranks
+    and the dataset × loss table."""
     out = []
     for reading, budget in READINGS.items():
         out.append(f"### {budget} configurations per method (`{reading}`)\n")
@@ -163,64 +391,71 @@ def markdown(rows: pd.DataFrame) -> str:
         if table.empty:
             out.append("No rows of this reading are stored yet.\n")
             continue
-        others = [m for m in METHODS[1:] if m in set(table["algo"])]
-        out.append("| dataset | loss | splits | " + " | ".join(others) + " |")
-        out.append("|---|---|---|" + "---|" * len(others))
-        for (dataset, loss), cell in table.groupby(["dataset", "loss"], sort=True):
-            by = {line.algo: line for line in cell.itertuples()}
-            n = int(cell["n"].max())
-            cells = [_cell(by[m]) if m in by else "—" for m in others]
-            out.append(f"| {dataset} | {loss} | {n} | " + " | ".join(cells) + " |")
-        ranks, n_cells = average_ranks(rows, reading)
-        cd = critical_difference(len(ranks), n_cells)
-        line = ", ".join(f"{m} {ranks[m]:.2f}" for m in ranks.sort_values().index)
+        r = rows[rows["reading"] == reading]
+        sub = subsampled(r)
+        few = set(r.loc[r["n_splits"] < 20, "dataset"])
+        out.append("**Across datasets**, per loss: each method against `prox`.\n")
+        out += _across_lines(rows, reading, sub, few)
+        out.append("\n**Average ranks** over the datasets, per loss.\n")
+        out += _rank_lines(rows, reading, sub, few)
+        out.append("\n**Per dataset and loss**: each method against `prox` over the splits.\n")
+        out += _detail_lines(table, sub)
         out.append("")
-        out.append(
-            f"Average rank over {n_cells} dataset × loss cells (1 = lowest mean test loss): "
-            f"{line}; critical difference (Nemenyi, α = {ALPHA}) {cd:.2f}."
-        )
-        few = sorted(set(table.loc[table["n"] < 20, "dataset"]))
-        note = f" Datasets with fewer than 20 splits: {', '.join(few)}." if few else ""
-        out.append(
-            "\nCells: median relative Δ of the test loss against `prox` (negative: lower than "
-            "prox), wins/losses of the method over the splits, Wilcoxon p with Holm's correction "
-            f"over the {len(table)} tests of this reading (* below {ALPHA}).{note}\n"
-        )
     return "\n".join(out)
 
 
+def _rank_panel(ax, rows: pd.DataFrame, reading: str, loss: str, marked) -> None:
+    """One panel: the average ranks of a (reading, loss) with the best rank + CD band."""
+    ranks, n, p = average_ranks(rows, reading, loss)
+    datasets = dataset_means(rows, reading, loss).index
+    ax.set_title(
+        f"{READINGS[reading]} configurations, {loss}: {_count(datasets, marked)} datasets, "
+        f"Friedman p = {_p(p)}",
+        fontsize=9,
+    )
+    if ranks.empty:
+        ax.text(0.5, 0.5, "no rows stored", ha="center", va="center", transform=ax.transAxes)
+        ax.set_yticks([])
+        return
+    ranks = ranks.sort_values()
+    cd = critical_difference(len(ranks), n)
+    y = np.arange(len(ranks))
+    ax.plot(ranks.to_numpy(), y, "o")
+    best = float(ranks.iloc[0])
+    # methods right of the band's end differ from the best by more than the CD
+    ax.axvspan(best, best + cd, color="0.85", label=f"best + CD ({_p(cd, '.2f')})")
+    ax.set_yticks(y, list(ranks.index), fontsize=8)
+    ax.set_xlim(0.8, len(ranks) + 0.2)
+    ax.set_xlabel("average rank over the datasets (1 = lowest test loss)", fontsize=8)
+    ax.legend(loc="lower right", fontsize=7)
+
+
 def rank_figure(rows: pd.DataFrame, path) -> Path:
-    """Average ranks with Nemenyi's critical difference, one panel per reading (png)."""
+    """Average ranks over the datasets with Nemenyi's critical difference and the Friedman p:
+    one panel per (loss, reading), losses down, readings across (png)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(READINGS), 1, figsize=(7, 2.6 * len(READINGS)), squeeze=False)
-    for ax, (reading, budget) in zip(axes[:, 0], READINGS.items()):
-        ranks, n_cells = average_ranks(rows, reading)
+    fig, axes = plt.subplots(
+        len(LOSSES), len(READINGS), figsize=(6.5 * len(READINGS), 2.8 * len(LOSSES) + 0.5),
+        squeeze=False,
+    )  # fmt: skip
+    notes = []
+    for j, reading in enumerate(READINGS):
         r = rows[rows["reading"] == reading]
+        marked = set(subsampled(r)["dataset"])
+        for i, loss in enumerate(LOSSES):
+            _rank_panel(axes[i, j], rows, reading, loss, marked)
         few = sorted(set(r.loc[r["n_splits"] < 20, "dataset"]))
-        note = f"\nfewer than 20 splits: {', '.join(few)}" if few else ""
-        ax.set_title(
-            f"{budget} configurations per method ({n_cells} dataset × loss cells){note}",
-            fontsize=10,
-        )
-        if ranks.empty:
-            ax.text(0.5, 0.5, "no rows stored", ha="center", va="center", transform=ax.transAxes)
-            continue
-        ranks = ranks.sort_values()
-        cd = critical_difference(len(ranks), n_cells)
-        y = np.arange(len(ranks))
-        ax.plot(ranks.to_numpy(), y, "o")
-        best = float(ranks.iloc[0])
-        # methods right of the bar's end differ from the best by more than the CD
-        ax.axvspan(best, best + cd, color="0.85", label=f"best + CD ({cd:.2f})")
-        ax.set_yticks(y, list(ranks.index))
-        ax.set_xlim(0.8, len(ranks) + 0.2)
-        ax.set_xlabel("average rank (1 = lowest test loss)")
-        ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
+        if few:
+            notes.append(f"{reading}: fewer than 20 splits: {', '.join(few)}")
+        if marked:
+            notes.append(f"{reading}: {DAGGER} subsampled: {', '.join(sorted(marked))}")
+    fig.tight_layout(rect=(0, 0.04 if notes else 0, 1, 1))
+    if notes:
+        fig.text(0.01, 0.005, "; ".join(notes), fontsize=7, va="bottom")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
