@@ -78,36 +78,59 @@ def _warm_up():
     BoostingRegressor(loss="lad", n_estimators=3, max_depth=2).fit(X, y, eval_set=(X, y))
 
 
-def measure(datasets, methods, grids, loss, out):
-    from hydra import compose, initialize_config_dir
-
+def _time_job(run, method, loss):
+    """One split of a planned run, timed: its measurement line."""
     from proxboost.experiments.fits.pipeline import run_protocol
     from proxboost.experiments.plan.protocol import split_sizes
+
+    before, cpu, wall = shared.load(), time.process_time(), time.perf_counter()
+    run_protocol(
+        run.X,
+        run.y,
+        run.method,
+        run.grid_points,
+        n_splits=run.n_splits,
+        max_estimators=run.max_estimators,
+        fractions=run.fractions,
+        seed=run.seed,
+        splits=[0],
+        n_jobs=1,
+        progress=False,
+        base_row=run.base_row,
+    )
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return dict(
+        dataset=run.base_row["dataset"],
+        method=method,
+        grid=run.base_row["grid"],
+        loss=loss,
+        n_train=split_sizes(len(run.y), run.fractions)[0],
+        d=run.X.shape[1],
+        cpu_seconds=round(cpu, 2),
+        wall_seconds=round(wall, 2),
+        load_before=round(before, 2),
+        load_after=round(shared.load(), 2),
+        commit=shared.commit(),
+    )
+
+
+def measure(datasets, methods, grids, loss, out):
+    from hydra import compose, initialize_config_dir
 
     _warm_up()
     print(f"# {shared.machine()}, commit {shared.commit()}; one split, loss {loss}, CPU seconds")
     new = not os.path.exists(out)
+    conf = os.path.abspath(os.path.join(shared.REPO, "conf"))
     with open(out, "a", newline="") as fh, tempfile.TemporaryDirectory() as tmp:
         writer = csv.DictWriter(fh, fieldnames=FIELDS)
         if new:
             writer.writeheader()
-        conf = os.path.join(shared.REPO, "conf")
-        with initialize_config_dir(config_dir=os.path.abspath(conf), version_base=None):
+        with initialize_config_dir(config_dir=conf, version_base=None):
             for dataset in datasets:
                 for grid in grids:
                     for method in methods:
                         run = _job(compose, dataset, method, grid, loss, tmp)
-                        before, c0, w0 = shared.load(), time.process_time(), time.perf_counter()
-                        run_protocol(run.X, run.y, run.method, run.grid_points,
-                                     n_splits=run.n_splits, max_estimators=run.max_estimators,
-                                     fractions=run.fractions, seed=run.seed, splits=[0],
-                                     n_jobs=1, progress=False, base_row=run.base_row)  # fmt: skip
-                        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-                        line = dict(dataset=dataset, method=method, grid=grid, loss=loss,
-                                    n_train=split_sizes(len(run.y), run.fractions)[0],
-                                    d=run.X.shape[1], cpu_seconds=round(cpu, 2),
-                                    wall_seconds=round(wall, 2), load_before=round(before, 2),
-                                    load_after=round(shared.load(), 2), commit=shared.commit())  # fmt: skip
+                        line = _time_job(run, method, loss)
                         writer.writerow(line)
                         fh.flush()
                         print(" ".join(f"{k}={v}" for k, v in line.items()), flush=True)
