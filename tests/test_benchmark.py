@@ -263,3 +263,28 @@ def test_a_section_value_given_on_the_command_line_names_a_custom_grid(compose, 
     custom = plan_run(**_job(compose, *common, "grid.lightgbm.min_data_in_leaf=[5]"))
     assert plain.protocol == "benchmark90/20splits/T1000"
     assert custom.protocol.startswith("benchmark90-custom") and len(custom.grid_points) == 15
+
+
+@pytest.mark.slow
+def test_the_interval_experiment_compares_one_model_and_separate_models(compose, tmp_path):
+    cfg = compose(["+experiment=quantile_benchmark_intervals"], hydra_config=True)
+    sweep = _sweep(cfg)
+    assert sweep["algo"].split(",") == ["prox", "lightgbm", "catboost", "quantile_forest"]
+    assert sweep["dataset"].split(",") == SIX and cfg.protocol.n_splits == 20
+    assert sweep["loss.tau"] == "[0.05,0.95]" and cfg.grid.name == "benchmark15"
+    kinds = {}
+    for algo in ("prox", "lightgbm", "catboost", "quantile_forest"):
+        run = plan_run(
+            **_job(
+                compose,
+                "+experiment=quantile_benchmark_intervals",
+                "dataset=regression",
+                "dataset.params.n_samples=80",
+                f"algo={algo}",
+                "loss.tau=[0.05,0.95]",
+                f"results_dir={tmp_path}",
+            )  # fmt: skip
+        )
+        assert run.method.val_metric == "sum_of_levels" and len(run.grid_points) == 15
+        kinds[algo] = getattr(run.method, "separate_levels", False)
+    assert kinds == {"prox": False, "lightgbm": True, "catboost": False, "quantile_forest": False}

@@ -153,3 +153,21 @@ def test_calibrate_and_intervals_use_the_fitted_levels():
     single.set_params(tau=[0.1, 0.9])
     with pytest.raises(ValueError, match="fitted with Pinball"):
         single.predict_interval(X)
+
+
+def test_the_measurement_counts_the_rows_whose_bounds_cross():
+    from proxboost.conformal import interval_measurement
+
+    # rows 0-9 calibrate, 10-19 measure; rows 12, 15 cross (lower > upper) before calibration
+    rng = np.random.RandomState(1)
+    y = rng.normal(size=20)
+    lower, upper = y - 1.0, y + 3.0
+    lower[[12, 15]], upper[[12, 15]] = 0.5, 0.2
+    cal, ev = np.arange(10), np.arange(10, 20)
+    m = interval_measurement(lower, upper, y, cal, ev, 0.5)
+    assert m["crossing_raw"] == 2 / 10
+    q = m["interval_correction"]  # every calibration score is max(-1, -3): q = -1
+    assert q == -1.0
+    # widths 4 narrowed by 2 x 1 to 2: not crossing; rows 12 and 15 cross further
+    assert m["crossing_calibrated"] == sum(lower[i] - q > upper[i] + q for i in ev) / 10 == 0.2
+    assert m["width_raw"] == pytest.approx(np.mean(upper[ev] - lower[ev]))

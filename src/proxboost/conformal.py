@@ -100,7 +100,12 @@ def interval_measurement(lower, upper, y, calibration, evaluation, alpha) -> dic
     (:func:`conformal_interval`). The columns of a result row:
 
     ``interval_nominal`` (1 - alpha), ``coverage_raw``, ``width_raw``, ``interval_correction``,
-    ``coverage_calibrated``, ``width_calibrated``, ``n_calibration``, ``n_coverage``."""
+    ``coverage_calibrated``, ``width_calibrated``, ``n_calibration``, ``n_coverage``, and
+    ``crossing_raw``: the share of the evaluation rows whose lower bound is above their upper
+    bound (separate models can cross; a model of ordered levels cannot), and
+    ``crossing_calibrated``: the share whose corrected bounds ``lower - q`` and ``upper + q``
+    cross (a negative q can make any interval cross; :func:`conformal_interval` then sets both
+    ends to the middle)."""
     lower, upper, y = (np.asarray(a, dtype=float).ravel() for a in (lower, upper, y))
     cal, ev = np.asarray(calibration, dtype=np.intp), np.asarray(evaluation, dtype=np.intp)
     if len(np.intersect1d(cal, ev)) or len(cal) == 0 or len(ev) == 0:
@@ -121,4 +126,6 @@ def interval_measurement(lower, upper, y, calibration, evaluation, alpha) -> dic
         "width_calibrated": width_cal,
         "n_calibration": len(cal),
         "n_coverage": len(ev),
+        "crossing_raw": float(np.mean(lower[ev] > upper[ev])),
+        "crossing_calibrated": float(np.mean(lower[ev] - q > upper[ev] + q)),
     }

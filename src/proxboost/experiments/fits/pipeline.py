@@ -70,6 +70,7 @@ from proxboost.experiments.plan.protocol import (
     check_task,
     expand_grid,
     level_metrics,
+    level_selections,
     protocol_name,
     selection,
     split_indices,
@@ -195,12 +196,24 @@ class _Splits:
             tr, va, te = self.open[k].parts
             trval = np.concatenate([tr, va])
             g, T, _ = self.open[k].chosen
-            args = (self.grid_points[g], T, (self.X[trval], self.y[trval]), self.X[te])
+            args = (self._params(g), T, (self.X[trval], self.y[trval]), self.X[te])
             rs = split_random_state(k, self.seed)
             tasks.append(
                 delayed(_task)(("refit", k), self.parent_pid, self.method.refit_predict, *args, rs)
             )
         return tasks
+
+    def _choose(self, curves):
+        """``(g, T, validation value)`` of a split; for separate models of several levels, one
+        g and one T per level (tuples) and the sum of their values."""
+        if not getattr(self.method, "separate_levels", False):
+            return selection(curves)
+        chosen = level_selections(curves)
+        return tuple(c[0] for c in chosen), tuple(c[1] for c in chosen), sum(c[2] for c in chosen)
+
+    def _params(self, g):
+        """The grid point of ``g``, or the list of the levels' points (``g`` a tuple)."""
+        return [self.grid_points[i] for i in g] if isinstance(g, tuple) else self.grid_points[g]
 
     def receive(self, key, result, elapsed):
         """Take a task's result; return the split's row when it was its refit, else None."""
@@ -209,7 +222,7 @@ class _Splits:
             split.curves[key[2]] = result
             split.seconds += elapsed
             if all(c is not None for c in split.curves):
-                split.chosen, split.curves = selection(split.curves), []
+                split.chosen, split.curves = self._choose(split.curves), []
             return None
         return self._row(key[1], self.open.pop(key[1]), result, elapsed)
 
@@ -224,15 +237,16 @@ class _Splits:
             test_loss, test_error = test_metrics(
                 method.loss, y_test, predictions, report_loss=method.reports_loss()
             )
-        params = self.grid_points[g]
+        separate = isinstance(g, tuple)  # one choice per level, in levels_choice
+        params = {"levels": self._params(g)} if separate else self.grid_points[g]
         row = dict(self.base_row)
         row.update(
             split_row(
                 k,
                 params,
-                g,
+                None if separate else g,
                 self.n_grid,
-                T,
+                None if separate else T,
                 val_loss,
                 test_loss,
                 test_error,
@@ -242,6 +256,12 @@ class _Splits:
             )
         )
         row.update(fit_seconds=split.seconds + elapsed, refit_seconds=elapsed)
+        if separate:
+            choices = [
+                {"grid_index": i, "n_estimators": t, "params": self.grid_points[i]}
+                for i, t in zip(g, T, strict=True)
+            ]
+            row["levels_choice"] = json.dumps(choices, sort_keys=True)
         if np.ndim(predictions) == 2:
             row.update(self._levels_columns(k, method.loss, levels, y_test, predictions))
         return row

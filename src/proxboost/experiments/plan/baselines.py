@@ -89,8 +89,8 @@ from sklearn.ensemble import (
 from threadpoolctl import threadpool_limits
 
 from proxboost._vocabulary import is_integer, library_version
-from proxboost.experiments.plan.protocol import ProtocolError
-from proxboost.losses import EXP_CLIP
+from proxboost.experiments.plan.protocol import LEVELS_VAL_METRIC, ProtocolError
+from proxboost.losses import EXP_CLIP, MultiQuantile
 
 __all__ = [
     "CATBOOST_OBJECTIVES",
@@ -164,6 +164,9 @@ class _LeafAxis:
 
 class XGBoostMethod(_LeafAxis):
     """XGBoost with the objective matching a loss; curve = our loss on its margin."""
+
+    #: several quantile levels (``tau=[...]``): one model per level (:class:`SeparateLevels`)
+    levels = "separate"
 
     name = "xgboost"
     library = "xgboost"
@@ -374,6 +377,9 @@ class QuantileForestMethod:
     engine = "none"  # grows its own trees: no proxboost tree engine applies
     grid_axes = ("max_features", "min_samples_leaf")
 
+    #: several quantile levels (``tau=[...]``): one forest predicts them all
+    levels = "one model"
+
     def __init__(self, loss, n_estimators=100, n_threads=1):
         if loss.name not in ("lad", "pinball"):
             raise ProtocolError(
@@ -385,10 +391,13 @@ class QuantileForestMethod:
                 f"quantile_forest: n_estimators={n_estimators!r}; use a positive integer"
             )
         self.loss = loss
-        self.tau = float(getattr(loss, "tau", 0.5))
+        self.several = isinstance(loss, MultiQuantile)
+        self.taus = (
+            [float(t) for t in loss.taus] if self.several else [loss.params().get("tau", 0.5)]
+        )
         self.n_estimators = int(n_estimators)
         self.n_threads = int(n_threads)
-        self.val_metric = loss.name
+        self.val_metric = LEVELS_VAL_METRIC if self.several else loss.name
 
     def reports_loss(self) -> bool:
         return True
@@ -419,14 +428,18 @@ class QuantileForestMethod:
         pred = forest.predict(X, quantiles=list(quantiles))
         return np.asarray(pred, dtype=np.float64).reshape(len(X), len(quantiles))
 
+    def _output(self, pred):
+        """(n, K) predictions with several levels, (n,) with one."""
+        return pred if self.several else pred[:, 0]
+
     def validation_curve(self, params, train, valid, max_estimators, random_state):
         X_val, y_val = valid
-        pred = self.predict_quantiles(params, train, X_val, [self.tau], random_state)[:, 0]
-        value = self.loss.value(np.asarray(y_val, dtype=np.float64), pred)
+        pred = self._output(self.predict_quantiles(params, train, X_val, self.taus, random_state))
+        value = np.sum(self.loss.value(np.asarray(y_val, dtype=np.float64), pred))
         return np.array([value]), np.array([self.n_estimators])
 
     def refit_predict(self, params, n_estimators, train, X_test, random_state):
-        return self.predict_quantiles(params, train, X_test, [self.tau], random_state)[:, 0]
+        return self._output(self.predict_quantiles(params, train, X_test, self.taus, random_state))
 
 
 # -- LightGBM and HistGradientBoosting -------------------------------------------------------------
@@ -516,6 +529,9 @@ class _NativeObjectiveMethod(_LeafAxis):
 
 class LightGBMMethod(_NativeObjectiveMethod):
     """LightGBM with its native objective; curve = our loss (or the error) on its raw score."""
+
+    #: several quantile levels (``tau=[...]``): one model per level (:class:`SeparateLevels`)
+    levels = "separate"
 
     name = "lightgbm"
     library = "lightgbm"
@@ -624,6 +640,9 @@ class LightGBMMethod(_NativeObjectiveMethod):
 
 class HistGradientBoostingMethod(_NativeObjectiveMethod):
     """scikit-learn's HistGradientBoosting with its native loss; curve from staged predictions."""
+
+    #: several quantile levels (``tau=[...]``): one model per level (:class:`SeparateLevels`)
+    levels = "separate"
 
     name = "sklearn_hgb"
     library = "scikit-learn"
@@ -737,6 +756,9 @@ class CatBoostMethod(_LeafAxis):
         "border_count": (lambda v: is_integer(v) and 1 <= v <= 65535, "an integer in [1, 65535]"),
     }
 
+    #: several quantile levels (``tau=[...]``): one model, CatBoost's ``MultiQuantile``
+    levels = "one model"
+
     def __init__(self, loss, **settings):
         if loss.task != "regression" or loss.name not in CATBOOST_OBJECTIVES:
             raise ProtocolError(
@@ -745,9 +767,15 @@ class CatBoostMethod(_LeafAxis):
             )
         self.loss = loss
         self.settings = _check_settings(self.name, settings, self.defaults, self.checks)
-        objective = CATBOOST_OBJECTIVES[loss.name]
-        self.objective = f"{objective}:alpha={loss.tau!r}" if loss.name == "pinball" else objective
-        self.val_metric = "loss"
+        self.several = isinstance(loss, MultiQuantile)
+        if self.several:
+            alphas = ",".join(repr(float(t)) for t in loss.taus)
+            self.objective = f"MultiQuantile:alpha={alphas}"
+        elif loss.name == "pinball":
+            self.objective = f"Quantile:alpha={loss.tau!r}"
+        else:
+            self.objective = CATBOOST_OBJECTIVES[loss.name]
+        self.val_metric = LEVELS_VAL_METRIC if self.several else "loss"
 
     def reports_loss(self) -> bool:
         return True
@@ -776,33 +804,92 @@ class CatBoostMethod(_LeafAxis):
         )
         return model.fit(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64))
 
-    @staticmethod
-    def _stages(model, X):
-        """(starting value on X's rows, generator of the predictions after each tree)."""
-        scale, bias = model.get_scale_and_bias()
+    def _start(self, model, n):
+        """CatBoost's starting value on n rows: (n,), or (n, K) with several levels."""
+        bias = np.asarray(model.get_scale_and_bias()[1], dtype=np.float64)
+        return np.tile(bias, (n, 1)) if self.several else np.full(n, float(bias))
+
+    def _stages(self, model, X):
+        """(starting value on X's rows, generator of the predictions after each tree). A
+        model of K levels has K values per leaf, stored leaf by leaf."""
+        scale = model.get_scale_and_bias()[0]
         leaves = model.calc_leaf_indexes(np.asarray(X, dtype=np.float64)).astype(np.int64)
-        first = np.concatenate([[0], np.cumsum(model.get_tree_leaf_counts())[:-1]])
+        first = np.concatenate([[0], np.cumsum(model.get_tree_leaf_counts())[:-1]]).astype(np.int64)
         values = np.asarray(model.get_leaf_values(), dtype=np.float64)
-        contributions = values[leaves + first.astype(np.int64)].T  # (T, n): tree by tree
+        if self.several:
+            values = values.reshape(-1, len(self.loss.taus))
+        z0 = self._start(model, len(X))
 
         def stages():
-            z = np.zeros(len(X))
-            for c in contributions:
-                z += c
-                yield bias + scale * z
+            z = np.zeros_like(z0)
+            for t in range(leaves.shape[1]):  # tree t's leaf value of every row
+                z += values[leaves[:, t] + first[t]]
+                yield z0 + scale * z
 
-        return np.full(len(X), float(bias)), stages()
+        return z0, stages()
 
     def validation_curve(self, params, train, valid, max_estimators, random_state):
         (X_train, y_train), (X_val, y_val) = train, valid
         model = self._fit(params, X_train, y_train, max_estimators, random_state)
         y_val = np.asarray(y_val, dtype=np.float64)
         z0, stages = self._stages(model, X_val)
-        return _curve(lambda z: float(self.loss.value(y_val, z)), z0, stages, max_estimators)
+        score = lambda z: float(np.sum(self.loss.value(y_val, z)))  # noqa: E731
+        return _curve(score, z0, stages, max_estimators)
 
     def refit_predict(self, params, n_estimators, train, X_test, random_state):
         X, y = train
         model = self._fit(params, X, y, n_estimators, random_state)
         if int(n_estimators) == 0:
-            return np.full(len(X_test), float(model.get_scale_and_bias()[1]))
+            return self._start(model, len(X_test))
         return np.asarray(model.predict(np.asarray(X_test, dtype=np.float64)), dtype=np.float64)
+
+
+# -- several quantile levels as separate models ----------------------------------------------------
+class SeparateLevels:
+    """K quantile levels as K separate single-level models of one library, as a practitioner
+    gets them from LightGBM, HGB or XGBoost: each level's model is fitted on its own pinball
+    loss and selected on its own validation curve (its own grid point and T: the pipeline
+    selects level by level, ``separate_levels``), so nothing keeps the K predictions in order.
+
+    ``validation_curve`` returns the K levels' curves of a grid point, shape (K, T_max + 1);
+    ``refit_predict`` takes one grid point and one T per level and returns shape (n, K)."""
+
+    levels = "separate"
+    separate_levels = True
+    engine = "none"
+    val_metric = LEVELS_VAL_METRIC
+
+    def __init__(self, cls, loss, **options):
+        self.loss = loss
+        self.members = [cls(level, **options) for level in loss.levels]
+        self.name, self.library = cls.name, cls.library
+        self.grid_axes = self.members[0].grid_axes
+
+    def search_axes(self, grid) -> None:
+        for member in self.members:
+            member.search_axes(grid)
+        self.grid_axes = self.members[0].grid_axes
+
+    def reports_loss(self) -> bool:
+        return True
+
+    def versions(self) -> dict:
+        return self.members[0].versions()
+
+    def identity(self) -> dict:
+        identity = self.members[0].identity()
+        return {**identity, "options": {**identity["options"], "levels": "separate models"}}
+
+    def validation_curve(self, params, train, valid, max_estimators, random_state):
+        curves = [m.validation_curve(params, train, valid, max_estimators, random_state)
+                  for m in self.members]  # fmt: skip
+        return np.vstack([values for values, _ in curves]), curves[0][1]
+
+    def refit_predict(self, params, n_estimators, train, X_test, random_state):
+        """``params``, ``n_estimators``: one per level."""
+        return np.column_stack(
+            [
+                m.refit_predict(p, T, train, X_test, random_state)
+                for m, p, T in zip(self.members, params, n_estimators, strict=True)
+            ]
+        )

@@ -35,7 +35,7 @@ from proxboost.boosting import ALGOS as _BOOSTING_ALGOS
 from proxboost.boosting import PROXIMAL_ALGOS, BoostingClassifier, BoostingRegressor
 from proxboost.engines import ENGINES
 from proxboost.experiments.plan import baselines
-from proxboost.experiments.plan.protocol import GRID_AXES
+from proxboost.experiments.plan.protocol import GRID_AXES, LEVELS_VAL_METRIC
 from proxboost.losses import LOSS_PARAMETERS, MultiQuantile
 
 __all__ = [
@@ -211,11 +211,6 @@ def estimator_options(estimator) -> dict:
     return options
 
 
-#: ``val_metric`` of a model of several quantiles: it is selected on the sum of its levels'
-#: validation pinball losses (the criterion its early stopping watches too).
-LEVELS_VAL_METRIC = "sum_of_levels"
-
-
 def n_levels(loss) -> int:
     """The number of quantile levels of a loss of several quantiles (``tau=[...]``), else 0."""
     return len(loss.taus) if isinstance(loss, MultiQuantile) else 0
@@ -303,6 +298,12 @@ def make_method(algo, loss, engine="exact", options=None, tie_rule=DEFAULT_TIE_R
     if algo in BOOSTING_ALGOS:
         return BoostingMethod(algo, loss, engine=engine, tie_rule=tie_rule)
     if n_levels(loss) and (algo in _BASELINES or algo in _REGISTERED):
+        cls = getattr(baselines, _BASELINES[algo]) if algo in _BASELINES else _REGISTERED[algo]
+        levels = getattr(cls, "levels", None)
+        if levels == "one model":  # the library fits several levels in one model
+            return cls(loss, **options)
+        if levels == "separate":  # one model per level, each selected on its own
+            return baselines.SeparateLevels(cls, loss, **options)
         raise ValueError(
             f"fits one quantile level per model, not loss.tau={loss.params()['tau']}: give "
             "loss.tau one level, or use a boosting algo for several levels in one model"

@@ -42,9 +42,11 @@ from proxboost._vocabulary import is_integer
 __all__ = [
     "DEFAULT_FRACTIONS",
     "GRID_AXES",
+    "LEVELS_VAL_METRIC",
     "ProtocolError",
     "TaskMismatchError",
     "calibration_halves",
+    "level_selections",
     "canonical_grid",
     "check_task",
     "expand_grid",
@@ -69,6 +71,11 @@ class ProtocolError(ValueError):
 
 class TaskMismatchError(ProtocolError):
     """A loss of one task (regression, classification) asked of a dataset of the other."""
+
+
+#: ``val_metric`` of a model of several quantiles: it is selected on the sum of its levels'
+#: validation pinball losses (the criterion its early stopping watches too).
+LEVELS_VAL_METRIC = "sum_of_levels"
 
 
 # -- validation ------------------------------------------------------------------------------------
@@ -306,6 +313,16 @@ def selection(curves):
     return g, int(n_estimators[t]), float(values[t])
 
 
+def level_selections(curves):
+    """One ``(g, T, value)`` per quantile level, each selected on that level's curves alone:
+    ``curves[g] = (values of shape (K, L), n_estimators)``, K separate models of one method
+    (:class:`~proxboost.experiments.plan.baselines.SeparateLevels`), each with its own grid
+    point and T. Selecting them one by one minimises the sum of the K levels' validation
+    losses over every combination of choices, since each term depends on its own choice only."""
+    n_levels = np.shape(curves[0][0])[0]
+    return [selection([(values[k], n) for values, n in curves]) for k in range(n_levels)]
+
+
 def _nan_if_none(value):
     return math.nan if value is None else value
 
@@ -319,13 +336,13 @@ def split_row(k, params, g, n_grid, T, val_loss, test_loss, test_error, sizes, s
         test_error=test_error,
         val_loss=val_loss,
         val_metric=val_metric,
-        n_estimators=int(T),
+        n_estimators=math.nan if T is None else int(T),  # None: one T per level
         max_depth=_nan_if_none(params.get("max_depth")),
         learning_rate=_nan_if_none(params.get("learning_rate")),
         step=_nan_if_none(params.get("step")),
         max_features=str(params["max_features"]) if "max_features" in params else math.nan,
         params=json.dumps(params, sort_keys=True),
-        grid_index=int(g),
+        grid_index=math.nan if g is None else int(g),
         n_grid=int(n_grid),
         random_state=split_random_state(k, seed),
         n_train=n_train,
