@@ -127,8 +127,7 @@ def test_a_multi_level_run_is_told_apart_from_the_single_level_runs(compose, tmp
     [
         (dict(loss_params={"tau": [0.5, 0.05]}), r"tau=\[0.5, 0.05\] is not allowed"),
         (dict(loss_params={"tau": [0.05, 1.0]}), "strictly increasing list of floats in"),
-        (dict(algo="xgboost"), "algo 'xgboost': fits one quantile level per model"),
-        (dict(algo="quantile_forest"), "algo 'quantile_forest': fits one quantile level"),
+        (dict(algo="random_forest"), "algo 'random_forest': fits one quantile level per model"),
         (dict(tie_rule="authors_float"), "with several quantiles use tie_rule="),
         (dict(grid={**TINY["grid"], "step": ["automatic"]}), "grid value step='automatic'"),
         (dict(dataset_params={"n_samples": 6, "n_features": 4}), "a test part of 1 row"),
