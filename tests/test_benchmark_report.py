@@ -3,7 +3,10 @@ the across-dataset ratios, Wilcoxon p-values and Holm's correction against NumPy
 step-down written here; the average ranks and the Friedman test against scipy on the per-dataset
 means; Holm over a (dataset, loss) cell's methods only; the subsampled datasets' footnote exactly
 when an identity has ``max_rows``; only the splits both (or every) method have; Nemenyi's
-critical difference against Demšar's table; the command on a stored results folder.
+critical difference against Demšar's table; the interval table's means, standard errors,
+width ratios against prox and crossing shares against NumPy (missing crossing columns as NaN),
+its guarantee in exact arithmetic, and the interval rows kept out of the benchmark tables; the
+command on a stored results folder.
 """
 
 import json
@@ -21,6 +24,10 @@ from proxboost.experiments.report.benchmark import (
     critical_difference,
     dataset_means,
     dataset_ratios,
+    guarantee,
+    interval_markdown,
+    interval_rows,
+    interval_table,
     main,
     markdown,
     paired_table,
@@ -251,6 +258,9 @@ def test_the_command_reads_a_results_folder(tmp_path):
     results = tmp_path / "results"
     for r in rows.drop(columns=["reading", "n_splits"]).to_dict("records"):
         write_row(results, {**r, "engine": "none", "identity": identity(r["dataset"])})
+    intervals = _interval_frame(np.random.default_rng(11), ["a", "b"], n_splits=3)
+    for r in intervals.to_dict("records"):
+        write_row(results, {**r, "engine": "none", "identity": {"dataset": r["dataset"]}})
     # rows of other experiments are left out
     write_row(
         results,
@@ -261,6 +271,127 @@ def test_the_command_reads_a_results_folder(tmp_path):
     assert len(stored) == len(rows) and set(stored["reading"]) == {"benchmark15"}
     text = markdown(stored)
     assert NOTE in text and "Datasets with fewer than 20 splits: a, b, c." in text
+    stored_intervals = interval_rows(load(results))
+    assert len(stored_intervals) == len(intervals)
+    text += "\n" + interval_markdown(stored_intervals)
+    assert "| a | prox | 3 | 47 |" in text and "No interval rows" not in text
     out, fig = tmp_path / "b.md", tmp_path / "ranks.png"
     assert 0 == main(["--results", str(results), "--out", str(out), "--figure", str(fig)])
     assert out.read_text() == text and fig.stat().st_size > 0
+
+
+# -- intervals ---------------------------------------------------------------------------------
+INTERVAL_METHODS = ("prox", "lightgbm", "catboost", "quantile_forest")
+
+
+def _interval_frame(rng, datasets, n_splits=6, methods=INTERVAL_METHODS, crossing=True):
+    """Stored interval rows (not yet read by :func:`interval_rows`): random coverages, widths
+    (per dataset a scale) and crossing shares; without the crossing columns if not ``crossing``."""
+    rows = []
+    for dataset in datasets:
+        scale = 10.0 ** rng.integers(0, 3)
+        for algo in methods:
+            for k in range(n_splits):
+                row = dict(
+                    protocol=f"benchmark15/{n_splits}splits/T1000", dataset=dataset,
+                    loss="pinball-tau0.05-0.95", algo=algo, split=k, test_loss=1.0,
+                    coverage_raw=rng.uniform(0.8, 0.95),
+                    coverage_calibrated=rng.uniform(0.88, 0.95),
+                    width_raw=scale * rng.uniform(1, 2), width_calibrated=scale * rng.uniform(1, 2),
+                    interval_correction=0.1, interval_nominal=0.9, n_calibration=47, n_coverage=48,
+                )  # fmt: skip
+                if crossing:
+                    row |= dict(crossing_raw=rng.uniform(0, 0.1), crossing_calibrated=0.0)
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _column(rows, dataset, algo, column):
+    r = rows[(rows.dataset == dataset) & (rows.algo == algo)]
+    return r.set_index("split")[column].sort_index()
+
+
+def test_interval_means_standard_errors_and_width_ratios_match_numpy():
+    rng = np.random.default_rng(20)
+    rows = interval_rows(_interval_frame(rng, ["b", "a"]))
+    table = interval_table(rows)
+    assert list(zip(table.dataset, table.algo)) == [
+        (d, m) for d in ("a", "b") for m in INTERVAL_METHODS
+    ]
+    for line in table.itertuples():
+        assert line.n == 6
+        for kind in ("raw", "calibrated"):
+            x = _column(rows, line.dataset, line.algo, f"coverage_{kind}").to_numpy()
+            assert getattr(line, f"coverage_{kind}") == pytest.approx(x.mean())
+            se = np.std(x, ddof=1) / np.sqrt(x.size)
+            assert getattr(line, f"coverage_{kind}_se") == pytest.approx(se)
+            w = _column(rows, line.dataset, line.algo, f"width_{kind}")
+            prox = _column(rows, line.dataset, "prox", f"width_{kind}")
+            assert getattr(line, f"width_{kind}") == pytest.approx(w.mean())
+            assert getattr(line, f"width_{kind}_ratio") == pytest.approx(w.mean() / prox.mean())
+            c = _column(rows, line.dataset, line.algo, f"crossing_{kind}")
+            assert getattr(line, f"crossing_{kind}") == pytest.approx(c.mean())
+        assert (line.guarantee_low, line.guarantee_high) == pytest.approx((0.9, 44 / 48))
+    assert (table.loc[table.algo == "prox", "width_raw_ratio"] == 1.0).all()
+    text = interval_markdown(rows)
+    assert text.startswith("### Intervals (90 %, τ = 0.05 / 0.95)")
+    first = table.iloc[1]  # a, lightgbm
+    cell = f"{first.coverage_raw:.3f} ± {first.coverage_raw_se:.3f}"
+    assert f"| a | lightgbm | 6 | 47 | {cell} |" in text
+    assert f"| {first.width_raw_ratio:.2f}× ({first.width_raw:.3g}) |" in text
+    assert "α = 0.1" in text and "n_cal = 47 here" in text and "| [0.900, 0.917] |" in text
+
+
+def test_the_width_ratio_is_over_the_splits_both_have():
+    rng = np.random.default_rng(21)
+    frame = _interval_frame(rng, ["a"])
+    frame = frame[~((frame.algo == "lightgbm") & frame.split.isin([1, 4]))]
+    rows = interval_rows(frame)
+    line = interval_table(rows).set_index("algo").loc["lightgbm"]
+    prox = _column(rows, "a", "prox", "width_calibrated").loc[[0, 2, 3, 5]]
+    w = _column(rows, "a", "lightgbm", "width_calibrated")
+    assert line["n"] == 4 and line["width_calibrated_ratio"] == pytest.approx(
+        w.mean() / prox.mean()
+    )
+
+
+def test_missing_crossing_columns_are_nan_and_shown_as_a_dash():
+    rng = np.random.default_rng(22)
+    old = _interval_frame(rng, ["a"], crossing=False)
+    rows = interval_rows(old)
+    assert rows["crossing_raw"].isna().all() and rows["crossing_calibrated"].isna().all()
+    table = interval_table(rows)
+    assert table["crossing_raw"].isna().all() and table["coverage_raw"].notna().all()
+    assert "| — | — |" in interval_markdown(rows)
+    # newer rows beside older ones: the mean is over the splits that record it
+    new = _interval_frame(rng, ["a"], n_splits=6).assign(split=lambda f: f.split + 6)
+    new["protocol"] = old["protocol"].iloc[0]
+    rows = interval_rows(pd.concat([old, new], ignore_index=True))
+    line = interval_table(rows).set_index("algo").loc["catboost"]
+    assert line["n"] == 12
+    expected = new.loc[new.algo == "catboost", "crossing_raw"].mean()
+    assert line["crossing_raw"] == pytest.approx(expected)
+
+
+def test_interval_rows_never_enter_the_benchmark_tables():
+    rng = np.random.default_rng(23)
+    bench = _rows(rng, ["a", "b", "c"], methods=INTERVAL_METHODS).drop(
+        columns=["reading", "n_splits"]
+    )
+    both = pd.concat([bench, _interval_frame(rng, ["a", "b"], n_splits=10)], ignore_index=True)
+    alone = benchmark_rows(bench)
+    assert benchmark_rows(both)[list(alone.columns)].equals(alone)
+    assert markdown(benchmark_rows(both)) == markdown(benchmark_rows(bench))
+    assert set(interval_rows(both)["loss"]) == {"pinball-tau0.05-0.95"}
+    assert len(interval_rows(bench)) == 0
+
+
+def test_the_guarantee_is_exact_and_an_empty_section_says_so():
+    assert guarantee(47, 0.9) == (pytest.approx(0.9), 44 / 48)
+    # 20 × 0.9 is 18.000000000000004 in floating point: the rank is 18, not 19
+    assert guarantee(19, 0.9)[1] == 18 / 20
+    assert guarantee(9, 0.8)[1] == 8 / 10
+    assert np.isnan(guarantee(np.nan, 0.9)[1])
+    text = interval_markdown(interval_rows(pd.DataFrame()))
+    assert "No interval rows are stored yet" in text
+    assert interval_table(interval_rows(pd.DataFrame())).empty

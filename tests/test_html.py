@@ -1,5 +1,7 @@
 """The HTML report (results/report/): deterministic bytes without machine paths or times, the
-statements, tables and provenance of the files it is built from; then the committed report in a
+statements, tables and provenance of the files it is built from; the quantile benchmark's page
+(its tables, interval table and rank figure from fake rows, the same bytes from the same rows,
+"has not run" without rows); then the committed report in a
 real browser (headless Chromium through Selenium and the system's chromedriver): no console
 error, a drawn page, every internal link and anchor resolving, and the filters showing the
 statements claims.csv and the registry say they should.
@@ -307,6 +309,98 @@ def test_the_committed_report_shows_the_committed_verdicts():
     top = claims[claims["scope"] == "all"].set_index("id")["verdict"]
     shown = {k.removeprefix("s-"): v for k, (v, _) in page.statements.items()}
     assert shown == top.to_dict(), "results/report/ is older than results/claims.csv: make figures"
+
+
+# =====================================================================================
+# the quantile benchmark's page
+# =====================================================================================
+def _benchmark_frame(seed=0) -> pd.DataFrame:
+    """Stored rows of the quantile benchmark (reading benchmark15, 3 datasets, 3 methods, 4
+    splits, lad), its intervals (2 datasets) and a row of another experiment."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for ds in ("a", "b", "c"):
+        for algo in ("prox", "gradient", "lightgbm"):
+            for k in range(4):
+                rows.append(
+                    dict(protocol="benchmark15/4splits/T1000", dataset=ds, loss="lad", algo=algo,
+                         split=k, test_loss=rng.uniform(1, 2))
+                )  # fmt: skip
+                if ds == "c":
+                    continue
+                rows.append(
+                    dict(protocol="benchmark15/4splits/T1000", dataset=ds, algo=algo, split=k,
+                         loss="pinball-tau0.05-0.95", test_loss=1.0, interval_nominal=0.9,
+                         coverage_raw=rng.uniform(0.8, 0.9), coverage_calibrated=0.91,
+                         width_raw=rng.uniform(1, 2), width_calibrated=rng.uniform(1, 2),
+                         n_calibration=99, crossing_raw=0.0, crossing_calibrated=0.0)
+                )  # fmt: skip
+    rows.append(dict(protocol="paper/20splits/T1000", dataset="a", loss="lad", algo="prox",
+                     split=0, test_loss=1.0))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _benchmark_html(context) -> str:
+    env = html_report._environment()
+    return env.get_template("benchmark.html").render(
+        page="benchmark.html", title="The quantile benchmark", nav=[], results_name="results",
+        attachments=[], criteria_page="", **context,
+    )  # fmt: skip
+
+
+def test_the_benchmark_page_shows_its_tables_and_rank_figure_from_the_rows():
+    from proxboost.experiments.report import benchmark
+
+    rows = _benchmark_frame()
+    context, files = html_report.benchmark_page(rows)
+    assert context["ran"] and not context["error"]
+    titles = [s["title"] for s in context["sections"]]
+    assert titles == [
+        "15 configurations per method (`benchmark15`)",
+        "90 configurations per method (`benchmark90`)",
+        "Intervals (90 %, τ = 0.05 / 0.95)",
+    ]
+    assert list(files) == [html_report.BENCHMARK_FIGURE] == [context["figure"]]
+    svg = files[html_report.BENCHMARK_FIGURE].decode()
+    assert svg.lstrip().startswith("<?xml") and "<dc:date>" not in svg
+    text = _benchmark_html(context)
+    page = _parse(text)
+    # the tables are those of the benchmark's markdown, the interval rows not among them
+    expected = _md_rows(benchmark.markdown(benchmark.benchmark_rows(rows)))
+    intervals = _md_rows(benchmark.interval_markdown(benchmark.interval_rows(rows)))
+    assert page.rows == expected + intervals
+    assert ["a", "prox", "4", "99"] == intervals[1][:4] and len(intervals) == 1 + 2 * 3
+    refs = _refs(text)
+    assert ("img", html_report.BENCHMARK_FIGURE) in refs.targets
+    assert all(not urlsplit(t).scheme for _, t in refs.targets)  # nothing from a network
+    assert re.search(r"No figure of the paper", refs.captions[0])
+    assert not MACHINE_PATH.search(text) and not TIMESTAMP.search(text)
+    # the same rows in another order: the same bytes
+    again, again_files = html_report.benchmark_page(rows.sample(frac=1, random_state=3))
+    assert again_files == files and _benchmark_html(again) == text
+
+
+def test_without_benchmark_rows_the_page_says_the_sweep_has_not_run():
+    rows = _benchmark_frame()
+    paper = rows[rows["protocol"].str.startswith("paper")]
+    for real in (paper, pd.DataFrame(), None):
+        context, files = html_report.benchmark_page(real)
+        assert not context["ran"] and not context["figure"] and files == {}
+        text = html.unescape(_benchmark_html(context))
+        assert "The quantile benchmark's sweep has not run" in text
+        assert "No interval rows are stored yet" in text and "<img" not in text
+    # two stored runs of one cell: the page says why, the report is built all the same
+    context, files = html_report.benchmark_page(pd.concat([rows, rows.iloc[:1]]))
+    assert "two stored runs for" in context["error"] and files == {}
+    assert "cannot be tabulated" in _benchmark_html(context)
+
+
+def test_the_benchmark_page_is_built_and_linked_from_every_page(built):
+    files = built[1]
+    assert "has not run" in html.unescape(files["benchmark.html"].decode())
+    for name in ("index.html", "provenance.html", "benchmark.html"):
+        targets = {t for _, t in _refs(files[name].decode()).targets}
+        assert "benchmark.html" in targets, name
 
 
 # =====================================================================================

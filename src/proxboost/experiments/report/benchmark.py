@@ -21,6 +21,15 @@ The rows are those of ``python run.py -m +experiment=quantile_benchmark`` (and i
 A dataset subsampled before its split (``max_rows`` in its identity's dataset parameters) is
 marked † in every table that uses it, with a footnote giving the subsample's size and seed.
 
+The intervals (``+experiment=quantile_benchmark_intervals``: loss ``pinball-tau0.05-0.95``, one
+row per split with coverage, width and crossing share before and after conformal calibration)
+never enter those tables (:func:`benchmark_rows` leaves them out); :func:`interval_rows` reads
+them and :func:`interval_table` gives, per dataset and method, the splits, the mean coverage
+before and after calibration with its standard error over the splits, the mean width (absolute
+and over prox's on the same splits) and the mean share of crossing rows; the page's
+"Intervals" section (:func:`interval_markdown`) adds the nominal coverage and the calibration's
+guarantee. The command writes both sections, one after the other.
+
     python -m proxboost.benchmark_report --results results --out benchmark.md --figure ranks.png
 
 Nothing here fits a model or invents a number: a reading without rows says so.
@@ -38,6 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from proxboost.conformal import conformal_rank, exact_level
 from proxboost.experiments.claims.analysis import holm, wilcoxon_p
 from proxboost.experiments.plan import versions
 from proxboost.experiments.plan.protocol import DEFAULT_FRACTIONS, split_sizes
@@ -53,7 +63,12 @@ __all__ = [
     "critical_difference",
     "dataset_means",
     "dataset_ratios",
+    "draw_ranks",
     "friedman_p",
+    "guarantee",
+    "interval_markdown",
+    "interval_rows",
+    "interval_table",
     "main",
     "markdown",
     "paired_table",
@@ -77,19 +92,33 @@ METHODS = (
     "quantile_forest",
 )
 ALPHA = 0.05
+#: Loss label of the interval rows: one model (or pair of models) of the levels 0.05 and 0.95.
+INTERVAL_LOSS = "pinball-tau0.05-0.95"
+INTERVAL_TITLE = "Intervals (90 %, τ = 0.05 / 0.95)"
+#: The measured columns of an interval row; older rows may lack the crossing ones (NaN then).
+INTERVAL_COLUMNS = (
+    "coverage_raw",
+    "coverage_calibrated",
+    "width_raw",
+    "width_calibrated",
+    "crossing_raw",
+    "crossing_calibrated",
+    "interval_nominal",
+    "n_calibration",
+)
 #: Marks a subsampled dataset in the tables.
 DAGGER = "†"
 
 
-def benchmark_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """The benchmark's rows of a results table, with a ``reading`` column (the grid option) and
-    ``n_splits`` taken from the protocol name (``benchmark15/10splits/T1000`` → 10). One row per
-    (reading, dataset, loss, algo, split), else ValueError naming the duplicated cell."""
+def _select(rows: pd.DataFrame, losses) -> pd.DataFrame:
+    """The rows of a benchmark reading (protocol ``benchmark15/...`` or ``benchmark90/...``), of
+    one of ``losses`` and a method of :data:`METHODS`, with ``reading`` and ``n_splits``; one row
+    per (reading, dataset, loss, algo, split), else ValueError naming the duplicated cell."""
     if rows.empty:
         columns = ["protocol", "dataset", "loss", "algo", "split", "test_loss"]
         return pd.DataFrame(columns=[*columns, "reading", "n_splits"])
     parts = rows["protocol"].astype(str).str.split("/", expand=True)
-    keep = parts[0].isin(READINGS) & rows["loss"].isin(LOSSES) & rows["algo"].isin(METHODS)
+    keep = parts[0].isin(READINGS) & rows["loss"].isin(losses) & rows["algo"].isin(METHODS)
     out = rows[keep].copy()
     out["reading"] = parts.loc[keep, 0]
     out["n_splits"] = parts.loc[keep, 1].str.removesuffix("splits").astype(int)
@@ -101,6 +130,25 @@ def benchmark_rows(rows: pd.DataFrame) -> pd.DataFrame:
             f"two stored runs for {first}: keep one run per reading, dataset, loss and method"
             " (another engine or settings under the same grid name)"
         )
+    return out
+
+
+def benchmark_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The benchmark's rows of a results table (losses :data:`LOSSES` only: the interval rows
+    are left out), with a ``reading`` column (the grid option) and ``n_splits`` taken from the
+    protocol name (``benchmark15/10splits/T1000`` → 10). One row per (reading, dataset, loss,
+    algo, split), else ValueError naming the duplicated cell."""
+    return _select(rows, LOSSES)
+
+
+def interval_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The benchmark's interval rows (loss :data:`INTERVAL_LOSS`) of a results table, as
+    :func:`benchmark_rows` gives its rows, with every column of :data:`INTERVAL_COLUMNS` as
+    floats (NaN where a row does not record it: older rows have no crossing columns)."""
+    out = _select(rows, (INTERVAL_LOSS,))
+    for column in INTERVAL_COLUMNS:
+        values = out[column] if column in out else pd.Series(np.nan, index=out.index)
+        out[column] = pd.to_numeric(values, errors="coerce").astype(float)
     return out
 
 
@@ -239,6 +287,84 @@ def paired_table(rows: pd.DataFrame, reading: str) -> pd.DataFrame:
             adjusted = holm([line["p"] for line in block])
             lines += [{**line, "p_holm": float(q)} for line, q in zip(block, adjusted)]
     return pd.DataFrame(lines, columns=columns)
+
+
+# -- intervals ----------------------------------------------------------------------------------
+def _mean_se(values: pd.Series) -> tuple[float, float]:
+    """Mean of the non-NaN values and its standard error (sample sd over √n; NaN below 2)."""
+    x = values.to_numpy(dtype=float)
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return math.nan, math.nan
+    se = float(np.std(x, ddof=1) / math.sqrt(x.size)) if x.size > 1 else math.nan
+    return float(np.mean(x)), se
+
+
+def _width_ratio(r: pd.DataFrame, algo: str, column: str) -> float:
+    """Mean ``column`` of ``algo`` over prox's on one dataset's rows ``r``, over the splits both
+    have (1 for prox itself); NaN without prox rows."""
+    wide = r.pivot_table(index="split", columns="algo", values=column, aggfunc="first")
+    if REFERENCE not in wide or algo not in wide:
+        return math.nan
+    if algo == REFERENCE:
+        return 1.0 if wide[REFERENCE].notna().any() else math.nan
+    pair = wide[[REFERENCE, algo]].dropna()
+    if pair.empty:
+        return math.nan
+    with np.errstate(all="ignore"):
+        return float(pair[algo].mean() / pair[REFERENCE].mean())
+
+
+def guarantee(n_calibration: float, nominal: float) -> tuple[float, float]:
+    """(1 − α, ⌈(n + 1)(1 − α)⌉ / (n + 1)): the expected coverage conformal calibration on n
+    rows guarantees at nominal coverage 1 − α (the upper end when the scores have no ties);
+    α is taken exactly (:func:`proxboost.conformal.exact_level`)."""
+    if not (math.isfinite(n_calibration) and math.isfinite(nominal)):
+        return math.nan, math.nan
+    n, alpha = int(n_calibration), 1 - exact_level(nominal)
+    return float(1 - alpha), conformal_rank(n, alpha) / (n + 1)
+
+
+def interval_table(rows: pd.DataFrame, reading: str = "benchmark15") -> pd.DataFrame:
+    """One line per (dataset, method) of a reading's interval rows (:func:`interval_rows`), in
+    dataset then :data:`METHODS` order: ``n`` splits; the mean coverage before and after
+    calibration over the splits with its standard error (``*_se``); the mean width, absolute and
+    over prox's on the splits both have (``*_ratio``); the mean share of crossing rows over the
+    splits that record it; the calibration rows (``n_cal_min``, ``n_cal_max``) and the
+    guarantee's ends over the line's splits (``guarantee_low``, ``guarantee_high``)."""
+    r = rows[rows["reading"] == reading] if "reading" in rows else rows.iloc[:0]
+    lines = []
+    for dataset in sorted(set(r["dataset"])):
+        d = r[r["dataset"] == dataset]
+        for algo in [m for m in METHODS if m in set(d["algo"])]:
+            g = d[d["algo"] == algo]
+            line = dict(dataset=dataset, algo=algo, n=len(g))
+            for kind in ("raw", "calibrated"):
+                mean, se = _mean_se(g[f"coverage_{kind}"])
+                line |= {f"coverage_{kind}": mean, f"coverage_{kind}_se": se}
+                line[f"width_{kind}"] = _mean_se(g[f"width_{kind}"])[0]
+                line[f"width_{kind}_ratio"] = _width_ratio(d, algo, f"width_{kind}")
+            for kind in ("raw", "calibrated"):
+                line[f"crossing_{kind}"] = _mean_se(g[f"crossing_{kind}"])[0]
+            ends = [guarantee(n, v) for n, v in zip(g["n_calibration"], g["interval_nominal"])]
+            ends = [e for e in ends if not math.isnan(e[0])]
+            line |= dict(
+                n_cal_min=g["n_calibration"].min(),
+                n_cal_max=g["n_calibration"].max(),
+                guarantee_low=min((e[0] for e in ends), default=math.nan),
+                guarantee_high=max((e[1] for e in ends), default=math.nan),
+            )
+            lines.append(line)
+    return pd.DataFrame(lines, columns=_INTERVAL_TABLE)
+
+
+_INTERVAL_TABLE = [
+    "dataset", "algo", "n",
+    "coverage_raw", "coverage_raw_se", "width_raw", "width_raw_ratio",
+    "coverage_calibrated", "coverage_calibrated_se", "width_calibrated", "width_calibrated_ratio",
+    "crossing_raw", "crossing_calibrated",
+    "n_cal_min", "n_cal_max", "guarantee_low", "guarantee_high",
+]  # fmt: skip
 
 
 # -- subsampled datasets ------------------------------------------------------------------------
@@ -404,6 +530,79 @@ def markdown(rows: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
+def _pm(mean: float, se: float) -> str:
+    if not math.isfinite(mean):
+        return "—"
+    return f"{mean:.3f} ± {se:.3f}" if math.isfinite(se) else f"{mean:.3f}"
+
+
+def _width(ratio: float, absolute: float) -> str:
+    if math.isnan(absolute):
+        return "—"
+    return f"{_p(ratio, '.2f')}× ({absolute:.3g})"
+
+
+def _share(x: float) -> str:
+    return "—" if math.isnan(x) else f"{100 * x:.1f} %"
+
+
+def _range(low, high, digits: str) -> str:
+    low, high = format(low, digits), format(high, digits)
+    return low if low == high else f"{low}–{high}"
+
+
+def _interval_lines(table: pd.DataFrame) -> list[str]:
+    """The interval table of a reading (its :func:`interval_table`) and its notes."""
+    out = [
+        "| dataset | method | splits | n_cal | coverage raw | coverage calibrated | guarantee "
+        "| width raw | width calibrated | crossing raw | crossing calibrated |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for x in table.itertuples():
+        out.append(
+            f"| {x.dataset} | {x.algo} | {x.n} | {_range(x.n_cal_min, x.n_cal_max, '.0f')} "
+            f"| {_pm(x.coverage_raw, x.coverage_raw_se)} "
+            f"| {_pm(x.coverage_calibrated, x.coverage_calibrated_se)} "
+            f"| [{_p(x.guarantee_low, '.3f')}, {_p(x.guarantee_high, '.3f')}] "
+            f"| {_width(x.width_raw_ratio, x.width_raw)} "
+            f"| {_width(x.width_calibrated_ratio, x.width_calibrated)} "
+            f"| {_share(x.crossing_raw)} | {_share(x.crossing_calibrated)} |"
+        )
+    low = table["guarantee_low"].dropna()
+    alpha = format(1 - low.iloc[0], ".3g") if len(low) else "—"
+    n_cal = _range(table["n_cal_min"].min(), table["n_cal_max"].max(), ".0f")
+    out += [
+        f"\nNominal coverage 1 − α with α = {alpha}: the calibration (conformalized quantile "
+        "regression on n_cal rows of each split's test part, the other rows measuring) "
+        "guarantees an expected coverage in [1 − α, ⌈(n_cal + 1)(1 − α)⌉ / (n_cal + 1)] (the "
+        f"upper end when the scores have no ties), the *guarantee* column; n_cal = {n_cal} here.",
+        "Cells: coverage, the mean over the splits ± its standard error; width, the mean width "
+        "over prox's on the splits both have (×) and the mean width in the target's units; "
+        "crossing, the mean share of rows whose two bounds cross (over the splits that record "
+        "it; — if none does).",
+    ]
+    return out
+
+
+def interval_markdown(rows: pd.DataFrame) -> str:
+    """The page's intervals section from :func:`interval_rows`: per reading with rows, the
+    interval table and its notes; one line when no interval row is stored."""
+    out = [f"### {INTERVAL_TITLE}\n"]
+    stored = set(rows["reading"]) if "reading" in rows else set()
+    readings = [reading for reading in READINGS if reading in stored]
+    if not readings:
+        out.append(
+            "No interval rows are stored yet "
+            "(`python run.py -m +experiment=quantile_benchmark_intervals`).\n"
+        )
+    for reading in readings:
+        if len(readings) > 1:
+            out.append(f"**{READINGS[reading]} configurations per model** (`{reading}`).\n")
+        out += _interval_lines(interval_table(rows, reading))
+        out.append("")
+    return "\n".join(out)
+
+
 def _rank_panel(ax, rows: pd.DataFrame, reading: str, loss: str, marked) -> None:
     """One panel: the average ranks of a (reading, loss) with the best rank + CD band."""
     ranks, n, p = average_ranks(rows, reading, loss)
@@ -430,9 +629,9 @@ def _rank_panel(ax, rows: pd.DataFrame, reading: str, loss: str, marked) -> None
     ax.legend(loc="lower right", fontsize=7)
 
 
-def rank_figure(rows: pd.DataFrame, path) -> Path:
-    """Average ranks over the datasets with Nemenyi's critical difference and the Friedman p:
-    one panel per (loss, reading), losses down, readings across (png)."""
+def draw_ranks(rows: pd.DataFrame):
+    """The figure of :func:`rank_figure` as a matplotlib Figure (the caller saves and closes it):
+    one panel per (loss, reading), losses down, readings across."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -456,6 +655,15 @@ def rank_figure(rows: pd.DataFrame, path) -> Path:
     fig.tight_layout(rect=(0, 0.04 if notes else 0, 1, 1))
     if notes:
         fig.text(0.01, 0.005, "; ".join(notes), fontsize=7, va="bottom")
+    return fig
+
+
+def rank_figure(rows: pd.DataFrame, path) -> Path:
+    """Average ranks over the datasets with Nemenyi's critical difference and the Friedman p:
+    one panel per (loss, reading), losses down, readings across (png)."""
+    fig = draw_ranks(rows)  # selects the Agg backend before pyplot is imported
+    import matplotlib.pyplot as plt
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
@@ -469,10 +677,12 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, help="markdown file of the tables")
     parser.add_argument("--figure", required=True, help="png of the average ranks")
     args = parser.parse_args(argv)
-    rows = benchmark_rows(versions.load(args.results))  # one numerics version
-    Path(args.out).write_text(markdown(rows), encoding="utf-8")
+    loaded = versions.load(args.results)  # one numerics version
+    rows, intervals = benchmark_rows(loaded), interval_rows(loaded)
+    text = markdown(rows) + "\n" + interval_markdown(intervals)
+    Path(args.out).write_text(text, encoding="utf-8")
     rank_figure(rows, args.figure)
-    print(f"{args.out}, {args.figure}: {len(rows)} benchmark rows")
+    print(f"{args.out}, {args.figure}: {len(rows)} benchmark rows, {len(intervals)} interval rows")
     return 0
 
 

@@ -10,14 +10,17 @@ section (:mod:`proxboost.experiments.claims.paper`), its criterion (``docs/claim
 per-scope verdicts and numbers, the runs it rests on and its figure. Further pages: one per
 dataset (its tables, a figure of its paired differences and the verdict cells on it), the
 tree-engine and tie-rule comparisons, the baselines (opening on the methods' mean rank per
-dataset) and compute time, the synthetic runs, the criteria (``docs/claims.md`` as a page) and
+dataset) and compute time, the synthetic runs, the quantile benchmark (its tables, interval table
+and rank figure, :mod:`proxboost.experiments.report.benchmark`, from its stored rows; without
+them the page says the sweep has not run), the criteria (``docs/claims.md`` as a page) and
 the provenance (commits and library versions read from the stored rows, never from the checkout).
 
 Nothing is judged anew here: the verdicts and numbers are the rows of ``claims.csv`` and the
 tables are the sections of ``SUMMARY.md``, both written just before by
 :mod:`proxboost.experiments.report.summary` (``make figures`` runs it first), rendered from their
 Markdown. The stored rows give the provenance, the run counts, the mean ranks and the per-dataset
-figures (drawn by :mod:`proxboost.experiments.report.figures`' own panel code). The folder stands
+figures (drawn by :mod:`proxboost.experiments.report.figures`' own panel code) and the quantile
+benchmark's page and rank figure (drawn as SVG into ``fig/``). The folder stands
 alone: the figures of ``figures/`` the pages show are copied into its ``figures/``, and
 ``claims.csv`` and ``SUMMARY.md`` next to the pages. The output is deterministic: no generation
 time, no absolute path, a fixed order, SVG without a date and with a fixed hash salt; rebuilding
@@ -110,8 +113,12 @@ PAGES = (
     ("comparisons.html", "Engines and tie rules"),
     ("baselines.html", "Baselines and compute time"),
     ("synthetic.html", "Synthetic runs"),
+    ("benchmark.html", "Quantile benchmark"),
     ("provenance.html", "Provenance"),
 )
+#: The quantile benchmark's page and its rank figure, drawn from the stored rows.
+BENCHMARK_PAGE = "benchmark.html"
+BENCHMARK_FIGURE = "fig/quantile_benchmark_ranks.svg"
 
 
 def page_of(title: str) -> str:
@@ -580,18 +587,57 @@ def _paper_figures(real: pd.DataFrame, dataset: str) -> str:
 
 def dataset_svg(real: pd.DataFrame, dataset: str) -> bytes:
     """SVG of the paired Δ panels of one dataset (no date, ids from a fixed hash salt)."""
-    from proxboost.experiments.report.figures.common import STYLE
     from proxboost.experiments.report.figures.realworld import delta_figure
 
     clf = _is_classification(real, dataset)
     title = f"{dataset}: Δ = value − that of gradient boosting on the same split" + (
         "; bottom: error with hinge − with exponential (same method and split)" if clf else ""
     )
-    fig = delta_figure(real, [dataset], _panel_rows(clf), title, figsize_per=(6.5, 2.4))
+    return _svg(delta_figure(real, [dataset], _panel_rows(clf), title, figsize_per=(6.5, 2.4)))
+
+
+def _svg(fig) -> bytes:
+    """SVG of a matplotlib figure (no date, ids from a fixed hash salt); the figure is closed."""
+    import matplotlib.pyplot as plt
+
+    from proxboost.experiments.report.figures.common import STYLE
+
     buf = io.BytesIO()
     with mpl.rc_context(STYLE):
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
     return buf.getvalue()
+
+
+# =====================================================================================
+# the quantile benchmark
+# =====================================================================================
+def benchmark_page(real: pd.DataFrame | None) -> tuple[dict, dict[str, bytes]]:
+    """(context of ``benchmark.html``, {file: bytes} it shows) from the stored rows: per reading
+    the tables of :func:`~proxboost.experiments.report.benchmark.markdown`, the intervals section
+    (:func:`~proxboost.experiments.report.benchmark.interval_markdown`) and the rank figure
+    (:data:`BENCHMARK_FIGURE`, SVG). ``ran`` is False when no benchmark row is stored (the page
+    then says the sweep has not run); ``error`` the message when the rows cannot be tabulated
+    (two stored runs of one cell), the rest of the report being built all the same."""
+    from proxboost.experiments.report import benchmark
+
+    real = real if real is not None else pd.DataFrame()
+    context = {"ran": False, "error": "", "sections": [], "figure": ""}
+    try:
+        rows, intervals = benchmark.benchmark_rows(real), benchmark.interval_rows(real)
+    except ValueError as e:
+        return context | {"error": str(e)}, {}
+    text = benchmark.interval_markdown(intervals)
+    if not rows.empty:
+        text = benchmark.markdown(rows) + "\n" + text
+    context["sections"] = [
+        {"title": t, "anchor": slug(t), "html": _markup(markdown_html(b, 1))}
+        for t, b in subsections(text)[1]
+    ]
+    if rows.empty:
+        return context, {}
+    files = {BENCHMARK_FIGURE: _svg(benchmark.draw_ranks(rows))}
+    return context | {"ran": True, "figure": BENCHMARK_FIGURE}, files
 
 
 # =====================================================================================
@@ -757,6 +803,9 @@ def build_report(
             sections=_sections(by_page, name),
             figures=[fig(f) for f in figs],
         )
+    bench, bench_files = benchmark_page(real)
+    files |= bench_files
+    render(BENCHMARK_PAGE, "benchmark.html", title="The quantile benchmark", **bench)
     render(
         "provenance.html",
         "provenance.html",
