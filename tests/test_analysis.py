@@ -339,3 +339,24 @@ def test_rows_run_per_loss_are_not_shared():
     for raw in (rf, reg):
         (unit,) = protocol_units(raw)
         assert len(unit.rows) == len(raw) and (unit.rows["loss"] == unit.rows["run_loss"]).all()
+
+
+def test_the_quantile_benchmark_protocols_are_not_protocol_units():
+    from proxboost.experiments.report.benchmark import READINGS
+    from proxboost.experiments.store.naming import BENCHMARK_GRIDS
+
+    assert set(READINGS) == set(BENCHMARK_GRIDS)
+    g = [1.0, 2.0]
+    paper = _rows("crabs", "lad", {"gradient": g, "prox": g}, protocol="paper/2splits/T10")
+    # more cells than the paper's, under the benchmark's protocols: never a statement's headline
+    bench = pd.concat(
+        [
+            _rows(d, loss, {"gradient": g, "prox": g}, protocol=f"{grid}/2splits/T10")
+            for grid in BENCHMARK_GRIDS
+            for d in ("crabs", "engel", "barro")
+            for loss in ("lad", "pinball")
+        ]
+    )
+    units = protocol_units(pd.concat([paper, bench]))
+    assert [u.label for u in units] == ["paper/2splits/T10, exact trees"]
+    assert set(units[0].rows["protocol"]) == {"paper/2splits/T10"}
