@@ -311,3 +311,17 @@ def test_make_results_starts_no_line_after_the_deadline_and_says_how_many_it_lef
     else:
         assert ran == ["ran-0", "ran-1", "ran-2"] and "budget reached" not in out.stdout
         assert out.stdout.splitlines() == [f"touch {marker}-{k}" for k in range(3)]
+
+
+@pytest.mark.parametrize("target", ["results", "benchmark"])
+def test_both_sweeps_of_the_makefile_run_in_pieces(target):
+    """`make results` and `make benchmark` take the same BUDGET: one deadline for their lines,
+    and the command that continues them."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    assert f"{target}: private export PROXBOOST_DEADLINE = $(DEADLINE)" in text
+    assert (
+        f"{target}: private export PROXBOOST_RESUME = "
+        f"$(if $(BUDGET),make {target} BUDGET=$(BUDGET),)"
+    ) in text

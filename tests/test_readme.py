@@ -187,6 +187,10 @@ NOT_RUN = {
         "it runs the quantile benchmark (CPU-hours); its run.py lines are checked here and its "
         "report by tests/test_benchmark_report.py"
     ),
+    "make benchmark BUDGET=2h": (
+        "the quantile benchmark in pieces (hours); the budget's Makefile lines are checked by "
+        "tests/test_budget.py"
+    ),
     "python -m proxboost.benchmark_report --results results --out <page> --figure <png>": (
         "a pattern (<page>, <png>); tests/test_benchmark_report.py runs its main on fake rows"
     ),
