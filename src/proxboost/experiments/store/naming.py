@@ -35,6 +35,7 @@ METHOD_ORDER = BOOSTING_METHODS + (
     "xgboost",
     "lightgbm",
     "sklearn_hgb",
+    "catboost",
     "random_forest",
     "quantile_forest",
 )
@@ -89,6 +90,7 @@ METHOD_STYLES = {
         "marker": "<",
         "label": "quantile regression forest (QRF)",
     },
+    "catboost": {"short": "CB", "color": "#ffbb78", "marker": ">", "label": "CatBoost (CB)"},
 }
 
 #: Methods that report only the least-squares loss and the misclassification rate (as in the paper).
