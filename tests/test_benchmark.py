@@ -288,3 +288,75 @@ def test_the_interval_experiment_compares_one_model_and_separate_models(compose,
         assert run.method.val_metric == "sum_of_levels" and len(run.grid_points) == 15
         kinds[algo] = getattr(run.method, "separate_levels", False)
     assert kinds == {"prox": False, "lightgbm": True, "catboost": False, "quantile_forest": False}
+
+
+# -- the cost estimate (benchmarks/benchmark_cost.py) ---------------------------------------------
+def _cost_script():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(folder))  # the script imports its folder's `shared`
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "benchmark_cost", folder / "benchmark_cost.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(folder))
+    return module
+
+
+def test_the_cost_estimate_adds_up_the_measured_jobs(tmp_path, capsys):
+    """Every method measured on two datasets of reading (a), one of them also in reading (b) and
+    in the interval experiment: the estimate is the arithmetic of the script's docstring, redone
+    here by hand for the paper's six datasets and the 13 others."""
+    import csv
+
+    from proxboost.experiments.plan.protocol import split_sizes
+
+    script = _cost_script()
+    a = {"barro": 2.0, "diamonds": 50.0}  # CPU seconds of one split, reading (a), every method
+    path = tmp_path / "cost.csv"
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=script.FIELDS)
+        writer.writeheader()
+        for method in script.METHODS:
+            for dataset, cpu in a.items():
+                writer.writerow(dict(dataset=dataset, method=method, grid="benchmark15",
+                                     loss="lad", cpu_seconds=cpu))  # fmt: skip
+            writer.writerow(dict(dataset="barro", method=method, grid="benchmark90", loss="lad",
+                                 cpu_seconds=12.0))  # fmt: skip
+        for method in script.INTERVAL_METHODS:
+            writer.writerow(dict(dataset="barro", method=method, grid="benchmark15",
+                                 loss=script.INTERVALS, cpu_seconds=3.0))  # fmt: skip
+    total = script.estimate(path)
+    # by hand: the power law through (size, cost) of barro and diamonds, floored at barro's
+    size = {}
+    for name in (*script.SIX, *script.MORE):
+        info = dataset_info(name)
+        n = min(info.n, 20000) if name in script.MORE else info.n
+        size[name] = split_sizes(n, (0.5, 0.25, 0.25))[0] * info.d
+    s0, s1 = size["barro"], size["diamonds"]
+    slope = np.log(50.0 / 2.0) / np.log(s1 / s0)
+
+    def per_a(name):
+        return a.get(name, max(2.0 * (size[name] / s0) ** slope, 2.0))
+
+    expected = 0.0
+    for method in script.METHODS:
+        for name in script.MORE:
+            expected += per_a(name) * 3 * 10
+        for name in script.SIX:
+            b = per_a(name) * 6.0  # the measured ratio 12 / 2
+            seconds = (per_a(name) + b) * 3 * 20
+            reused_b = method in ("prox", "residual_prox", "gradient")
+            reused_a = method in ("gradient", "lightgbm", "sklearn_hgb", "xgboost")
+            seconds -= (b * reused_b + per_a(name) * reused_a) * 2 * 20
+            expected += seconds
+    for _ in script.INTERVAL_METHODS:  # ratio 3 / 2 to reading (a)'s lad job
+        expected += sum(1.5 * per_a(name) for name in script.SIX) * 20
+    assert total == pytest.approx(expected / 3600, rel=1e-9)
+    assert "intervals:" in capsys.readouterr().out
