@@ -161,7 +161,8 @@ NOT_RUN = {
         "a cost measurement of full benchmark jobs on real datasets, on an idle machine (minutes)"
     ),
     "python benchmarks/benchmark_cost.py --estimate <csv>": (
-        "a pattern (<csv>): reads the measurements the line above writes"
+        "a pattern (<csv>): reads the measurements the line above writes; its arithmetic is "
+        "checked by tests/test_benchmark.py"
     ),
     "python benchmarks/bench_tree.py crabs:3 spam:5 whitewine:5 redwine:5": (
         "a timing benchmark comparing two revisions, run alternately from their worktrees on an "
