@@ -24,6 +24,7 @@ gradient, reading (a)'s gradient, LightGBM, HGB and XGBoost).
 
 import argparse
 import csv
+import datetime
 import os
 import sys
 import tempfile
@@ -160,8 +161,10 @@ def _power_law(points):
     return lambda s: max(float(np.exp(intercept + slope * np.log(s))), float(floor))
 
 
-def estimate(path):
-    """The sweep's CPU-hours per dataset and method from the measured costs in ``path``."""
+def estimate(path, write_docs=False):
+    """The sweep's CPU-hours per dataset and method from the measured costs in ``path``
+    (printed; with ``write_docs``, written into docs/quantile_benchmark.md with the measured
+    jobs, their loads and commits)."""
     from proxboost.experiments.datasets import dataset_info
     from proxboost.experiments.plan.protocol import split_sizes
 
@@ -205,15 +208,45 @@ def estimate(path):
                                for g, reused in REUSED.items() if method in reused)  # fmt: skip
             table[name, method] = seconds / 3600
             total += seconds / 3600
-    print("| dataset | " + " | ".join(METHODS) + " | all |")
-    print("|---|" + "---|" * (len(METHODS) + 1))
+    lines = ["| dataset | " + " | ".join(METHODS) + " | all |"]
+    lines.append("|---|" + "---|" * (len(METHODS) + 1))
     for name in SIX + more:
         cells = [table.get((name, m), float("nan")) for m in METHODS]
-        print(f"| {name} | " + " | ".join(f"{c:.2f}" for c in cells)
-              + f" | {np.nansum(cells):.2f} |")  # fmt: skip
+        lines.append(f"| {name} | " + " | ".join(f"{c:.2f}" for c in cells)
+                     + f" | {np.nansum(cells):.2f} |")  # fmt: skip
     by = {m: sum(v for (d, mm), v in table.items() if mm == m) for m in METHODS}
-    print("| **all** | " + " | ".join(f"{by[m]:.2f}" for m in METHODS) + f" | {total:.2f} |")
-    return total + _interval_estimate(intervals, reading_a)
+    lines.append("| **all** | " + " | ".join(f"{by[m]:.2f}" for m in METHODS) + f" | {total:.2f} |")
+    print("\n".join(lines))
+    intervals_total, interval_lines = _interval_estimate(intervals, reading_a)
+    if write_docs:
+        _write_docs(rows, lines, interval_lines, total + intervals_total)
+    return total + intervals_total
+
+
+def _write_docs(rows, estimate_lines, interval_lines, total):
+    """The measured jobs and the estimate into docs/quantile_benchmark.md (benchmark-cost)."""
+    loads = [float(r[k]) for r in rows for k in ("load_before", "load_after") if r.get(k)]
+    commits = sorted({r["commit"] for r in rows if r.get("commit")})
+    measured = ["| dataset | job | " + " | ".join(METHODS) + " |",
+                "|---|---|" + "---|" * len(METHODS)]  # fmt: skip
+    jobs = sorted({(r["dataset"], r["grid"], r["loss"]) for r in rows})
+    for dataset, grid, loss in jobs:
+        cpu = {r["method"]: r["cpu_seconds"] for r in rows
+               if (r["dataset"], r["grid"], r["loss"]) == (dataset, grid, loss)}  # fmt: skip
+        job = "intervals 0.05/0.95" if loss == INTERVALS else f"{grid}, {loss}"
+        measured.append(f"| {dataset} | {job} | " + " | ".join(cpu.get(m, "—") for m in METHODS)
+                        + " |")  # fmt: skip
+    text = "\n".join(
+        [f"Measured {datetime.date.today().isoformat()} at commit {', '.join(commits)},"
+         f" {shared.machine()}, one process at a time,"
+         f" 1-minute load average {min(loads):.2f}–{max(loads):.2f} before and after the jobs"
+         " (`python benchmarks/benchmark_cost.py`). CPU seconds of one split (every"
+         " configuration's validation curve and the refit):", "", *measured, "",
+         "Estimated CPU-hours of the sweep (`--estimate --write-docs`), per dataset and method,"
+         " the reused computations deducted:", "", *estimate_lines, "", *interval_lines, "",
+         f"**Whole sweep: {total:.1f} CPU-hours**, against the budget of 15."]
+    )  # fmt: skip
+    shared.write_between_markers("quantile_benchmark.md", "benchmark-cost", text)
 
 
 def _interval_estimate(intervals, reading_a):
@@ -221,19 +254,23 @@ def _interval_estimate(intervals, reading_a):
     the measured datasets at their cost, the others as reading (a)'s lad job of the same
     dataset (measured or estimated) times the median ratio (interval job / lad job) of the
     datasets where both were measured."""
-    total = 0.0
+    total, lines = 0.0, []
     for method in INTERVAL_METHODS:
         ratios = [c / reading_a[d, method] for (d, m), c in intervals.items()
                   if m == method and (d, method) in reading_a]  # fmt: skip
         if not ratios:
-            print(f"intervals, {method}: not measured; not estimated")
+            lines.append(f"- intervals, {method}: not measured; not estimated")
             continue
         ratio = float(np.median(ratios))
         seconds = sum(intervals.get((d, method), ratio * reading_a[d, method]) for d in SIX)
-        print(f"intervals, {method}: {seconds * 20 / 3600:.2f} CPU-hours (ratio {ratio:.2f})")
+        lines.append(
+            f"- intervals, {method}: {seconds * 20 / 3600:.2f} CPU-hours (its job costs"
+            f" {ratio:.2f} times reading (a)'s lad job where both were measured)"
+        )
         total += seconds * 20 / 3600
-    print(f"intervals: {total:.2f} CPU-hours")
-    return total
+    lines.append(f"- intervals: {total:.2f} CPU-hours")
+    print("\n".join(lines))
+    return total, lines
 
 
 def main(argv=None):
@@ -244,9 +281,10 @@ def main(argv=None):
     p.add_argument("--loss", default="lad")
     p.add_argument("--out", default="benchmark_cost.csv", help="CSV the measurements go to")
     p.add_argument("--estimate", metavar="CSV", help="estimate the sweep from measurements")
+    p.add_argument("--write-docs", action="store_true", help="with --estimate: into the docs")
     args = p.parse_args(argv)
     if args.estimate:
-        estimate(args.estimate)
+        estimate(args.estimate, write_docs=args.write_docs)
         return 0
     measure(args.datasets, args.methods, args.grids, args.loss, args.out)
     return 0
