@@ -35,27 +35,21 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import shared  # noqa: E402
 
-SIX = ("engel", "sniffer", "crabs", "bostonhousing", "redwine", "whitewine")
-#: The 13 other datasets (10 splits, reading a, subsampled above 20,000 rows).
-MORE = ("barro", "meats", "ais", "concrete", "saratogahouses", "collegedistance", "chicago",
-        "computers", "budgetfood", "cps1988", "chem97", "diamonds", "movies")  # fmt: skip
-METHODS = (
-    "prox",
-    "residual_prox",
-    "gradient",
-    "lightgbm",
-    "sklearn_hgb",
-    "xgboost",
-    "catboost",
-    "quantile_forest",
+from proxboost.experiments.report.benchmark import (  # noqa: E402 (after the path)
+    INTERVAL_METHODS,
+    METHODS,
+    PLANNED,
 )
+
+#: The sweep's datasets, as its report plans them: the paper's six (both readings, 20 splits)
+#: and the 13 others (reading a, 10 splits, subsampled above 20,000 rows).
+SIX = tuple(PLANNED["benchmark90"])
+MORE = tuple(d for d in PLANNED["benchmark15"] if d not in SIX)
 #: Computations on the paper's six datasets (lad, pinball) whose rows the paper protocol stores.
 REUSED = {"benchmark90": ("prox", "residual_prox", "gradient"),
           "benchmark15": ("gradient", "lightgbm", "sklearn_hgb", "xgboost")}  # fmt: skip
 #: ``--loss`` of the interval experiment's jobs (levels 0.05 and 0.95 of loss pinball).
 INTERVALS = "intervals"
-#: The interval experiment's methods.
-INTERVAL_METHODS = ("prox", "lightgbm", "catboost", "quantile_forest")
 FIELDS = ("dataset", "method", "grid", "loss", "n_train", "d", "cpu_seconds", "wall_seconds",
           "load_before", "load_after", "commit")  # fmt: skip
 
@@ -198,7 +192,7 @@ def estimate(path, write_docs=False):
         for name in SIX + more:
             per_a = cost.get((name, method, "benchmark15"), law(size[name]))
             reading_a[name, method] = per_a
-            splits = 20 if name in SIX else 10
+            splits = PLANNED["benchmark15"][name]
             seconds = per_a * 3 * splits
             if name in SIX:
                 per_b = cost.get((name, method, "benchmark90"), per_a * ratio)
