@@ -36,15 +36,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import shared  # noqa: E402
 
 from proxboost.experiments.report.benchmark import (  # noqa: E402 (after the path)
+    INTERVAL_DATASETS,
     INTERVAL_METHODS,
     METHODS,
     PLANNED,
 )
 
-#: The sweep's datasets, as its report plans them: the paper's six (both readings, 20 splits)
-#: and the 13 others (reading a, 10 splits, subsampled above 20,000 rows).
+#: The sweep's datasets, as its report plans them: the paper's (both readings, 20 splits) and
+#: the others (reading a, 10 splits, subsampled above 20,000 rows).
 SIX = tuple(PLANNED["benchmark90"])
 MORE = tuple(d for d in PLANNED["benchmark15"] if d not in SIX)
+#: Rows a dataset is subsampled to before its split (the benchmark's ``max_rows``).
+MAX_ROWS = 20000
 #: Computations on the paper's six datasets (lad, pinball) whose rows the paper protocol stores.
 REUSED = {"benchmark90": ("prox", "residual_prox", "gradient"),
           "benchmark15": ("gradient", "lightgbm", "sklearn_hgb", "xgboost")}  # fmt: skip
@@ -173,11 +176,10 @@ def estimate(path, write_docs=False):
         if r["loss"] != INTERVALS
     }
     more = MORE
-    size = {}
-    for name in SIX + more:
+    size = {}  # training rows x features, of the planned datasets and of every measured one
+    for name in {*SIX, *more, *(d for d, _, _ in cost)}:
         info = dataset_info(name)
-        n = min(info.n, 20000) if name in more else info.n
-        size[name] = split_sizes(n, (0.5, 0.25, 0.25))[0] * info.d
+        size[name] = split_sizes(min(info.n, MAX_ROWS), (0.5, 0.25, 0.25))[0] * info.d
     table, total, reading_a = {}, 0.0, {}
     for method in METHODS:
         a = [(size[d], c) for (d, m, g), c in cost.items() if m == method and g == "benchmark15"]
@@ -244,7 +246,7 @@ def _write_docs(rows, estimate_lines, interval_lines, total):
 
 
 def _interval_estimate(intervals, reading_a):
-    """CPU-hours of the interval experiment (the paper's six datasets, 20 splits): per method,
+    """CPU-hours of the interval experiment (its datasets, 20 splits each): per method,
     the measured datasets at their cost, the others as reading (a)'s lad job of the same
     dataset (measured or estimated) times the median ratio (interval job / lad job) of the
     datasets where both were measured."""
@@ -256,7 +258,9 @@ def _interval_estimate(intervals, reading_a):
             lines.append(f"- intervals, {method}: not measured; not estimated")
             continue
         ratio = float(np.median(ratios))
-        seconds = sum(intervals.get((d, method), ratio * reading_a[d, method]) for d in SIX)
+        seconds = sum(
+            intervals.get((d, method), ratio * reading_a[d, method]) for d in INTERVAL_DATASETS
+        )
         lines.append(
             f"- intervals, {method}: {seconds * 20 / 3600:.2f} CPU-hours (its job costs"
             f" {ratio:.2f} times reading (a)'s lad job where both were measured)"

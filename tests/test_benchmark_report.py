@@ -403,6 +403,7 @@ def test_the_guarantee_is_exact_and_an_empty_section_says_so():
 # -- completeness -------------------------------------------------------------------------------
 def test_the_status_counts_runs_with_every_planned_split():
     from proxboost.experiments.report.benchmark import (
+        INTERVAL_DATASETS,
         INTERVAL_METHODS,
         LOSSES,
         PLANNED,
@@ -420,8 +421,8 @@ def test_the_status_counts_runs_with_every_planned_split():
         [dict(dataset="crabs", algo="catboost", split=k) for k in range(20)]
         + [dict(dataset="crabs", algo="prox", split=k) for k in range(19)]
     )
-    planned = sum(len(d) for d in PLANNED.values()) * len(LOSSES) * len(METHODS) + 6 * len(
-        INTERVAL_METHODS
-    )
+    planned = sum(len(d) for d in PLANNED.values()) * len(LOSSES) * len(METHODS) + len(
+        INTERVAL_DATASETS
+    ) * len(INTERVAL_METHODS)
     assert completeness(rows, intervals) == (3, planned)  # engel/prox, barro/lightgbm, crabs/cb
     assert "**Partial**: 3 of the" in status_markdown(rows, intervals)
