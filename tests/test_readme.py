@@ -124,6 +124,13 @@ NOT_RUN = {
         "prints the reported version and the progress of the stored results; "
         "tests/test_versions.py checks both on small results folders"
     ),
+    "python -m proxboost.versions --cost": (
+        "reads every stored row (minutes); tests/test_retire.py runs it on small results folders"
+    ),
+    "python -m proxboost.versions --retire-sources": (
+        "removes the committed old-version files once the recompute is complete;"
+        " tests/test_retire.py runs it on small results folders"
+    ),
     "python -m proxboost.claims --compare-versions 2 3": (
         "judges every claim twice on the whole store (minutes); tests/test_versions.py runs it on "
         "small results folders of both versions"

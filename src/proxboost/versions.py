@@ -1,6 +1,6 @@
 """`python -m proxboost.versions`: the command, kept short.
 
-Its code is :mod:`proxboost.experiments.plan.versions`.
+Its code is :mod:`proxboost.experiments.plan.versions_cli`.
 
 Nothing to import here: the library (the estimators) never imports the experiments.
 """
@@ -8,4 +8,4 @@ Nothing to import here: the library (the estimators) never imports the experimen
 if __name__ == "__main__":
     import runpy
 
-    runpy.run_module("proxboost.experiments.plan.versions", run_name="__main__", alter_sys=True)
+    runpy.run_module("proxboost.experiments.plan.versions_cli", run_name="__main__", alter_sys=True)

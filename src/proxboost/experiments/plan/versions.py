@@ -29,7 +29,6 @@ artifacts of the reported version only.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -396,30 +395,3 @@ def load_intro(results_dir="results", versions=None):
         keep = set(curves["identity_hash"]) if "identity_hash" in curves.columns else set()
         predictions = predictions[predictions["identity_hash"].isin(keep)].reset_index(drop=True)
     return curves, predictions, data
-
-
-def main(argv=None) -> int:
-    """``python -m proxboost.versions``: print the reported version and the recompute's progress;
-    ``--write-manifest`` first writes the manifest from the stored identities."""
-    p = argparse.ArgumentParser(prog="python -m proxboost.versions", description=main.__doc__)
-    p.add_argument("--results", default=results.DEFAULT_RESULTS_DIR)
-    p.add_argument(
-        "--write-manifest",
-        action="store_true",
-        help=f"write <results>/{MANIFEST}: the computations of the recompute to version"
-        f" {TARGET_VERSION}",
-    )
-    args = p.parse_args(argv)
-    if args.write_manifest:
-        path, n = write_manifest(args.results)
-        print(f"wrote {path}: {n} computations to store under numerics version {TARGET_VERSION}")
-    k, n = progress(args.results)
-    print(f"reported version: {reported_version(args.results)}; stored at the target: {k} of {n}")
-    print(reading_line(args.results))
-    if n:
-        print(cost_line(args.results))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
