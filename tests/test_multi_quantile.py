@@ -228,8 +228,13 @@ def test_integer_weights_are_repeated_rows_several_levels(algo, engine):
 def test_trees_fit_the_levels_directions_in_turn(monkeypatch):
     """Tree t is grown on the direction of level t mod K (round robin), not on the mean of the
     K directions: with ``algo="gradient"`` that is the pinball's negative gradient at the level's
-    predictions of the previous stage, tau_k where y is above, tau_k - 1 below (computed here)."""
+    predictions of the previous stage, tau_k where y is above, tau_k - 1 below (computed here).
+    The Python loop, whose engine calls are seen here; the compiled loop grows the same trees
+    (tests/test_compiled_multi.py)."""
     import proxboost._fit_loop as _fit_loop
+    from proxboost import _compiled_loop
+
+    monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", True)
 
     targets, make = [], _fit_loop.make_engine
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils import check_random_state
 
-from proxboost import _authors_float, _compiled_loop
+from proxboost import _authors_float, _compiled_loop, _compiled_multi
 from proxboost._authors_float import FLOAT_LOSSES
 from proxboost._monotone import leaf_bounds
 from proxboost._multi_quantile import GapBudget
@@ -245,6 +245,8 @@ class BoostingLoop:
         )
         if _compiled_loop.applies(self, fit, cst):
             _compiled_loop.boost(self, fit)
+        elif _compiled_multi.applies(self, fit, cst):  # several quantile levels
+            _compiled_multi.boost(self, fit)
         else:
             self._python_loop(fit, growing, authors_float, cst)
         F, trees = state.F, state.trees

@@ -124,6 +124,31 @@ def _ordered_leaves(U, ws, starts, leaves, taus, shifts, rule, g, c, shifted):
                 c[leaf, k] = value[b] + shifts[k]
 
 
+def gap_bounds(d0, abs0, min_steps, max_abs, weights) -> np.ndarray:
+    """Lower bounds on the next tree's (shrunk) c[:, k] - c[:, k - 1] (see :class:`GapBudget`):
+    ``min_steps`` and ``max_abs`` hold one row per earlier tree (lists of rows, or the first t
+    rows of preallocated C-contiguous arrays: ``np.asarray`` gives the same (t, K - 1) and
+    (t, K) operands, hence the same BLAS products), ``weights`` the model weights w_0..w_t.
+    Shared by the Python loop and, through ``objmode``, the compiled one
+    (:mod:`proxboost._compiled_multi`): a BLAS product's order of additions is BLAS's, which
+    compiled code cannot reproduce, so both call NumPy here."""
+    t = len(min_steps)
+    w = np.asarray(weights[1 : t + 1], dtype=float)
+    if t:
+        gaps = d0 + w @ np.asarray(min_steps)
+        scale = abs0 + w @ np.asarray(max_abs)
+    else:
+        gaps, scale = d0, abs0
+    margin = ROUNDING_MARGIN * np.finfo(float).eps * (t + 2) * (scale[1:] + scale[:-1])
+    return -(gaps - margin)
+
+
+def tree_gaps(c):
+    """(min over leaves of c[:, k] - c[:, k - 1], max over leaves of |c[:, k]|) of a tree's
+    (shrunk) leaf values ``c``, shape (n_leaves, K): its rows of :func:`gap_bounds`."""
+    return np.min(np.diff(c, axis=1), axis=0), np.max(np.abs(c), axis=0)
+
+
 class GapBudget:
     """The worst-case gaps G_k between adjacent levels of the model grown so far (see the module
     docstring), and the bound they put on the next tree's leaf values."""
@@ -138,17 +163,10 @@ class GapBudget:
     def next_min_steps(self, weights) -> np.ndarray:
         """Lower bounds on the next tree's (shrunk) c[:, k] - c[:, k - 1], given the model
         weights w_0..w_t of the model that will include it (w_t = 1 for the new tree)."""
-        w = np.asarray(weights[1 : len(self.min_steps) + 1], dtype=float)
-        if len(self.min_steps):
-            gaps = self.d0 + w @ np.asarray(self.min_steps)
-            scale = self.abs0 + w @ np.asarray(self.max_abs)
-        else:
-            gaps, scale = self.d0, self.abs0
-        t = len(self.min_steps)
-        margin = ROUNDING_MARGIN * np.finfo(float).eps * (t + 2) * (scale[1:] + scale[:-1])
-        return -(gaps - margin)
+        return gap_bounds(self.d0, self.abs0, self.min_steps, self.max_abs, weights)
 
     def add(self, c):
         """Record a tree's (shrunk) leaf values, shape (n_leaves, K)."""
-        self.min_steps.append(np.min(np.diff(c, axis=1), axis=0))
-        self.max_abs.append(np.max(np.abs(c), axis=0))
+        min_step, max_abs = tree_gaps(c)
+        self.min_steps.append(min_step)
+        self.max_abs.append(max_abs)

@@ -1,0 +1,485 @@
+"""The boosting loop of a model of several quantile levels compiled (numba): every iteration of
+``tau=[...]`` (:class:`proxboost.losses.MultiQuantile`) without Python, but for one NumPy call
+per tree for the gap budget.
+
+:meth:`proxboost._fit_loop.BoostingLoop._boost` runs a model of several levels here when
+:func:`applies` (the single-level loop's conditions, :mod:`proxboost._compiled_loop`, with one
+f_0 per level). It performs the floating-point operations of the Python loop in the same order,
+so trees, leaf values, curves, early stopping and predictions are bit-identical
+(``tests/test_compiled_multi.py``). Beyond the single-level loop's rules (its docstring):
+
+* F_t and H_t are held level-major, shape (K, n): each level's row is then a contiguous vector,
+  and the single-level kernels (direction, line search, recorded loss) serve each level as they
+  serve one model;
+* tree t is grown on the direction of level t mod K (round robin,
+  ``MultiQuantile.tree_target``); its leaf values are the K levels' own line searches, then
+  pooling adjacent violators (``_multi_quantile._ordered_leaves``) in the leaves whose values
+  break the gap budget's bounds, as ``MultiQuantile.line_search`` does;
+* the gap budget runs in NumPy through ``numba.objmode`` (``_multi_quantile.gap_bounds`` and
+  ``tree_gaps``, the functions of the Python loop's ``GapBudget``): its ``w @ G`` is a BLAS
+  matrix-vector product, whose order of additions is BLAS's and cannot be reproduced by compiled
+  code. The per-tree rows live in preallocated C-contiguous (T, K - 1) and (T, K) arrays, and
+  NumPy gets their first t rows: the operands ``np.asarray`` makes of the Python loop's lists of
+  rows (same shape, layout and values), hence the same BLAS call and the same result;
+* a recorded loss is one value per level; early stopping reads their sum (``np.sum``'s pairwise
+  order, as ``_fit_loop._total``).
+
+numba caches functions holding ``objmode`` blocks (numba >= 0.51; a second process loads this
+loop from the cache), so it compiles once per install as the single-level loop does.
+``PROXBOOST_COMPILED_LOOP=0`` (``_compiled_loop.FORCE_PYTHON``) runs the Python loop instead.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit, objmode
+
+from proxboost import _compiled_loop
+from proxboost._compiled_loop import (
+    _EMPTY,
+    _NODE_DTYPES,
+    CLOCK_AVAILABLE,
+    RAND_R_MAX,
+    Out,
+    Rows,
+    Schedule,
+    Spec,
+    _gradient,
+    _line_search,
+    _loss_weights,
+    _now,
+    _prox,
+    _seeds,
+    _spec,
+    _stops,
+    _store,
+    leaf_means,
+    loss_value,
+    pairwise_sum,
+)
+from proxboost._leafops import AUTHORS, RULE_CODES
+from proxboost._multi_quantile import _ordered_leaves, gap_bounds, tree_gaps
+from proxboost.engines import exact, hist
+from proxboost.engines._threads import requested_threads
+from proxboost.losses import MultiQuantile
+
+#: The levels and their gap budget: tau_1 < ... < tau_K, the gaps and magnitudes of f_0
+#: (``GapBudget.d0``, ``abs0``) and one row per tree (filled up to the trees grown) of the
+#: budget's ``min_steps`` (T, K - 1) and ``max_abs`` (T, K), C-contiguous.
+Levels = namedtuple("Levels", ["taus", "d0", "abs0", "min_steps", "max_abs"])
+
+
+# ---------------------------------------------------------------------------------------------
+# The gap budget: NumPy itself, from the compiled loop
+# ---------------------------------------------------------------------------------------------
+def _bounds_in_numpy(d0, abs0, min_steps, max_abs, t, alphas):
+    """``GapBudget.next_min_steps(model_weights(alphas[: t + 1]))`` of the trees 0..t-1."""
+    from proxboost._fit_loop import model_weights  # (_fit_loop imports this module)
+
+    return gap_bounds(d0, abs0, min_steps[:t], max_abs[:t], model_weights(alphas[: t + 1]))
+
+
+def _gaps_in_numpy(min_steps, max_abs, t, c):
+    """``GapBudget.add(c)`` of tree t, into row t of the preallocated arrays."""
+    min_steps[t], max_abs[t] = tree_gaps(c)
+
+
+# (no nogil: objmode takes the GIL back, and numba warns of nogil on such a function)
+@njit(cache=True)
+def _gap_bounds(levels, t, alphas):
+    """Lower bounds on tree t's shrunk c[:, k] - c[:, k - 1], computed by NumPy."""
+    d0, abs0, min_steps, max_abs = levels.d0, levels.abs0, levels.min_steps, levels.max_abs
+    with objmode(bounds="float64[::1]"):
+        bounds = np.ascontiguousarray(_bounds_in_numpy(d0, abs0, min_steps, max_abs, t, alphas))
+    return bounds
+
+
+@njit(cache=True)
+def _record_gaps(levels, t, c):
+    """Tree t's rows of the gap budget, computed by NumPy."""
+    min_steps, max_abs = levels.min_steps, levels.max_abs
+    with objmode():
+        _gaps_in_numpy(min_steps, max_abs, t, c)
+
+
+# ---------------------------------------------------------------------------------------------
+# One level in the single-level kernels
+# ---------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _level(spec, tau):
+    """The :data:`~proxboost._compiled_loop.Spec` of the pinball loss at level ``tau``."""
+    return Spec(
+        spec.loss,
+        tau,
+        spec.proximal,
+        spec.residual,
+        spec.accelerated,
+        spec.step,
+        spec.nu,
+        spec.rule,
+        spec.tol,
+    )
+
+
+@njit(cache=True, nogil=True)
+def _level_rows(rows, k):
+    """Level k's :data:`~proxboost._compiled_loop.Rows` of level-major ``rows`` (views)."""
+    return Rows(rows.Xp, rows.y, rows.w, rows.count, rows.F[k], rows.H[k], rows.record, rows.tree_w)
+
+
+# ---------------------------------------------------------------------------------------------
+# One iteration
+# ---------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _target(spec, taus, fitted, delta, t):
+    """The tree's target: the direction of level t mod K at its H_t (the other levels'
+    directions, which the Python loop computes and drops, change nothing), plus Delta_t for the
+    residual variants."""
+    k = t % taus.shape[0]
+    level = _level(spec, taus[k])
+    H = fitted.H[k]
+    target = np.empty(H.shape[0])
+    for i in range(H.shape[0]):
+        y, z = fitted.y[i], H[i]
+        r = _prox(level, y, z) if spec.proximal else _gradient(level, y, z)
+        target[i] = r + delta[i] if spec.residual else r
+    return target
+
+
+@njit(cache=True, nogil=True)
+def _line_searches(spec, taus, fitted, leaf_ids, n_leaves, fit):
+    """Each level's own line search at its H_t: the columns of ``MultiQuantile.line_search``
+    before the ordering, shape (n_leaves, K)."""
+    K = taus.shape[0]
+    c = np.empty((n_leaves, K))
+    for k in range(K):
+        level = _level(spec, taus[k])
+        found = _line_search(level, fitted.y, fitted.H[k], leaf_ids, n_leaves, fitted.tree_w, fit)
+        for leaf in range(n_leaves):
+            c[leaf, k] = found[leaf]
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _violated(c, b):
+    """The leaves where some c[:, k] - c[:, k - 1] < b[k - 1] (``np.flatnonzero`` order)."""
+    n_leaves, K = c.shape
+    leaves = np.empty(n_leaves, np.int64)
+    count = 0
+    for leaf in range(n_leaves):
+        bad = False
+        for k in range(1, K):
+            bad |= c[leaf, k] - c[leaf, k - 1] < b[k - 1]
+        if bad:
+            leaves[count] = leaf
+            count += 1
+    return leaves[:count]
+
+
+@njit(cache=True, nogil=True)
+def _grouped(leaf_ids, n_leaves):
+    """(rows grouped by leaf in row order, where each leaf starts): ``np.argsort(leaf_ids,
+    kind="stable")`` and ``np.searchsorted`` of ``MultiQuantile._ordered``, by counting."""
+    starts = np.zeros(n_leaves + 1, np.int64)
+    for i in range(leaf_ids.shape[0]):
+        starts[leaf_ids[i] + 1] += 1
+    for leaf in range(n_leaves):
+        starts[leaf + 1] += starts[leaf]
+    fill = starts[:-1].copy()
+    order = np.empty(leaf_ids.shape[0], np.int64)
+    for i in range(leaf_ids.shape[0]):
+        order[fill[leaf_ids[i]]] = i
+        fill[leaf_ids[i]] += 1
+    return order, starts
+
+
+@njit(cache=True, nogil=True)
+def _order_leaves(spec, taus, fitted, leaf_ids, fit, b, c):
+    """``MultiQuantile._ordered`` (no bounds): pool adjacent violators, in place, in the leaves
+    of ``c`` that break c[:, k] - c[:, k - 1] >= b[k - 1]."""
+    violated = _violated(c, b)
+    if violated.shape[0] == 0:
+        return
+    n_leaves, K = c.shape
+    order, starts = _grouped(leaf_ids, n_leaves)
+    n = order.shape[0]
+    U = np.empty((n, K))
+    ws = np.ones(n)
+    for j in range(n):
+        i = order[j]
+        for k in range(K):
+            U[j, k] = fitted.y[i] - fitted.H[k, i]
+        if fitted.tree_w.shape[0] > 0:
+            ws[j] = fitted.tree_w[i]
+    g = fit if spec.rule == AUTHORS else np.zeros(n_leaves)
+    shifts = np.zeros(K)  # np.concatenate([[0.0], np.cumsum(b)]): cumsum's first term is b[0]
+    for k in range(1, K):
+        shifts[k] = b[0] if k == 1 else shifts[k - 1] + b[k - 1]
+    shifted = (np.full((n_leaves, K), -np.inf), np.full((n_leaves, K), np.inf))
+    _ordered_leaves(U, ws, starts, violated, taus, shifts, spec.rule, g, c, shifted)
+
+
+@njit(cache=True, nogil=True)
+def _leaf_values(spec, levels, fitted, leaf_ids, n_leaves, target, t, alphas):
+    """(least-squares fit, shrunk leaf values c of shape (n_leaves, K)): the several-levels
+    branch of ``BoostingLoop._leaf_values``, with tree t's rows of the gap budget recorded."""
+    fit = leaf_means(target, leaf_ids, n_leaves, fitted.tree_w)
+    min_steps = _gap_bounds(levels, t, alphas)
+    b = min_steps / spec.nu
+    c = _line_searches(spec, levels.taus, fitted, leaf_ids, n_leaves, fit)
+    _order_leaves(spec, levels.taus, fitted, leaf_ids, fit, b, c)
+    if np.all(min_steps <= 0.0):  # 0 in every level satisfies the bounds: keep the rule
+        for leaf in range(n_leaves):
+            if fit[leaf] == 0.0:
+                c[leaf, :] = 0.0
+    c = spec.nu * c
+    _record_gaps(levels, t, c)
+    return fit, c
+
+
+@njit(cache=True, nogil=True)
+def _update(spec, fitted, delta, step, alpha):
+    """F_{t+1} = H_t + c[leaf], Delta_{t+1} = target - fit[leaf], Nesterov's H_{t+1} of every
+    level (``step``: (target, leaf ids, leaf values c, least-squares fit))."""
+    target, leaf_ids, c, fit = step
+    F, H = fitted.F, fitted.H
+    for i in range(F.shape[1]):
+        leaf = leaf_ids[i]
+        if spec.residual:
+            delta[i] = target[i] - fit[leaf]
+        for k in range(F.shape[0]):
+            f_next = H[k, i] + c[leaf, k]
+            H[k, i] = f_next + alpha * (f_next - F[k, i]) if spec.accelerated else f_next
+            F[k, i] = f_next
+
+
+@njit(cache=True, nogil=True)
+def _replay(rows, leaf_ids, c, alpha):
+    """``_Replay.update`` of rows outside the fit (H skips the Nesterov term when alpha = 0)."""
+    F, H = rows.F, rows.H
+    for i in range(F.shape[1]):
+        leaf = leaf_ids[i]
+        for k in range(F.shape[0]):
+            f_next = H[k, i] + c[leaf, k]
+            H[k, i] = f_next + alpha * (f_next - F[k, i]) if alpha else f_next
+            F[k, i] = f_next
+
+
+@njit(cache=True, nogil=True)
+def _losses(spec, taus, rows, into):
+    """``MultiQuantile.value`` of ``rows`` into ``into``: each level's ``Loss.value``."""
+    for k in range(taus.shape[0]):
+        into[k] = loss_value(_level(spec, taus[k]), _level_rows(rows, k))
+
+
+@njit(cache=True, nogil=True)
+def _record(spec, taus, fitted, replays, out, k):
+    """The curves of iteration k: training, eval and validation losses, one per level."""
+    _losses(spec, taus, fitted, out.train[k])
+    evaluation, validation = replays[1], replays[2]
+    if evaluation.record:
+        _losses(spec, taus, evaluation, out.eval[k])
+    if validation.record:
+        _losses(spec, taus, validation, out.val[k])
+
+
+@njit(nogil=True)
+def _iterations(grow, apply, engine, spec, levels, fitted, delta, replays, schedule, out, elapsed):
+    """Iterations ``schedule.first`` .. ``schedule.last - 1`` of a model of several levels, as
+    ``_compiled_loop._iterations`` (its arguments, with ``levels``: :data:`Levels`). Returns
+    (iterations done, stopped early). Not cached itself: compiled into each engine's entry."""
+    done = 0
+    for t in range(schedule.first, schedule.last):
+        t0 = _now()
+        target = _target(spec, levels.taus, fitted, delta, t)
+        nodes, leaf_ids, n_leaves = grow(engine, target, schedule.seeds[t - schedule.first])
+        fit, c = _leaf_values(spec, levels, fitted, leaf_ids, n_leaves, target, t, schedule.alphas)
+        alpha = schedule.alphas[t]
+        _update(spec, fitted, delta, (target, leaf_ids, c, fit), alpha)
+        idle, evaluation, validation = replays
+        if idle.F.shape[1] > 0:
+            _replay(idle, apply(engine, idle.Xp, nodes), c, alpha)
+        elapsed += _now() - t0
+        _store(out, done, nodes, c.ravel())
+        out.times[done] = elapsed
+        if evaluation.record:
+            _replay(evaluation, apply(engine, evaluation.Xp, nodes), c, alpha)
+        if validation.record:
+            _replay(validation, apply(engine, validation.Xp, nodes), c, alpha)
+        _record(spec, levels.taus, fitted, replays, out, done)
+        done += 1
+        # the Python loop's rule on the sum of the levels' validation losses (``_total``)
+        total = pairwise_sum(out.val[done - 1]) if validation.record else 0.0
+        if validation.record and _stops(spec, schedule.history, total, t):
+            return done, True
+    return done, False
+
+
+# One cached entry per engine, as in ``_compiled_loop`` (numba caches no function taking kernels)
+@njit(cache=True, nogil=True)
+def _run_exact(engine, spec, levels, fitted, delta, replays, schedule, out, elapsed):
+    """:func:`_iterations` of the exact engine."""
+    return _iterations(
+        exact.grow_in_loop,
+        exact.apply_in_loop,
+        engine,
+        spec,
+        levels,
+        fitted,
+        delta,
+        replays,
+        schedule,
+        out,
+        elapsed,
+    )
+
+
+@njit(cache=True, nogil=True)
+def _run_hist(engine, spec, levels, fitted, delta, replays, schedule, out, elapsed):
+    """:func:`_iterations` of the hist engine."""
+    return _iterations(
+        hist.grow_in_loop,
+        hist.apply_in_loop,
+        engine,
+        spec,
+        levels,
+        fitted,
+        delta,
+        replays,
+        schedule,
+        out,
+        elapsed,
+    )
+
+
+#: The compiled loop of each engine that has one
+RUNS = {"exact": _run_exact, "hist": _run_hist}
+
+
+# ---------------------------------------------------------------------------------------------
+# The Python side: which fits, and the state before and after
+# ---------------------------------------------------------------------------------------------
+def applies(estimator, fit, cst) -> bool:
+    """Whether this fit of several levels runs here (the module docstring), else the Python
+    loop."""
+    return (
+        not _compiled_loop.FORCE_PYTHON
+        and isinstance(fit.loss, MultiQuantile)
+        and fit.state.budget is not None
+        and fit.engine.name in RUNS
+        and CLOCK_AVAILABLE
+        and cst is None
+        and estimator.tie_rule in RULE_CODES
+        and not estimator.verbose
+        and requested_threads(estimator.n_jobs) == 1  # the compiled loop grows on one thread
+    )
+
+
+def _level_major(F):
+    """A copy of (n, K) predictions as (K, n), C-contiguous (updated in place)."""
+    return np.array(np.asarray(F, dtype=np.float64).T, order="C")
+
+
+def _rows(Xp, y, w, F, H):
+    """The :data:`~proxboost._compiled_loop.Rows` of rows whose losses are recorded, F and H
+    level-major."""
+    loss_w, count = _loss_weights(w)
+    count = float(len(y)) if count is None else count
+    tree_w = _EMPTY if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    return Rows(Xp, y, loss_w, count, _level_major(F), _level_major(H), True, tree_w)
+
+
+def _replay_rows(tracker, empty_Xp, record, K):
+    """The rows of a replay (``_Replay`` / ``_EvalTracker``; None: an empty one)."""
+    if tracker is None:
+        none = np.empty((K, 0))
+        return Rows(empty_Xp, _EMPTY, _EMPTY, 1.0, none, none.copy(), False, _EMPTY)
+    if not record:
+        F, H = _level_major(tracker.F), _level_major(tracker.H)
+        return Rows(tracker.Xp, _EMPTY, _EMPTY, 1.0, F, H, False, _EMPTY)
+    return _rows(tracker.Xp, tracker.y, tracker.w, tracker.F, tracker.H)
+
+
+def _levels(loss, budget, last):
+    """The :data:`Levels` of a fit up to tree ``last``, the budget's rows of the trees grown
+    so far (``warm_start``) copied in."""
+    K, first = len(loss.taus), len(budget.min_steps)
+    min_steps, max_abs = np.zeros((last, K - 1)), np.zeros((last, K))
+    if first:
+        min_steps[:first], max_abs[:first] = budget.min_steps, budget.max_abs
+    taus = np.ascontiguousarray(loss.taus, dtype=np.float64)
+    d0, abs0 = (np.ascontiguousarray(a, dtype=np.float64) for a in (budget.d0, budget.abs0))
+    return Levels(taus, d0, abs0, min_steps, max_abs)
+
+
+def _outputs(n_iter, max_nodes, K):
+    """The loop's :data:`~proxboost._compiled_loop.Out`: K leaf values per leaf, K losses per
+    curve point."""
+    size = n_iter * max_nodes
+    nodes = tuple(np.zeros(size, dtype) for dtype in _NODE_DTYPES)
+    ends = np.zeros(n_iter, np.int64), np.zeros(n_iter, np.int64)
+    curves = tuple(np.zeros((n_iter, K)) for _ in range(3))
+    return Out(nodes, ends[0], np.zeros(size * K), ends[1], *curves, np.zeros(n_iter))
+
+
+def boost(estimator, fit):
+    """Run the iterations of ``fit`` compiled, leaving ``fit.state`` (its gap budget too) and
+    the replays as the Python loop leaves them."""
+    state = fit.state
+    first = len(state.trees)
+    last = fit.T if not state.stopped else first
+    if last <= first:
+        return
+    _, _, record, max_nodes = fit.engine.compiled(fit.Xp, estimator.max_depth, fit.w)
+    K = len(fit.loss.taus)
+    empty = np.empty((0, fit.Xp.shape[1]), np.uint8 if fit.engine.name == "hist" else np.float32)
+    fitted = _rows(empty, fit.y, fit.w, state.F, state.H)
+    replays = tuple(
+        _replay_rows(tracker, empty, recorded, K)
+        for tracker, recorded in zip(fit.replays, (False, True, True), strict=True)
+    )
+    levels = _levels(fit.loss, state.budget, last)
+    history = state.history if state.history is not None else np.zeros(1)
+    schedule = Schedule(first, last, _seeds(fit, last - first), fit.alphas, history)
+    out = _outputs(last - first, max_nodes, K)
+    delta = np.array(state.delta, dtype=np.float64)
+    args = (_spec(estimator, fit), levels, fitted, delta, replays, schedule, out)
+    done, stopped = RUNS[fit.engine.name](record, *args, float(state.elapsed))
+    if fit.engine.name == "exact":  # the trees' draws, as one randint per tree
+        state.rng.randint(0, RAND_R_MAX, size=done)
+    _collect(fit, out, done, stopped, K)
+    state.budget.min_steps.extend(levels.min_steps[first : first + done].copy())
+    state.budget.max_abs.extend(levels.max_abs[first : first + done].copy())
+    state.F, state.H, state.delta = fitted.F.T.copy(), fitted.H.T.copy(), delta
+    for tracker, rows in zip(fit.replays, replays, strict=True):
+        if tracker is not None:
+            tracker.F, tracker.H = rows.F.T.copy(), rows.H.T.copy()
+    _, ev, val = fit.replays
+    if ev is not None:
+        ev.losses.extend(out.eval[:done].copy())
+    if val is not None:
+        val.losses.extend(out.val[:done].copy())
+
+
+def _collect(fit, out, done, stopped, K):
+    """The trees, leaf values (n_leaves, K), curves and times of the ``done`` iterations into
+    the state (``_compiled_loop._collect``'s slicing, K values per leaf)."""
+    state = fit.state
+    if done == 0:
+        return
+    ends = out.node_end[:done].tolist()
+    leaf_ends = out.leaf_end[:done].tolist()
+    nodes = tuple(a[: ends[-1]].copy() for a in out.nodes)
+    leaves = out.leaf_values[: leaf_ends[-1]].reshape(-1, K).copy()
+    start, leaf_start = 0, 0
+    for stop, leaf_stop in zip(ends, leaf_ends, strict=True):
+        n_leaves = (leaf_stop - leaf_start) // K
+        tree = fit.engine.tree(tuple([a[start:stop] for a in nodes]), n_leaves)
+        state.trees.append(tree)
+        state.leaf_values.append(leaves[leaf_start // K : leaf_stop // K])
+        start, leaf_start = stop, leaf_stop
+    state.train_loss.extend(out.train[:done].copy())
+    state.times.extend(out.times[:done].tolist())
+    state.elapsed = float(out.times[done - 1])
+    state.stopped = stopped
