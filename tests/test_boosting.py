@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 from proxboost import BoostingClassifier, BoostingRegressor
-from proxboost._fit_loop import model_weights, nesterov_alphas
+from proxboost._nesterov import model_weights, nesterov_alphas
 from proxboost.boosting import ALGOS
 from proxboost.losses import make_loss
 

@@ -96,6 +96,31 @@ def test_ordered_leaves_solve_the_constrained_problem():
         assert found <= best + 1e-9
 
 
+def test_the_sort_free_quantile_of_unit_weights_is_the_sorted_one():
+    """Unit weights skip the sort (order statistics by partition): the same interval, bit for
+    bit, as the stable sort with cumulative weights, on points with many exact ties, at levels
+    whose tau W is a cumulative weight (the tie), just off it (within and beyond 1e-9 W), and
+    random."""
+    from proxboost._multi_quantile import _sorted_quantile_interval, _unit_quantile_interval
+
+    rng = np.random.RandomState(0)
+    checked = ties = 0
+    for m in [0, 1, 2, 3, 7, 8, 33, 128, 301]:
+        for trial in range(12):
+            points = rng.randint(-3, 4, size=m) * 0.5 if trial % 2 else rng.normal(size=m)
+            taus = [rng.uniform(0.01, 0.99), *(k / max(m, 1) for k in (1, m // 2, m - 1) if k)]
+            taus += [t * (1 + 5e-10) for t in taus[1:]] + [t * (1 + 1e-6) for t in taus[1:]]
+            for tau in taus:
+                if not 0 < tau < 1:
+                    continue
+                unit = _unit_quantile_interval(points, tau)
+                sorted_ = _sorted_quantile_interval(points, np.ones(m), tau)
+                assert unit == sorted_, (m, trial, tau)
+                checked += 1
+                ties += m > 0 and unit[0] != unit[1]
+    assert checked > 500 and ties > 50  # the tie case (an interval) is exercised
+
+
 def test_one_level_and_the_scalar():
     one = BoostingRegressor(loss="pinball", tau=[0.7], n_estimators=20, random_state=0).fit(X, Y)
     assert one.predict(X).shape == (N, 1)

@@ -59,6 +59,7 @@ from proxboost._compiled_loop import (
 )
 from proxboost._leafops import AUTHORS, RULE_CODES
 from proxboost._multi_quantile import _ordered_leaves, gap_bounds, tree_gaps
+from proxboost._nesterov import model_weights
 from proxboost.engines import exact, hist
 from proxboost.engines._threads import requested_threads
 from proxboost.losses import MultiQuantile
@@ -74,8 +75,6 @@ Levels = namedtuple("Levels", ["taus", "d0", "abs0", "min_steps", "max_abs"])
 # ---------------------------------------------------------------------------------------------
 def _bounds_in_numpy(d0, abs0, min_steps, max_abs, t, alphas):
     """``GapBudget.next_min_steps(model_weights(alphas[: t + 1]))`` of the trees 0..t-1."""
-    from proxboost._fit_loop import model_weights  # (_fit_loop imports this module)
-
     return gap_bounds(d0, abs0, min_steps[:t], max_abs[:t], model_weights(alphas[: t + 1]))
 
 

@@ -40,11 +40,10 @@ ROUNDING_MARGIN = 8.0
 
 
 @njit(cache=True, nogil=True)
-def _weighted_quantile_point(points, weights, tau, rule, g, bounds):
-    """Tie-rule point of argmin_c sum_i weights_i rho_tau(points_i - c) on [lower, upper] =
-    ``bounds``: the weighted tau-quantile, or the rule's point of [x_(j), x_(j+1)] when tau W
-    equals a cumulative weight (to 1e-9 W), as the single-level line searches decide it (under
-    bounds: ``_leafops._bounded_tie_point``; infinite bounds give the unbounded point)."""
+def _sorted_quantile_interval(points, weights, tau):
+    """(x_(j), x_(j+1)) where the cumulative weight of the sorted points meets tau W (to 1e-9
+    W: a tie), else (x_(j), x_(j)) at the first cumulative weight above tau W; (inf, inf) for no
+    point. The reference: one stable sort, the cumulative weights summed in sorted order."""
     order = np.argsort(points, kind="mergesort")
     total = 0.0
     for i in range(len(points)):
@@ -52,18 +51,56 @@ def _weighted_quantile_point(points, weights, tau, rule, g, bounds):
     target = tau * total
     tol = 1e-9 * total
     cum = 0.0
-    lo = np.inf
-    hi = np.inf
     for j in range(len(points)):
         cum += weights[order[j]]
         if abs(cum - target) <= tol:
-            lo = points[order[j]]
             hi = points[order[j + 1]] if j + 1 < len(points) else np.inf
-            break
+            return points[order[j]], hi
         if cum > target:
-            lo = points[order[j]]
-            hi = lo
+            return points[order[j]], points[order[j]]
+    return np.inf, np.inf
+
+
+@njit(cache=True, nogil=True)
+def _unit_quantile_interval(points, tau):
+    """:func:`_sorted_quantile_interval` with every weight 1, without sorting: the cumulative
+    weights are then the integers 1..m, exact in any order, so which rank j is reached depends
+    on m and tau only, and x_(j), x_(j+1) are order statistics (a partition, O(m)). The same
+    floating-point tests on the same numbers as the reference, hence the same interval."""
+    m = len(points)
+    total = float(m)
+    target = tau * total
+    tol = 1e-9 * total
+    for j in range(m):
+        cum = float(j + 1)
+        tie = abs(cum - target) <= tol
+        if tie or cum > target:
+            part = np.partition(points, j)
+            lo = part[j]
+            if not tie:
+                return lo, lo
+            if j + 1 >= m:
+                return lo, np.inf
+            return lo, part[j + 1 :].min()
+    return np.inf, np.inf
+
+
+@njit(cache=True, nogil=True)
+def _weighted_quantile_point(points, weights, tau, rule, g, bounds):
+    """Tie-rule point of argmin_c sum_i weights_i rho_tau(points_i - c) on [lower, upper] =
+    ``bounds``: the weighted tau-quantile, or the rule's point of [x_(j), x_(j+1)] when tau W
+    equals a cumulative weight (to 1e-9 W), as the single-level line searches decide it (under
+    bounds: ``_leafops._bounded_tie_point``; infinite bounds give the unbounded point). Unit
+    weights (every fit without ``sample_weight``) take the sort-free path."""
+    unit = True
+    for i in range(len(weights)):
+        if weights[i] != 1.0:
+            unit = False
             break
+    if unit:
+        lo, hi = _unit_quantile_interval(points, tau)
+    else:
+        lo, hi = _sorted_quantile_interval(points, weights, tau)
     return _bounded_tie_point(lo, hi, rule, g, bounds[0], bounds[1])
 
 
