@@ -52,6 +52,11 @@ from proxboost._clock import AVAILABLE as CLOCK_AVAILABLE
 from proxboost._clock import monotonic
 from proxboost._leafops import AUTHORS, RULE_CODES, _leaf_points, _weighted_leaf_points
 from proxboost._row_passes import HINGE, LOSS_CODES, LS, PINBALL
+
+# importable from here as before the row passes moved (the several-level loop imports them)
+from proxboost._row_passes import _gradient as _gradient
+from proxboost._row_passes import _pointwise as _pointwise
+from proxboost._row_passes import _prox as _prox
 from proxboost._row_passes import loss_value as loss_value
 from proxboost._row_passes import pairwise_sum as pairwise_sum
 from proxboost.engines import exact, hist
