@@ -10,6 +10,8 @@ import pytest
 
 from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop
 from proxboost._compiled_loop import pairwise_sum
+from proxboost._row_passes import pairwise_sum_par
+from proxboost.engines._threads import engine_threads, numba_threads
 
 ALGOS = [
     "gradient",
@@ -148,3 +150,20 @@ def test_pairwise_sum_is_numpys_sum():
     for n in [*range(300), 1000, 1023, 1024, 1025, 8191, 8192, 8193, 100_003, 1_000_000]:
         a = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)
         assert pairwise_sum(a) == np.sum(a), n
+
+
+def test_pairwise_sum_on_two_threads_is_numpys_sum():
+    """``pairwise_sum_par`` (NumPy's two top-level halves on two threads, added left + right)
+    gives ``np.sum`` bit for bit; values over 16 orders of magnitude, so that another cut (at
+    n // 2, not at its multiple of 8 below) gives another number, checked too."""
+    k = engine_threads(2)
+    if k < 2:
+        pytest.skip("no thread-safe threading layer or one numba thread")
+    rng = np.random.default_rng(1)
+    other_cut_differs = False
+    with numba_threads(k):
+        for n in [*range(300), 1000, 1023, 1024, 1025, 8191, 8192, 8193, 100_003]:
+            a = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 8, n)
+            assert pairwise_sum_par(a) == np.sum(a), n
+            other_cut_differs |= np.sum(a[: n // 2]) + np.sum(a[n // 2 :]) != np.sum(a)
+    assert other_cut_differs

@@ -283,55 +283,155 @@ def test_other_engines_accept_n_jobs_with_the_same_numbers(engine):
     assert np.array_equal(fits[0], fits[1])
 
 
+def _spy_runs(monkeypatch):
+    """Wrap the compiled loop's entries (one thread and threads) to record each call's entry
+    and numba's thread count during it."""
+    calls = []
+
+    def spy(name, run):
+        def call(*args):
+            calls.append((name, numba.get_num_threads()))
+            return run(*args)
+
+        return call
+
+    for runs, kind in ((_compiled_loop.RUNS, "serial"), (_compiled_loop.RUNS_PAR, "par")):
+        for engine, run in list(runs.items()):
+            monkeypatch.setitem(runs, engine, spy(f"{engine}/{kind}", run))
+    monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", False)
+    return calls
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.grid
-def test_the_compiled_loop_is_not_taken_with_threads(monkeypatch, engine):
-    X, y, _ = _data(4)
+def test_the_compiled_loop_is_taken_with_threads(monkeypatch, engine):
+    """n_jobs > 1 runs the parallel entry of the compiled loop under numba_threads(k); n_jobs
+    None or 1 its one-thread entry; without a thread-safe layer the one-thread entry too."""
+    X, y, w = _data(4)
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one numba thread: n_jobs > 1 runs on one")
+    assert _threads.engine_threads(2) == 2  # a thread-safe layer
+    calls = _spy_runs(monkeypatch)
+    before = numba.get_num_threads()
+    _fit("lad", "prox", 3, 2, X, y, w, engine=engine)
+    _fit("lad", "prox", 3, 4, X, y, w, engine=engine)  # clamped to NUMBA_NUM_THREADS
+    _fit("lad", "prox", 3, None, X, y, w, engine=engine)
+    _fit("lad", "prox", 3, 1, X, y, w, engine=engine)
+    assert numba.get_num_threads() == before
+    threads = min(4, numba.config.NUMBA_NUM_THREADS)
+    assert calls == [
+        (f"{engine}/par", 2),
+        (f"{engine}/par", threads),
+        (f"{engine}/serial", before),
+        (f"{engine}/serial", before),
+    ]
+    monkeypatch.setattr(_threads, "threading_layer", lambda: None)
+    monkeypatch.setattr(_threads, "_warned", True)  # the warning has its own test
+    calls.clear()
+    _fit("lad", "prox", 3, 2, X, y, w, engine=engine)
+    assert calls == [(f"{engine}/serial", before)]
 
-    def refuse(*args):
-        raise AssertionError("compiled loop taken")
 
-    monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", False)
-    monkeypatch.setattr(_compiled_loop, "boost", refuse)
-    _fit("lad", "prox", 3, 2, X, y, None, engine=engine)  # threads: the Python loop
-    with pytest.raises(AssertionError, match="compiled loop taken"):
-        _fit("lad", "prox", 3, 1, X, y, None, engine=engine)  # one thread: the compiled loop
+def _curves_and_numbers(est, X_eval):
+    """``_numbers`` plus the eval and validation curves, the iterations and the raw
+    predictions of the eval rows."""
+    curves = [np.asarray(est.eval_loss_), np.asarray(est.validation_loss_), est.n_iter_]
+    return _numbers(est, X_eval) + curves + [est._raw_predict(X_eval), est.train_prediction_]
+
+
+THREAD_LOOP_CASES = [
+    (loss, algo, engine, algo in ("prox", "residual_gradient"))
+    for loss in ("ls", "lad", "pinball", "hinge")
+    for algo in ("gradient", "prox", "residual_gradient", "accelerated_prox")
+    for engine in ENGINES
+]
+
+
+@pytest.mark.grid
+@pytest.mark.parametrize("loss,algo,engine,weighted", THREAD_LOOP_CASES)
+def test_the_compiled_loop_on_threads_gives_the_one_thread_and_python_numbers(
+    monkeypatch, loss, algo, engine, weighted
+):
+    """Compiled loop with n_jobs 1, 2 and 4 and the Python loop: the same trees, leaf values,
+    curves (training, eval, validation; early stopping) and predictions, ``np.array_equal``.
+    300 rows (weights with zeros: the idle rows' replay), so that the sums of the losses are
+    cut in halves (more than 128 rows), 150 eval rows."""
+    X, y, w = _data(20 + len(loss), n=450, classification=loss == "hinge", extra=True)
+    w = w[:300] if weighted else None
+    X, y, X_eval, y_eval = X[:300], y[:300], X[300:], y[300:]
+    kw = {"tau": 0.7} if loss == "pinball" else {}
+    kw.update(engine=engine, random_state=5, n_iter_no_change=3, validation_fraction=0.3, tol=0.0)
+
+    def fit(n_jobs):
+        cls = BoostingClassifier if loss == "hinge" else BoostingRegressor
+        est = cls(loss=loss, algo=algo, max_depth=3, n_estimators=20, n_jobs=n_jobs, **kw)
+        return est.fit(X, y, sample_weight=w, eval_set=(X_eval, y_eval))
+
+    calls = _spy_runs(monkeypatch)
+    fits = {n_jobs: _curves_and_numbers(fit(n_jobs), X_eval) for n_jobs in N_JOBS}
+    assert [name for name, _ in calls] == [f"{engine}/serial"] + 2 * [f"{engine}/par"]
+    monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", True)
+    python = _curves_and_numbers(fit(1), X_eval)
+    assert len(calls) == 3  # the Python loop
+    assert fits[1][1].max() > 1  # the trees split
+    for n_jobs in N_JOBS:
+        _assert_same(fits[n_jobs], python)
 
 
 _KERNELS_COMPILED = {
     "hist": """
 import numpy as np
-from proxboost import BoostingRegressor
-from proxboost.engines._hist import histogram, splitting
+from proxboost import BoostingRegressor, _compiled_loop as loop
+from proxboost.engines import hist as engine
+from proxboost.engines._hist import histogram, predictor, splitting
 X = np.random.default_rng(0).normal(size=(300, 3))
-BoostingRegressor(engine="hist", n_estimators=2, n_jobs=N).fit(X, X[:, 0])
+BoostingRegressor(engine="hist", n_estimators=2, n_jobs=N).fit(X, X[:, 0], eval_set=(X, X[:, 0]))
 kernels = (histogram.build_hist_par, histogram.build_root_sums_par, splitting.best_split_par)
-print(len(splitting.best_split.signatures), sum(len(k.signatures) for k in kernels))
+serial = (splitting.best_split, loop._run_hist)
 """,
     "exact": """
 import numpy as np
-from proxboost import BoostingRegressor
-from proxboost.engines._exact import histogram, splitting
+from proxboost import BoostingRegressor, _compiled_loop as loop
+from proxboost.engines import exact as engine
+from proxboost.engines._exact import histogram, predictor, splitting
 X = np.random.default_rng(0).normal(size=(300, 3))
-BoostingRegressor(engine="exact", n_estimators=2, n_jobs=N).fit(X, X[:, 0])
+BoostingRegressor(engine="exact", n_estimators=2, n_jobs=N).fit(X, X[:, 0], eval_set=(X, X[:, 0]))
 kernels = (histogram.build_hist_par, histogram.build_root_hist_par, splitting.split_node_par)
 # the serial witness: split_node is inlined into the node loop (no signature of its own)
-print(len(histogram.build_root_hist.signatures), sum(len(k.signatures) for k in kernels))
+serial = (histogram.build_root_hist, loop._run_exact)
 """,
 }
 
+# the compiled loop's parallel entry and row passes, and the engine's parallel apply
+_LOOP_KERNELS = """
+from proxboost import _row_passes as passes
+kernels += (loop._run_exact_par, loop._run_hist_par, passes.target_par, passes.update_par)
+kernels += (passes.replay_par, passes.record_par, passes.loss_value_par, passes.pairwise_sum_par)
+kernels += (engine.apply_in_loop_par, predictor.apply_tree_par)
+print(min(len(k.signatures) for k in serial), *(len(k.signatures) for k in kernels))
+"""
 
-@pytest.mark.slow  # compiles the engine from scratch in a subprocess
+
+@pytest.mark.slow  # compiles the engine and the loop from scratch in a subprocess
+@pytest.mark.parametrize("n_jobs", [None, 2])
 @pytest.mark.parametrize("engine", ENGINES)
-def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path, engine):
+def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path, engine, n_jobs):
     """In a fresh process with an empty numba cache (a cached caller would hide what it calls):
-    the default path compiles the serial kernels only."""
-    code = _KERNELS_COMPILED[engine].replace("n_jobs=N", "n_jobs=None")
+    the default path (the compiled loop) compiles the serial kernels only, the engine's and the
+    loop's; with n_jobs=2 the parallel ones are compiled (the list is the right one), but for
+    the other engine's loop entry."""
+    code = _KERNELS_COMPILED[engine].replace("n_jobs=N", f"n_jobs={n_jobs}") + _LOOP_KERNELS
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    serial, parallel = map(int, out.stdout.split())
-    assert serial >= 1 and parallel == 0
+    serial, *parallel = map(int, out.stdout.split())
+    if n_jobs is None:
+        assert serial >= 1
+        assert parallel == [0] * len(parallel)
+    else:
+        other = 4 if engine == "exact" else 3  # the other engine's parallel loop entry
+        assert [k for i, k in enumerate(parallel) if i != other and k == 0] == []
+        assert parallel[other] == 0
 
 
 _THREE_THREADS = """

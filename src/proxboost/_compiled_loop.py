@@ -8,21 +8,37 @@ start, and no monotone constraint, ``verbose=0``. Everything else runs the Pytho
 the reference: this loop performs the same floating-point operations in the same order, so trees,
 curves and predictions are bit-identical (``tests/test_compiled_loop.py``). The rules that keeps:
 
-* elementwise steps (directions, updates) are the NumPy expressions, operation for operation;
+* elementwise steps (directions, updates, replays, the terms of a recorded loss) are the NumPy
+  expressions, operation for operation (:mod:`proxboost._row_passes`);
 * ``np.bincount`` sums in row order, as the leaf means here;
 * ``np.sum`` adds pairwise (NumPy's ``pairwise_sum``: blocks of up to 128 values over 8
-  accumulators, halves cut at multiples of 8): :func:`pairwise_sum` does the same;
+  accumulators, halves cut at multiples of 8): ``_row_passes.pairwise_sum`` does the same;
 * the weights of a recorded loss are scaled as ``Loss.value`` scales them (once, in NumPy);
 * the exact engine's seeds are drawn before the loop with the fit's ``RandomState`` (the same
   draws as one ``randint`` per tree), and the state is then advanced by the trees grown only.
 
-``train_time_`` keeps its meaning: the clock (``CLOCK_MONOTONIC``, ``time.perf_counter``'s) is
-read around each iteration's fitting steps, the loss recording excluded.
+**Threads** (``n_jobs`` > 1 on numba's ``omp`` or ``tbb`` layer: ``engines._threads.
+engine_threads``): the loop runs its parallel entry under ``numba_threads(k)``, the thread count
+restored afterwards. Each tree grows on the engine's parallel kernels (``grow_in_loop`` picks
+them from its record's ``par``: the same trees as one thread, see ``docs/engines.md``), the rows
+outside the fit get their leaves in parallel (``apply_in_loop_par``), and the passes over the
+rows run their ``prange`` variants (``_row_passes.*_par``): each row's number is computed by the
+same expression, so any thread count gives the one-thread numbers bit for bit
+(``tests/test_threads.py``). The reductions keep their serial order: the leaf means and the line
+searches run on one thread, and a recorded loss's pairwise sum is cut only at NumPy's own top
+level (its two halves on two threads, added left + right). Without a thread-safe layer the fit
+runs the one-thread entry (with ``engine_threads``'s one-time warning); with ``n_jobs`` None or 1
+the one-thread entries name serial kernels only, so no parallel kernel is compiled or entered.
 
-It is the default, and numba caches it as every kernel (one entry per engine, the clock read by
-symbol name: :mod:`proxboost._clock`), so only the first fit after an install or a change of the
-kernels compiles it. ``PROXBOOST_COMPILED_LOOP=0`` (or :data:`FORCE_PYTHON` set to True) runs the
-Python loop instead; ``tests/test_compiled_loop.py`` compares both paths.
+``train_time_`` keeps its meaning: the clock (``CLOCK_MONOTONIC``, ``time.perf_counter``'s) is
+read around each iteration's fitting steps, the loss recording excluded (wall time, on any
+thread count).
+
+It is the default, and numba caches it as every kernel (one entry per engine and thread mode,
+the clock read by symbol name: :mod:`proxboost._clock`), so only the first fit after an install
+or a change of the kernels compiles it (the parallel entries at the first fit with threads).
+``PROXBOOST_COMPILED_LOOP=0`` (or :data:`FORCE_PYTHON` set to True) runs the Python loop
+instead; ``tests/test_compiled_loop.py`` and ``tests/test_threads.py`` compare both paths.
 """
 
 import os
@@ -31,18 +47,24 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from proxboost import _row_passes as passes
 from proxboost._clock import AVAILABLE as CLOCK_AVAILABLE
 from proxboost._clock import monotonic
 from proxboost._leafops import AUTHORS, RULE_CODES, _leaf_points, _weighted_leaf_points
+from proxboost._row_passes import HINGE, LOSS_CODES, LS, PINBALL
+
+# importable from here as before the row passes moved (the several-level loop imports them)
+from proxboost._row_passes import _gradient as _gradient
+from proxboost._row_passes import _pointwise as _pointwise
+from proxboost._row_passes import _prox as _prox
+from proxboost._row_passes import loss_value as loss_value
+from proxboost._row_passes import pairwise_sum as pairwise_sum
 from proxboost.engines import exact, hist
-from proxboost.engines._threads import requested_threads
+from proxboost.engines._threads import engine_threads, numba_threads
 
 #: True: every fit runs the Python reference loop (``PROXBOOST_COMPILED_LOOP=0``; tests compare
 #: both paths)
 FORCE_PYTHON = os.environ.get("PROXBOOST_COMPILED_LOOP", "") == "0"
-
-LS, LAD, PINBALL, HINGE = 0, 1, 2, 3
-LOSS_CODES = {"ls": LS, "lad": LAD, "pinball": PINBALL, "hinge": HINGE}
 
 _EMPTY = np.empty(0)
 
@@ -77,76 +99,8 @@ Out = namedtuple(
 
 
 # ---------------------------------------------------------------------------------------------
-# NumPy's reductions, operation for operation
+# Leaf values (serial: bincount's row-order sums, each leaf's line search as the Python loop's)
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _block_sum(a, lo, n):
-    """NumPy's ``pairwise_sum`` of a[lo:lo+n] for n <= 128: 8 accumulators, then the rest."""
-    if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    stop = n - n % 8
-    while i < stop:
-        j = lo + i
-        r0 += a[j]
-        r1 += a[j + 1]
-        r2 += a[j + 2]
-        r3 += a[j + 3]
-        r4 += a[j + 4]
-        r5 += a[j + 5]
-        r6 += a[j + 6]
-        r7 += a[j + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    for j in range(lo + i, lo + n):
-        res += a[j]
-    return res
-
-
-@njit(cache=True, nogil=True)
-def pairwise_sum(a):
-    """``np.sum(a)`` of a contiguous float64 vector, bit for bit: NumPy's recursion (halves cut
-    at a multiple of 8 down to blocks of 128, left sum + right sum), with an explicit stack
-    (numba's cache cannot load a recursive kernel)."""
-    n = a.shape[0]
-    if n <= 128:
-        return _block_sum(a, 0, n)
-    lo = np.empty(64, np.int64)  # pending ranges, and how far each is (0: new, 1: left done)
-    size = np.empty(64, np.int64)
-    phase = np.empty(64, np.int64)
-    sums = np.empty(64)
-    lo[0], size[0], phase[0] = 0, n, 0
-    top = 1
-    n_sums = 0
-    while top > 0:
-        k = top - 1
-        m = size[k]
-        if m <= 128:
-            sums[n_sums] = _block_sum(a, lo[k], m)
-            n_sums += 1
-            top -= 1
-            continue
-        half = m // 2
-        half -= half % 8
-        if phase[k] < 2:  # push the left half, then the right half
-            right = phase[k] == 1
-            lo[top] = lo[k] + half if right else lo[k]
-            size[top] = m - half if right else half
-            phase[top] = 0
-            phase[k] += 1
-            top += 1
-        else:
-            sums[n_sums - 2] = sums[n_sums - 2] + sums[n_sums - 1]
-            n_sums -= 1
-            top -= 1
-    return sums[0]
-
-
 @njit(cache=True, nogil=True)
 def leaf_means(values, leaf_ids, n_leaves, w):
     """``losses.leaf_means`` (``w`` empty: unweighted): bincount's row-order sums, then the
@@ -167,76 +121,6 @@ def leaf_means(values, leaf_ids, n_leaves, w):
         if counts[k] > 0:
             out[k] = sums[k] / counts[k]
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# The losses (``proxboost.losses``), elementwise as their NumPy expressions
-# ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _pointwise(spec, y, z):
-    u = y - z
-    if spec.loss == LS:
-        return 0.5 * (u * u)  # NumPy's u ** 2 is u * u
-    if spec.loss == LAD:
-        return abs(u)
-    if spec.loss == PINBALL:
-        a = spec.tau * u
-        b = (spec.tau - 1.0) * u
-        return a if a >= b else b
-    m = 1.0 - y * z
-    return 0.0 if 0.0 >= m else m
-
-
-@njit(cache=True, nogil=True)
-def _gradient(spec, y, z):
-    """``negative_gradient`` of one row."""
-    if spec.loss == LS:
-        return y - z
-    if spec.loss == LAD:
-        u = y - z
-        return 1.0 if u > 0 else (-1.0 if u < 0 else 0.0)
-    if spec.loss == PINBALL:
-        u = y - z
-        return spec.tau if u > 0 else (spec.tau - 1.0 if u < 0 else 0.0)
-    return y if y * z < 1.0 else 0.0
-
-
-@njit(cache=True, nogil=True)
-def _prox(spec, y, z):
-    """``prox_residual`` of one row."""
-    step = spec.step
-    if spec.loss == LS:
-        return (y - z) / (1.0 + step)
-    if spec.loss == LAD:
-        u = y - z
-        au = abs(u)
-        return u / (step if step >= au else au)
-    if spec.loss == PINBALL:
-        u = y - z
-        tau = spec.tau
-        return tau if u > step * tau else (tau - 1.0 if u < step * (tau - 1.0) else u / step)
-    m = y * z
-    return y if m < 1.0 - step else (0.0 if m > 1.0 else (y - z) / step)
-
-
-@njit(cache=True, nogil=True)
-def loss_value(spec, rows):
-    """``Loss.value(y, F, w)`` of ``rows`` (its weights scaled beforehand, as ``value`` does)."""
-    n = rows.y.shape[0]
-    weighted = rows.w.shape[0] > 0
-    values = np.empty(n)
-    terms = np.empty(n)
-    for i in range(n):
-        values[i] = _pointwise(spec, rows.y[i], rows.F[i])
-        terms[i] = rows.w[i] * values[i] if weighted else values[i]
-    total = pairwise_sum(terms)
-    if not np.isfinite(total):  # the rescaled sum of ``Loss.value``
-        top = values.max()
-        for i in range(n):
-            scaled = values[i] / top
-            terms[i] = rows.w[i] * scaled if weighted else scaled
-        return top * (pairwise_sum(terms) / rows.count)
-    return total / rows.count
 
 
 @njit(cache=True, nogil=True)
@@ -262,43 +146,6 @@ def _line_search(spec, y, H, leaf_ids, n_leaves, w, fit):
 # ---------------------------------------------------------------------------------------------
 # One iteration
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _target(spec, fitted, delta):
-    """The tree's target: the direction r_t at H_t, plus Delta_t for the residual variants."""
-    n = fitted.y.shape[0]
-    target = np.empty(n)
-    for i in range(n):
-        y, z = fitted.y[i], fitted.H[i]
-        r = _prox(spec, y, z) if spec.proximal else _gradient(spec, y, z)
-        target[i] = r + delta[i] if spec.residual else r
-    return target
-
-
-@njit(cache=True, nogil=True)
-def _update(spec, fitted, delta, step, alpha):
-    """F_{t+1} = H_t + c[leaf], Delta_{t+1} = target - fit[leaf], Nesterov's H_{t+1} (the
-    training rows; ``step``: (target, leaf ids, leaf values c, least-squares fit))."""
-    target, leaf_ids, c, fit = step
-    F, H = fitted.F, fitted.H
-    for i in range(F.shape[0]):
-        leaf = leaf_ids[i]
-        f_next = H[i] + c[leaf]
-        if spec.residual:
-            delta[i] = target[i] - fit[leaf]
-        H[i] = f_next + alpha * (f_next - F[i]) if spec.accelerated else f_next
-        F[i] = f_next
-
-
-@njit(cache=True, nogil=True)
-def _replay(rows, leaf_ids, c, alpha):
-    """``_Replay.update`` of rows outside the fit (H skips the Nesterov term when alpha = 0)."""
-    F, H = rows.F, rows.H
-    for i in range(F.shape[0]):
-        f_next = H[i] + c[leaf_ids[i]]
-        H[i] = f_next + alpha * (f_next - F[i]) if alpha else f_next
-        F[i] = f_next
-
-
 @njit(cache=True, nogil=True)
 def _leaf_values(spec, fitted, leaf_ids, n_leaves, target):
     """(least-squares fit, shrunk line-searched leaf values c): ``_leaf_values`` of the
@@ -333,17 +180,6 @@ def _store(out, k, nodes, c):
 
 
 @njit(cache=True, nogil=True)
-def _record(spec, fitted, replays, out, k):
-    """The curves of iteration k: training, eval and validation losses."""
-    out.train[k] = loss_value(spec, fitted)
-    evaluation, validation = replays[1], replays[2]
-    if evaluation.record:
-        out.eval[k] = loss_value(spec, evaluation)
-    if validation.record:
-        out.val[k] = loss_value(spec, validation)
-
-
-@njit(cache=True, nogil=True)
 def _stops(spec, history, value, t):
     """scikit-learn's rule: stop unless ``value`` beats one of the last values by tol."""
     better = False
@@ -356,81 +192,123 @@ def _stops(spec, history, value, t):
 
 
 @njit(nogil=True)
-def _iterations(grow, apply, engine, spec, fitted, delta, replays, schedule, out, elapsed):
-    """Iterations ``schedule.first`` .. ``schedule.last - 1`` (the module docstring) with the
-    engine kernels ``grow`` and ``apply`` (``grow_in_loop``, ``apply_in_loop``): ``engine`` the
-    engine's loop record; ``fitted`` the training rows (:data:`Rows`), ``delta`` the residual
-    Delta_t (in place); ``replays``: (rows of weight 0, eval set, validation rows). Returns
-    (iterations done, stopped early). Not cached itself (its kernels are arguments): compiled
-    into each engine's cached entry below."""
+def _iterations(grow, apply, target, update, replay, record, engine, loop, elapsed):
+    """Iterations ``schedule.first`` .. ``schedule.last - 1`` of ``loop`` (:data:`Loop`; the
+    module docstring) with the engine kernels ``grow`` and ``apply`` (``grow_in_loop``,
+    ``apply_in_loop``; ``engine`` the engine's loop record) and the row passes ``target``,
+    ``update``, ``replay`` and ``record`` (:mod:`proxboost._row_passes`: one thread, or
+    their parallel ``*_par`` variants). Returns (iterations done, stopped early). Not cached
+    itself (its kernels are arguments): compiled into each cached entry below."""
+    spec, fitted, delta, replays, schedule, out = loop
+    idle, evaluation, validation = replays
     done = 0
     for t in range(schedule.first, schedule.last):
         t0 = _now()
-        target = _target(spec, fitted, delta)
-        nodes, leaf_ids, n_leaves = grow(engine, target, schedule.seeds[t - schedule.first])
-        fit, c = _leaf_values(spec, fitted, leaf_ids, n_leaves, target)
+        tree_target = target(spec, fitted, delta)
+        nodes, leaf_ids, n_leaves = grow(engine, tree_target, schedule.seeds[t - schedule.first])
+        fit, c = _leaf_values(spec, fitted, leaf_ids, n_leaves, tree_target)
         alpha = schedule.alphas[t]
-        _update(spec, fitted, delta, (target, leaf_ids, c, fit), alpha)
-        idle, evaluation, validation = replays
+        update(spec, fitted, delta, (tree_target, leaf_ids, c, fit), alpha)
         if idle.F.shape[0] > 0:
-            _replay(idle, apply(engine, idle.Xp, nodes), c, alpha)
+            replay(idle, apply(engine, idle.Xp, nodes), c, alpha)
         elapsed += _now() - t0
         _store(out, done, nodes, c)
         out.times[done] = elapsed
         if evaluation.record:
-            _replay(evaluation, apply(engine, evaluation.Xp, nodes), c, alpha)
+            replay(evaluation, apply(engine, evaluation.Xp, nodes), c, alpha)
         if validation.record:
-            _replay(validation, apply(engine, validation.Xp, nodes), c, alpha)
-        _record(spec, fitted, replays, out, done)
+            replay(validation, apply(engine, validation.Xp, nodes), c, alpha)
+        record(spec, fitted, replays, out, done)
         done += 1
         if validation.record and _stops(spec, schedule.history, out.val[done - 1], t):
             return done, True
     return done, False
 
 
-# One cached entry per engine: numba's cache cannot keep a function whose arguments are kernels
-# (their type is the dispatcher itself), but it keeps one that calls them by name.
+# One cached entry per engine and thread mode: numba's cache cannot keep a function whose
+# arguments are kernels (their type is the dispatcher itself), but it keeps one that names them
+# as attributes of their modules in the call itself (``exact.grow_in_loop``, ``passes.target``):
+# a kernel named as a plain global of this module, bound to a local name or put in a tuple
+# becomes a first-class function value, which numba cannot cache. The serial entries
+# name serial kernels only, so a one-thread fit never compiles a parallel one; the parallel
+# entries run under ``numba_threads(k)`` (``boost``).
 @njit(cache=True, nogil=True)
-def _run_exact(engine, spec, fitted, delta, replays, schedule, out, elapsed):
-    """:func:`_iterations` of the exact engine."""
+def _run_exact(engine, loop, elapsed):
+    """:func:`_iterations` of the exact engine on one thread."""
     return _iterations(
         exact.grow_in_loop,
         exact.apply_in_loop,
+        passes.target,
+        passes.update,
+        passes.replay,
+        passes.record,
         engine,
-        spec,
-        fitted,
-        delta,
-        replays,
-        schedule,
-        out,
+        loop,
         elapsed,
     )
 
 
 @njit(cache=True, nogil=True)
-def _run_hist(engine, spec, fitted, delta, replays, schedule, out, elapsed):
-    """:func:`_iterations` of the hist engine."""
+def _run_hist(engine, loop, elapsed):
+    """:func:`_iterations` of the hist engine on one thread."""
     return _iterations(
         hist.grow_in_loop,
         hist.apply_in_loop,
+        passes.target,
+        passes.update,
+        passes.replay,
+        passes.record,
         engine,
-        spec,
-        fitted,
-        delta,
-        replays,
-        schedule,
-        out,
+        loop,
         elapsed,
     )
 
 
-#: The compiled loop of each engine that has one
+@njit(cache=True, nogil=True)
+def _run_exact_par(engine, loop, elapsed):
+    """:func:`_iterations` of the exact engine on threads (``engine.par``: their scratch)."""
+    return _iterations(
+        exact.grow_in_loop,
+        exact.apply_in_loop_par,
+        passes.target_par,
+        passes.update_par,
+        passes.replay_par,
+        passes.record_par,
+        engine,
+        loop,
+        elapsed,
+    )
+
+
+@njit(cache=True, nogil=True)
+def _run_hist_par(engine, loop, elapsed):
+    """:func:`_iterations` of the hist engine on threads (``engine.par``: their count)."""
+    return _iterations(
+        hist.grow_in_loop,
+        hist.apply_in_loop_par,
+        passes.target_par,
+        passes.update_par,
+        passes.replay_par,
+        passes.record_par,
+        engine,
+        loop,
+        elapsed,
+    )
+
+
+#: The compiled loop of each engine that has one: on one thread, and on several
 RUNS = {"exact": _run_exact, "hist": _run_hist}
+RUNS_PAR = {"exact": _run_exact_par, "hist": _run_hist_par}
 
 
 #: Which iterations to run: the first and the end, the seeds of their trees (exact engine),
 #: Nesterov's alphas (indexed by t) and the early-stopping history (updated in place).
 Schedule = namedtuple("Schedule", ["first", "last", "seeds", "alphas", "history"])
+
+#: What the iterations read and write: the :data:`Spec`, the training :data:`Rows`, the
+#: residual Delta_t (updated in place), the replays (rows of weight 0, eval set, validation
+#: rows: :data:`Rows`), the :data:`Schedule` and the :data:`Out` record.
+Loop = namedtuple("Loop", ["spec", "fitted", "delta", "replays", "schedule", "out"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -460,7 +338,6 @@ def applies(estimator, fit, cst) -> bool:
         and cst is None
         and estimator.tie_rule in RULE_CODES
         and not estimator.verbose
-        and requested_threads(estimator.n_jobs) == 1  # the compiled loop grows on one thread
     )
 
 
@@ -540,7 +417,9 @@ def boost(estimator, fit):
     last = fit.T if not state.stopped else first
     if last <= first:
         return
-    _, _, record, max_nodes = fit.engine.compiled(fit.Xp, estimator.max_depth, fit.w)
+    # threads: n_jobs's count on a thread-safe layer, else 1 (engine_threads warns once)
+    k = engine_threads(estimator.n_jobs)
+    _, _, record, max_nodes = fit.engine.compiled(fit.Xp, estimator.max_depth, fit.w, k)
     idle, ev, val = fit.replays
     p = fit.Xp.shape[1]
     empty = np.empty((0, p), np.uint8 if fit.engine.name == "hist" else np.float32)
@@ -553,9 +432,12 @@ def boost(estimator, fit):
     schedule = Schedule(first, last, _seeds(fit, last - first), fit.alphas, history)
     out = _outputs(last - first, max_nodes)
     delta = np.array(state.delta, dtype=np.float64)
-    run = RUNS[fit.engine.name]
-    args = (_spec(estimator, fit), fitted, delta, replays, schedule, out, float(state.elapsed))
-    done, stopped = run(record, *args)
+    loop = Loop(_spec(estimator, fit), fitted, delta, replays, schedule, out)
+    if k > 1:  # the parallel entry, compiled at its first use with threads only
+        with numba_threads(k):
+            done, stopped = RUNS_PAR[fit.engine.name](record, loop, float(state.elapsed))
+    else:
+        done, stopped = RUNS[fit.engine.name](record, loop, float(state.elapsed))
     if fit.engine.name == "exact":  # the trees' draws, as one randint per tree
         state.rng.randint(0, RAND_R_MAX, size=done)
     _collect(fit, out, done, stopped)

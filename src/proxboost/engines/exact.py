@@ -81,7 +81,7 @@ from sklearn.utils import check_random_state
 
 from proxboost.engines._exact.binning import code_features
 from proxboost.engines._exact.grower import grow, grow_in_scratch, grow_tree
-from proxboost.engines._exact.predictor import apply_tree
+from proxboost.engines._exact.predictor import apply_tree, apply_tree_par
 from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Threads, new_scratch
 from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 from proxboost.engines._threads import engine_threads, numba_threads
@@ -311,19 +311,24 @@ class ExactEngine:
             )
         return self._threads[1]
 
-    def compiled(self, Xp, max_depth, sample_weight=None):
+    def compiled(self, Xp, max_depth, sample_weight=None, threads=1):
         """What the compiled boosting loop (:mod:`proxboost._compiled_loop`) needs to grow this
         engine's trees without Python: ``(grow kernel, apply kernel, record, max_nodes)``.
-        ``sample_weight``: positive weights or None (rows of weight 0 are not supported)."""
+        ``sample_weight``: positive weights or None (rows of weight 0 are not supported).
+        ``threads``: the loop's thread count (``engine_threads``); above 1 the record carries
+        the threads' scratch (the parallel kernels) and the apply kernel is the parallel one,
+        to be called under ``numba_threads(threads)``."""
         n, p = Xp.shape
         depth_cap, max_nodes = _tree_size(n, max_depth)
         w = None if sample_weight is None else check_weight(sample_weight, n)
         if w is not None and not (w > 0).all():
             raise ValueError("the compiled loop takes positive weights only")
-        record = ExactLoop(
-            Xp.codes, self._scratch(Xp, depth_cap), w, depth_cap, max_nodes, np.zeros(p, np.int8)
-        )
-        return grow_in_loop, apply_in_loop, record, max_nodes
+        par = self._thread_scratch(Xp, threads) if threads > 1 else None
+        scratch = self._scratch(Xp, depth_cap)
+        monotonic = np.zeros(p, np.int8)
+        record = ExactLoop(Xp.codes, scratch, w, depth_cap, max_nodes, monotonic, par)
+        apply = apply_in_loop if par is None else apply_in_loop_par
+        return grow_in_loop, apply, record, max_nodes
 
     @staticmethod
     def tree(nodes, n_leaves):
@@ -341,9 +346,12 @@ def _tree_size(n, max_depth):
 
 
 #: The compiled loop's record of this engine (see ``ExactEngine.compiled``): the prepared rows'
-#: codes, the scratch, the positive weights (None: unit), the depth, the node capacity, and the
-#: (absent) monotone constraints.
-ExactLoop = namedtuple("ExactLoop", ["codes", "scratch", "w", "depth", "max_nodes", "monotonic"])
+#: codes, the scratch, the positive weights (None: unit), the depth, the node capacity, the
+#: (absent) monotone constraints, and the threads' scratch (``records.Threads``; None: one
+#: thread). ``par``'s type picks the grower's kernels when numba compiles, as in ``grow``.
+ExactLoop = namedtuple(
+    "ExactLoop", ["codes", "scratch", "w", "depth", "max_nodes", "monotonic", "par"]
+)
 
 
 @njit(cache=True, nogil=True)
@@ -351,7 +359,9 @@ def grow_in_loop(engine, target, seed):
     """``ExactEngine.grow`` inside the compiled loop (every row of positive weight): the node
     arrays (feature, threshold, threshold bin (zeros), left, right, leaf_of_node, gain,
     missing), every row's leaf id, and the number of leaves. The arrays are views of the
-    engine's scratch, valid until the next tree: the loop stores them before growing it."""
+    engine's scratch, valid until the next tree: the loop stores them before growing it. On
+    the threads' kernels when ``engine.par`` is a scratch (the loop runs under
+    ``numba_threads``), on the serial ones, not even compiled otherwise, when it is None."""
     scratch = engine.scratch
     n = target.shape[0]
     if engine.w is not None:  # rows and labels as ``grow`` sets them when every row takes part
@@ -361,7 +371,7 @@ def grow_in_loop(engine, target, seed):
     sizes = (n, engine.depth, engine.max_nodes, seed)
     consts = (EPSILON, FEATURE_THRESHOLD, SMALL_NODE)
     tree, m, n_leaves = grow_in_scratch(
-        engine.codes, target, engine.w, scratch, sizes, consts, engine.monotonic, None
+        engine.codes, target, engine.w, scratch, sizes, consts, engine.monotonic, engine.par
     )
     nodes = (
         tree.feature[:m],
@@ -381,3 +391,10 @@ def apply_in_loop(engine, Xp, nodes):
     """Leaf ids of the prepared rows ``Xp`` (float32) in the tree ``nodes`` (``grow_in_loop``)."""
     feature, threshold, _, left, right, leaf_of_node, _, missing = nodes
     return apply_tree(Xp, feature, threshold, left, right, leaf_of_node, missing)
+
+
+@njit(cache=True, nogil=True)
+def apply_in_loop_par(engine, Xp, nodes):
+    """``apply_in_loop`` with the rows shared between threads (the same leaf ids)."""
+    feature, threshold, _, left, right, leaf_of_node, _, missing = nodes
+    return apply_tree_par(Xp, feature, threshold, left, right, leaf_of_node, missing)

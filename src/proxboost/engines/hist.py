@@ -107,7 +107,7 @@ from numba import njit
 from proxboost.engines._hist.binning import fit_feature
 from proxboost.engines._hist.grower import grow_in_scratch, grow_tree
 from proxboost.engines._hist.histogram import root_stats
-from proxboost.engines._hist.predictor import apply_tree, label_rows
+from proxboost.engines._hist.predictor import apply_tree, apply_tree_par, label_rows
 from proxboost.engines._hist.records import Binned, new_scratch
 from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 from proxboost.engines._threads import engine_threads, numba_threads
@@ -337,10 +337,13 @@ class HistEngine:
             self._work = (shape, scratch)
         return self._work[1]
 
-    def compiled(self, Xp, max_depth, sample_weight=None):
+    def compiled(self, Xp, max_depth, sample_weight=None, threads=1):
         """What the compiled boosting loop (:mod:`proxboost._compiled_loop`) needs to grow this
         engine's trees without Python: ``(grow kernel, apply kernel, record, max_nodes)``.
-        ``sample_weight``: positive weights or None (rows of weight 0 are not supported)."""
+        ``sample_weight``: positive weights or None (rows of weight 0 are not supported).
+        ``threads``: the loop's thread count (``engine_threads``); above 1 the record asks for
+        the parallel kernels and the apply kernel is the parallel one, to be called under
+        ``numba_threads(threads)``."""
         Xp = _as_bins(Xp)
         n, p = Xp.shape
         max_nodes, stack_depth = _tree_size(n, max_depth)
@@ -357,8 +360,10 @@ class HistEngine:
             stats,
             np.zeros(p, np.int8),
             self.missing_bin_,
+            int(threads) if threads > 1 else None,
         )
-        return grow_in_loop, apply_in_loop, record, max_nodes
+        apply = apply_in_loop if threads <= 1 else apply_in_loop_par
+        return grow_in_loop, apply, record, max_nodes
 
     def tree(self, nodes, n_leaves):
         """The :class:`HistTree` of the node arrays a compiled loop grew (``grow_in_loop``'s
@@ -420,6 +425,7 @@ HistLoop = namedtuple(
         "stats",  # the root's weights and counts per bin
         "monotonic",  # (p,) int8 zeros: no constraint
         "missing_bin",  # (p,) the bin of each feature's missing values
+        "par",  # the thread count of the parallel kernels, or None (one thread: the serial ones)
     ],
 )
 
@@ -430,7 +436,8 @@ def grow_in_loop(engine, target, seed):
     deterministic): the node arrays (feature, threshold, threshold bin, left, right,
     leaf_of_node, gain, missing), every row's leaf id, and the number of leaves. The arrays are
     views of the engine's scratch, valid until the next tree: the loop stores them before
-    growing it."""
+    growing it. On the parallel kernels when ``engine.par`` is a thread count (the loop runs
+    under ``numba_threads``), on the serial ones, not even compiled otherwise, when None."""
     scratch = engine.scratch
     n_act = engine.active.shape[0]
     scratch.rows[:n_act] = engine.active
@@ -446,7 +453,7 @@ def grow_in_loop(engine, target, seed):
         SMALL_NODE,
         engine.stats,
         engine.monotonic,
-        None,  # one thread: the compiled loop is not taken with n_jobs > 1
+        engine.par,  # its type picks the kernels when numba compiles (None: the serial ones)
     )
     feature, thr, left = tree.feature[:m], tree.threshold[:m], tree.left[:m]
     threshold = scratch.threshold[:m]
@@ -470,3 +477,11 @@ def apply_in_loop(engine, Xp, nodes):
     """Leaf ids of the binned rows ``Xp`` in the tree ``nodes`` (``grow_in_loop``)."""
     feature, _, thr, left, right, leaf_of_node, _, missing = nodes
     return apply_tree(Xp, (feature, thr, left, right, leaf_of_node), missing, engine.missing_bin)
+
+
+@njit(cache=True, nogil=True)
+def apply_in_loop_par(engine, Xp, nodes):
+    """``apply_in_loop`` with the rows shared between threads (the same leaf ids)."""
+    feature, _, thr, left, right, leaf_of_node, _, missing = nodes
+    nodes = (feature, thr, left, right, leaf_of_node)
+    return apply_tree_par(Xp, nodes, missing, engine.missing_bin)

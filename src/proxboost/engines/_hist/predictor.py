@@ -1,7 +1,7 @@
 """Prediction of the hist engine: binned rows to compact leaf ids."""
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
@@ -27,6 +27,17 @@ def apply_tree(bins, nodes, missing_left, missing_bin):
     n = bins.shape[0]
     out = np.empty(n, np.intp)
     for i in range(n):
+        out[i] = leaf_of(bins, i, nodes, missing_left, missing_bin)
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def apply_tree_par(bins, nodes, missing_left, missing_bin):
+    """``apply_tree`` with the rows shared between threads (``n_jobs`` > 1): each row's leaf
+    is found as on one thread, so the same leaf ids."""
+    n = bins.shape[0]
+    out = np.empty(n, np.intp)
+    for i in prange(n):
         out[i] = leaf_of(bins, i, nodes, missing_left, missing_bin)
     return out
 

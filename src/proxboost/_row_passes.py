@@ -1,0 +1,316 @@
+"""The compiled boosting loop's passes over the rows, on one thread and on several.
+
+:mod:`proxboost._compiled_loop` runs every iteration of a fit compiled; this module holds what it
+does row by row: the tree's target (the direction r_t, plus Delta_t), the update of F_t, H_t and
+Delta_t, the replay of the recursion on rows outside the fit (rows of weight 0, eval and
+validation rows), and the recorded losses (``Loss.value``). Each is the Python loop's NumPy
+expression, operation for operation, computed one row at a time by a ``*_row`` function that
+both variants call: the one-thread pass loops over the rows with ``range``, the ``*_par`` pass
+(``n_jobs`` > 1) with ``numba.prange``, so every row gets the same number on any thread count.
+
+Sums keep NumPy's order: ``np.sum`` adds pairwise (NumPy's ``pairwise_sum``: blocks of up to 128
+values over 8 accumulators, halves cut at multiples of 8), as :func:`pairwise_sum` does;
+:func:`pairwise_sum_par` sums the two top-level halves of that recursion on two threads and adds
+them as NumPy does (left + right: the same number, ``tests/test_compiled_loop.py``).
+
+The compiled loop's entries reach these kernels as attributes of this module (``passes.target``):
+numba caches a function that calls kernels so named, not one that names them as plain globals
+(a first-class function value).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+LS, LAD, PINBALL, HINGE = 0, 1, 2, 3
+LOSS_CODES = {"ls": LS, "lad": LAD, "pinball": PINBALL, "hinge": HINGE}
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy's reductions, operation for operation
+# ---------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _block_sum(a, lo, n):
+    """NumPy's ``pairwise_sum`` of a[lo:lo+n] for n <= 128: 8 accumulators, then the rest."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        j = lo + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for j in range(lo + i, lo + n):
+        res += a[j]
+    return res
+
+
+@njit(cache=True, nogil=True)
+def pairwise_sum(a):
+    """``np.sum(a)`` of a contiguous float64 vector, bit for bit: NumPy's recursion (halves cut
+    at a multiple of 8 down to blocks of 128, left sum + right sum), with an explicit stack
+    (numba's cache cannot load a recursive kernel)."""
+    n = a.shape[0]
+    if n <= 128:
+        return _block_sum(a, 0, n)
+    lo = np.empty(64, np.int64)  # pending ranges, and how far each is (0: new, 1: left done)
+    size = np.empty(64, np.int64)
+    phase = np.empty(64, np.int64)
+    sums = np.empty(64)
+    lo[0], size[0], phase[0] = 0, n, 0
+    top = 1
+    n_sums = 0
+    while top > 0:
+        k = top - 1
+        m = size[k]
+        if m <= 128:
+            sums[n_sums] = _block_sum(a, lo[k], m)
+            n_sums += 1
+            top -= 1
+            continue
+        half = m // 2
+        half -= half % 8
+        if phase[k] < 2:  # push the left half, then the right half
+            right = phase[k] == 1
+            lo[top] = lo[k] + half if right else lo[k]
+            size[top] = m - half if right else half
+            phase[top] = 0
+            phase[k] += 1
+            top += 1
+        else:
+            sums[n_sums - 2] = sums[n_sums - 2] + sums[n_sums - 1]
+            n_sums -= 1
+            top -= 1
+    return sums[0]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def pairwise_sum_par(a):
+    """:func:`pairwise_sum` with its two top-level halves summed on two threads: NumPy's
+    recursion adds the left half's sum to the right half's (the cut at a multiple of 8), and
+    each half's sum depends on its values only, so the same number bit for bit."""
+    n = a.shape[0]
+    if n <= 128:  # one block: NumPy does not cut it
+        return _block_sum(a, 0, n)
+    half = n // 2
+    half -= half % 8
+    sums = np.empty(2)
+    for h in prange(2):
+        sums[h] = pairwise_sum(a[:half]) if h == 0 else pairwise_sum(a[half:])
+    return sums[0] + sums[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# The losses (``proxboost.losses``), elementwise as their NumPy expressions
+# ---------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _pointwise(spec, y, z):
+    """The pointwise loss of one row (``Loss.value`` before its mean)."""
+    u = y - z
+    if spec.loss == LS:
+        return 0.5 * (u * u)  # NumPy's u ** 2 is u * u
+    if spec.loss == LAD:
+        return abs(u)
+    if spec.loss == PINBALL:
+        a = spec.tau * u
+        b = (spec.tau - 1.0) * u
+        return a if a >= b else b
+    m = 1.0 - y * z
+    return 0.0 if 0.0 >= m else m
+
+
+@njit(cache=True, nogil=True)
+def _gradient(spec, y, z):
+    """``negative_gradient`` of one row."""
+    if spec.loss == LS:
+        return y - z
+    if spec.loss == LAD:
+        u = y - z
+        return 1.0 if u > 0 else (-1.0 if u < 0 else 0.0)
+    if spec.loss == PINBALL:
+        u = y - z
+        return spec.tau if u > 0 else (spec.tau - 1.0 if u < 0 else 0.0)
+    return y if y * z < 1.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _prox(spec, y, z):
+    """``prox_residual`` of one row."""
+    step = spec.step
+    if spec.loss == LS:
+        return (y - z) / (1.0 + step)
+    if spec.loss == LAD:
+        u = y - z
+        au = abs(u)
+        return u / (step if step >= au else au)
+    if spec.loss == PINBALL:
+        u = y - z
+        tau = spec.tau
+        return tau if u > step * tau else (tau - 1.0 if u < step * (tau - 1.0) else u / step)
+    m = y * z
+    return y if m < 1.0 - step else (0.0 if m > 1.0 else (y - z) / step)
+
+
+@njit(cache=True, nogil=True)
+def _loss_term(spec, rows, i):
+    """Row i's loss and its weighted term (the loss itself without weights)."""
+    value = _pointwise(spec, rows.y[i], rows.F[i])
+    return value, (rows.w[i] * value if rows.w.shape[0] > 0 else value)
+
+
+@njit(cache=True, nogil=True)
+def _rescaled(rows, values, terms):
+    """The rescaled sum of ``Loss.value`` when the plain one overflows (rare: on one thread
+    even in the parallel loop)."""
+    top = values.max()
+    weighted = rows.w.shape[0] > 0
+    for i in range(values.shape[0]):
+        scaled = values[i] / top
+        terms[i] = rows.w[i] * scaled if weighted else scaled
+    return top * (pairwise_sum(terms) / rows.count)
+
+
+@njit(cache=True, nogil=True)
+def loss_value(spec, rows):
+    """``Loss.value(y, F, w)`` of ``rows`` (its weights scaled beforehand, as ``value`` does)."""
+    n = rows.y.shape[0]
+    values = np.empty(n)
+    terms = np.empty(n)
+    for i in range(n):
+        values[i], terms[i] = _loss_term(spec, rows, i)
+    total = pairwise_sum(terms)
+    if not np.isfinite(total):
+        return _rescaled(rows, values, terms)
+    return total / rows.count
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def loss_value_par(spec, rows):
+    """:func:`loss_value` with the rows' terms computed by several threads (each by the same
+    expression) and their sum's two halves on two (:func:`pairwise_sum_par`)."""
+    n = rows.y.shape[0]
+    values = np.empty(n)
+    terms = np.empty(n)
+    for i in prange(n):
+        values[i], terms[i] = _loss_term(spec, rows, i)
+    total = pairwise_sum_par(terms)
+    if not np.isfinite(total):
+        return _rescaled(rows, values, terms)
+    return total / rows.count
+
+
+# ---------------------------------------------------------------------------------------------
+# The passes of one iteration over the rows (``spec``, ``Rows``: ``_compiled_loop``'s records)
+# ---------------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _target_row(spec, fitted, delta, i):
+    """Row i of the tree's target: the direction r_t at H_t, plus Delta_t for the residual
+    variants."""
+    y, z = fitted.y[i], fitted.H[i]
+    r = _prox(spec, y, z) if spec.proximal else _gradient(spec, y, z)
+    return r + delta[i] if spec.residual else r
+
+
+@njit(cache=True, nogil=True)
+def target(spec, fitted, delta):
+    """The tree's target (:func:`_target_row` of every row)."""
+    n = fitted.y.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = _target_row(spec, fitted, delta, i)
+    return out
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def target_par(spec, fitted, delta):
+    """:func:`target` with the rows shared between threads."""
+    n = fitted.y.shape[0]
+    out = np.empty(n)
+    for i in prange(n):
+        out[i] = _target_row(spec, fitted, delta, i)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _update_row(spec, fitted, delta, step, alpha, i):
+    """Row i of F_{t+1} = H_t + c[leaf], Delta_{t+1} = target - fit[leaf], Nesterov's H_{t+1}
+    (``step``: (target, leaf ids, leaf values c, least-squares fit))."""
+    target, leaf_ids, c, fit = step
+    F, H = fitted.F, fitted.H
+    leaf = leaf_ids[i]
+    f_next = H[i] + c[leaf]
+    if spec.residual:
+        delta[i] = target[i] - fit[leaf]
+    H[i] = f_next + alpha * (f_next - F[i]) if spec.accelerated else f_next
+    F[i] = f_next
+
+
+@njit(cache=True, nogil=True)
+def update(spec, fitted, delta, step, alpha):
+    """:func:`_update_row` of every training row."""
+    for i in range(fitted.F.shape[0]):
+        _update_row(spec, fitted, delta, step, alpha, i)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def update_par(spec, fitted, delta, step, alpha):
+    """:func:`update` with the rows shared between threads."""
+    for i in prange(fitted.F.shape[0]):
+        _update_row(spec, fitted, delta, step, alpha, i)
+
+
+@njit(cache=True, nogil=True)
+def _replay_row(rows, leaf_ids, c, alpha, i):
+    """Row i of ``_Replay.update`` (H skips the Nesterov term when alpha = 0)."""
+    F, H = rows.F, rows.H
+    f_next = H[i] + c[leaf_ids[i]]
+    H[i] = f_next + alpha * (f_next - F[i]) if alpha else f_next
+    F[i] = f_next
+
+
+@njit(cache=True, nogil=True)
+def replay(rows, leaf_ids, c, alpha):
+    """``_Replay.update`` of rows outside the fit (:func:`_replay_row` of every row)."""
+    for i in range(rows.F.shape[0]):
+        _replay_row(rows, leaf_ids, c, alpha, i)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def replay_par(rows, leaf_ids, c, alpha):
+    """:func:`replay` with the rows shared between threads."""
+    for i in prange(rows.F.shape[0]):
+        _replay_row(rows, leaf_ids, c, alpha, i)
+
+
+@njit(cache=True, nogil=True)
+def record(spec, fitted, replays, out, k):
+    """The curves of iteration k: training, eval and validation losses."""
+    out.train[k] = loss_value(spec, fitted)
+    evaluation, validation = replays[1], replays[2]
+    if evaluation.record:
+        out.eval[k] = loss_value(spec, evaluation)
+    if validation.record:
+        out.val[k] = loss_value(spec, validation)
+
+
+@njit(cache=True, nogil=True)
+def record_par(spec, fitted, replays, out, k):
+    """:func:`record` with :func:`loss_value_par`."""
+    out.train[k] = loss_value_par(spec, fitted)
+    evaluation, validation = replays[1], replays[2]
+    if evaluation.record:
+        out.eval[k] = loss_value_par(spec, evaluation)
+    if validation.record:
+        out.val[k] = loss_value_par(spec, validation)
