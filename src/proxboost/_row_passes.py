@@ -4,9 +4,10 @@
 does row by row: the tree's target (the direction r_t, plus Delta_t), the update of F_t, H_t and
 Delta_t, the replay of the recursion on rows outside the fit (rows of weight 0, eval and
 validation rows), and the recorded losses (``Loss.value``). Each is the Python loop's NumPy
-expression, operation for operation, computed one row at a time by a ``*_row`` function that
-both variants call: the one-thread pass loops over the rows with ``range``, the ``*_par`` pass
-(``n_jobs`` > 1) with ``numba.prange``, so every row gets the same number on any thread count.
+expression, operation for operation, computed one row at a time by a kernel of numbers
+(``_direction``, ``_next``, ``_loss_term``) that both variants call: the one-thread pass loops
+over the rows with ``range``, the ``*_par`` pass (``n_jobs`` > 1) with ``numba.prange``, so every
+row gets the same number on any thread count.
 
 Sums keep NumPy's order: ``np.sum`` adds pairwise (NumPy's ``pairwise_sum``: blocks of up to 128
 values over 8 accumulators, halves cut at multiples of 8), as :func:`pairwise_sum` does;
@@ -164,10 +165,10 @@ def _prox(spec, y, z):
 
 
 @njit(cache=True, nogil=True)
-def _loss_term(spec, rows, i):
-    """Row i's loss and its weighted term (the loss itself without weights)."""
-    value = _pointwise(spec, rows.y[i], rows.F[i])
-    return value, (rows.w[i] * value if rows.w.shape[0] > 0 else value)
+def _loss_term(spec, y, f, w, weighted):
+    """One row's loss and its weighted term (the loss itself without weights)."""
+    value = _pointwise(spec, y, f)
+    return value, (w * value if weighted else value)
 
 
 @njit(cache=True, nogil=True)
@@ -185,11 +186,13 @@ def _rescaled(rows, values, terms):
 @njit(cache=True, nogil=True)
 def loss_value(spec, rows):
     """``Loss.value(y, F, w)`` of ``rows`` (its weights scaled beforehand, as ``value`` does)."""
-    n = rows.y.shape[0]
+    y, F, w = rows.y, rows.F, rows.w
+    n = y.shape[0]
+    weighted = w.shape[0] > 0
     values = np.empty(n)
     terms = np.empty(n)
     for i in range(n):
-        values[i], terms[i] = _loss_term(spec, rows, i)
+        values[i], terms[i] = _loss_term(spec, y[i], F[i], w[i] if weighted else 1.0, weighted)
     total = pairwise_sum(terms)
     if not np.isfinite(total):
         return _rescaled(rows, values, terms)
@@ -200,11 +203,13 @@ def loss_value(spec, rows):
 def loss_value_par(spec, rows):
     """:func:`loss_value` with the rows' terms computed by several threads (each by the same
     expression) and their sum's two halves on two (:func:`pairwise_sum_par`)."""
-    n = rows.y.shape[0]
+    y, F, w = rows.y, rows.F, rows.w
+    n = y.shape[0]
+    weighted = w.shape[0] > 0
     values = np.empty(n)
     terms = np.empty(n)
     for i in prange(n):
-        values[i], terms[i] = _loss_term(spec, rows, i)
+        values[i], terms[i] = _loss_term(spec, y[i], F[i], w[i] if weighted else 1.0, weighted)
     total = pairwise_sum_par(terms)
     if not np.isfinite(total):
         return _rescaled(rows, values, terms)
@@ -215,83 +220,83 @@ def loss_value_par(spec, rows):
 # The passes of one iteration over the rows (``spec``, ``Rows``: ``_compiled_loop``'s records)
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _target_row(spec, fitted, delta, i):
-    """Row i of the tree's target: the direction r_t at H_t, plus Delta_t for the residual
-    variants."""
-    y, z = fitted.y[i], fitted.H[i]
+def _direction(spec, y, z, d):
+    """One row of the tree's target: the direction r_t at H_t = z, plus Delta_t = d for the
+    residual variants."""
     r = _prox(spec, y, z) if spec.proximal else _gradient(spec, y, z)
-    return r + delta[i] if spec.residual else r
+    return r + d if spec.residual else r
 
 
 @njit(cache=True, nogil=True)
 def target(spec, fitted, delta):
-    """The tree's target (:func:`_target_row` of every row)."""
-    n = fitted.y.shape[0]
-    out = np.empty(n)
-    for i in range(n):
-        out[i] = _target_row(spec, fitted, delta, i)
+    """The tree's target (:func:`_direction` of every row)."""
+    y, H = fitted.y, fitted.H
+    out = np.empty(y.shape[0])
+    for i in range(y.shape[0]):
+        out[i] = _direction(spec, y[i], H[i], delta[i])
     return out
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def target_par(spec, fitted, delta):
     """:func:`target` with the rows shared between threads."""
-    n = fitted.y.shape[0]
-    out = np.empty(n)
-    for i in prange(n):
-        out[i] = _target_row(spec, fitted, delta, i)
+    y, H = fitted.y, fitted.H
+    out = np.empty(y.shape[0])
+    for i in prange(y.shape[0]):
+        out[i] = _direction(spec, y[i], H[i], delta[i])
     return out
 
 
 @njit(cache=True, nogil=True)
-def _update_row(spec, fitted, delta, step, alpha, i):
-    """Row i of F_{t+1} = H_t + c[leaf], Delta_{t+1} = target - fit[leaf], Nesterov's H_{t+1}
-    (``step``: (target, leaf ids, leaf values c, least-squares fit))."""
-    target, leaf_ids, c, fit = step
-    F, H = fitted.F, fitted.H
-    leaf = leaf_ids[i]
-    f_next = H[i] + c[leaf]
-    if spec.residual:
-        delta[i] = target[i] - fit[leaf]
-    H[i] = f_next + alpha * (f_next - F[i]) if spec.accelerated else f_next
-    F[i] = f_next
+def _next(h, f, c, alpha, momentum):
+    """One row's (F_{t+1}, H_{t+1}) = (H_t + c, F_{t+1} + alpha (F_{t+1} - F_t)), the
+    Nesterov term only with ``momentum`` (``h``, ``f``: H_t, F_t; ``c``: its leaf's value)."""
+    f_next = h + c
+    return f_next, (f_next + alpha * (f_next - f) if momentum else f_next)
 
 
+# The passes below take their arrays out of the records before the loop, and their per-row
+# kernels take numbers: a kernel taking a record and a row index cost 1.5-2x the whole fit at
+# depth 1 (the records' arrays are reference-counted at every call, row after row).
 @njit(cache=True, nogil=True)
 def update(spec, fitted, delta, step, alpha):
-    """:func:`_update_row` of every training row."""
-    for i in range(fitted.F.shape[0]):
-        _update_row(spec, fitted, delta, step, alpha, i)
+    """F_{t+1} = H_t + c[leaf], Delta_{t+1} = target - fit[leaf], Nesterov's H_{t+1} of every
+    training row (``step``: (target, leaf ids, leaf values c, least-squares fit))."""
+    target, leaf_ids, c, fit = step
+    F, H = fitted.F, fitted.H
+    for i in range(F.shape[0]):
+        leaf = leaf_ids[i]
+        if spec.residual:
+            delta[i] = target[i] - fit[leaf]
+        F[i], H[i] = _next(H[i], F[i], c[leaf], alpha, spec.accelerated)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def update_par(spec, fitted, delta, step, alpha):
     """:func:`update` with the rows shared between threads."""
-    for i in prange(fitted.F.shape[0]):
-        _update_row(spec, fitted, delta, step, alpha, i)
-
-
-@njit(cache=True, nogil=True)
-def _replay_row(rows, leaf_ids, c, alpha, i):
-    """Row i of ``_Replay.update`` (H skips the Nesterov term when alpha = 0)."""
-    F, H = rows.F, rows.H
-    f_next = H[i] + c[leaf_ids[i]]
-    H[i] = f_next + alpha * (f_next - F[i]) if alpha else f_next
-    F[i] = f_next
+    target, leaf_ids, c, fit = step
+    F, H = fitted.F, fitted.H
+    for i in prange(F.shape[0]):
+        leaf = leaf_ids[i]
+        if spec.residual:
+            delta[i] = target[i] - fit[leaf]
+        F[i], H[i] = _next(H[i], F[i], c[leaf], alpha, spec.accelerated)
 
 
 @njit(cache=True, nogil=True)
 def replay(rows, leaf_ids, c, alpha):
-    """``_Replay.update`` of rows outside the fit (:func:`_replay_row` of every row)."""
-    for i in range(rows.F.shape[0]):
-        _replay_row(rows, leaf_ids, c, alpha, i)
+    """``_Replay.update`` of rows outside the fit (H skips the Nesterov term when alpha = 0)."""
+    F, H = rows.F, rows.H
+    for i in range(F.shape[0]):
+        F[i], H[i] = _next(H[i], F[i], c[leaf_ids[i]], alpha, alpha != 0)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def replay_par(rows, leaf_ids, c, alpha):
     """:func:`replay` with the rows shared between threads."""
-    for i in prange(rows.F.shape[0]):
-        _replay_row(rows, leaf_ids, c, alpha, i)
+    F, H = rows.F, rows.H
+    for i in prange(F.shape[0]):
+        F[i], H[i] = _next(H[i], F[i], c[leaf_ids[i]], alpha, alpha != 0)
 
 
 @njit(cache=True, nogil=True)
