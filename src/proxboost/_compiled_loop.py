@@ -451,8 +451,10 @@ def boost(estimator, fit):
         val.losses.extend(out.val[:done].tolist())
 
 
-def _collect(fit, out, done, stopped):
+def _collect(fit, out, done, stopped, K=0):
     """The trees, leaf values, curves and times of the ``done`` iterations into the state.
+    ``K``: the quantile levels of a several-level loop (``_compiled_multi``: K values per leaf,
+    (n_leaves, K), and one training loss per level), 0 for one loss.
 
     One Python object per tree is unavoidable (``estimators_`` is a list of trees): each gets
     views of one copy of the loop's outputs, cut with plain int boundaries (``tolist``), the
@@ -460,20 +462,24 @@ def _collect(fit, out, done, stopped):
     state = fit.state
     if done == 0:
         return
+    per_leaf = max(K, 1)
     ends = out.node_end[:done].tolist()
     leaf_ends = out.leaf_end[:done].tolist()
     nodes = tuple(a[: ends[-1]].copy() for a in out.nodes)
     leaves = out.leaf_values[: leaf_ends[-1]].copy()
+    if K:
+        leaves = leaves.reshape(-1, K)
     make_tree = fit.engine.tree
     start, leaf_start = 0, 0
     trees, leaf_values = [], []
     for stop, leaf_stop in zip(ends, leaf_ends, strict=True):
-        trees.append(make_tree(tuple([a[start:stop] for a in nodes]), leaf_stop - leaf_start))
-        leaf_values.append(leaves[leaf_start:leaf_stop])
+        n_leaves = (leaf_stop - leaf_start) // per_leaf
+        trees.append(make_tree(tuple([a[start:stop] for a in nodes]), n_leaves))
+        leaf_values.append(leaves[leaf_start // per_leaf : leaf_stop // per_leaf])
         start, leaf_start = stop, leaf_stop
     state.trees.extend(trees)
     state.leaf_values.extend(leaf_values)
-    state.train_loss.extend(out.train[:done].tolist())
+    state.train_loss.extend(out.train[:done].copy() if K else out.train[:done].tolist())
     state.times.extend(out.times[:done].tolist())
     state.elapsed = float(out.times[done - 1])
     state.stopped = stopped

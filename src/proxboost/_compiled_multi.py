@@ -44,6 +44,7 @@ from proxboost._compiled_loop import (
     Rows,
     Schedule,
     Spec,
+    _collect,
     _gradient,
     _line_search,
     _loss_weights,
@@ -459,26 +460,3 @@ def boost(estimator, fit):
         ev.losses.extend(out.eval[:done].copy())
     if val is not None:
         val.losses.extend(out.val[:done].copy())
-
-
-def _collect(fit, out, done, stopped, K):
-    """The trees, leaf values (n_leaves, K), curves and times of the ``done`` iterations into
-    the state (``_compiled_loop._collect``'s slicing, K values per leaf)."""
-    state = fit.state
-    if done == 0:
-        return
-    ends = out.node_end[:done].tolist()
-    leaf_ends = out.leaf_end[:done].tolist()
-    nodes = tuple(a[: ends[-1]].copy() for a in out.nodes)
-    leaves = out.leaf_values[: leaf_ends[-1]].reshape(-1, K).copy()
-    start, leaf_start = 0, 0
-    for stop, leaf_stop in zip(ends, leaf_ends, strict=True):
-        n_leaves = (leaf_stop - leaf_start) // K
-        tree = fit.engine.tree(tuple([a[start:stop] for a in nodes]), n_leaves)
-        state.trees.append(tree)
-        state.leaf_values.append(leaves[leaf_start // K : leaf_stop // K])
-        start, leaf_start = stop, leaf_stop
-    state.train_loss.extend(out.train[:done].copy())
-    state.times.extend(out.times[:done].tolist())
-    state.elapsed = float(out.times[done - 1])
-    state.stopped = stopped
