@@ -11,6 +11,13 @@ more CPU time than one by design.
 Threads give the one-thread numbers bit for bit (``tests/test_threads.py``); this script checks
 that too on each case's first round (the two fits' training curves must be equal).
 
+Before the fits, the same two thread counts run two trivially parallel ``prange`` kernels, the
+machine's own reference measured in the same run: a compute-bound one (a short recurrence per
+element, no memory traffic to speak of) and a streaming one (doubling 4·10^6 float64, the size
+of the 2·10^5 x 20 data, into another array). Their speed-up is the most two threads can give
+here: on a virtual machine whose two cores share a physical core, or a host that is busy, it is
+well below 2, and the fits' speed-up should be read against it.
+
 The 1-minute load average is printed before each table and after it: a speed-up is judged only
 when the load before is below 1.5 on this 2-core machine (a 2-thread measurement loads both
 cores itself, so the load after it is printed, not judged).
@@ -24,12 +31,58 @@ import datetime
 import time
 
 import numpy as np
+from numba import njit, prange
 from shared import commit, load, machine, write_between_markers
 
 from proxboost import BoostingRegressor
+from proxboost.engines._threads import numba_threads, threading_layer
 from proxboost.experiments.datasets import load_dataset
 
 DEPTH, NU, STEP, D = 3, 0.05, 1.0, 20
+
+
+@njit(parallel=True, nogil=True)
+def _compute_bound(a):
+    out = np.empty_like(a)
+    for i in prange(a.shape[0]):
+        x = a[i]
+        for _ in range(200):
+            x = x * 0.999 + 0.001
+        out[i] = x
+    return out
+
+
+@njit(parallel=True, nogil=True)
+def _streaming(a, out, repeats):
+    for _ in range(repeats):
+        for i in prange(a.shape[0]):
+            out[i] = 2.0 * a[i]
+
+
+def reference(rounds):
+    """{kernel: {threads: median wall seconds}} of the two reference kernels."""
+    if threading_layer() is None:
+        raise SystemExit("numba has no thread-safe threading layer (omp or tbb): no threads")
+    a = np.random.RandomState(0).random_sample(4_000_000)
+    out = np.empty_like(a)
+    kernels = {
+        "compute-bound prange": lambda: _compute_bound(a[:400_000]),
+        "streaming prange (32 MB in, 32 MB out)": lambda: _streaming(a, out, 10),
+    }
+    medians = {}
+    for name, run in kernels.items():
+        times = {1: [], 2: []}
+        for k in (1, 2):  # warm-up: compilation
+            with numba_threads(k):
+                run()
+        for _ in range(rounds):
+            for k in (1, 2):
+                with numba_threads(k):
+                    t0 = time.perf_counter()
+                    run()
+                    times[k].append(time.perf_counter() - t0)
+        medians[name] = {k: float(np.median(v)) for k, v in times.items()}
+    return medians
 
 
 def _fit(X, y, engine, T, n_jobs):
@@ -93,6 +146,13 @@ def main():
         "|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)
+    before = load()
+    for name, m in reference(args.rounds).items():
+        lines.append(
+            f"| machine reference | {name} | {m[1] * 1e3:.1f} ms | {m[2] * 1e3:.1f} ms |"
+            f" {m[1] / m[2]:.2f}× | {before:.2f} → {load():.2f} |"
+        )
+        print(lines[-1], flush=True)
     for n in sizes:
         for engine in engines:
             before = load()
