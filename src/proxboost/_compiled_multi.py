@@ -61,6 +61,7 @@ from proxboost._compiled_loop import (
 from proxboost._leafops import AUTHORS, RULE_CODES
 from proxboost._multi_quantile import _ordered_leaves, gap_bounds, tree_gaps
 from proxboost._nesterov import model_weights
+from proxboost._row_passes import _next
 from proxboost.engines import exact, hist
 from proxboost.engines._threads import requested_threads
 from proxboost.losses import MultiQuantile
@@ -248,9 +249,7 @@ def _update(spec, fitted, delta, step, alpha):
         if spec.residual:
             delta[i] = target[i] - fit[leaf]
         for k in range(F.shape[0]):
-            f_next = H[k, i] + c[leaf, k]
-            H[k, i] = f_next + alpha * (f_next - F[k, i]) if spec.accelerated else f_next
-            F[k, i] = f_next
+            F[k, i], H[k, i] = _next(H[k, i], F[k, i], c[leaf, k], alpha, spec.accelerated)
 
 
 @njit(cache=True, nogil=True)
@@ -260,9 +259,7 @@ def _replay(rows, leaf_ids, c, alpha):
     for i in range(F.shape[1]):
         leaf = leaf_ids[i]
         for k in range(F.shape[0]):
-            f_next = H[k, i] + c[leaf, k]
-            H[k, i] = f_next + alpha * (f_next - F[k, i]) if alpha else f_next
-            F[k, i] = f_next
+            F[k, i], H[k, i] = _next(H[k, i], F[k, i], c[leaf, k], alpha, alpha != 0)
 
 
 @njit(cache=True, nogil=True)
