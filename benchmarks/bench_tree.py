@@ -25,9 +25,10 @@ from proxboost.engines import exact
 def _grow(record, target, first, T, check):
     """Grow T trees (seeds first, first + 1, ...), adding their thresholds and leaf ids to
     ``check``."""
+    nodes, leaf_ids = exact.tree_in_loop(record)
     for t in range(T):
-        nodes, leaf_ids, _ = exact.grow_in_loop(record, target, first + t)
-        check[0] += nodes[1].sum()
+        m, _ = exact.grow_in_loop(record, target, first + t)
+        check[0] += nodes[1][:m].sum()
         check[1] += leaf_ids.sum()
 
 

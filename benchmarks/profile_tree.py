@@ -40,7 +40,7 @@ def _grow_loop():
     def loop(record, target, T):
         leaves = 0
         for t in range(T):
-            _, _, n_leaves = exact.grow_in_loop(record, target, t + 1)
+            _, n_leaves = exact.grow_in_loop(record, target, t + 1)
             leaves += n_leaves
         return leaves
 

@@ -281,15 +281,18 @@ def _record(spec, taus, fitted, replays, out, k):
 
 
 @njit(nogil=True)
-def _iterations(grow, apply, engine, spec, levels, fitted, delta, replays, schedule, out, elapsed):
+def _iterations(
+    grow, tree, apply, engine, spec, levels, fitted, delta, replays, schedule, out, elapsed
+):
     """Iterations ``schedule.first`` .. ``schedule.last - 1`` of a model of several levels, as
     ``_compiled_loop._iterations`` (its arguments, with ``levels``: :data:`Levels`). Returns
     (iterations done, stopped early). Not cached itself: compiled into each engine's entry."""
+    nodes, leaf_ids = tree(engine)
     done = 0
     for t in range(schedule.first, schedule.last):
         t0 = _now()
         target = _target(spec, levels.taus, fitted, delta, t)
-        nodes, leaf_ids, n_leaves = grow(engine, target, schedule.seeds[t - schedule.first])
+        m, n_leaves = grow(engine, target, schedule.seeds[t - schedule.first])
         fit, c = _leaf_values(spec, levels, fitted, leaf_ids, n_leaves, target, t, schedule.alphas)
         alpha = schedule.alphas[t]
         _update(spec, fitted, delta, (target, leaf_ids, c, fit), alpha)
@@ -297,7 +300,7 @@ def _iterations(grow, apply, engine, spec, levels, fitted, delta, replays, sched
         if idle.F.shape[1] > 0:
             _replay(idle, apply(engine, idle.Xp, nodes), c, alpha)
         elapsed += _now() - t0
-        _store(out, done, nodes, c.ravel())
+        _store(out, done, nodes, m, c.ravel())
         out.times[done] = elapsed
         if evaluation.record:
             _replay(evaluation, apply(engine, evaluation.Xp, nodes), c, alpha)
@@ -318,6 +321,7 @@ def _run_exact(engine, spec, levels, fitted, delta, replays, schedule, out, elap
     """:func:`_iterations` of the exact engine."""
     return _iterations(
         exact.grow_in_loop,
+        exact.tree_in_loop,
         exact.apply_in_loop,
         engine,
         spec,
@@ -336,6 +340,7 @@ def _run_hist(engine, spec, levels, fitted, delta, replays, schedule, out, elaps
     """:func:`_iterations` of the hist engine."""
     return _iterations(
         hist.grow_in_loop,
+        hist.tree_in_loop,
         hist.apply_in_loop,
         engine,
         spec,

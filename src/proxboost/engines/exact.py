@@ -80,9 +80,15 @@ from numba import njit
 from sklearn.utils import check_random_state
 
 from proxboost.engines._exact.binning import code_features
-from proxboost.engines._exact.grower import grow, grow_in_scratch, grow_tree
+from proxboost.engines._exact.grower import grow, grow_in_place, grow_tree
 from proxboost.engines._exact.predictor import apply_tree, apply_tree_par
-from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Threads, new_scratch
+from proxboost.engines._exact.records import (
+    FEATURE_THRESHOLD,
+    MAX_CODES,
+    Threads,
+    kernel,
+    new_scratch,
+)
 from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
 from proxboost.engines._threads import engine_threads, numba_threads
 
@@ -354,14 +360,18 @@ ExactLoop = namedtuple(
 )
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def grow_in_loop(engine, target, seed):
-    """``ExactEngine.grow`` inside the compiled loop (every row of positive weight): the node
-    arrays (feature, threshold, threshold bin (zeros), left, right, leaf_of_node, gain,
-    missing), every row's leaf id, and the number of leaves. The arrays are views of the
-    engine's scratch, valid until the next tree: the loop stores them before growing it. On
-    the threads' kernels when ``engine.par`` is a scratch (the loop runs under
-    ``numba_threads``), on the serial ones, not even compiled otherwise, when it is None."""
+    """``ExactEngine.grow`` inside the compiled loop (every row of positive weight): the tree is
+    left in the engine's scratch, whose arrays ``tree_in_loop`` gives once per fit, valid until
+    the next tree (the loop stores it before growing the next one). Returns (the number of
+    nodes, the number of leaves). On the threads' kernels when ``engine.par`` is a scratch (the
+    loop runs under ``numba_threads``), on the serial ones, not even compiled otherwise, when
+    it is None.
+
+    A ``kernel`` (no reference counting), as ``grower.grow_in_place``: it allocates nothing and
+    returns numbers, so taking the records' arrays out costs no atomic operation per array
+    (returning views of the scratch instead cost about 60 of them per tree)."""
     scratch = engine.scratch
     n = target.shape[0]
     if engine.w is not None:  # rows and labels as ``grow`` sets them when every row takes part
@@ -370,20 +380,29 @@ def grow_in_loop(engine, target, seed):
             scratch.node_label[i] = 0
     sizes = (n, engine.depth, engine.max_nodes, seed)
     consts = (EPSILON, FEATURE_THRESHOLD, SMALL_NODE)
-    tree, m, n_leaves = grow_in_scratch(
+    return grow_in_place(
         engine.codes, target, engine.w, scratch, sizes, consts, engine.monotonic, engine.par
     )
+
+
+@njit(cache=True, nogil=True)
+def tree_in_loop(engine):
+    """The arrays ``grow_in_loop`` grows each tree into, at the node capacity: (node arrays
+    (feature, threshold, threshold bin (zeros), left, right, leaf_of_node, gain, missing), every
+    row's leaf id). A tree of m nodes holds their first m entries (nodes reached from the root
+    0 only, so ``apply_in_loop`` reads them whole)."""
+    tree = engine.scratch.tree
     nodes = (
-        tree.feature[:m],
-        tree.threshold[:m],
-        scratch.threshold_bins[:m],
-        tree.left[:m],
-        tree.right[:m],
-        tree.leaf_of_node[:m],
-        tree.gain[:m],
-        tree.missing_left[:m],
+        tree.feature,
+        tree.threshold,
+        engine.scratch.threshold_bins,
+        tree.left,
+        tree.right,
+        tree.leaf_of_node,
+        tree.gain,
+        tree.missing_left,
     )
-    return nodes, tree.leaf_ids, n_leaves
+    return nodes, tree.leaf_ids
 
 
 @njit(cache=True, nogil=True)

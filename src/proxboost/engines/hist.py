@@ -433,11 +433,11 @@ HistLoop = namedtuple(
 @njit(cache=True, nogil=True)
 def grow_in_loop(engine, target, seed):
     """``HistEngine.grow`` inside the compiled loop (``seed`` unused: the engine is
-    deterministic): the node arrays (feature, threshold, threshold bin, left, right,
-    leaf_of_node, gain, missing), every row's leaf id, and the number of leaves. The arrays are
-    views of the engine's scratch, valid until the next tree: the loop stores them before
-    growing it. On the parallel kernels when ``engine.par`` is a thread count (the loop runs
-    under ``numba_threads``), on the serial ones, not even compiled otherwise, when None."""
+    deterministic): the tree is left in the engine's scratch, whose arrays ``tree_in_loop``
+    gives once per fit, valid until the next tree (the loop stores it before growing the next
+    one), with each split node's threshold value. Returns (the number of nodes, the number of
+    leaves). On the parallel kernels when ``engine.par`` is a thread count (the loop runs under
+    ``numba_threads``), on the serial ones, not even compiled otherwise, when None."""
     scratch = engine.scratch
     n_act = engine.active.shape[0]
     scratch.rows[:n_act] = engine.active
@@ -455,21 +455,31 @@ def grow_in_loop(engine, target, seed):
         engine.monotonic,
         engine.par,  # its type picks the kernels when numba compiles (None: the serial ones)
     )
-    feature, thr, left = tree.feature[:m], tree.threshold[:m], tree.left[:m]
-    threshold = scratch.threshold[:m]
+    feature, thr, left = tree.feature, tree.threshold, tree.left
+    threshold = scratch.threshold
     for k in range(m):
         threshold[k] = engine.binned.edges[feature[k], thr[k]] if left[k] >= 0 else np.nan
+    return m, n_leaves
+
+
+@njit(cache=True, nogil=True)
+def tree_in_loop(engine):
+    """The arrays ``grow_in_loop`` grows each tree into, at the node capacity: (node arrays
+    (feature, threshold, threshold bin, left, right, leaf_of_node, gain, missing), every row's
+    leaf id). A tree of m nodes holds their first m entries (nodes reached from the root 0
+    only, so ``apply_in_loop`` reads them whole)."""
+    tree = engine.scratch.tree
     nodes = (
-        feature,
-        threshold,
-        thr,
-        left,
-        tree.right[:m],
-        tree.leaf_of_node[:m],
-        tree.gain[:m],
-        tree.missing_left[:m],
+        tree.feature,
+        engine.scratch.threshold,
+        tree.threshold,
+        tree.left,
+        tree.right,
+        tree.leaf_of_node,
+        tree.gain,
+        tree.missing_left,
     )
-    return nodes, tree.leaf_ids, n_leaves
+    return nodes, tree.leaf_ids
 
 
 @njit(cache=True, nogil=True)

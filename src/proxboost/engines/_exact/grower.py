@@ -462,7 +462,7 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par):
     return n_nodes, n_leaves
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def new_records(scratch, p, max_nodes, seed, monotonic):
     """The records of one tree, on the engine's ``scratch`` (nothing allocated): its workspace
     (with the features' monotone constraints), its node arrays and the node stack, reset as a
@@ -554,22 +554,21 @@ def grow_tree(codes, target, w, scratch, sizes, consts, monotonic, par):
     """``grow`` with ``sizes`` = (n_act, max_depth, max_nodes, seed), ``consts`` = (eps, thr,
     small) and ``par``: None (one thread, ``grow``) or the threads' scratch (``n_jobs`` > 1;
     module docstring). The returned arrays are the tree's own (copies of the scratch's)."""
-    tree, n_nodes, n_leaves = grow_in_scratch(
-        codes, target, w, scratch, sizes, consts, monotonic, par
-    )
-    return own_tree(tree, n_nodes, n_leaves)
+    n_nodes, n_leaves = grow_in_place(codes, target, w, scratch, sizes, consts, monotonic, par)
+    return own_tree(scratch.tree, n_nodes, n_leaves)
 
 
-@njit(cache=True, nogil=True)
-def grow_in_scratch(codes, target, w, scratch, sizes, consts, monotonic, par):
+@kernel
+def grow_in_place(codes, target, w, scratch, sizes, consts, monotonic, par):
     """``grow_tree`` leaving the tree in ``scratch.tree`` (valid until the next tree grown on
-    this scratch: the compiled loop reads it before growing the next one). Returns (the
-    scratch's ``TreeArrays``, n_nodes, n_leaves)."""
+    this scratch: the compiled loop reads it before growing the next one). Returns (n_nodes,
+    n_leaves). A ``kernel`` (no reference counting): it allocates nothing and returns numbers
+    only, so taking the records' arrays out costs no atomic operation per array, which was a
+    fifth of an iteration of the compiled loop on small trees (``docs/engines.md``)."""
     n_act, max_depth, max_nodes, seed = sizes
     eps, thr, small = consts
     p = codes.values.shape[1]
     work, tree, stack = new_records(scratch, p, max_nodes, seed, monotonic)
     root, wmin = root_pass(codes, target, w, work, n_act)
     limits = Limits(max_depth, eps, thr, small, wmin, root.weight)
-    n_nodes, n_leaves = grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par)
-    return tree, n_nodes, n_leaves
+    return grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par)
