@@ -12,8 +12,17 @@ With ``--fit``, the whole boosting iteration instead of the tree alone: fits of 
 other, each sample mapped to the compiled loop's kernels or, outside them, to the library holding
 it (the Python interpreter, NumPy: the fit's work before and after the loop).
 
-Usage: ``python benchmarks/profile_tree.py whitewine 5 [--seconds 8] [--fit]`` (Linux with
-``perf``). The shares are relative: a loaded machine slows every kernel alike, roughly.
+With ``--fit``, ``--engine`` (``exact`` or ``hist``) and ``--n-jobs`` choose the fits' engine
+and threads; the dataset ``regression`` with ``--n-samples N`` profiles the package's synthetic
+regression model (20 features) at any size, with T = 20 and no eval set (the threads' setting of
+``bench_threads.py``). With several threads the shares are of CPU time summed over the threads,
+including the time a thread spends waiting in the thread pool (numba's ``omp`` layer spins):
+a kernel's share on two threads against its share on one says how well it is parallel.
+
+Usage: ``python benchmarks/profile_tree.py whitewine 5 [--seconds 8] [--fit [--engine hist]
+[--n-jobs 2]]``, ``python benchmarks/profile_tree.py regression 3 --fit --n-samples 200000``
+(Linux with ``perf``). The shares are relative: a loaded machine slows every kernel alike,
+roughly.
 """
 
 import argparse
@@ -68,23 +77,37 @@ def _functions(dispatcher):
     return sorted(set(found))
 
 
-def _fit_child(X, y, Xe, ye, depth, seconds, symbols_path):
-    """``child`` with ``--fit``: whole fits (the compiled loop and the Python work around it)."""
+def _fit_child(data, depth, seconds, symbols_path, fit_options):
+    """``child`` with ``--fit``: whole fits (the compiled loop and the Python work around it).
+    ``data`` is (X, y, eval set or None); ``fit_options`` the engine, n_jobs and T."""
     from proxboost import BoostingRegressor, _compiled_loop
+
+    X, y, eval_set = data
+    engine, n_jobs, T = fit_options
 
     def fit():
         est = BoostingRegressor(
-            loss="lad", algo="prox", max_depth=depth, learning_rate=0.1, n_estimators=1000
+            loss="lad",
+            algo="prox",
+            max_depth=depth,
+            learning_rate=0.1,
+            n_estimators=T,
+            engine=engine,
+            n_jobs=n_jobs,
         )
-        est.fit(X, y, eval_set=(Xe, ye))
+        est.fit(X, y, eval_set=eval_set)
 
     fit()
     t0 = time.perf_counter()
     fit()
     per_fit = time.perf_counter() - t0
+    runs = _compiled_loop.RUNS_PAR if n_jobs > 1 else _compiled_loop.RUNS
     with open(symbols_path, "w") as f:
-        f.writelines(f"{a:x} {name}\n" for a, name in _functions(_compiled_loop._run_exact))
-    print(f"({X.shape[0]} x {X.shape[1]}), depth {depth}: {per_fit * 1e3:.0f} us/iteration")
+        f.writelines(f"{a:x} {name}\n" for a, name in _functions(runs[engine]))
+    print(
+        f"({X.shape[0]} x {X.shape[1]}), depth {depth}, {engine}, n_jobs {n_jobs}: "
+        f"{per_fit / T * 1e6:.0f} us/iteration"
+    )
     sys.stdout.flush()
     t_start = time.clock_gettime(time.CLOCK_MONOTONIC)
     for _ in range(max(1, int(seconds / per_fit))):
@@ -94,18 +117,23 @@ def _fit_child(X, y, Xe, ye, depth, seconds, symbols_path):
         f.write(f"{t_start} {t_end}\n")
 
 
-def child(dataset, depth, seconds, symbols_path, whole_fit=False):
+def child(dataset, depth, seconds, symbols_path, args):
     """In the profiled process: compile, write the symbols, then grow trees (or fit, with
-    ``whole_fit``) for ``seconds``."""
+    ``args.fit``) for ``seconds``."""
     from shared import exact_tree_inputs
 
     from proxboost.experiments.datasets import load_dataset
     from proxboost.experiments.plan.protocol import split_indices
 
-    if whole_fit:
+    if args.fit and dataset == "regression":
+        X, y, _ = load_dataset(dataset, n_samples=args.n_samples, n_features=20, random_state=0)
+        options = (args.engine, args.n_jobs, 20)
+        return _fit_child((X, y, None), depth, seconds, symbols_path, options)
+    if args.fit:
         X, y, _ = load_dataset(dataset)
         train, _, test = split_indices(len(y), 0)
-        return _fit_child(X[train], y[train], X[test], y[test], depth, seconds, symbols_path)
+        data = (X[train], y[train], (X[test], y[test]))
+        return _fit_child(data, depth, seconds, symbols_path, (args.engine, args.n_jobs, 1000))
     record, target, shape = exact_tree_inputs(dataset, depth)
     loop = _grow_loop()
     loop(record, target, 2)
@@ -168,9 +196,14 @@ def main():
     parser.add_argument("depth", type=int)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--fit", action="store_true", help="whole fits, not the tree alone")
+    parser.add_argument("--engine", choices=("exact", "hist"), default="exact")
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--n-samples", type=int, default=200_000)
     args = parser.parse_args()
+    if (args.engine != "exact" or args.n_jobs != 1) and not args.fit:
+        raise SystemExit("--engine and --n-jobs apply to whole fits: add --fit")
     if os.environ.get(MARK):
-        return child(args.dataset, args.depth, args.seconds, os.environ[MARK], args.fit)
+        return child(args.dataset, args.depth, args.seconds, os.environ[MARK], args)
     if shutil.which("perf") is None:
         raise SystemExit("profile_tree.py needs Linux perf (apt-get install linux-perf)")
     with tempfile.TemporaryDirectory() as tmp:

@@ -130,6 +130,30 @@ def test_early_stopping_and_warm_start_match(engine, loss, monkeypatch):
     _assert_same(once.fit(X, y, eval_set=(Xe, ye)), b2, Xe)
 
 
+@pytest.mark.parametrize("multi", [False, True])
+@pytest.mark.parametrize("stopping", [False, True])
+def test_a_random_state_instance_advances_as_in_the_python_loop(stopping, multi, monkeypatch):
+    """The compiled loops draw the exact engine's tree seeds from the fit's generator and, after
+    an early stop, leave it advanced by the trees grown only: a ``RandomState`` passed as
+    ``random_state`` ends where the Python loop leaves it."""
+    X, y, _, _ = _data("regression", False, seed=1)
+    X, y = np.vstack([X, X + 0.01]), np.concatenate([y, y[::-1]])  # room for a validation part
+
+    def after(force_python):
+        monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", force_python)
+        rng = np.random.RandomState(7)
+        loss = dict(loss="pinball", tau=[0.2, 0.8]) if multi else dict(loss="lad")
+        stop = dict(n_iter_no_change=2, tol=0.0) if stopping else {}
+        est = BoostingRegressor(algo="prox", n_estimators=80, random_state=rng, **loss, **stop)
+        est.fit(X, y)
+        return est, rng.randint(0, 2**31 - 1, size=5)
+
+    (a, after_python), (b, after_compiled) = after(True), after(False)
+    assert a.n_iter_ == b.n_iter_
+    assert (b.n_iter_ < 80) == stopping
+    assert np.array_equal(after_python, after_compiled)
+
+
 def test_the_compiled_clock_is_perf_counters():
     """``train_time_`` of a compiled fit is read from the clock ``time.perf_counter`` reads."""
     if not _compiled_loop.CLOCK_AVAILABLE:

@@ -408,14 +408,25 @@ def _outputs(n_iter, max_nodes):
     )
 
 
-def _seeds(fit, n_iter):
-    """The exact engine's tree seeds (drawn from a copy of the fit's ``RandomState``; the
-    state itself advances by the trees grown, after the loop); zeros for ``hist``."""
+def _seeds(fit, n_iter, may_stop):
+    """(the exact engine's tree seeds, the state to redraw from or None): the seeds are drawn
+    from the fit's ``RandomState`` itself, one ``randint`` per tree as the Python loop draws
+    them; when the fit ``may_stop`` early, its state before the draws is kept, so that
+    :func:`_advance` can leave it advanced by the trees grown only. Zeros for ``hist``."""
     if fit.engine.name != "exact":
-        return np.zeros(n_iter, np.int64)
-    rng = np.random.RandomState()
-    rng.set_state(fit.state.rng.get_state())
-    return rng.randint(0, RAND_R_MAX, size=n_iter).astype(np.int64)
+        return np.zeros(n_iter, np.int64), None
+    rng = fit.state.rng
+    before = rng.get_state() if may_stop else None
+    return rng.randint(0, RAND_R_MAX, size=n_iter).astype(np.int64), before
+
+
+def _advance(rng, before, done, n_iter):
+    """Leave ``rng`` advanced by the ``done`` trees grown: the first ``done`` of ``n_iter``
+    draws of one ``randint`` (the legacy generator draws them one after the other, so they
+    are the draws of ``randint(size=done)``)."""
+    if done < n_iter:
+        rng.set_state(before)
+        rng.randint(0, RAND_R_MAX, size=done)
 
 
 def boost(estimator, fit):
@@ -438,7 +449,8 @@ def boost(estimator, fit):
         for tracker, recorded in zip(fit.replays, (False, True, True), strict=True)
     )
     history = state.history if state.history is not None else np.zeros(1)
-    schedule = Schedule(first, last, _seeds(fit, last - first), fit.alphas, history)
+    seeds, before = _seeds(fit, last - first, val is not None)
+    schedule = Schedule(first, last, seeds, fit.alphas, history)
     out = _outputs(last - first, max_nodes)
     delta = np.array(state.delta, dtype=np.float64)
     loop = Loop(_spec(estimator, fit), fitted, delta, replays, schedule, out)
@@ -448,7 +460,7 @@ def boost(estimator, fit):
     else:
         done, stopped = RUNS[fit.engine.name](record, loop, float(state.elapsed))
     if fit.engine.name == "exact":  # the trees' draws, as one randint per tree
-        state.rng.randint(0, RAND_R_MAX, size=done)
+        _advance(state.rng, before, done, last - first)
     _collect(fit, out, done, stopped)
     state.F, state.H, state.delta = fitted.F, fitted.H, delta
     for tracker, rows in zip((idle, ev, val), replays, strict=True):

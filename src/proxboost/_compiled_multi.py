@@ -39,11 +39,11 @@ from proxboost._compiled_loop import (
     _EMPTY,
     _NODE_DTYPES,
     CLOCK_AVAILABLE,
-    RAND_R_MAX,
     Out,
     Rows,
     Schedule,
     Spec,
+    _advance,
     _collect,
     _gradient,
     _line_search,
@@ -443,13 +443,14 @@ def boost(estimator, fit):
     )
     levels = _levels(fit.loss, state.budget, last)
     history = state.history if state.history is not None else np.zeros(1)
-    schedule = Schedule(first, last, _seeds(fit, last - first), fit.alphas, history)
+    seeds, before = _seeds(fit, last - first, fit.replays[2] is not None)
+    schedule = Schedule(first, last, seeds, fit.alphas, history)
     out = _outputs(last - first, max_nodes, K)
     delta = np.array(state.delta, dtype=np.float64)
     args = (_spec(estimator, fit), levels, fitted, delta, replays, schedule, out)
     done, stopped = RUNS[fit.engine.name](record, *args, float(state.elapsed))
     if fit.engine.name == "exact":  # the trees' draws, as one randint per tree
-        state.rng.randint(0, RAND_R_MAX, size=done)
+        _advance(state.rng, before, done, last - first)
     _collect(fit, out, done, stopped, K)
     state.budget.min_steps.extend(levels.min_steps[first : first + done].copy())
     state.budget.max_abs.extend(levels.max_abs[first : first + done].copy())

@@ -69,6 +69,25 @@ def own_tree(tree, n_nodes, n_leaves):
     )
 
 
+@njit(cache=True, nogil=True)
+def loop_nodes(tree, thresholds, threshold_bins):
+    """The arrays the compiled boosting loop grows each tree into (an engine's
+    ``tree_in_loop``): the node arrays (feature, threshold value, threshold bin, left, right,
+    leaf_of_node, gain, missing) and every row's leaf id. ``exact`` keeps values in ``tree``
+    and zeros as bins, ``hist`` bins in ``tree`` and their values beside."""
+    nodes = (
+        tree.feature,
+        thresholds,
+        threshold_bins,
+        tree.left,
+        tree.right,
+        tree.leaf_of_node,
+        tree.gain,
+        tree.missing_left,
+    )
+    return nodes, tree.leaf_ids
+
+
 #: Sums over a node's rows (scalars): weight, w g, w g^2.
 Sums = namedtuple("Sums", ["weight", "sum", "sq_sum"])
 

@@ -89,7 +89,13 @@ from proxboost.engines._exact.records import (
     kernel,
     new_scratch,
 )
-from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
+from proxboost.engines._nodes import (
+    EPSILON,
+    SMALL_NODE,
+    check_monotonic_cst,
+    check_weight,
+    loop_nodes,
+)
 from proxboost.engines._threads import engine_threads, numba_threads
 
 RAND_R_MAX = 2147483647  # scikit-learn's seed range: randint(0, RAND_R_MAX)
@@ -392,17 +398,7 @@ def tree_in_loop(engine):
     row's leaf id). A tree of m nodes holds their first m entries (nodes reached from the root
     0 only, so ``apply_in_loop`` reads them whole)."""
     tree = engine.scratch.tree
-    nodes = (
-        tree.feature,
-        tree.threshold,
-        engine.scratch.threshold_bins,
-        tree.left,
-        tree.right,
-        tree.leaf_of_node,
-        tree.gain,
-        tree.missing_left,
-    )
-    return nodes, tree.leaf_ids
+    return loop_nodes(tree, tree.threshold, engine.scratch.threshold_bins)
 
 
 @njit(cache=True, nogil=True)

@@ -109,7 +109,13 @@ from proxboost.engines._hist.grower import grow_in_scratch, grow_tree
 from proxboost.engines._hist.histogram import root_stats
 from proxboost.engines._hist.predictor import apply_tree, apply_tree_par, label_rows
 from proxboost.engines._hist.records import Binned, new_scratch
-from proxboost.engines._nodes import EPSILON, SMALL_NODE, check_monotonic_cst, check_weight
+from proxboost.engines._nodes import (
+    EPSILON,
+    SMALL_NODE,
+    check_monotonic_cst,
+    check_weight,
+    loop_nodes,
+)
 from proxboost.engines._threads import engine_threads, numba_threads
 
 MAX_BINS = 255
@@ -469,17 +475,7 @@ def tree_in_loop(engine):
     leaf id). A tree of m nodes holds their first m entries (nodes reached from the root 0
     only, so ``apply_in_loop`` reads them whole)."""
     tree = engine.scratch.tree
-    nodes = (
-        tree.feature,
-        engine.scratch.threshold,
-        tree.threshold,
-        tree.left,
-        tree.right,
-        tree.leaf_of_node,
-        tree.gain,
-        tree.missing_left,
-    )
-    return nodes, tree.leaf_ids
+    return loop_nodes(tree, engine.scratch.threshold, tree.threshold)
 
 
 @njit(cache=True, nogil=True)

@@ -28,6 +28,7 @@ from proxboost.engines._exact.records import (
     Workspace,
     inlined_kernel,
     kernel,
+    threads,
 )
 from proxboost.engines._exact.splitting import split_node, split_node_par
 from proxboost.engines._nodes import (
@@ -218,7 +219,7 @@ def child_histograms(codes, target, w, work, buf, node, mid, need_l, need_r, n_f
             if par is None:
                 build_hist(codes, target, w, work, into, s_start, s_end)
             else:
-                build_hist_par(codes, target, w, work, into, s_start, s_end)
+                build_hist_par(codes, target, w, work, into, s_start, s_end, threads(par))
         if subtract and w is None:
             subtract_ranges(codes, work, buf, into)
         elif subtract:
@@ -228,7 +229,7 @@ def child_histograms(codes, target, w, work, buf, node, mid, need_l, need_r, n_f
             if par is None:
                 build_hist(codes, target, w, work, buf, l_start, l_end)
             else:
-                build_hist_par(codes, target, w, work, buf, l_start, l_end)
+                build_hist_par(codes, target, w, work, buf, l_start, l_end, threads(par))
     return buf_l, buf_r, n_free
 
 
@@ -369,10 +370,10 @@ def root_mode(codes, target, w, work, limits, n_act, imp, par):
                     zero_ranges(codes, work, mode)
                     build_hist(codes, target, w, work, mode, 0, n_act)
             elif w is None:
-                build_root_hist_par(codes, target, work, mode)
+                build_root_hist_par(codes, target, work, mode, threads(par))
             else:
                 zero_ranges(codes, work, mode)
-                build_hist_par(codes, target, w, work, mode, 0, n_act)
+                build_hist_par(codes, target, w, work, mode, 0, n_act, threads(par))
     return mode, n_free
 
 

@@ -166,62 +166,83 @@ def root_counts(B, off, total_bins):
 
 
 @kernel
-def add_feature_rows(codes, target, w, work, u, f, segment):
-    """Add rows[start:end] (``segment``) to feature f's bins of buffer u, in row order."""
+def add_group_rows(codes, target, w, work, u, group, segment):
+    """Add rows[start:end] (``segment``) to the bins of features [first, last) (``group``) of
+    buffer u, in row order: one pass over the rows for the whole group."""
     H = work.hist[u]
     rows = work.rows
+    gpos = work.positive_part
     B = codes.codes
-    fu = np.uint64(f)
-    o = codes.bin_offset[fu]
-    po = codes.positive_offset[fu]
+    off = codes.bin_offset
+    poff = codes.positive_offset
+    first, last = group
     for j in range(segment[0], segment[1]):
         r = np.uint64(rows[np.uint64(j)])
         c = 1.0 if w is None else w[r]
         g = c * target[r]
-        i = 2 * (o + B[r, fu])
-        H[np.uint64(i)] += g
-        H[np.uint64(i + 1)] += c
-    if po >= 0:
-        gpos = work.positive_part
-        for j in range(segment[0], segment[1]):
-            r = np.uint64(rows[np.uint64(j)])
-            H[np.uint64(po + B[r, fu])] += gpos[r]
+        for f in range(first, last):
+            fu = np.uint64(f)
+            i = 2 * (off[fu] + B[r, fu])
+            H[np.uint64(i)] += g
+            H[np.uint64(i + 1)] += c
+            po = poff[fu]
+            if po >= 0:
+                H[np.uint64(po + B[r, fu])] += gpos[r]
+
+
+@njit(cache=True, nogil=True)
+def feature_group(p, t, k):
+    """Features [first, last) of thread t of k: contiguous groups of p // k or p // k + 1."""
+    return t * p // k, (t + 1) * p // k
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def build_hist_par(codes, target, w, work, u, start, end):
-    """``build_hist`` in parallel over features (the same sums: each bin's rows in row order)."""
-    for f in prange(codes.codes.shape[1]):
-        add_feature_rows(codes, target, w, work, u, f, (start, end))
+def build_hist_par(codes, target, w, work, u, start, end, k):
+    """``build_hist`` on k threads, in parallel over features (the same sums: each bin's rows in
+    row order).
+
+    Each thread takes one group of features (``feature_group``) and passes over the rows once:
+    a pass per feature would read every row's cache line once per feature, which made two
+    threads slower than one on large data (memory traffic, not arithmetic, bounds this loop).
+    ``k`` is an argument, not numba's ``get_num_threads()`` in the kernel, which would keep numba
+    from caching every function compiled with it."""
+    p = codes.codes.shape[1]
+    for t in prange(k):
+        add_group_rows(codes, target, w, work, u, feature_group(p, t, k), (start, end))
 
 
 @kernel
-def add_root_feature(codes, target, work, u, f):
-    """Add every row's target (and positive part) to feature f's bins of buffer u, in row order
-    (the root's sums with unit weights, as ``build_root_hist``)."""
+def add_root_group(codes, target, work, u, group):
+    """Add every row's target (and positive part) to the bins of features [first, last)
+    (``group``) of buffer u, in row order (the root's sums with unit weights, as
+    ``build_root_hist``): one pass over the rows for the whole group."""
     H = work.hist[u]
     B = codes.codes
-    fu = np.uint64(f)
-    o = codes.bin_offset[fu]
-    po = codes.positive_offset[fu]
+    off = codes.bin_offset
+    poff = codes.positive_offset
+    gpos = work.positive_part
+    first, last = group
     for r in range(B.shape[0]):
         ru = np.uint64(r)
-        H[np.uint64(2 * (o + B[ru, fu]))] += target[ru]
-    if po >= 0:
-        gpos = work.positive_part
-        for r in range(B.shape[0]):
-            ru = np.uint64(r)
-            H[np.uint64(po + B[ru, fu])] += gpos[ru]
+        g = target[ru]
+        for f in range(first, last):
+            fu = np.uint64(f)
+            H[np.uint64(2 * (off[fu] + B[ru, fu]))] += g
+            po = poff[fu]
+            if po >= 0:
+                H[np.uint64(po + B[ru, fu])] += gpos[ru]
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def build_root_hist_par(codes, target, work, u):
-    """``build_root_hist`` in parallel over features (the same sums, in row order)."""
+def build_root_hist_par(codes, target, work, u, k):
+    """``build_root_hist`` on k threads, in parallel over features (the same sums, in row order;
+    one pass over the rows per thread, as ``build_hist_par``)."""
     H = work.hist[u]
     counts = codes.root_counts
     for i in range(counts.shape[0]):
         H[i] = counts[i]
     for i in range(counts.shape[0], H.shape[0]):
         H[i] = 0.0
-    for f in prange(codes.codes.shape[1]):
-        add_root_feature(codes, target, work, u, f)
+    p = codes.codes.shape[1]
+    for t in prange(k):
+        add_root_group(codes, target, work, u, feature_group(p, t, k))

@@ -226,3 +226,9 @@ Threads = namedtuple(
         "bins",  # (p, 3) int64: its lo_bin, hi_bin and the missing rows' direction
     ],
 )
+
+
+@kernel
+def threads(par):
+    """The thread count of the :data:`Threads` scratch ``par`` (its per-thread arrays' rows)."""
+    return par.bin_values.shape[0]

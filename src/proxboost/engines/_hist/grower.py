@@ -202,8 +202,9 @@ def children_histograms(binned, target, w, scratch, work, buf, segment, modes, n
                 hist[into], binned.bins, binned.offsets, target, w, scratch.rows, s_start, s_end
             )
         else:
+            rows = scratch.rows
             build_hist_par(
-                hist[into], binned.bins, binned.offsets, target, w, scratch.rows, s_start, s_end
+                hist[into], binned.bins, binned.offsets, target, w, rows, s_start, s_end, par
             )
         if subtract:
             subtract_ranges(hist[buf], hist[into], binned.offsets, rlo[buf], rhi[buf], S)
@@ -247,8 +248,9 @@ def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats,
                 hist, binned.bins, binned.offsets, target, w, scratch.rows, n_act, root_stats
             )
         else:
+            rows = scratch.rows
             build_root_sums_par(
-                hist, binned.bins, binned.offsets, target, w, scratch.rows, n_act, root_stats
+                hist, binned.bins, binned.offsets, target, w, rows, n_act, root_stats, par
             )
     return mode, n_free
 
