@@ -25,6 +25,8 @@ from sklearn.tree import DecisionTreeRegressor
 
 from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop
 from proxboost.engines import _threads, make_engine
+from proxboost.engines._exact import grower as exact_grower
+from proxboost.engines._hist import grower as hist_grower
 
 N_JOBS = (1, 2, 4)
 ENGINES = ("hist", "exact")
@@ -165,6 +167,72 @@ def test_exact_threads_on_large_nodes_and_coarse_features(seed):
         assert grown[0][3].shape[0] > 200
         for other in grown[1:]:
             _assert_same(other, grown[0])
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_hist_parallel_partition_and_labels_are_the_serial_ones(k):
+    """The hist engine's partition on k threads (blocks of rows counted, then moved, then each
+    side copied back with its sums) puts every row where the serial kernel does and returns the
+    same sums bit for bit, signs of zeros included; the parallel last-level labels are the
+    serial ones. Kernels called directly: in a fit they run on nodes of ``PARALLEL_ROWS`` rows
+    or more only."""
+    rng = np.random.default_rng(k)
+    for trial in range(40):
+        n = int(rng.integers(1, 2000))
+        bins = rng.integers(0, 10, size=(n, 4)).astype(np.uint8)
+        target = rng.normal(size=n)
+        target[rng.random(n) < 0.1] = -0.0
+        w = None if trial % 2 else rng.integers(0, 3, n).astype(float)
+        rows0 = rng.permutation(n).astype(np.intp)
+        start = int(rng.integers(0, n))
+        end = int(rng.integers(start, n + 1))
+        split = (int(rng.integers(0, 4)), int(rng.integers(0, 10)), int(rng.choice([-1, 9])))
+        serial_rows, par_rows = rows0.copy(), rows0.copy()
+        serial = hist_grower.partition(
+            bins, target, w, serial_rows, np.zeros(n, np.intp), start, end, *split
+        )
+        par = hist_grower.partition_par(
+            bins, target, w, par_rows, np.zeros(n, np.intp), start, end, split, k
+        )
+        assert np.array_equal(par_rows, serial_rows)
+        assert par[0] == serial[0]
+        for a, b in zip(serial[1:], par[1:]):
+            assert np.array_equal(np.signbit(a), np.signbit(b)) and tuple(a) == tuple(b)
+        ids = np.full((2, n), -1)
+        counts = [
+            label(bins, rows0, (start, end), split, ids[i], 3, *extra)
+            for i, (label, extra) in enumerate(
+                [(hist_grower.label_last_level, ()), (hist_grower.label_last_level_par, (k,))]
+            )
+        ]
+        assert counts[0] == counts[1] and np.array_equal(ids[0], ids[1])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.slow
+def test_threads_partition_large_nodes_as_one_thread(engine):
+    """Nodes of at least ``PARALLEL_ROWS`` rows are partitioned (or, on the last level,
+    labelled) on the threads: 50,000 rows (weights with zeros leave about 33,000 taking part),
+    coarse features for ``exact`` (node labels written by the partition), missing values: the
+    one-thread trees and leaf ids."""
+    assert exact_grower.PARALLEL_ROWS == hist_grower.PARALLEL_ROWS < 30_000
+    rng = np.random.default_rng(7)
+    n = 50_000
+    X = np.column_stack(
+        [
+            rng.normal(size=n),
+            np.round(rng.normal(size=n), 1),
+            rng.integers(0, 5, n),
+            np.where(rng.random(n) < 0.1, np.nan, rng.normal(size=n)),
+        ]
+    )
+    y = X[:, 0] + X[:, 2] + np.sign(X[:, 1]) + rng.standard_t(3, size=n)
+    w = rng.integers(0, 3, n).astype(float)
+    for sw in (None, w):
+        for depth in (1, 5):  # depth 1: the root's rows labelled as leaves on the threads
+            grown = _larger_trees(engine, X, y, sw, random_state=0, depth=depth)
+            for other in grown[1:]:
+                _assert_same(other, grown[0])
 
 
 @pytest.mark.slow

@@ -120,6 +120,13 @@ def pure(target, rows, start, end):
 
 
 @njit(cache=True, nogil=True)
+def feature_group(p, t, k):
+    """Features [first, last) of thread t of k: contiguous groups of p // k or p // k + 1 (the
+    share of each thread in the engines' parallel histograms)."""
+    return t * p // k, (t + 1) * p // k
+
+
+@njit(cache=True, nogil=True)
 def child_buffers(buf, small_left, need_l, need_r, free, n_free):
     """Histogram buffers of the two children of a node whose histogram is in buffer ``buf``.
 

@@ -319,6 +319,8 @@ class ExactEngine:
                     proxy=np.zeros(p),
                     edges=np.zeros((p, 2)),
                     bins=np.zeros((p, 3), np.int64),
+                    left_before=np.zeros(k + 1, np.int64),
+                    side_sums=np.zeros((2, 3)),
                 ),
             )
         return self._threads[1]

@@ -11,7 +11,7 @@ numba compiles (``par is None`` is decided at compile time), so the one-thread g
 calls nor compiles the parallel ones."""
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from proxboost.engines._exact.histogram import (
     build_hist,
@@ -112,6 +112,114 @@ def partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse):
     return il, Sums(wl, sl, ql), Sums(wr, sr, qr)
 
 
+#: Nodes of fewer rows are partitioned by the serial kernel even with threads: a parallel
+#: region's start and join cost more than it saves on them. (Both give the same rows, labels
+#: and sums, so the threshold moves no number.)
+PARALLEL_ROWS = 1 << 14
+
+
+@kernel
+def block(start, end, t, k):
+    """Rows [lo, hi) of block t of k: contiguous blocks of ``end - start`` rows."""
+    n = end - start
+    return start + t * n // k, start + (t + 1) * n // k
+
+
+@kernel
+def count_left(codes, rows, segment, f, thr, code):
+    """How many of rows[segment[0]:segment[1]] go left (``goes_left``)."""
+    X32 = codes.values
+    B = codes.codes
+    fu = np.uint64(f)
+    n_left = 0
+    for j in range(segment[0], segment[1]):
+        n_left += goes_left(X32, B, np.uint64(rows[np.uint64(j)]), fu, thr, code)
+    return n_left
+
+
+@kernel
+def scatter_block(codes, work, segment, places, split, labels):
+    """Rows rows[segment[0]:segment[1]] to their places in ``spare_rows`` (``places``: where
+    its first left and first right row go), in order on each side; node labels
+    (``labels``: left label, or -1 for none) as ``partition_rows``."""
+    X32 = codes.values
+    B = codes.codes
+    rows = work.rows
+    tmp = work.spare_rows
+    nid = work.node_label
+    f, thr, code = split
+    fu = np.uint64(f)
+    il, ir = places
+    for j in range(segment[0], segment[1]):
+        r = rows[np.uint64(j)]
+        ru = np.uint64(r)
+        m = goes_left(X32, B, ru, fu, thr, code)
+        tmp[np.uint64(il if m else ir)] = r
+        il += m
+        ir += 1 - m
+        if labels >= 0:
+            nid[ru] = labels if m else labels + 1
+
+
+@kernel
+def copy_side(target, w, work, start, first, last, out, side):
+    """rows[start + j] = spare_rows[j] for j in [first, last), and these rows' weight, sum and
+    square sum accumulated in their order as ``partition_rows`` does, into ``out[side]``."""
+    rows = work.rows
+    tmp = work.spare_rows
+    wsum = 0.0
+    s = 0.0
+    q = 0.0
+    for j in range(first, last):
+        r = tmp[np.uint64(j)]
+        ru = np.uint64(r)
+        rows[np.uint64(start + j)] = r
+        c = 1.0 if w is None else w[ru]
+        g = target[ru]
+        cg = c * g
+        wsum += c
+        s += cg
+        q += cg * g
+    out[side, 0] = wsum
+    out[side, 1] = s
+    out[side, 2] = q
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def partition_rows_par(codes, target, w, work, node, split, labels, par):
+    """``partition_rows`` on ``par``'s k threads (``split``: (f, thr, code); ``labels``: the
+    left child's node label, or -1 when no coarse feature needs them): the same rows in the
+    same places, the same labels and the same sums bit for bit.
+
+    Three parallel passes: each thread counts the left rows of its block of rows; then moves its
+    block's rows to their places in ``spare_rows`` (its left rows after the blocks before's,
+    its right rows after all left rows and the blocks before's right rows: the stable order);
+    then one thread per side copies the side back and accumulates its sums in row order
+    (``copy_side``), the serial kernel's order of additions."""
+    f, thr, code = split
+    k = threads(par)
+    start = node.start
+    end = node.end
+    before = par.left_before
+    before[0] = 0
+    for t in prange(k):
+        before[t + 1] = count_left(codes, work.rows, block(start, end, t, k), f, thr, code)
+    for t in range(k):
+        before[t + 1] += before[t]
+    n_left = before[k]
+    for t in prange(k):
+        lo, hi = block(start, end, t, k)
+        places = (before[t], n_left + (lo - start) - before[t])
+        scatter_block(codes, work, (lo, hi), places, split, labels)
+    for side in prange(2):
+        first = 0 if side == 0 else n_left
+        last = n_left if side == 0 else end - start
+        copy_side(target, w, work, start, first, last, par.side_sums, side)
+    out = par.side_sums
+    left = Sums(out[0, 0], out[0, 1], out[0, 2])
+    return start + n_left, left, Sums(out[1, 0], out[1, 1], out[1, 2])
+
+
 @kernel
 def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_leaf):
     """Split on the last level: the node's rows get the leaf ids ``first_leaf`` (left) and
@@ -139,8 +247,97 @@ def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_lea
     return Sums(wl, sl, ql), n_left
 
 
+@kernel
+def left_sums(codes, target, w, rows, segment, split, out):
+    """The weight, sum and square sum of the left rows (``goes_left`` on ``split`` = (f, thr,
+    code)) among rows[segment[0]:segment[1]], accumulated as ``label_last_level`` does (the
+    right rows add an exact +0.0), into ``out[0]``."""
+    X32 = codes.values
+    B = codes.codes
+    f, thr, code = split
+    bf = np.uint64(f)
+    wl = 0.0
+    sl = 0.0
+    ql = 0.0
+    for j in range(segment[0], segment[1]):
+        r = np.uint64(rows[np.uint64(j)])
+        m = goes_left(X32, B, r, bf, thr, code)
+        c = 1.0 if w is None else w[r]
+        g = target[r]
+        wg = (c * g) if m else 0.0
+        wl += c if m else 0.0
+        sl += wg
+        ql += wg * g
+    out[0, 0] = wl
+    out[0, 1] = sl
+    out[0, 2] = ql
+
+
+@kernel
+def label_block(codes, rows, segment, split, leaf_ids, first_leaf):
+    """``label_last_level``'s leaf ids on rows[segment[0]:segment[1]]; returns their left row
+    count."""
+    X32 = codes.values
+    B = codes.codes
+    f, thr, code = split
+    bf = np.uint64(f)
+    n_left = 0
+    for j in range(segment[0], segment[1]):
+        r = np.uint64(rows[np.uint64(j)])
+        m = goes_left(X32, B, r, bf, thr, code)
+        n_left += m
+        leaf_ids[r] = first_leaf if m else first_leaf + 1
+    return n_left
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def label_last_level_par(codes, target, w, work, tree, node, split, first_leaf, par):
+    """``label_last_level`` on ``par``'s k threads (k >= 2): thread 0 accumulates the left
+    side's sums over the node's rows in row order (the serial kernel's additions), the others
+    write the leaf ids of their blocks of rows. The same sums, ids and row count."""
+    k = threads(par)
+    counts = par.left_before
+    rows = work.rows
+    for t in prange(k):
+        if t == 0:
+            left_sums(codes, target, w, rows, (node.start, node.end), split, par.side_sums)
+            counts[0] = 0
+        else:
+            segment = block(node.start, node.end, t - 1, k - 1)
+            counts[t] = label_block(codes, rows, segment, split, tree.leaf_ids, first_leaf)
+    n_left = 0
+    for t in range(1, k):
+        n_left += counts[t]
+    out = par.side_sums
+    return Sums(out[0, 0], out[0, 1], out[0, 2]), n_left
+
+
 @inlined_kernel
-def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, n_leaves):
+def label_rows(codes, target, w, work, tree, node, split, first_leaf, par):
+    """``label_last_level``, on ``par``'s threads when there are some and the node is large
+    (``PARALLEL_ROWS``). Returns the left side's sums and row count."""
+    f, thr, code = split
+    if par is None:
+        return label_last_level(codes, target, w, work, tree, node, f, thr, code, first_leaf)
+    if node.end - node.start < PARALLEL_ROWS or threads(par) < 2:
+        return label_last_level(codes, target, w, work, tree, node, f, thr, code, first_leaf)
+    return label_last_level_par(codes, target, w, work, tree, node, split, first_leaf, par)
+
+
+@inlined_kernel
+def split_rows(codes, target, w, work, node, split, label_l, coarse, par):
+    """``partition_rows``, on ``par``'s threads when there are some and the node is large
+    (``PARALLEL_ROWS``). Returns (mid, left sums, right sums)."""
+    f, thr, code = split
+    if par is None:
+        return partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse)
+    if node.end - node.start < PARALLEL_ROWS:
+        return partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse)
+    return partition_rows_par(codes, target, w, work, node, split, label_l if coarse else -1, par)
+
+
+@inlined_kernel
+def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, n_leaves, par):
     """The threshold of ``split`` (feature, a, b, code) and the node's rows divided by it:
     labelled as leaves on the last level, else partitioned. Returns (threshold, mid, left sums,
     right sums; the right ones zero on the last level, where they are not needed), ``mid -
@@ -151,10 +348,11 @@ def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, 
     if thr == b and b != np.inf:
         thr = a
     if last_level:  # children are leaves: label the rows (left / right), no partition
-        left, n_left = label_last_level(codes, target, w, work, tree, node, f, thr, code, n_leaves)
+        left, n_left = label_rows(codes, target, w, work, tree, node, (f, thr, code), n_leaves, par)
         return thr, node.start + n_left, left, Sums(0.0, 0.0, 0.0)
     coarse = codes.coarse_features.shape[0] > 0  # node labels serve the coarse features only
-    mid, left, right = partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse)
+    split3 = (f, thr, code)
+    mid, left, right = split_rows(codes, target, w, work, node, split3, label_l, coarse, par)
     return thr, mid, left, right
 
 
@@ -419,7 +617,7 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par):
         if best_f >= 0:
             split = (best_f, a, b, code)
             thr, mid, sums_l, sums_r = divide_rows(
-                codes, target, w, work, tree, node, split, last_level, n_labels, n_leaves
+                codes, target, w, work, tree, node, split, last_level, n_labels, n_leaves, par
             )
             if not last_level:
                 n_labels += 2  # the children's labels are taken by the partition

@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from proxboost.engines._exact.records import kernel
+from proxboost.engines._nodes import feature_group
 
 
 @kernel
@@ -188,12 +189,6 @@ def add_group_rows(codes, target, w, work, u, group, segment):
             po = poff[fu]
             if po >= 0:
                 H[np.uint64(po + B[r, fu])] += gpos[r]
-
-
-@njit(cache=True, nogil=True)
-def feature_group(p, t, k):
-    """Features [first, last) of thread t of k: contiguous groups of p // k or p // k + 1."""
-    return t * p // k, (t + 1) * p // k
 
 
 @njit(cache=True, nogil=True, parallel=True)

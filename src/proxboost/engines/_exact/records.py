@@ -224,6 +224,8 @@ Threads = namedtuple(
         "proxy",  # (p,) float64: the proxy of its first best candidate
         "edges",  # (p, 2) float64: its values a, b
         "bins",  # (p, 3) int64: its lo_bin, hi_bin and the missing rows' direction
+        "left_before",  # (k + 1,) int64: a parallel partition's left rows before each block
+        "side_sums",  # (2, 3) float64: its two sides' weight, w g, w g^2
     ],
 )
 

@@ -33,6 +33,7 @@ from proxboost.engines._exact.records import (
     Workspace,
     inlined_kernel,
     kernel,
+    threads,
 )
 from proxboost.engines._nodes import monotone_admissible
 
@@ -805,7 +806,7 @@ def scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known, floor
     per feature."""
     tw = thread_work(work, par, t)
     features = work.features
-    k = par.bin_values.shape[0]
+    k = threads(par)
     for i in range(n_known + t, features.shape[0], k):
         f = features[i]
         direction = -1
@@ -854,7 +855,7 @@ def split_node_par(codes, target, w, work, node, n_known, buf, limits, par):
     and reduced in the serial visiting order (module docstring): the same result bit for bit,
     and the same generator state and feature order afterwards."""
     floor = edge_floor(codes, work, node, n_known, buf, limits.min_weight)
-    for t in prange(par.bin_values.shape[0]):
+    for t in prange(threads(par)):
         scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known, floor)
     best_f, n_total = replay_visits(work, n_known, par)
     if best_f < 0:

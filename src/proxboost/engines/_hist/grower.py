@@ -8,7 +8,7 @@ histogram built from its rows and the larger's by subtraction from the parent's 
 at compile time), so the one-thread grower neither calls nor compiles the parallel ones."""
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from proxboost.engines._hist.histogram import (
     build_hist,
@@ -44,9 +44,14 @@ def goes_left(bins, r, f, thr, nan_left):
 @njit(cache=True, nogil=True)
 def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
     """Stable partition of rows[start:end] by ``goes_left``. Returns (mid, left sums, right
-    sums: weight, w g, w g^2 of each side)."""
-    wl = start
-    wr = 0
+    sums: weight, w g, w g^2 of each side, each accumulated over its rows in row order).
+
+    Branch-free (both destinations written, cursors advanced by the side, the other side's sums
+    given an exact +0.0): the sides of consecutive rows are unpredictable, and a mispredicted
+    branch per row cost twice the time of the whole loop. Adding +0.0 leaves every sum as the
+    side's own rows make it (a sum started at +0.0 is never -0.0)."""
+    il = start
+    ir = 0
     cl = 0.0
     sl = 0.0
     ql = 0.0
@@ -57,22 +62,97 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
         r = rows[j]
         c = 1.0 if w is None else w[r]
         g = target[r]
+        m = goes_left(bins, r, f, thr, nan_left)
         cg = c * g
-        if goes_left(bins, r, f, thr, nan_left):
-            rows[wl] = r
-            wl += 1
-            cl += c
-            sl += cg
-            ql += cg * g
-        else:
-            tmp[wr] = r
-            wr += 1
-            cr += c
-            sr += cg
-            qr += cg * g
-    for j in range(wr):
-        rows[wl + j] = tmp[j]
-    return wl, Sums(cl, sl, ql), Sums(cr, sr, qr)
+        cgl = cg if m else 0.0
+        cgr = 0.0 if m else cg
+        cl += c if m else 0.0
+        cr += 0.0 if m else c
+        sl += cgl
+        ql += cgl * g
+        sr += cgr
+        qr += cgr * g
+        rows[il] = r
+        tmp[ir] = r
+        il += m
+        ir += 1 - m
+    for j in range(ir):
+        rows[il + j] = tmp[j]
+    return il, Sums(cl, sl, ql), Sums(cr, sr, qr)
+
+
+#: Segments of fewer rows are partitioned and labelled by the serial kernels even with threads:
+#: a parallel region's start and join cost more than it saves on them. (Both give the same rows
+#: and sums, so the threshold moves no number.)
+PARALLEL_ROWS = 1 << 14
+
+
+@njit(cache=True, nogil=True)
+def block(start, end, t, k):
+    """Rows [lo, hi) of block t of k: contiguous blocks of ``end - start`` rows."""
+    n = end - start
+    return start + t * n // k, start + (t + 1) * n // k
+
+
+@njit(cache=True, nogil=True)
+def copy_side(target, w, rows, tmp, start, first, last):
+    """rows[start + j] = tmp[j] for j in [first, last), and the sums (weight, w g, w g^2) of
+    these rows, accumulated in their order as ``partition`` does."""
+    c_sum = 0.0
+    s_sum = 0.0
+    q_sum = 0.0
+    for j in range(first, last):
+        r = tmp[j]
+        rows[start + j] = r
+        c = 1.0 if w is None else w[r]
+        g = target[r]
+        cg = c * g
+        c_sum += c
+        s_sum += cg
+        q_sum += cg * g
+    return c_sum, s_sum, q_sum
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def partition_par(bins, target, w, rows, tmp, start, end, split, k):
+    """``partition`` on k threads (``split``: (f, thr, nan_left)): the same rows in the same
+    places and the same sums bit for bit.
+
+    Three parallel passes: each thread counts the left rows of its block of rows; then moves its
+    block's rows to their places in ``tmp`` (its left rows after the blocks before's left rows,
+    its right rows after all left rows and the blocks before's right rows: the stable order);
+    then one thread per side copies the side back into ``rows`` and accumulates its sums in
+    row order (``copy_side``), so each side's sums are added in the serial kernel's order."""
+    f, thr, nan_left = split
+    left_before = np.zeros(k + 1, np.int64)
+    for t in prange(k):
+        lo, hi = block(start, end, t, k)
+        n_left = 0
+        for j in range(lo, hi):
+            n_left += goes_left(bins, rows[j], f, thr, nan_left)
+        left_before[t + 1] = n_left
+    for t in range(k):
+        left_before[t + 1] += left_before[t]
+    n_left = left_before[k]
+    for t in prange(k):
+        lo, hi = block(start, end, t, k)
+        il = left_before[t]
+        ir = n_left + (lo - start) - left_before[t]
+        for j in range(lo, hi):
+            r = rows[j]
+            m = goes_left(bins, r, f, thr, nan_left)
+            tmp[il if m else ir] = r
+            il += m
+            ir += 1 - m
+    sums = np.empty((2, 3))
+    for side in prange(2):
+        first = 0 if side == 0 else n_left
+        last = n_left if side == 0 else end - start
+        sums[side, 0], sums[side, 1], sums[side, 2] = copy_side(
+            target, w, rows, tmp, start, first, last
+        )
+    left = Sums(sums[0, 0], sums[0, 1], sums[0, 2])
+    return start + n_left, left, Sums(sums[1, 0], sums[1, 1], sums[1, 2])
 
 
 @njit(cache=True, nogil=True)
@@ -269,6 +349,45 @@ def label_last_level(bins, rows, segment, split, leaf_ids, first_leaf):
     return n_left
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def label_last_level_par(bins, rows, segment, split, leaf_ids, first_leaf, k):
+    """``label_last_level`` on k threads, each on its block of the rows (the same leaf ids;
+    the left row count is a sum of integers)."""
+    counts = np.zeros(k, np.int64)
+    for t in prange(k):
+        lo, hi = block(segment[0], segment[1], t, k)
+        counts[t] = label_last_level(bins, rows, (lo, hi), split, leaf_ids, first_leaf)
+    return counts.sum()
+
+
+@njit(cache=True, nogil=True)
+def label_rows(bins, rows, segment, split, leaf_ids, first_leaf, par):
+    """``label_last_level``, on ``par``'s threads when there are some and the segment is
+    large (``PARALLEL_ROWS``)."""
+    if par is None:
+        return label_last_level(bins, rows, segment, split, leaf_ids, first_leaf)
+    if segment[1] - segment[0] < PARALLEL_ROWS:
+        return label_last_level(bins, rows, segment, split, leaf_ids, first_leaf)
+    return label_last_level_par(bins, rows, segment, split, leaf_ids, first_leaf, par)
+
+
+@njit(cache=True, nogil=True)
+def split_rows(binned, target, w, scratch, segment, split, par):
+    """``partition`` of the segment's rows by ``split`` = (f, thr, nan_left), on ``par``'s
+    threads when there are some and the segment is large (``PARALLEL_ROWS``). Returns (mid,
+    left sums, right sums)."""
+    start, end = segment
+    f, thr, nan_left = split
+    bins = binned.bins
+    rows = scratch.rows
+    tmp = scratch.spare_rows
+    if par is None:
+        return partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left)
+    if end - start < PARALLEL_ROWS:
+        return partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left)
+    return partition_par(bins, target, w, rows, tmp, start, end, split, par)
+
+
 @njit(cache=True, nogil=True)
 def missing_goes_left(binned, f, left, n_left, n_right):
     """Where a missing value goes at a split on feature f (``left``: the split's missing values
@@ -324,14 +443,14 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
             tree.leaf_of_node[lnode] = n_leaves
             tree.leaf_of_node[rnode] = n_leaves + 1
             split = (best_f, best_b, nan_code)
-            n_l = label_last_level(binned.bins, rows, (start, end), split, tree.leaf_ids, n_leaves)
+            n_l = label_rows(binned.bins, rows, (start, end), split, tree.leaf_ids, n_leaves, par)
             tree.missing_left[node] = missing_goes_left(
                 binned, best_f, nan_left, n_l, end - start - n_l
             )
             n_leaves += 2
             continue
-        mid, sums_l, sums_r = partition(
-            binned.bins, target, w, rows, scratch.spare_rows, start, end, best_f, best_b, nan_code
+        mid, sums_l, sums_r = split_rows(
+            binned, target, w, scratch, (start, end), (best_f, best_b, nan_code), par
         )
         tree.missing_left[node] = missing_goes_left(
             binned, best_f, nan_left, mid - start, end - mid

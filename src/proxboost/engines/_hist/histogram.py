@@ -14,6 +14,8 @@ is the serial kernel's bit for bit. They are compiled at their first use only.
 import numpy as np
 from numba import njit, prange
 
+from proxboost.engines._nodes import feature_group
+
 
 @njit(cache=True, nogil=True)
 def build_hist(H, bins, offsets, target, w, rows, start, end):
@@ -138,12 +140,6 @@ def subtract_ranges(H, Hs, offsets, lo, hi, S):
         o = offsets[f]
         for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
             H[i] -= Hs[i]
-
-
-@njit(cache=True, nogil=True)
-def feature_group(p, t, k):
-    """Features [first, end) of thread t of k: contiguous groups of p // k or p // k + 1."""
-    return t * p // k, (t + 1) * p // k
 
 
 @njit(cache=True, nogil=True, parallel=True)
