@@ -448,3 +448,58 @@ def test_line_search_known_values():
     assert (
         _leafops.hinge_line_search(y, np.array([-2.0, -1.0, -3.0]), np.zeros(3, int), 1)[0] == 4.0
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Histogram kernels against a plain row-order accumulation
+# ---------------------------------------------------------------------------------------------
+def _row_order_hist(bins, offsets, target, w, rows):
+    """Brute force: each row's (w g, w[, 1]) added to its bin of every feature, row by row."""
+    S = 2 if w is None else 3
+    H = [0.0] * (S * int(offsets[-1]))
+    for r in rows:
+        c = 1.0 if w is None else float(w[r])
+        g = float(target[r]) * c
+        for f in range(bins.shape[1]):
+            i = S * int(offsets[f] + bins[r, f])
+            H[i] += g
+            H[i + 1] += c
+            if w is not None:
+                H[i + 2] += 1.0
+    return np.array(H)
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_histograms_are_row_order_sums_on_any_thread_count(weighted):
+    """The histograms (a node's, four rows at a time; the root's from its cached weights and
+    counts) equal the sums of a plain Python loop over the rows in order, bit for bit, and so
+    do their parallel variants on 1, 2 and 3 threads (each thread a group of features)."""
+    from proxboost.engines._hist import histogram
+
+    rng = np.random.default_rng(11)
+    for _ in range(12):
+        n = int(rng.integers(1, 60))  # row counts that are not multiples of 4
+        n_bins = rng.integers(1, 6, size=5)
+        offsets = np.concatenate([[0], np.cumsum(n_bins + 1)])
+        bins = np.column_stack([rng.integers(0, b + 1, n) for b in n_bins]).astype(np.uint8)
+        target = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, n)  # rounding matters
+        w = np.where(rng.random(n) < 0.3, 0.0, rng.random(n) * 3) if weighted else None
+        S = 2 if w is None else 3
+        node = np.sort(rng.choice(n, int(rng.integers(0, n + 1)), replace=False))
+        node = node.astype(np.intp)
+        positive = np.arange(n) if w is None else np.flatnonzero(w > 0)
+        stats = histogram.root_stats(bins, offsets, w, positive.astype(np.intp), len(positive))
+        want_node = _row_order_hist(bins, offsets, target, w, node)
+        want_root = _row_order_hist(bins, offsets, target, w, positive)
+        built = [np.zeros(S * offsets[-1]) for _ in range(8)]
+        histogram.build_hist(built[0], bins, offsets, target, w, node, 0, len(node))
+        rows = positive.astype(np.intp)
+        histogram.build_root_sums(built[1], bins, offsets, target, w, rows, len(rows), stats)
+        for i, k in enumerate((1, 2, 3)):
+            H, R = built[2 + 2 * i], built[3 + 2 * i]
+            histogram.build_hist_par(H, bins, offsets, target, w, node, 0, len(node), k)
+            histogram.build_root_sums_par(R, bins, offsets, target, w, rows, len(rows), stats, k)
+        for H in built[0::2]:
+            assert np.array_equal(H, want_node)
+        for R in built[1::2]:
+            assert np.array_equal(R, want_root)

@@ -48,9 +48,10 @@ def subtract_ranges(codes, work, u, v):
 
 
 @kernel
-def build_hist(codes, target, w, work, u, start, end):
-    """Add rows[start:end] to buffer u (zeroed on the node's ranges), four rows at a time
-    (independent updates; each bin still receives its rows in row order)."""
+def add_rows(codes, target, w, work, u, segment, group):
+    """Add rows[segment[0]:segment[1]] to the bins (and a coarse feature's positive parts) of
+    features [first, last) (``group``) of buffer u, four rows at a time (independent updates;
+    each bin still receives its rows in row order)."""
     H = work.hist[u]
     rows = work.rows
     gpos = work.positive_part
@@ -58,8 +59,9 @@ def build_hist(codes, target, w, work, u, start, end):
     off = codes.bin_offset
     poff = codes.positive_offset
     fc = codes.coarse_features
-    p = B.shape[1]
     nc = fc.shape[0]
+    start, end = segment
+    first, last = group
     j = start
     while j + 3 < end:
         r0 = np.uint64(rows[np.uint64(j)])
@@ -74,7 +76,7 @@ def build_hist(codes, target, w, work, u, start, end):
         g1 = c1 * target[r1]
         g2 = c2 * target[r2]
         g3 = c3 * target[r3]
-        for f in range(p):
+        for f in range(first, last):
             fu = np.uint64(f)
             o = off[fu]
             i0 = 2 * (o + B[r0, fu])
@@ -95,7 +97,10 @@ def build_hist(codes, target, w, work, u, start, end):
             p2 = gpos[r2]
             p3 = gpos[r3]
             for k in range(nc):
-                f = np.uint64(fc[np.uint64(k)])
+                fi = fc[np.uint64(k)]
+                if fi < first or fi >= last:
+                    continue
+                f = np.uint64(fi)
                 o = poff[f]
                 H[np.uint64(o + B[r0, f])] += p0
                 H[np.uint64(o + B[r1, f])] += p1
@@ -106,7 +111,7 @@ def build_hist(codes, target, w, work, u, start, end):
         r = np.uint64(rows[np.uint64(j)])
         c = 1.0 if w is None else w[r]
         g = c * target[r]
-        for f in range(p):
+        for f in range(first, last):
             fu = np.uint64(f)
             i = 2 * (off[fu] + B[r, fu])
             H[np.uint64(i)] += g
@@ -114,39 +119,97 @@ def build_hist(codes, target, w, work, u, start, end):
         if nc > 0:
             gp = gpos[r]
             for k in range(nc):
-                f = np.uint64(fc[np.uint64(k)])
-                H[np.uint64(poff[f] + B[r, f])] += gp
+                fi = fc[np.uint64(k)]
+                f = np.uint64(fi)
+                if fi >= first and fi < last:
+                    H[np.uint64(poff[f] + B[r, f])] += gp
         j += 1
 
 
 @kernel
-def build_root_hist(codes, target, work, u):
-    """Unit weights, all rows: buffer u = histogram of the root, its counts (the same for every
-    tree of a fit) copied from ``root_counts`` (sums zero); only the sums are accumulated."""
+def build_hist(codes, target, w, work, u, start, end):
+    """Add rows[start:end] to buffer u (zeroed on the node's ranges): ``add_rows`` on every
+    feature."""
+    add_rows(codes, target, w, work, u, (start, end), (0, codes.codes.shape[1]))
+
+
+@kernel
+def add_root_rows(codes, target, work, u, group):
+    """Add every row's target (and positive part) to the bins of features [first, last)
+    (``group``) of buffer u, four rows at a time, each bin's rows in row order (the root's sums
+    with unit weights)."""
+    H = work.hist[u]
+    B = codes.codes
+    off = codes.bin_offset
+    poff = codes.positive_offset
+    fc = codes.coarse_features
+    gpos = work.positive_part
+    n = B.shape[0]
+    nc = fc.shape[0]
+    first, last = group
+    r = 0
+    while r + 3 < n:
+        r0 = np.uint64(r)
+        r1 = np.uint64(r + 1)
+        r2 = np.uint64(r + 2)
+        r3 = np.uint64(r + 3)
+        g0 = target[r0]
+        g1 = target[r1]
+        g2 = target[r2]
+        g3 = target[r3]
+        for f in range(first, last):
+            fu = np.uint64(f)
+            o = off[fu]
+            H[np.uint64(2 * (o + B[r0, fu]))] += g0
+            H[np.uint64(2 * (o + B[r1, fu]))] += g1
+            H[np.uint64(2 * (o + B[r2, fu]))] += g2
+            H[np.uint64(2 * (o + B[r3, fu]))] += g3
+        if nc > 0:
+            for k in range(nc):
+                fi = fc[np.uint64(k)]
+                if fi < first or fi >= last:
+                    continue
+                f = np.uint64(fi)
+                o = poff[f]
+                H[np.uint64(o + B[r0, f])] += gpos[r0]
+                H[np.uint64(o + B[r1, f])] += gpos[r1]
+                H[np.uint64(o + B[r2, f])] += gpos[r2]
+                H[np.uint64(o + B[r3, f])] += gpos[r3]
+        r += 4
+    while r < n:
+        ru = np.uint64(r)
+        g = target[ru]
+        for f in range(first, last):
+            fu = np.uint64(f)
+            H[np.uint64(2 * (off[fu] + B[ru, fu]))] += g
+        if nc > 0:
+            gp = gpos[ru]
+            for k in range(nc):
+                fi = fc[np.uint64(k)]
+                f = np.uint64(fi)
+                if fi >= first and fi < last:
+                    H[np.uint64(poff[f] + B[ru, f])] += gp
+        r += 1
+
+
+@kernel
+def root_from_counts(codes, work, u):
+    """Buffer u = the root's counts (``root_counts``, the same for every tree of a fit), sums
+    zero."""
     H = work.hist[u]
     counts = codes.root_counts
     for i in range(counts.shape[0]):
         H[i] = counts[i]
     for i in range(counts.shape[0], H.shape[0]):
         H[i] = 0.0
-    B = codes.codes
-    off = codes.bin_offset
-    poff = codes.positive_offset
-    fc = codes.coarse_features
-    gpos = work.positive_part
-    n, p = B.shape
-    nc = fc.shape[0]
-    for r in range(n):
-        ru = np.uint64(r)
-        g = target[ru]
-        for f in range(p):
-            fu = np.uint64(f)
-            H[np.uint64(2 * (off[fu] + B[ru, fu]))] += g
-        if nc > 0:
-            gp = gpos[ru]
-            for k in range(nc):
-                f = np.uint64(fc[np.uint64(k)])
-                H[np.uint64(poff[f] + B[ru, f])] += gp
+
+
+@kernel
+def build_root_hist(codes, target, work, u):
+    """Unit weights, all rows: buffer u = histogram of the root, its counts copied from
+    ``root_counts``; only the sums are accumulated (``add_root_rows`` on every feature)."""
+    root_from_counts(codes, work, u)
+    add_root_rows(codes, target, work, u, (0, codes.codes.shape[1]))
 
 
 @njit(cache=True, nogil=True)
@@ -166,78 +229,27 @@ def root_counts(B, off, total_bins):
 # compiled at their first use with threads only.
 
 
-@kernel
-def add_group_rows(codes, target, w, work, u, group, segment):
-    """Add rows[start:end] (``segment``) to the bins of features [first, last) (``group``) of
-    buffer u, in row order: one pass over the rows for the whole group."""
-    H = work.hist[u]
-    rows = work.rows
-    gpos = work.positive_part
-    B = codes.codes
-    off = codes.bin_offset
-    poff = codes.positive_offset
-    first, last = group
-    for j in range(segment[0], segment[1]):
-        r = np.uint64(rows[np.uint64(j)])
-        c = 1.0 if w is None else w[r]
-        g = c * target[r]
-        for f in range(first, last):
-            fu = np.uint64(f)
-            i = 2 * (off[fu] + B[r, fu])
-            H[np.uint64(i)] += g
-            H[np.uint64(i + 1)] += c
-            po = poff[fu]
-            if po >= 0:
-                H[np.uint64(po + B[r, fu])] += gpos[r]
-
-
 @njit(cache=True, nogil=True, parallel=True)
 def build_hist_par(codes, target, w, work, u, start, end, k):
     """``build_hist`` on k threads, in parallel over features (the same sums: each bin's rows in
     row order).
 
-    Each thread takes one group of features (``feature_group``) and passes over the rows once:
-    a pass per feature would read every row's cache line once per feature, which made two
-    threads slower than one on large data (memory traffic, not arithmetic, bounds this loop).
+    Each thread takes one group of features (``feature_group``) and passes over the rows once
+    (``add_rows``, the serial kernel's loop of four rows at a time): a pass per feature would
+    read every row's cache line once per feature, which made two threads slower than one on
+    large data, and a loop of one row at a time was slower per thread than the serial loop.
     ``k`` is an argument, not numba's ``get_num_threads()`` in the kernel, which would keep numba
     from caching every function compiled with it."""
     p = codes.codes.shape[1]
     for t in prange(k):
-        add_group_rows(codes, target, w, work, u, feature_group(p, t, k), (start, end))
-
-
-@kernel
-def add_root_group(codes, target, work, u, group):
-    """Add every row's target (and positive part) to the bins of features [first, last)
-    (``group``) of buffer u, in row order (the root's sums with unit weights, as
-    ``build_root_hist``): one pass over the rows for the whole group."""
-    H = work.hist[u]
-    B = codes.codes
-    off = codes.bin_offset
-    poff = codes.positive_offset
-    gpos = work.positive_part
-    first, last = group
-    for r in range(B.shape[0]):
-        ru = np.uint64(r)
-        g = target[ru]
-        for f in range(first, last):
-            fu = np.uint64(f)
-            H[np.uint64(2 * (off[fu] + B[ru, fu]))] += g
-            po = poff[fu]
-            if po >= 0:
-                H[np.uint64(po + B[ru, fu])] += gpos[ru]
+        add_rows(codes, target, w, work, u, (start, end), feature_group(p, t, k))
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def build_root_hist_par(codes, target, work, u, k):
     """``build_root_hist`` on k threads, in parallel over features (the same sums, in row order;
     one pass over the rows per thread, as ``build_hist_par``)."""
-    H = work.hist[u]
-    counts = codes.root_counts
-    for i in range(counts.shape[0]):
-        H[i] = counts[i]
-    for i in range(counts.shape[0], H.shape[0]):
-        H[i] = 0.0
+    root_from_counts(codes, work, u)
     p = codes.codes.shape[1]
     for t in prange(k):
-        add_root_group(codes, target, work, u, feature_group(p, t, k))
+        add_root_rows(codes, target, work, u, feature_group(p, t, k))

@@ -18,13 +18,16 @@ from proxboost.engines._nodes import feature_group
 
 
 @njit(cache=True, nogil=True)
-def build_hist(H, bins, offsets, target, w, rows, start, end):
-    """Add rows[start:end] to histogram H (four rows at a time: independent updates).
+def add_rows(H, bins, offsets, target, w, rows, segment, group):
+    """Add rows[segment[0]:segment[1]] to the bins of features [first, last) (``group``) of
+    histogram H, four rows at a time (independent updates; each bin still receives its rows in
+    row order).
 
     ``w``: row weights, or None for unit weights (then the weight code is compiled away).
     """
-    p = bins.shape[1]
     S = 2 if w is None else 3
+    start, end = segment
+    first, last = group
     j = start
     while j + 3 < end:
         r0 = rows[j]
@@ -45,7 +48,7 @@ def build_hist(H, bins, offsets, target, w, rows, start, end):
         g1 = target[r1] * c1
         g2 = target[r2] * c2
         g3 = target[r3] * c3
-        for f in range(p):
+        for f in range(first, last):
             o = offsets[f]
             i0 = S * (o + bins[r0, f])
             i1 = S * (o + bins[r1, f])
@@ -69,13 +72,19 @@ def build_hist(H, bins, offsets, target, w, rows, start, end):
         r = rows[j]
         c = 1.0 if w is None else w[r]
         g = target[r] * c
-        for f in range(p):
+        for f in range(first, last):
             i = S * (offsets[f] + bins[r, f])
             H[i] += g
             H[i + 1] += c
             if w is not None:
                 H[i + 2] += 1.0
         j += 1
+
+
+@njit(cache=True, nogil=True)
+def build_hist(H, bins, offsets, target, w, rows, start, end):
+    """Add rows[start:end] to histogram H (``add_rows`` on every feature)."""
+    add_rows(H, bins, offsets, target, w, rows, (start, end), (0, bins.shape[1]))
 
 
 @njit(cache=True, nogil=True)
@@ -100,6 +109,42 @@ def root_stats(bins, offsets, w, rows, n_act):
 
 
 @njit(cache=True, nogil=True)
+def add_root_sums(H, bins, offsets, target, w, n_act, group):
+    """The root's target sums (``build_root_sums``) on the bins of features [first, last)
+    (``group``), four rows at a time (each bin still receives its rows in row order)."""
+    first, last = group
+    S = 2 if w is None else 3
+    n = n_act if w is None else bins.shape[0]
+    r = 0
+    while r + 3 < n:
+        if w is None:
+            g0 = target[r]
+            g1 = target[r + 1]
+            g2 = target[r + 2]
+            g3 = target[r + 3]
+        else:
+            g0 = target[r] * w[r] if w[r] > 0.0 else 0.0
+            g1 = target[r + 1] * w[r + 1] if w[r + 1] > 0.0 else 0.0
+            g2 = target[r + 2] * w[r + 2] if w[r + 2] > 0.0 else 0.0
+            g3 = target[r + 3] * w[r + 3] if w[r + 3] > 0.0 else 0.0
+        for f in range(first, last):
+            o = offsets[f]
+            H[S * (o + bins[r, f])] += g0
+            H[S * (o + bins[r + 1, f])] += g1
+            H[S * (o + bins[r + 2, f])] += g2
+            H[S * (o + bins[r + 3, f])] += g3
+        r += 4
+    while r < n:
+        if w is None:
+            g = target[r]
+        else:
+            g = target[r] * w[r] if w[r] > 0.0 else 0.0
+        for f in range(first, last):
+            H[S * (offsets[f] + bins[r, f])] += g
+        r += 1
+
+
+@njit(cache=True, nogil=True)
 def build_root_sums(H, bins, offsets, target, w, rows, n_act, stats):
     """Root histogram of rows[:n_act] from its known weights and counts (``root_stats``): only
     the target sums are accumulated, in row order (as ``build_hist``).
@@ -108,20 +153,9 @@ def build_root_sums(H, bins, offsets, target, w, rows, n_act, stats):
     rows[:n_act] are all rows; weighted, a row of weight 0 adds an exact 0.0 to its bin's sum
     (a select, whatever its target), which leaves every sum as the positive-weight rows make it.
     """
-    n, p = bins.shape
     for k in range(stats.shape[0]):
         H[k] = stats[k]
-    if w is None:
-        for r in range(n_act):
-            g = target[r]
-            for f in range(p):
-                H[2 * (offsets[f] + bins[r, f])] += g
-    else:
-        for r in range(n):
-            c = w[r]
-            g = target[r] * c if c > 0.0 else 0.0
-            for f in range(p):
-                H[3 * (offsets[f] + bins[r, f])] += g
+    add_root_sums(H, bins, offsets, target, w, n_act, (0, bins.shape[1]))
 
 
 @njit(cache=True, nogil=True)
@@ -148,43 +182,22 @@ def build_hist_par(H, bins, offsets, target, w, rows, start, end, k):
     row order).
 
     Each thread takes one group of features (``feature_group``) and passes over the rows once,
-    adding each row to its group's bins: a pass per feature would read every row's cache line
-    once per feature, which made two threads slower than one on large data (memory traffic,
-    not arithmetic, bounds these loops). ``k`` is an argument, not numba's ``get_num_threads()``
-    in the kernel, which would keep numba from caching every function compiled with it."""
+    adding each row to its group's bins (``add_rows``, the serial kernel's loop): a pass per
+    feature would read every row's cache line once per feature, which made two threads slower
+    than one on large data, and a loop of one row at a time was a third slower per thread than
+    the serial loop's four. ``k`` is an argument, not numba's ``get_num_threads()`` in the
+    kernel, which would keep numba from caching every function compiled with it."""
     p = bins.shape[1]
-    S = 2 if w is None else 3
     for t in prange(k):
-        first, last = feature_group(p, t, k)
-        for j in range(start, end):
-            r = rows[j]
-            c = 1.0 if w is None else w[r]
-            g = target[r] * c
-            for f in range(first, last):
-                i = S * (offsets[f] + bins[r, f])
-                H[i] += g
-                H[i + 1] += c
-                if w is not None:
-                    H[i + 2] += 1.0
+        add_rows(H, bins, offsets, target, w, rows, (start, end), feature_group(p, t, k))
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def build_root_sums_par(H, bins, offsets, target, w, rows, n_act, stats, k):
     """``build_root_sums`` on k threads, in parallel over features (the same sums, in row order;
     one pass over the rows per thread, as ``build_hist_par``)."""
-    n, p = bins.shape
+    p = bins.shape[1]
     for i in range(stats.shape[0]):
         H[i] = stats[i]
     for t in prange(k):
-        first, last = feature_group(p, t, k)
-        if w is None:
-            for r in range(n_act):
-                g = target[r]
-                for f in range(first, last):
-                    H[2 * (offsets[f] + bins[r, f])] += g
-        else:
-            for r in range(n):
-                c = w[r]
-                g = target[r] * c if c > 0.0 else 0.0
-                for f in range(first, last):
-                    H[3 * (offsets[f] + bins[r, f])] += g
+        add_root_sums(H, bins, offsets, target, w, n_act, feature_group(p, t, k))
