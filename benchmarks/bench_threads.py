@@ -22,8 +22,13 @@ The 1-minute load average is printed before each table and after it: a speed-up 
 when the load before is below 1.5 on this 2-core machine (a 2-thread measurement loads both
 cores itself, so the load after it is printed, not judged).
 
+With ``--kernels``, instead: the wall time of each of the hist engine's tree kernels on 10^6 x
+20 random bins (a node's histogram on half the rows, the root's histogram, the partition of all
+rows, the last level's labels of half the rows), serial and on 2 threads, median of ``--rounds``
+interleaved rounds: which parts of a tree the threads speed up, and which they do not.
+
 Usage: ``python benchmarks/bench_threads.py [--rounds 5] [--T 20] [--sizes 200000,1000000]
-[--engines exact,hist] [--write-docs]``
+[--engines exact,hist] [--write-docs]``, ``python benchmarks/bench_threads.py --kernels``
 """
 
 import argparse
@@ -35,6 +40,8 @@ from numba import njit, prange
 from shared import commit, load, machine, write_between_markers
 
 from proxboost import BoostingRegressor
+from proxboost.engines._hist import grower as hist_grower
+from proxboost.engines._hist import histogram as hist_histogram
 from proxboost.engines._threads import numba_threads, threading_layer
 from proxboost.experiments.datasets import load_dataset
 
@@ -125,6 +132,62 @@ def run_case(n, engine, T, rounds):
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
+def kernels(rounds, n=1_000_000):
+    """{kernel: (serial seconds, 2-thread seconds)} of the hist engine's tree kernels (median
+    over interleaved rounds) on n x 20 random bins with 255 bins per feature."""
+    rng = np.random.RandomState(0)
+    bins = rng.randint(0, 255, size=(n, D)).astype(np.uint8)
+    offsets = np.arange(D + 1) * 256
+    target = rng.normal(size=n)
+    every = np.arange(n, dtype=np.intp)
+    half = np.sort(rng.choice(n, n // 2, replace=False)).astype(np.intp)
+    H = np.zeros(2 * offsets[-1])
+    spare = np.empty(n, np.intp)
+    ids = np.empty(n, np.intp)
+    stats = hist_histogram.root_stats(bins, offsets, None, every, n)
+    h, g = hist_histogram, hist_grower
+    split = (3, 127, -1)
+    cases = {
+        "histogram of a node (5·10^5 rows)": (
+            lambda: h.build_hist(H, bins, offsets, target, None, half, 0, n // 2),
+            lambda: h.build_hist_par(H, bins, offsets, target, None, half, 0, n // 2, 2),
+        ),
+        "histogram of the root (10^6 rows)": (
+            lambda: h.build_root_sums(H, bins, offsets, target, None, every, n, stats),
+            lambda: h.build_root_sums_par(H, bins, offsets, target, None, every, n, stats, 2),
+        ),
+        "partition (10^6 rows)": (
+            lambda: g.partition(bins, target, None, every.copy(), spare, 0, n, *split),
+            lambda: g.partition_par(bins, target, None, every.copy(), spare, 0, n, split, 2),
+        ),
+        "last level's labels (5·10^5 rows)": (
+            lambda: g.label_last_level(bins, half, (0, n // 2), split, ids, 0),
+            lambda: g.label_last_level_par(bins, half, (0, n // 2), split, ids, 0, 2),
+        ),
+    }
+    times = {name: ([], []) for name in cases}
+    with numba_threads(2):
+        for pair in cases.values():  # warm-up: compilation
+            for run in pair:
+                run()
+        for _ in range(rounds):
+            for name, pair in cases.items():
+                for i, run in enumerate(pair):
+                    t0 = time.perf_counter()
+                    run()
+                    times[name][i].append(time.perf_counter() - t0)
+    return {name: tuple(float(np.median(v)) for v in pair) for name, pair in times.items()}
+
+
+def print_kernels(rounds):
+    print(f"hist tree kernels, 10^6 x {D} random bins, wall time, median of {rounds} rounds")
+    print(f"load before: {load():.2f}")
+    print("| kernel | serial | 2 threads | speed-up |\n|---|---|---|---|")
+    for name, (one, two) in kernels(rounds).items():
+        print(f"| {name} | {one * 1e3:.2f} ms | {two * 1e3:.2f} ms | {one / two:.2f}× |")
+    print(f"load after: {load():.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -132,7 +195,10 @@ def main():
     parser.add_argument("--sizes", default="200000,1000000")
     parser.add_argument("--engines", default="exact,hist")
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--kernels", action="store_true", help="the hist tree kernels alone")
     args = parser.parse_args()
+    if args.kernels:
+        return print_kernels(args.rounds)
     if args.T < 2 or args.rounds < 1:
         raise SystemExit("--T must be at least 2 and --rounds at least 1")
     sizes = [int(s) for s in args.sizes.split(",")]

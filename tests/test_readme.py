@@ -157,6 +157,10 @@ NOT_RUN = {
         "a timing benchmark that rewrites its table in docs/engines.md (minutes of fits on both "
         "cores; judged only on an idle machine)"
     ),
+    "python benchmarks/bench_threads.py --kernels": (
+        "a timing benchmark of the hist tree kernels on 10^6 rows, serial and on 2 threads "
+        "(judged only on an idle machine)"
+    ),
     "python benchmarks/bench_whole_fit.py --write-docs": (
         "a timing benchmark that rewrites its table in docs/engines.md (minutes of fits)"
     ),
