@@ -46,6 +46,8 @@ def _recomputed(row):
         k: row[k] for k in LOSS_PARAMETERS if not (isinstance(row[k], float) and math.isnan(row[k]))
     }
     params = {k: int(v) if k == "newton_steps" else float(v) for k, v in params.items()}
+    if isinstance(row.get("levels"), str):  # several quantile levels in one model: its tau list
+        params["tau"] = json.loads(row["levels"])
     loss = make_loss(stored["loss"]["name"], **params)
     boosting = row["algo"] in BOOSTING_ALGOS
     method = make_method(

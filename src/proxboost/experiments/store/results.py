@@ -614,6 +614,14 @@ def _identity_of_run(path: Path):
     return None
 
 
+def _override_value(value) -> str:
+    """A Hydra override's value: a list as ``[a,b,c]`` (no spaces, so that it stays one word of
+    the command line), anything else as ``str`` gives it."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(str(v) for v in value) + "]"
+    return str(value)
+
+
 def run_command(identity: dict, row_file) -> str:
     """The ``python run.py`` line that computes the run of ``identity`` into the folder of
     ``row_file`` (``<results_dir>/<grid>/<n>splits/T<T>/<dataset>/<loss>/<algo>/<engine>/<hash>/
@@ -628,7 +636,8 @@ def run_command(identity: dict, row_file) -> str:
         f"loss={loss['name']}",
         f"algo={method['algo']}",
     ]
-    args += [f"loss.{k}={v}" for k, v in sorted(loss.items()) if k != "name"]
+    # a list (several quantile levels) is written without spaces: one shell word, Hydra's list
+    args += [f"loss.{k}={_override_value(v)}" for k, v in sorted(loss.items()) if k != "name"]
     if method.get("engine", "none") != "none":
         args.append(f"engine={method['engine']}")
     tie_rule = method.get("options", {}).get("tie_rule")
