@@ -292,12 +292,16 @@ def test_compare_versions(store, capsys):
     assert list(partial.columns) == [
         "statement",
         "scope",
+        "protocol",
         "verdict_v2",
         "verdict_v3",
         "numbers_v2",
         "numbers_v3",
     ]
     assert len(partial) and (partial["verdict_v3"] == NOT_COMPUTED).any()
+    # one line per judged cell: a scope judged under two protocols is two cells, never paired
+    # across protocols
+    assert not partial.duplicated(["statement", "scope", "protocol"]).any()
     _write_run(store, "prox", 3, PROX_V3)
     _write_curve(store, 3, offset=50.0)
     complete = compare_versions(store, 2, 3)
@@ -306,8 +310,12 @@ def test_compare_versions(store, capsys):
     out = store / "compare.csv"
     claims_main(["--results", str(store), "--compare-versions", "2", "3", "--out", str(out)])
     printed = capsys.readouterr().out
-    assert "| statement | scope | verdict_v2 | verdict_v3 | numbers_v2 | numbers_v3 |" in printed
+    assert "| statement | scope | protocol | verdict_v2 | verdict_v3 | numbers_v2 |" in printed
     assert out.is_file()
+    claims_main(["--results", str(store), "--compare-versions", "2", "3", "--verdicts-only"])
+    printed = capsys.readouterr().out
+    changed = complete[complete["verdict_v2"] != complete["verdict_v3"]]
+    assert f"{len(changed)} differ in verdict" in printed
 
 
 @pytest.mark.slow
@@ -335,3 +343,33 @@ def test_the_remaining_cost_is_what_the_sources_took(tmp_path):
     _write_run(tmp_path, "prox", 3, PROX)
     assert versions.remaining_cost(tmp_path) == (0, 0.0, 0)
     assert versions.cost_line(tmp_path).startswith("nothing left to recompute")
+
+
+def test_a_scope_whose_protocol_text_changed_is_compared_as_one_cell():
+    """A synthetic experiment that gained a tie rule describes its protocol with more runs: its
+    cells are paired across the two versions (protocol shown old → new), while two protocols of
+    one version (exact and hist trees) stay two cells."""
+    from proxboost.experiments.claims.__main__ import _paired
+
+    def judged(rows):
+        return pd.DataFrame(rows, columns=["id", "scope", "protocol", "verdict", "numbers"])
+
+    old = judged(
+        [
+            ("7a", "all", "intro, 10 runs", "contradicted", "x"),
+            ("6a", "engel", "exact trees", "confirmed", "a"),
+            ("6a", "engel", "hist trees", "inconclusive", "b"),
+        ]
+    )
+    new = judged(
+        [
+            ("7a", "all", "intro, 15 runs", "confirmed", "y"),
+            ("6a", "engel", "exact trees", "confirmed", "a2"),
+            ("6a", "engel", "hist trees", "contradicted", "b2"),
+        ]
+    )
+    both = _paired(old, new).set_index(["id", "scope", "protocol"])
+    assert len(both) == 3
+    assert both.loc[("7a", "all", "intro, 10 runs → intro, 15 runs"), "verdict_b"] == "confirmed"
+    assert both.loc[("6a", "engel", "hist trees"), "verdict_a"] == "inconclusive"
+    assert both.loc[("6a", "engel", "hist trees"), "verdict_b"] == "contradicted"

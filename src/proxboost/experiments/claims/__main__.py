@@ -19,25 +19,62 @@ _DESCRIPTION = "Judge the paper's statements on the stored results and write cla
 #: What the comparison shows for a scope that has no stored result under a version.
 NOT_COMPUTED = "not yet computed"
 
-COMPARE_COLUMNS = ("statement", "scope", "verdict_a", "verdict_b", "numbers_a", "numbers_b")
+COMPARE_COLUMNS = (
+    "statement",
+    "scope",
+    "protocol",
+    "verdict_a",
+    "verdict_b",
+    "numbers_a",
+    "numbers_b",
+)
+#: What names one judged cell: a statement's scope is judged once per protocol (the engines'
+#: comparison judges the same scope on exact and on hist trees).
+CELL = ["id", "scope", "protocol"]
+
+
+def _paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """The cells of two judgements side by side (suffixes ``_a``, ``_b``), matched on statement,
+    scope and protocol; a scope whose protocol text changed between them (a synthetic
+    experiment that gained a tie rule: "10 runs" then "15 runs") and that is judged once on each
+    side is matched on statement and scope, its protocol shown as ``old → new``."""
+    both = a.merge(b, on=CELL, how="outer", suffixes=("_a", "_b"), validate="one_to_one")
+    only_a, only_b = both["verdict_b"].isna(), both["verdict_a"].isna()
+    key = ["id", "scope"]
+    once_a = both[only_a].drop_duplicates(key, keep=False)
+    once_b = both[only_b].drop_duplicates(key, keep=False)
+    moved = once_a[key + ["protocol", "verdict_a", "numbers_a"]].merge(
+        once_b[key + ["protocol", "verdict_b", "numbers_b"]], on=key, suffixes=("_a", "_b")
+    )
+    if moved.empty:
+        return both
+    moved["protocol"] = moved["protocol_a"] + " → " + moved["protocol_b"]
+    moved = moved.drop(columns=["protocol_a", "protocol_b"])
+    names = set(map(tuple, moved[key].to_numpy()))
+    single = (only_a | only_b) & both[key].apply(tuple, axis=1).isin(names)
+    return pd.concat([both[~single], moved[both.columns]], ignore_index=True)
 
 
 def compare_versions(results_dir, a: int, b: int) -> pd.DataFrame:
     """The claims judged on the stored results of numerics version ``a`` and, separately, of
-    version ``b`` (the same criteria); one row per (statement, scope) whose verdict or numbers
-    differ. A scope with no stored result under a version (absent from its judgement, or judged
-    on nothing) shows :data:`NOT_COMPUTED` instead of a verdict. Columns: ``statement, scope,
-    verdict_<a>, verdict_<b>, numbers_<a>, numbers_<b>``."""
+    version ``b`` (the same criteria); one row per (statement, scope, protocol) whose verdict or
+    numbers differ. A scope with no stored result under a version (absent from its judgement, or
+    judged on nothing) shows :data:`NOT_COMPUTED` instead of a verdict. Columns: ``statement,
+    scope, protocol, verdict_<a>, verdict_<b>, numbers_<a>, numbers_<b>``."""
     curves, real = load_curves(results_dir), load(results_dir)
     judged = []
     for v in (a, b):
-        c = judge(versions.select(curves, {v}), versions.select(real, {v}))
-        c = c[["id", "scope", "verdict", "numbers", "n_support"]].copy()
+        # the older version as it was reported: with the rows made before identities existed
+        # (version 0), read beside it until the newer version has their counterparts
+        read = {v, versions.LEGACY_VERSION} if v == min(a, b) else {v}
+        c = judge(versions.select(curves, read), versions.select(real, read))
+        c = c[[*CELL, "verdict", "numbers", "n_support"]].copy()
+        c["protocol"] = c["protocol"].fillna("")
         empty = pd.to_numeric(c["n_support"], errors="coerce").fillna(0) <= 0
         c.loc[empty, "verdict"] = NOT_COMPUTED
         c.loc[empty, "numbers"] = ""
         judged.append(c.drop(columns="n_support"))
-    both = judged[0].merge(judged[1], on=["id", "scope"], how="outer", suffixes=("_a", "_b"))
+    both = _paired(*judged)
     for side in ("a", "b"):
         missing = both[f"verdict_{side}"].isna()
         both.loc[missing, f"verdict_{side}"] = NOT_COMPUTED
@@ -47,7 +84,8 @@ def compare_versions(results_dir, a: int, b: int) -> pd.DataFrame:
     out.columns = [c.replace("_a", f"_v{a}").replace("_b", f"_v{b}") for c in COMPARE_COLUMNS]
     order = {sid: k for k, sid in enumerate(judged[0]["id"].drop_duplicates())}
     out = out.assign(_o=out["statement"].map(order).fillna(len(order)))
-    return out.sort_values(["_o", "statement", "scope"], kind="stable").drop(columns="_o")
+    keys = ["_o", "statement", "scope", "protocol"]
+    return out.sort_values(keys, kind="stable").drop(columns="_o")
 
 
 def _markdown(df: pd.DataFrame) -> list[str]:
@@ -73,11 +111,21 @@ def main(argv=None):
         help="judge numerics versions A and B separately and print (and write to --out, if"
         " given) the verdicts and numbers that differ",
     )
+    p.add_argument(
+        "--verdicts-only",
+        action="store_true",
+        help="with --compare-versions: only the cells whose verdict differs",
+    )
     args = p.parse_args(argv)
+    if args.verdicts_only and not args.compare_versions:
+        p.error("--verdicts-only goes with --compare-versions A B")
     if args.compare_versions:
         a, b = args.compare_versions
         diff = compare_versions(args.results, a, b)
-        print(f"claims judged on numerics version {a} and on version {b}: {len(diff)} differ")
+        what = "differ"
+        if args.verdicts_only:
+            diff, what = diff[diff[f"verdict_v{a}"] != diff[f"verdict_v{b}"]], "differ in verdict"
+        print(f"claims judged on numerics version {a} and on version {b}: {len(diff)} {what}")
         if len(diff):
             print("\n".join(_markdown(diff)))
         if args.out:
