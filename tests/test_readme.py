@@ -135,6 +135,9 @@ NOT_RUN = {
         "judges every claim twice on the whole store (minutes); tests/test_versions.py runs it on "
         "small results folders of both versions"
     ),
+    "python -m proxboost.claims --compare-versions 2 3 --verdicts-only": (
+        "the same, verdict changes only; tests/test_versions.py runs it on small results folders"
+    ),
     "python benchmarks/bench_quantile_levels.py --write-docs": (
         "a timing benchmark that rewrites its table in docs/quantiles.md (minutes of fits)"
     ),
