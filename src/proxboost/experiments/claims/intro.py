@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from proxboost.experiments.claims.criteria import Curve
+from proxboost.experiments.claims.criteria import CONFIRMED, Curve
 from proxboost.experiments.claims.curveset import with_noise_column
 from proxboost.experiments.claims.synthetic import (
     judge_intro_gradient_plateaus,
@@ -76,3 +76,38 @@ def intro_grid(curves: pd.DataFrame) -> pd.DataFrame:
             )
             out.append(row)
     return pd.DataFrame(out)
+
+
+#: The level at which the paper reads G's plateau in its introduction (l. 307: 1.2·10⁻¹).
+PAPER_PLATEAU_LEVEL = 0.12
+
+
+def plateau_context(curves: pd.DataFrame) -> str:
+    """What produces G's plateau, from the introduction's sensitivity grid (not a verdict): per
+    learning rate and tie rule, the runs of G whose 7a is confirmed (a G curve does not depend on
+    λ: each (ν, σ, tie rule, seed) counts once) with their median C_G(T), and the setting whose
+    median C_G(T) over seeds lies nearest the paper's level. Empty without a grid of several ν."""
+    grid = intro_grid(curves)
+    if grid.empty or grid["learning_rate"].nunique() < 2:
+        return ""
+    g = grid.drop_duplicates(["learning_rate", "noise_std", "tie_rule", "seed"])
+    parts = []
+    for nu, at_nu in sorted(g.groupby("learning_rate"), key=lambda item: -item[0]):
+        rules = []
+        for rule, r in at_nu.groupby("tie_rule", sort=True):
+            flat = r[r["7a"] == CONFIRMED]
+            level = f" at {flat['G_end'].median():.3g}" if len(flat) else ""
+            rules.append(f"{rule} {len(flat)}/{len(r)}{level}")
+        parts.append(f"ν = {nu:g}: " + ", ".join(rules))
+    keys = ["learning_rate", "noise_std", "tie_rule"]
+    medians = g.groupby(keys, dropna=False)["G_end"].median()
+    nearest = int((medians - PAPER_PLATEAU_LEVEL).abs().to_numpy().argmin())
+    (nu, sigma, rule), near = medians.index[nearest], medians.iloc[nearest]
+    sigma_text = "" if pd.isna(sigma) else f", σ = {sigma:g}"
+    return (
+        "Where G plateaus in the introduction's sensitivity grid (runs of G whose 7a is confirmed,"
+        " with their median C_G(T)): "
+        + "; ".join(parts)
+        + f". Nearest the paper's level {PAPER_PLATEAU_LEVEL:g}: ν = {nu:g}{sigma_text}, {rule}"
+        f" rule, median C_G(T) {near:.4g}."
+    )

@@ -335,6 +335,15 @@ def judge_real(sid, units) -> list[dict]:
     return rows
 
 
+def _with_context(statement, rows: list[dict], curves) -> list[dict]:
+    """The rows of a synthetic statement, the ``all`` row's numbers ending with the statement's
+    context sentence (:attr:`Statement.context`) when it has one and the curves give one."""
+    text = statement.context(curves) if statement.context and curves is not None else ""
+    if text:
+        rows[0] = {**rows[0], "numbers": f"{rows[0]['numbers'].rstrip('.')}. {text}"}
+    return rows
+
+
 def judge(
     curves: pd.DataFrame | None, real: pd.DataFrame | None, sha: str | None = None
 ) -> pd.DataFrame:
@@ -346,7 +355,10 @@ def judge(
     rows = []
     for sid, statement in STATEMENTS.items():
         real_world = statement.experiment == REAL_WORLD
-        rows += judge_real(sid, units) if real_world else judge_synthetic(sid, cs)
+        if real_world:
+            rows += judge_real(sid, units)
+        else:
+            rows += _with_context(statement, judge_synthetic(sid, cs), curves)
     df = pd.DataFrame(rows)
     # the registry's notes cite lines of the paper's LaTeX source, which a reader of the
     # published paper cannot use: claims.csv says their sections

@@ -21,6 +21,7 @@ from proxboost.experiments.claims.criteria import (
     reading,
     seed_share_rule,
 )
+from proxboost.experiments.claims.intro import plateau_context
 from proxboost.experiments.store.naming import PAPER_CLASSIFICATION_LOSSES, PAPER_REGRESSION_LOSSES
 
 __all__ = ["FAMILIES", "REAL_WORLD", "STATEMENTS", "Statement", "families"]
@@ -44,6 +45,10 @@ class Statement:
     reported side by side; the first is the headline (the ``all`` row and the cell rows): the scope
     the criteria fixed before the rows they judge were computed (docs/claims.md, scopes). Empty when
     the sentence leaves no scope open.
+
+    ``context``: for a synthetic statement, a function of the stored curves giving a sentence that
+    ends the ``all`` row's numbers: what produces the behaviour the statement speaks of, from
+    other stored experiments (not judged; None for none).
     """
 
     id: str
@@ -55,6 +60,7 @@ class Statement:
     aggregation: Callable | None
     family: str
     readings: tuple[Reading, ...] = ()
+    context: Callable | None = None
 
     @property
     def headline(self) -> Reading:
@@ -69,11 +75,31 @@ _CONV, _STEP, _REAL, _INTRO = "Convergence", "Proximal step", "Real world", "Int
 FAMILIES = (_CONV, _STEP, _REAL, _INTRO)
 
 
-def _s(sid, text, line, experiment, losses, judge, family, aggregation=aggregate_runs, readings=()):
+def _s(
+    sid,
+    text,
+    line,
+    experiment,
+    losses,
+    judge,
+    family,
+    aggregation=aggregate_runs,
+    readings=(),
+    context=None,
+):
     if experiment == REAL_WORLD:
         aggregation = None
     return Statement(
-        sid, text, line, experiment, tuple(losses), judge, aggregation, family, tuple(readings)
+        sid,
+        text,
+        line,
+        experiment,
+        tuple(losses),
+        judge,
+        aggregation,
+        family,
+        tuple(readings),
+        context,
     )
 
 
@@ -424,6 +450,7 @@ _REGISTRY = (
         ("lad",),
         sy.judge_intro_gradient_plateaus,
         _INTRO,
+        context=plateau_context,
     ),
     _s(
         "7b",
