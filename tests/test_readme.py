@@ -135,6 +135,10 @@ NOT_RUN = {
         "judges every claim twice on the whole store (minutes); tests/test_versions.py runs it on "
         "small results folders of both versions"
     ),
+    "python -m proxboost.quantile_measurements --results results --write-docs": (
+        "rewrites its tables in docs/quantiles.md from the stored rows (seconds);"
+        " tests/test_quantile_measurements.py runs it on small results folders"
+    ),
     "python -m proxboost.claims --compare-versions 2 3 --verdicts-only": (
         "the same, verdict changes only; tests/test_versions.py runs it on small results folders"
     ),

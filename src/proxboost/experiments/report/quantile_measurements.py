@@ -1,0 +1,369 @@
+"""The quantile measurements (docs/quantiles.md, "Measurements") from their stored rows.
+
+Three questions, each answered from the rows of a named experiment on the paper protocol
+(``paper/20splits/T1000``, ``exact`` trees, midpoint tie rule, the six regression datasets):
+
+- **the price of several levels** (``+experiment=quantile_levels``): per algorithm, dataset and
+  level τ_k of the model of levels 0.05 / 0.5 / 0.95, the ratio of its test pinball loss at τ_k
+  (``test_loss_levels[k]``) to the separate single-level run's at τ_k on the same split; the
+  cell's median over the splits; the median of the 6 × 3 cells' medians (target ≤ 1.01); and
+  the fit time of the one model over the three separate ones (``fit_seconds + refit_seconds``
+  summed over the splits all four have; target ≤ 0.6);
+- **the intervals** (``+experiment=quantile_intervals``, the same runs): per algorithm and
+  dataset, the mean coverage of the 90 % interval of the outer levels over the splits, before and
+  after conformal calibration, with its standard error SE, against the interval the calibration
+  guarantees widened by 2·SE, [1 − α − 2·SE, ⌈(n_cal + 1)(1 − α)⌉/(n_cal + 1) + 2·SE];
+- **the scale-free step** (``+experiment=step_auto``): per dataset and loss (lad, pinball), the
+  paired difference of test losses of ``prox`` with ``step="auto"`` on 15 grid points
+  (``paper_auto/20splits/T1000``) minus ``prox`` on the paper's 90 (``paper/...``): median Δ,
+  wins and losses over the splits, the two-sided Wilcoxon p. ``auto`` may become the default
+  only if every one of the 12 cells has median Δ ≤ 0 or p ≥ 0.05.
+
+    python -m proxboost.quantile_measurements --results results [--write-docs]
+
+Nothing here fits a model or invents a number: a cell without rows says so, and a question
+whose cells are not all stored says "pending".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from proxboost.experiments.claims.analysis import wilcoxon_p
+from proxboost.experiments.plan import versions
+from proxboost.experiments.report.benchmark import guarantee
+from proxboost.experiments.store.naming import REGRESSION_DATASETS
+
+__all__ = [
+    "ALGOS",
+    "DATASETS",
+    "LEVELS",
+    "coverage_table",
+    "markdown",
+    "price_summary",
+    "price_table",
+    "step_auto_decision",
+    "step_auto_table",
+]
+
+DATASETS = tuple(sorted(REGRESSION_DATASETS))
+ALGOS = ("gradient", "prox")
+LEVELS = (0.05, 0.5, 0.95)
+MULTI_LOSS = "pinball-tau" + "-".join(f"{t:g}" for t in LEVELS)
+PAPER = "paper/20splits/T1000"
+AUTO = "paper_auto/20splits/T1000"
+STEP_AUTO_LOSSES = ("lad", "pinball")
+PRICE_TARGET = 1.01
+TIME_TARGET = 0.6
+SIGNIFICANCE = 0.05
+
+#: Where ``--write-docs`` writes the tables in docs/quantiles.md.
+DOCS_FILE = Path("docs") / "quantiles.md"
+BEGIN, END = "<!-- quantile-measurements -->", "<!-- /quantile-measurements -->"
+
+
+def _paper_rows(rows: pd.DataFrame, protocol: str = PAPER) -> pd.DataFrame:
+    """The rows of one protocol on exact trees under the midpoint rule (the paper's settings)."""
+    if rows.empty:
+        return rows
+    keep = (rows["protocol"] == protocol) & (rows["engine"] == "exact")
+    if "tie_rule" in rows:
+        keep &= rows["tie_rule"].fillna("midpoint") == "midpoint"
+    return rows[keep & rows["dataset"].isin(DATASETS)]
+
+
+def _seconds(r: pd.DataFrame) -> pd.Series:
+    return r["fit_seconds"].astype(float) + r["refit_seconds"].fillna(0.0).astype(float)
+
+
+def _by_split(r: pd.DataFrame, column) -> pd.Series:
+    return r.drop_duplicates("split").set_index("split")[column] if len(r) else pd.Series()
+
+
+# -- the price of several levels --------------------------------------------------------------
+def price_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per (algo, dataset, level): ``n`` splits paired, ``median_ratio`` of the model of
+    several levels' test loss at the level over the separate run's, and per (algo, dataset) the
+    ``time_ratio`` of the one model's fit and refit seconds over the three separate runs' on the
+    splits all four have (repeated on the dataset's lines). NaN where a run is missing."""
+    r = _paper_rows(rows)
+    lines = []
+    for algo in ALGOS:
+        for dataset in DATASETS:
+            d = r[(r["algo"] == algo) & (r["dataset"] == dataset)]
+            multi = d[d["loss"] == MULTI_LOSS]
+            per_level = (
+                _by_split(multi, "test_loss_levels").map(json.loads)
+                if len(multi)
+                else pd.Series(dtype=object)
+            )
+            separate = {t: d[d["loss"] == f"pinball-tau{t:g}"] for t in LEVELS}
+            common = set(per_level.index)
+            for t in LEVELS:
+                common &= set(separate[t]["split"])
+            time_ratio = math.nan
+            if common:
+                s = sorted(common)
+                own = _by_split(multi.assign(_s=_seconds(multi)), "_s")[s].sum()
+                three = sum(
+                    _by_split(separate[t].assign(_s=_seconds(separate[t])), "_s")[s].sum()
+                    for t in LEVELS
+                )
+                time_ratio = own / three if three > 0 else math.nan
+            for k, t in enumerate(LEVELS):
+                alone = _by_split(separate[t], "test_loss").astype(float)
+                splits = sorted(set(per_level.index) & set(alone.index))
+                ratios = [per_level[s][k] / alone[s] for s in splits if alone[s] > 0]
+                lines.append(
+                    dict(
+                        algo=algo,
+                        dataset=dataset,
+                        level=t,
+                        n=len(ratios),
+                        median_ratio=float(np.median(ratios)) if ratios else math.nan,
+                        time_ratio=time_ratio,
+                    )
+                )
+    return pd.DataFrame(
+        lines, columns=["algo", "dataset", "level", "n", "median_ratio", "time_ratio"]
+    )
+
+
+def price_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per algo: the cells stored (of 6 × 3), the median of their median ratios, the median of
+    the datasets' time ratios, and whether each meets its target ("pending" until every cell
+    is stored)."""
+    lines = []
+    for algo in ALGOS:
+        t = table[(table["algo"] == algo) & (table["n"] > 0)]
+        cells = len(t)
+        total = len(DATASETS) * len(LEVELS)
+        ratio = float(t["median_ratio"].median()) if cells else math.nan
+        times = t.drop_duplicates("dataset")["time_ratio"].dropna()
+        time = float(times.median()) if len(times) else math.nan
+
+        def verdict(value, target, complete):
+            if not complete:
+                return "pending"
+            return "met" if value <= target else "missed"
+
+        lines.append(
+            dict(
+                algo=algo,
+                cells=cells,
+                of=total,
+                median_ratio=ratio,
+                ratio_target=verdict(ratio, PRICE_TARGET, cells == total),
+                time_ratio=time,
+                time_target=verdict(time, TIME_TARGET, len(times) == len(DATASETS)),
+            )
+        )
+    return pd.DataFrame(lines)
+
+
+# -- the intervals ------------------------------------------------------------------------------
+def _mean_se(values) -> tuple[float, float]:
+    v = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(float)
+    if v.size == 0:
+        return math.nan, math.nan
+    se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+    return float(v.mean()), se
+
+
+def coverage_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per (algo, dataset) of the model of several levels: ``n`` splits, the mean
+    coverage and width before and after calibration (coverage with its SE over the splits), the
+    mean crossing shares, the guarantee widened by 2·SE (``low``, ``high``) and ``within``
+    (the calibrated mean coverage inside it)."""
+    r = _paper_rows(rows)
+    r = r[r["loss"] == MULTI_LOSS]
+    lines = []
+    for algo in ALGOS:
+        for dataset in DATASETS:
+            g = r[(r["algo"] == algo) & (r["dataset"] == dataset)].drop_duplicates("split")
+            line = dict(algo=algo, dataset=dataset, n=len(g))
+            for kind in ("raw", "calibrated"):
+                mean, se = _mean_se(g.get(f"coverage_{kind}", []))
+                line |= {f"coverage_{kind}": mean, f"coverage_{kind}_se": se}
+                line[f"width_{kind}"] = _mean_se(g.get(f"width_{kind}", []))[0]
+                line[f"crossing_{kind}"] = _mean_se(g.get(f"crossing_{kind}", []))[0]
+            ends = [
+                guarantee(float(n), float(v))
+                for n, v in zip(g.get("n_calibration", []), g.get("interval_nominal", []))
+            ]
+            ends = [e for e in ends if not math.isnan(e[0])]
+            se = line["coverage_calibrated_se"]
+            if ends and not math.isnan(se):
+                low = min(e[0] for e in ends) - 2 * se
+                high = max(e[1] for e in ends) + 2 * se
+                within = bool(low <= line["coverage_calibrated"] <= high)
+            else:
+                low = high = math.nan
+                within = None
+            line |= dict(low=low, high=high, within=within)
+            lines.append(line)
+    return pd.DataFrame(lines)
+
+
+# -- the scale-free step ------------------------------------------------------------------------
+def _prox_losses(r: pd.DataFrame, dataset: str, loss: str) -> pd.Series:
+    """The test losses of ``prox`` on a (dataset, loss), by split."""
+    c = r[(r["algo"] == "prox") & (r["dataset"] == dataset) & (r["loss"] == loss)]
+    return _by_split(c, "test_loss").astype(float)
+
+
+def step_auto_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per (dataset, loss): ``n`` paired splits, the ``median_delta`` of test losses
+    (auto on 15 points − the 90-point grid; negative: auto lower), ``wins`` / ``losses`` of
+    auto, the Wilcoxon ``p`` and ``ok`` (median Δ ≤ 0 or p ≥ 0.05; None without pairs)."""
+    auto = _paper_rows(rows, AUTO)
+    grid = _paper_rows(rows, PAPER)
+    lines = []
+    for dataset in DATASETS:
+        for loss in STEP_AUTO_LOSSES:
+            a, g = (_prox_losses(r, dataset, loss) for r in (auto, grid))
+            splits = sorted(set(a.index) & set(g.index))
+            d = np.array([a[s] - g[s] for s in splits], dtype=float)
+            median = float(np.median(d)) if d.size else math.nan
+            p = wilcoxon_p(d) if d.size else math.nan
+            ok = None if not d.size else bool(median <= 0 or p >= SIGNIFICANCE)
+            lines.append(
+                dict(
+                    dataset=dataset,
+                    loss=loss,
+                    n=int(d.size),
+                    median_delta=median,
+                    relative=median / float(np.median(g[splits])) if d.size else math.nan,
+                    wins=int((d < 0).sum()),
+                    losses=int((d > 0).sum()),
+                    p=p,
+                    ok=ok,
+                )
+            )
+    return pd.DataFrame(lines)
+
+
+def step_auto_decision(table: pd.DataFrame) -> str:
+    """The rule's answer in one sentence: pending until all 12 cells are stored."""
+    stored = table[table["n"] > 0]
+    total = len(DATASETS) * len(STEP_AUTO_LOSSES)
+    if len(stored) < total:
+        return f"pending: {len(stored)} of {total} (dataset, loss) cells stored"
+    bad = stored[~stored["ok"].astype(bool)]
+    if bad.empty:
+        return (
+            f"every one of the {total} cells has median Δ ≤ 0 or p ≥ {SIGNIFICANCE:g}:"
+            ' `step="auto"` qualifies as the default'
+        )
+    names = ", ".join(f"{r.dataset}/{r.loss}" for r in bad.itertuples())
+    return (
+        f"{len(bad)} of {total} cells have auto significantly worse (median Δ > 0, p <"
+        f" {SIGNIFICANCE:g}: {names}): the default step stays as it is"
+    )
+
+
+# -- the page -----------------------------------------------------------------------------------
+def _f(value, digits=4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:.{digits}g}"
+
+
+def markdown(rows: pd.DataFrame) -> str:
+    """The three measurements' tables and verdicts as Markdown."""
+    price, cover, step = price_table(rows), coverage_table(rows), step_auto_table(rows)
+    out = [
+        "Computed by `python -m proxboost.quantile_measurements` from the stored rows"
+        f" ({PAPER}, exact trees, midpoint rule); a cell without rows shows —.",
+        "",
+        "**Several levels, the price** (model of levels 0.05 / 0.5 / 0.95 against three"
+        " single-level runs; median over the splits of the per-split ratio of test pinball"
+        " losses at each level; fit time: fit + refit seconds, one model over the three):",
+        "",
+        "| algo | dataset | splits | ratio τ = 0.05 | ratio τ = 0.5 | ratio τ = 0.95 |"
+        " time ratio |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (algo, dataset), g in price.groupby(["algo", "dataset"], sort=False):
+        ratios = " | ".join(_f(v) for v in g["median_ratio"])
+        out.append(
+            f"| {algo} | {dataset} | {int(g['n'].max())} | {ratios} |"
+            f" {_f(g['time_ratio'].iloc[0], 3)} |"
+        )
+    out += ["", "| algo | cells stored | median of the cells' ratios | target ≤ 1.01 |"
+            " median time ratio | target ≤ 0.6 |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for s in price_summary(price).itertuples():
+        out.append(
+            f"| {s.algo} | {s.cells} of {s.of} | {_f(s.median_ratio)} | {s.ratio_target} |"
+            f" {_f(s.time_ratio, 3)} | {s.time_target} |"
+        )
+    out += [
+        "",
+        "**Intervals** (90 %, levels 0.05 and 0.95 of the same models; mean over the splits,"
+        " ± its standard error; the guarantee widened by 2·SE):",
+        "",
+        "| algo | dataset | splits | coverage before | coverage after | guarantee ± 2·SE |"
+        " within | width before | width after | crossing rows |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cover.itertuples():
+        within = "—" if c.within is None else ("yes" if c.within else "**no**")
+        out.append(
+            f"| {c.algo} | {c.dataset} | {c.n} |"
+            f" {_f(c.coverage_raw, 3)} ± {_f(c.coverage_raw_se, 2)} |"
+            f" {_f(c.coverage_calibrated, 3)} ± {_f(c.coverage_calibrated_se, 2)} |"
+            f" [{_f(c.low, 3)}, {_f(c.high, 3)}] | {within} | {_f(c.width_raw)} |"
+            f" {_f(c.width_calibrated)} | {_f(c.crossing_raw, 2)} |"
+        )
+    out += [
+        "",
+        '**Scale-free step** (`prox`, `step="auto"` on 15 grid points against the 90-point grid;'
+        " Δ = auto − grid per split, negative: auto lower; two-sided Wilcoxon p over the splits):",
+        "",
+        "| dataset | loss | splits | median Δ | median Δ / grid's median | auto lower / higher |"
+        " p |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in step.itertuples():
+        out.append(
+            f"| {r.dataset} | {r.loss} | {r.n} | {_f(r.median_delta, 3)} |"
+            f" {_f(100 * r.relative, 3)} % | {r.wins} / {r.losses} | {_f(r.p, 2)} |"
+        )
+    out += ["", f"Decision on the default step: {step_auto_decision(step)}.", ""]
+    return "\n".join(out)
+
+
+def write_docs(text: str, path: Path = DOCS_FILE) -> Path:
+    """Replace the block between :data:`BEGIN` and :data:`END` of ``path`` by ``text``."""
+    page = path.read_text()
+    if BEGIN not in page or END not in page:
+        raise SystemExit(f"{path}: no {BEGIN} … {END} block to write into")
+    head, rest = page.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+    return path
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="python -m proxboost.quantile_measurements",
+        description="The quantile measurements' tables from the stored rows.",
+    )
+    p.add_argument("--results", default="results", help="results directory (default: results)")
+    p.add_argument("--write-docs", action="store_true", help=f"write them into {DOCS_FILE}")
+    args = p.parse_args(argv)
+    read = versions.read_versions(args.results)
+    text = markdown(versions.load(args.results, versions=read))
+    print(text)
+    if args.write_docs:
+        print(f"wrote {write_docs(text)}")
+
+
+if __name__ == "__main__":
+    main()
