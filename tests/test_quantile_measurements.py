@@ -60,6 +60,16 @@ def test_the_price_is_the_per_level_ratio_on_paired_splits_and_the_time_over_thr
     assert cell["n"].tolist() == [5, 5, 5]  # the splits both have
     assert np.allclose(cell["median_ratio"], [1.1, 1.0, 0.9])
     assert np.allclose(cell["time_ratio"], 1.8 / 3.0)
+
+
+def test_the_time_ratio_is_a_median_over_splits_not_spoilt_by_a_first_split_that_compiled():
+    rows = _levels_rows()
+    for r in rows:
+        if r["split"] == 0 and r["loss"] == "pinball-tau0.05" and r["tie_rule"] == "midpoint":
+            r["fit_seconds"] = 300.0  # a fresh worker's first fit, compiling the loop
+    table = qm.price_table(pd.DataFrame(rows))
+    cell = table[(table["algo"] == "prox") & (table["dataset"] == "engel")]
+    assert np.allclose(cell["time_ratio"], 1.8 / 3.0)
     assert table[table["dataset"] != "engel"]["n"].eq(0).all()
     summary = qm.price_summary(table).set_index("algo")
     assert summary.loc["prox", "cells"] == 3 and summary.loc["prox", "ratio_target"] == "pending"
