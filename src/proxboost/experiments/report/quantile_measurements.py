@@ -283,7 +283,8 @@ def markdown(rows: pd.DataFrame) -> str:
     """The three measurements' tables and verdicts as Markdown."""
     price, cover, step = price_table(rows), coverage_table(rows), step_auto_table(rows)
     out = [
-        "Computed by `python -m proxboost.quantile_measurements` from the stored rows"
+        "Computed by `python -m proxboost.quantile_measurements --results results --write-docs`"
+        " from the stored rows"
         f" ({PAPER}, exact trees, midpoint rule); a cell without rows shows —.",
         "",
         "**Several levels, the price** (model of levels 0.05 / 0.5 / 0.95 against three"
