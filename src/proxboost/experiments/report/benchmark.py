@@ -158,7 +158,13 @@ def interval_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """The benchmark's interval rows (loss :data:`INTERVAL_LOSS`) of a results table, as
     :func:`benchmark_rows` gives its rows, with every column of :data:`INTERVAL_COLUMNS` as
     floats (NaN where a row does not record it: older rows have no crossing columns)."""
-    out = _select(rows, (INTERVAL_LOSS,))
+    return with_interval_columns(_select(rows, (INTERVAL_LOSS,)))
+
+
+def with_interval_columns(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with every column of :data:`INTERVAL_COLUMNS` as floats (NaN where a row does not
+    record it)."""
+    out = rows.copy()
     for column in INTERVAL_COLUMNS:
         values = out[column] if column in out else pd.Series(np.nan, index=out.index)
         out[column] = pd.to_numeric(values, errors="coerce").astype(float)

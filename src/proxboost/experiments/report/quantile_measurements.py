@@ -38,7 +38,7 @@ import pandas as pd
 
 from proxboost.experiments.claims.analysis import wilcoxon_p
 from proxboost.experiments.plan import versions
-from proxboost.experiments.report.benchmark import guarantee
+from proxboost.experiments.report.benchmark import interval_table, with_interval_columns
 from proxboost.experiments.store.naming import REGRESSION_DATASETS
 
 __all__ = [
@@ -172,47 +172,27 @@ def price_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- the intervals ------------------------------------------------------------------------------
-def _mean_se(values) -> tuple[float, float]:
-    v = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(float)
-    if v.size == 0:
-        return math.nan, math.nan
-    se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
-    return float(v.mean()), se
-
-
 def coverage_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """One line per (algo, dataset) of the model of several levels: ``n`` splits, the mean
-    coverage and width before and after calibration (coverage with its SE over the splits), the
-    mean crossing shares, the guarantee widened by 2·SE (``low``, ``high``) and ``within``
-    (the calibrated mean coverage inside it)."""
+    """One line per (algo, dataset) of the model of several levels: the quantile benchmark's
+    interval table (:func:`~proxboost.experiments.report.benchmark.interval_table`: ``n``
+    splits, mean coverage before and after calibration with its SE over the splits, widths,
+    crossing shares, the guarantee's ends), ``n`` = 0 where nothing is stored, and the guarantee
+    widened by 2·SE (``low``, ``high``) with ``within`` (the calibrated mean coverage inside it;
+    None where it cannot be judged)."""
     r = _paper_rows(rows)
-    r = r[r["loss"] == MULTI_LOSS]
-    lines = []
-    for algo in ALGOS:
-        for dataset in DATASETS:
-            g = r[(r["algo"] == algo) & (r["dataset"] == dataset)].drop_duplicates("split")
-            line = dict(algo=algo, dataset=dataset, n=len(g))
-            for kind in ("raw", "calibrated"):
-                mean, se = _mean_se(g.get(f"coverage_{kind}", []))
-                line |= {f"coverage_{kind}": mean, f"coverage_{kind}_se": se}
-                line[f"width_{kind}"] = _mean_se(g.get(f"width_{kind}", []))[0]
-                line[f"crossing_{kind}"] = _mean_se(g.get(f"crossing_{kind}", []))[0]
-            ends = [
-                guarantee(float(n), float(v))
-                for n, v in zip(g.get("n_calibration", []), g.get("interval_nominal", []))
-            ]
-            ends = [e for e in ends if not math.isnan(e[0])]
-            se = line["coverage_calibrated_se"]
-            if ends and not math.isnan(se):
-                low = min(e[0] for e in ends) - 2 * se
-                high = max(e[1] for e in ends) + 2 * se
-                within = bool(low <= line["coverage_calibrated"] <= high)
-            else:
-                low = high = math.nan
-                within = None
-            line |= dict(low=low, high=high, within=within)
-            lines.append(line)
-    return pd.DataFrame(lines)
+    r = r[r["loss"] == MULTI_LOSS].drop_duplicates(["algo", "dataset", "split"])
+    table = interval_table(with_interval_columns(r).assign(reading=MULTI_LOSS), MULTI_LOSS)
+    cells = pd.MultiIndex.from_product([ALGOS, DATASETS], names=["algo", "dataset"])
+    table = table.set_index(["algo", "dataset"]).reindex(cells).reset_index()
+    table["n"] = table["n"].fillna(0).astype(int)
+    two_se = 2 * table["coverage_calibrated_se"]
+    table["low"] = table["guarantee_low"] - two_se
+    table["high"] = table["guarantee_high"] + two_se
+    table["within"] = [
+        None if math.isnan(low) or math.isnan(high) else bool(low <= c <= high)
+        for c, low, high in zip(table["coverage_calibrated"], table["low"], table["high"])
+    ]
+    return table
 
 
 # -- the scale-free step ------------------------------------------------------------------------

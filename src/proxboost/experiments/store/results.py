@@ -647,10 +647,9 @@ def run_command(identity: dict, row_file) -> str:
     args.append(f"grid={grid_name}")
     if custom:  # the folder of a custom grid is named by its values: give them all
         for key, values in sorted(identity.get("grid", {}).items()):
-            shown = ",".join(str(v) for v in values)
             # the forests' axes sit with their algo's option (conf/algo/), the others in the grid's
             node = "algo.grid" if key in ALGO_GRID_AXES else "grid"
-            args.append(f"'++{node}.{key}=[{shown}]'")
+            args.append(f"'++{node}.{key}={_override_value(values)}'")
     args += [
         f"dataset.params.{k}={v}" for k, v in sorted(identity["dataset"].get("params", {}).items())
     ]
