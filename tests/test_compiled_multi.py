@@ -187,7 +187,8 @@ def test_the_gap_budget_gives_numpy_the_python_loops_blas_operands():
     """The first t rows of a preallocated C-contiguous array are the operand ``np.asarray``
     makes of the Python loop's list of rows: the same BLAS product, bit for bit, at every t and
     K (long sums of mixed magnitudes, where an order of additions shows), and the compiled
-    loop's objmode call gives ``GapBudget.next_min_steps`` exactly."""
+    loop's compiled budget (its products by NumPy's BLAS call) gives
+    ``GapBudget.next_min_steps`` exactly."""
     rng = np.random.default_rng(0)
     for K in (1, 2, 3, 5):
         T = 300
@@ -218,9 +219,9 @@ def test_the_gap_budget_gives_numpy_the_python_loops_blas_operands():
             assert np.array_equal(levels.max_abs[t], budget.max_abs[-1])
 
 
-def test_numba_caches_the_loop_with_its_objmode_blocks(monkeypatch):
-    """numba saves the compiled loop of several levels (which holds ``objmode`` blocks) to its
-    cache, as every other kernel: only the first fit after an install compiles it."""
+def test_numba_caches_the_loop_with_its_blas_calls(monkeypatch):
+    """numba saves the compiled loop of several levels (which calls NumPy's BLAS by symbol name)
+    to its cache, as every other kernel: only the first fit after an install compiles it."""
     X, y, _, _, _ = _data(False, 0)
     _fit(False, monkeypatch, X, y, None, tau=LEVELS[2], n_estimators=3)
     for kernel in (_compiled_multi._run_exact, _compiled_multi._gap_bounds):

@@ -1,6 +1,5 @@
 """The boosting loop of a model of several quantile levels compiled (numba): every iteration of
-``tau=[...]`` (:class:`proxboost.losses.MultiQuantile`) without Python, but for one NumPy call
-per tree for the gap budget.
+``tau=[...]`` (:class:`proxboost.losses.MultiQuantile`) without Python.
 
 :meth:`proxboost._fit_loop.BoostingLoop._boost` runs a model of several levels here when
 :func:`applies` (the single-level loop's conditions, :mod:`proxboost._compiled_loop`, with one
@@ -15,26 +14,28 @@ so trees, leaf values, curves, early stopping and predictions are bit-identical
   ``MultiQuantile.tree_target``); its leaf values are the K levels' own line searches, then
   pooling adjacent violators (``_multi_quantile._ordered_leaves``) in the leaves whose values
   break the gap budget's bounds, as ``MultiQuantile.line_search`` does;
-* the gap budget runs in NumPy through ``numba.objmode`` (``_multi_quantile.gap_bounds`` and
-  ``tree_gaps``, the functions of the Python loop's ``GapBudget``): its ``w @ G`` is a BLAS
-  matrix-vector product, whose order of additions is BLAS's and cannot be reproduced by compiled
-  code. The per-tree rows live in preallocated C-contiguous (T, K - 1) and (T, K) arrays, and
-  NumPy gets their first t rows: the operands ``np.asarray`` makes of the Python loop's lists of
-  rows (same shape, layout and values), hence the same BLAS call and the same result;
+* the gap budget (``_multi_quantile.gap_bounds`` and ``tree_gaps``, the functions of the Python
+  loop's ``GapBudget``) runs compiled: its ``w @ G`` is a BLAS matrix-vector product, whose order
+  of additions is BLAS's and cannot be reproduced by writing the loop, so the loop calls the BLAS
+  function NumPy calls, with NumPy's arguments (:mod:`proxboost._blas`). The per-tree rows live
+  in preallocated C-contiguous (T, K - 1) and (T, K) arrays, whose first t rows are the operands
+  ``np.asarray`` makes of the Python loop's lists of rows (same shape, layout and values), hence
+  the same BLAS call and the same result;
 * a recorded loss is one value per level; early stopping reads their sum (``np.sum``'s pairwise
   order, as ``_fit_loop._total``).
 
-numba caches functions holding ``objmode`` blocks (numba >= 0.51; a second process loads this
-loop from the cache), so it compiles once per install as the single-level loop does.
+numba caches the loop (the BLAS functions are called by symbol name), so it compiles once per
+install as the single-level loop does.
 ``PROXBOOST_COMPILED_LOOP=0`` (``_compiled_loop.FORCE_PYTHON``) runs the Python loop instead.
 """
 
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, objmode
+from numba import njit
 
 from proxboost import _compiled_loop
+from proxboost._blas import vecmat
 from proxboost._compiled_loop import (
     _EMPTY,
     _NODE_DTYPES,
@@ -59,8 +60,8 @@ from proxboost._compiled_loop import (
     pairwise_sum,
 )
 from proxboost._leafops import AUTHORS, RULE_CODES
-from proxboost._multi_quantile import _ordered_leaves, gap_bounds, tree_gaps
-from proxboost._nesterov import model_weights
+from proxboost._multi_quantile import ROUNDING_MARGIN, _ordered_leaves
+from proxboost._nesterov import _model_weights
 from proxboost._row_passes import _next
 from proxboost.engines import exact, hist
 from proxboost.engines._threads import requested_threads
@@ -73,34 +74,39 @@ Levels = namedtuple("Levels", ["taus", "d0", "abs0", "min_steps", "max_abs"])
 
 
 # ---------------------------------------------------------------------------------------------
-# The gap budget: NumPy itself, from the compiled loop
+# The gap budget: gap_bounds and tree_gaps compiled, their products by NumPy's BLAS call
 # ---------------------------------------------------------------------------------------------
-def _bounds_in_numpy(d0, abs0, min_steps, max_abs, t, alphas):
-    """``GapBudget.next_min_steps(model_weights(alphas[: t + 1]))`` of the trees 0..t-1."""
-    return gap_bounds(d0, abs0, min_steps[:t], max_abs[:t], model_weights(alphas[: t + 1]))
+_EPS = float(np.finfo(float).eps)
 
 
-def _gaps_in_numpy(min_steps, max_abs, t, c):
-    """``GapBudget.add(c)`` of tree t, into row t of the preallocated arrays."""
-    min_steps[t], max_abs[t] = tree_gaps(c)
-
-
-# (no nogil: objmode takes the GIL back, and numba warns of nogil on such a function)
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gap_bounds(levels, t, alphas):
-    """Lower bounds on tree t's shrunk c[:, k] - c[:, k - 1], computed by NumPy."""
-    d0, abs0, min_steps, max_abs = levels.d0, levels.abs0, levels.min_steps, levels.max_abs
-    with objmode(bounds="float64[::1]"):
-        bounds = np.ascontiguousarray(_bounds_in_numpy(d0, abs0, min_steps, max_abs, t, alphas))
-    return bounds
+    """``GapBudget.next_min_steps(model_weights(alphas[: t + 1]))`` of the trees 0..t-1:
+    ``_multi_quantile.gap_bounds``'s operations in its order, its two ``w @ G`` products by the
+    BLAS call NumPy makes (``_blas.vecmat``)."""
+    d0, abs0 = levels.d0, levels.abs0
+    if t:
+        weights = _model_weights(alphas[: t + 1])
+        w = weights[1 : t + 1]
+        steps, mags = np.empty(d0.shape[0]), np.empty(abs0.shape[0])
+        vecmat(w, levels.min_steps, t, steps)
+        vecmat(w, levels.max_abs, t, mags)
+        gaps, scale = d0 + steps, abs0 + mags
+    else:
+        gaps, scale = d0, abs0
+    margin = ROUNDING_MARGIN * _EPS * (t + 2) * (scale[1:] + scale[:-1])
+    return -(gaps - margin)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _record_gaps(levels, t, c):
-    """Tree t's rows of the gap budget, computed by NumPy."""
-    min_steps, max_abs = levels.min_steps, levels.max_abs
-    with objmode():
-        _gaps_in_numpy(min_steps, max_abs, t, c)
+    """Tree t's rows of the gap budget (``_multi_quantile.tree_gaps`` of its shrunk leaf values
+    c, shape (n_leaves, K)): exact operations (differences, minima, maxima, absolute values)."""
+    K = c.shape[1]
+    for k in range(K - 1):
+        levels.min_steps[t, k] = np.min(c[:, k + 1] - c[:, k])
+    for k in range(K):
+        levels.max_abs[t, k] = np.max(np.abs(c[:, k]))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -166,9 +166,9 @@ def gap_bounds(d0, abs0, min_steps, max_abs, weights) -> np.ndarray:
     ``min_steps`` and ``max_abs`` hold one row per earlier tree (lists of rows, or the first t
     rows of preallocated C-contiguous arrays: ``np.asarray`` gives the same (t, K - 1) and
     (t, K) operands, hence the same BLAS products), ``weights`` the model weights w_0..w_t.
-    Shared by the Python loop and, through ``objmode``, the compiled one
-    (:mod:`proxboost._compiled_multi`): a BLAS product's order of additions is BLAS's, which
-    compiled code cannot reproduce, so both call NumPy here."""
+    The Python loop's; the compiled one (:mod:`proxboost._compiled_multi`) performs the same
+    operations, its two products by the BLAS function NumPy calls here (:mod:`proxboost._blas`):
+    a BLAS product's order of additions is BLAS's, which a written loop cannot reproduce."""
     t = len(min_steps)
     w = np.asarray(weights[1 : t + 1], dtype=float)
     if t:
