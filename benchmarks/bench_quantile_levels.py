@@ -8,7 +8,22 @@ per-round ratio joint / separate (< 1: the joint model is cheaper). With ``--wri
 writes the table, the date, the load and the commit into ``docs/quantiles.md`` between the
 ``bench-quantile-levels`` markers.
 
-Usage: ``python benchmarks/bench_quantile_levels.py [--rounds 3] [--T 100] [--write-docs]``.
+With ``--protocol``, instead: the paper protocol's cost of one split on the six regression
+datasets (split 0, the paper grid: 15 configurations for ``gradient``, 90 for ``prox``, T_max =
+1000, the validation quarter as eval set, then the refit on training + validation of the
+configuration and T the validation chose), for the model of three levels (selected on the sum
+of its three validation losses) and for each single level (selected on its own). Configuration
+by configuration the joint fit and the three single-level fits run one after the other, so a
+change of load touches both sides alike; times are this process's CPU time
+(``time.process_time``: every fit runs on one thread). Printed per dataset and algorithm: the
+two sums and their ratio (the target: at most 0.6), with the load before and after; the
+stored rows' own ratio (their wall times, at the load of the run that computed them) is in
+docs/quantiles.md's measurements. ``--datasets`` and ``--algos`` choose a part;
+``--write-docs`` writes the table between the ``bench-quantile-protocol`` markers.
+
+Usage: ``python benchmarks/bench_quantile_levels.py [--rounds 3] [--T 100] [--write-docs]``,
+``PROXBOOST_DATA_MIRROR=... python benchmarks/bench_quantile_levels.py --protocol
+[--datasets engel,...] [--algos gradient,prox] [--write-docs]``.
 The machine may be shared: the load average is printed (and written) with the results.
 """
 
@@ -19,9 +34,14 @@ import subprocess
 import time
 
 import numpy as np
-from shared import write_between_markers
+from shared import commit as short_commit
+from shared import load, machine, write_between_markers
 
 from proxboost import BoostingRegressor
+from proxboost.experiments.datasets import load_dataset
+from proxboost.experiments.plan.methods import make_method
+from proxboost.experiments.plan.protocol import select, split_indices
+from proxboost.losses import make_loss
 
 LEVELS = [0.05, 0.5, 0.95]
 CASES = [  # (n, algo, engine)
@@ -58,12 +78,100 @@ def measure(n, algo, engine, rounds, T):
     return float(np.median(joint)), float(np.median(separate)), float(np.median(ratios))
 
 
+REGRESSION = ("engel", "sniffer", "crabs", "bostonhousing", "redwine", "whitewine")
+#: the paper grid (conf/grid/paper.yaml), step for the proximal algorithm only
+DEPTHS, RATES, STEPS = (1, 3, 5), (0.05, 0.1, 0.3, 0.5, 1.0), (0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
+T_MAX = 1000
+
+
+def _grid(algo):
+    steps = STEPS if algo == "prox" else (None,)
+    return [
+        {"max_depth": d, "learning_rate": r, **({"step": s} if s is not None else {})}
+        for d in DEPTHS
+        for r in RATES
+        for s in steps
+    ]
+
+
+def _cpu(call, *args):
+    start = time.process_time()
+    out = call(*args)
+    return time.process_time() - start, out
+
+
+def protocol_split(dataset, algo):
+    """(CPU seconds of the joint model's split, of the three single levels' splits)."""
+    X, y, _ = load_dataset(dataset, download=False)
+    tr, va, _ = split_indices(len(y), 0)
+    train, valid = (X[tr], y[tr]), (X[va], y[va])
+    methods = [make_method(algo, make_loss("pinball", tau=LEVELS))] + [
+        make_method(algo, make_loss("pinball", tau=t)) for t in LEVELS
+    ]
+    seconds = np.zeros(len(methods))
+    curves = [[] for _ in methods]
+    for params in _grid(algo):
+        for i, m in enumerate(methods):
+            spent, (values, _) = _cpu(m.validation_curve, params, train, valid, T_MAX, 0)
+            seconds[i] += spent
+            curves[i].append(values)
+    both = (np.concatenate([X[tr], X[va]]), np.concatenate([y[tr], y[va]]))
+    grid = _grid(algo)
+    for i, m in enumerate(methods):
+        g, t = select(np.asarray(curves[i]))
+        seconds[i] += _cpu(m.refit_predict, grid[g], t + 1, both, X[:5], 0)[0]
+    return float(seconds[0]), float(seconds[1:].sum())
+
+
+def protocol(datasets, algos, write_docs):
+    X, y = data(200)
+    for algo in algos:  # compile every kernel the fits will use
+        for tau in (LEVELS, LEVELS[0]):
+            BoostingRegressor(loss="pinball", tau=tau, algo=algo, n_estimators=2).fit(X, y)
+    lines = [
+        f"Measured {datetime.date.today()} at commit {short_commit()} ({machine()}); split 0 of"
+        " the paper protocol, CPU time of the validation curves of every configuration and the"
+        " refit (`python benchmarks/bench_quantile_levels.py --protocol --write-docs`, with the"
+        " data mirror):",
+        "",
+        "| dataset | algo | configurations | one model of 3 levels | 3 separate levels | ratio"
+        " | load before → after |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    print("\n".join(lines), flush=True)
+    ratios = {a: [] for a in algos}
+    for dataset in datasets:
+        for algo in algos:
+            before = load()
+            joint, separate = protocol_split(dataset, algo)
+            ratios[algo].append(joint / separate)
+            lines.append(
+                f"| {dataset} | `{algo}` | {len(_grid(algo))} | {joint:.1f} s | {separate:.1f} s"
+                f" | {joint / separate:.2f} | {before:.2f} → {load():.2f} |"
+            )
+            print(lines[-1], flush=True)
+    lines += [
+        "",
+        "Median ratio over the datasets: "
+        + "; ".join(f"`{a}` {np.median(r):.2f}" for a, r in ratios.items())
+        + " (target: at most 0.6).",
+    ]
+    print(lines[-1])
+    if write_docs:
+        write_between_markers("quantiles.md", "bench-quantile-protocol", "\n".join(lines))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--T", type=int, default=100)
+    parser.add_argument("--protocol", action="store_true")
+    parser.add_argument("--datasets", default=",".join(REGRESSION))
+    parser.add_argument("--algos", default="gradient,prox")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
+    if args.protocol:
+        return protocol(args.datasets.split(","), args.algos.split(","), args.write_docs)
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()

@@ -142,6 +142,10 @@ NOT_RUN = {
     "python -m proxboost.claims --compare-versions 2 3 --verdicts-only": (
         "the same, verdict changes only; tests/test_versions.py runs it on small results folders"
     ),
+    "python benchmarks/bench_quantile_levels.py --protocol --write-docs": (
+        "a timing benchmark of minutes on the six regression datasets that rewrites its table in "
+        "docs/quantiles.md (judged only on an idle machine)"
+    ),
     "python benchmarks/bench_quantile_levels.py --write-docs": (
         "a timing benchmark that rewrites its table in docs/quantiles.md (minutes of fits)"
     ),
@@ -160,6 +164,10 @@ NOT_RUN = {
         "a benchmark of several minutes against another checkout (a placeholder)"
     ),
     "python benchmarks/tie_rules.py": "a benchmark of several minutes",
+    "python benchmarks/bench_threads.py --draws 4 --write-docs": (
+        "a timing benchmark that rewrites its table in docs/engines.md (four draws of minutes of "
+        "fits on both cores; judged only on an idle machine)"
+    ),
     "python benchmarks/bench_threads.py --write-docs": (
         "a timing benchmark that rewrites its table in docs/engines.md (minutes of fits on both "
         "cores; judged only on an idle machine)"
