@@ -258,8 +258,11 @@ def main():
         )
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = args.engines.split(",")
-    command = "python benchmarks/bench_threads.py" + (
-        f" --draws {args.draws} --write-docs" if args.draws > 1 else " --write-docs"
+    command = (
+        "python benchmarks/bench_threads.py"
+        + (f" --rounds {args.rounds}" if args.rounds != 5 else "")
+        + (f" --draws {args.draws}" if args.draws > 1 else "")
+        + " --write-docs"
     )
     lines = [
         f"Measured {datetime.date.today()} at commit {commit()} ({machine()}); lad/prox, depth"

@@ -19,17 +19,30 @@ and multiplies:
 seconds (``--sample-seconds``); the whole run takes about 10-15 minutes of one core.
 An unavailable dataset (``advertisements`` here) is timed on random data of its shape.
 
+With ``--base <checkout>`` (a checkout of an earlier revision, e.g. ``git worktree add ../base
+<commit>``; its ``src/proxboost`` is imported as ``proxboost_base``, as ``bench_weights.py``
+does), the ``exact`` engine's CPU-hours of this revision against the base's instead, both in
+this process: dataset by dataset, the two revisions one after the other (the order alternating
+between datasets), each after unmeasured 2-iteration fits of the sampled settings (compiled code
+loaded or compiled outside the timing); the table gives both and the ratio this / base per
+dataset, over the six regression datasets and over the eight obtainable ones
+(``advertisements``, timed on random data, is left out).
+
 Usage: ``python benchmarks/protocol_cost.py [--datasets engel,crabs] [--engines
-exact,hist,sklearn]``
+exact,hist,sklearn]``, ``python benchmarks/protocol_cost.py --base ../base [--write-docs]``
 """
 
 import argparse
+import datetime
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
 
-from proxboost import BoostingClassifier, BoostingRegressor
+import proxboost
+from proxboost import BoostingRegressor
 from proxboost.experiments.datasets import dataset_info, is_available, load_dataset
 
 DATASETS = [
@@ -59,10 +72,14 @@ def _data(name):
     return X, y, info.task, "random data of its shape"
 
 
-def _fit_cpu(X, y, task, depth, engine, T):
+def _fit_cpu(X, y, task, depth, engine, T, package=None):
+    """CPU seconds of one sampled fit (``package``: the proxboost to fit with; None: this one)."""
     n = len(y) // 2
+    classes = package or proxboost
     Est, loss = (
-        (BoostingClassifier, "hinge") if task == "classification" else (BoostingRegressor, "lad")
+        (classes.BoostingClassifier, "hinge")
+        if task == "classification"
+        else (classes.BoostingRegressor, "lad")
     )
     est = Est(
         loss=loss,
@@ -78,15 +95,72 @@ def _fit_cpu(X, y, task, depth, engine, T):
     return time.process_time() - t0
 
 
-def fit_seconds(X, y, task, depth, engine, sample_seconds):
+def fit_seconds(X, y, task, depth, engine, sample_seconds, package=None):
     """Seconds of one T_max fit, extrapolated from a sampled fit (see the module docstring)."""
-    t1 = _fit_cpu(X, y, task, depth, engine, 1)
-    t5 = _fit_cpu(X, y, task, depth, engine, 5)
+    t1 = _fit_cpu(X, y, task, depth, engine, 1, package)
+    t5 = _fit_cpu(X, y, task, depth, engine, 5, package)
     per_iter = max(t5 - t1, 1e-9) / 4
     T = int(min(T_MAX, max(5, sample_seconds / per_iter)))
     if T > 5:
-        per_iter = max(_fit_cpu(X, y, task, depth, engine, T) - t1, 1e-9) / (T - 1)
+        per_iter = max(_fit_cpu(X, y, task, depth, engine, T, package) - t1, 1e-9) / (T - 1)
     return max(t1 - per_iter, 0.0) + T_MAX * per_iter, T
+
+
+REGRESSION = ("whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer")
+OBTAINABLE = REGRESSION + ("adult", "spam")
+
+
+def _warm(package, X, y, task):
+    """Compile, or load from numba's cache, what the sampled fits of ``package`` will run."""
+    for depth in (1, 3, 5):
+        _fit_cpu(X, y, task, depth, "exact", 2, package)
+
+
+def against_base(base, write_docs):
+    """This revision's CPU-hours against ``base``'s, dataset by dataset (module docstring)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_weights import import_base
+    from shared import commit, load, machine, write_between_markers
+
+    other = import_base(base)
+    base_commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=base
+    ).stdout.strip()
+    lines = [
+        f"Measured {datetime.date.today()} at commit {commit()} against {base_commit}"
+        f" ({machine()}); the exact engine's CPU-hours of the paper protocol (this script's"
+        " sampling), both revisions in one process, dataset by dataset, the order alternating"
+        " (`python benchmarks/protocol_cost.py --base <checkout> --write-docs`):",
+        "",
+        "| dataset | base CPU-h | this CPU-h | this / base | load before → after |",
+        "|---|---|---|---|---|",
+    ]
+    print("\n".join(lines), flush=True)
+    hours = {}
+    for i, dataset in enumerate(OBTAINABLE):
+        X, y, task, _ = _data(dataset)
+        before = load()
+        sides = (proxboost, other) if i % 2 else (other, proxboost)
+        measured = {}
+        for package in sides:
+            _warm(package, X, y, task)
+            seconds = [fit_seconds(X, y, task, d, "exact", 4.0, package)[0] for d in (1, 3, 5)]
+            measured[package] = N_LOSSES[task] * N_SPLITS * FITS_PER_DEPTH * sum(seconds) / 3600
+        hours[dataset] = b, t = measured[other], measured[proxboost]
+        lines.append(
+            f"| {dataset} | {b:.3f} | {t:.3f} | {t / b:.2f} | {before:.2f} → {load():.2f} |"
+        )
+        print(lines[-1], flush=True)
+    for name, group, target in (
+        ("six regression datasets", REGRESSION, 0.4),
+        ("eight obtainable datasets", OBTAINABLE, 0.6),
+    ):
+        b = sum(hours[d][0] for d in group)
+        t = sum(hours[d][1] for d in group)
+        lines.append(f"| **{name}** | {b:.2f} | {t:.2f} | **{t / b:.2f}** (target ≤ {target}) | |")
+        print(lines[-1], flush=True)
+    if write_docs:
+        write_between_markers("engines.md", "protocol-cost", "\n".join(lines))
 
 
 def main():
@@ -96,7 +170,11 @@ def main():
     parser.add_argument(
         "--sample-seconds", type=float, default=4.0, help="target length of a sampled fit"
     )
+    parser.add_argument("--base", help="a checkout of an earlier revision (its own .venv)")
+    parser.add_argument("--write-docs", action="store_true", help="with --base: into engines.md")
     args = parser.parse_args()
+    if args.base:
+        return against_base(os.path.abspath(args.base), args.write_docs)
     engines = args.engines.split(",")
     warm = np.random.default_rng(0).normal(size=(50, 3))
     for engine in engines:  # compile / warm up once

@@ -164,7 +164,10 @@ NOT_RUN = {
         "a benchmark of several minutes against another checkout (a placeholder)"
     ),
     "python benchmarks/tie_rules.py": "a benchmark of several minutes",
-    "python benchmarks/bench_threads.py --draws 4 --write-docs": (
+    "python benchmarks/protocol_cost.py --base <checkout>": (
+        "a pattern (<checkout>): minutes of fits in two checkouts, judged on an idle machine"
+    ),
+    "python benchmarks/bench_threads.py --rounds 3 --draws 4 --write-docs": (
         "a timing benchmark that rewrites its table in docs/engines.md (four draws of minutes of "
         "fits on both cores; judged only on an idle machine)"
     ),
