@@ -164,6 +164,9 @@ NOT_RUN = {
         "a benchmark of several minutes against another checkout (a placeholder)"
     ),
     "python benchmarks/tie_rules.py": "a benchmark of several minutes",
+    "python benchmarks/protocol_cost.py --base <checkout> --write-docs": (
+        "a pattern (<checkout>), generated: the line above, writing its table into engines.md"
+    ),
     "python benchmarks/protocol_cost.py --base <checkout>": (
         "a pattern (<checkout>): minutes of fits in two checkouts, judged on an idle machine"
     ),
