@@ -77,7 +77,7 @@ benchmark: private export PROXBOOST_DEADLINE = $(DEADLINE)
 benchmark: private export PROXBOOST_RESUME = $(if $(BUDGET),make benchmark BUDGET=$(BUDGET),)
 benchmark: $(STAMP)
 	@+PY=$(PY) DRY_RUN=$(DRY_RUN) bash experiments/benchmark.sh
-	$(PY) -m proxboost.benchmark_report --results results --out results/quantile_benchmark.md --figure figures/quantile_benchmark_ranks.png
+	$(PY) -m proxboost.benchmark_report --results results --out results/quantile_benchmark.md --figure figures/quantile_benchmark_ranks.png --write-docs
 
 # Every real dataset's files (data and description) into data/; exit 1 if one with a verified
 # source could not be obtained.

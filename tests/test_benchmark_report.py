@@ -283,6 +283,29 @@ def test_the_command_reads_a_results_folder(tmp_path):
     assert out.read_text() == status + "\n" + text and fig.stat().st_size > 0
 
 
+def test_write_docs_puts_the_tables_and_the_figure_into_the_pages_block(tmp_path, monkeypatch):
+    from proxboost.experiments.report import benchmark
+
+    results = tmp_path / "results"
+    rows = _rows(np.random.default_rng(12), ["a", "b"], methods=FOUR[:3], n_splits=3)
+    for r in rows.drop(columns=["reading", "n_splits"]).to_dict("records"):
+        write_row(results, {**r, "engine": "none", "identity": _identity(set())(r["dataset"])})
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
+    page.write_text("# head\n<!-- benchmark-results -->\nold\n<!-- /benchmark-results -->\nend\n")
+    monkeypatch.setattr(benchmark, "DOCS_FILE", page)
+    out, fig = tmp_path / "b.md", tmp_path / "figures" / "ranks.png"
+    fig.parent.mkdir()
+    argv = ["--results", str(results), "--out", str(out), "--figure", str(fig), "--write-docs"]
+    assert 0 == main(argv)
+    written = page.read_text()
+    assert written.startswith("# head\n<!-- benchmark-results -->\nWritten by `python -m")
+    assert out.read_text().rstrip() in written and "old" not in written
+    assert "](../figures/ranks.png)" in written and written.endswith(
+        "<!-- /benchmark-results -->\nend\n"
+    )
+
+
 # -- intervals ---------------------------------------------------------------------------------
 INTERVAL_METHODS = ("prox", "lightgbm", "catboost", "quantile_forest")
 

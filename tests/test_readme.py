@@ -227,6 +227,11 @@ NOT_RUN = {
         "the quantile benchmark in pieces (hours); the budget's Makefile lines are checked by "
         "tests/test_budget.py"
     ),
+    "python -m proxboost.benchmark_report --results results --out results/quantile_benchmark.md"
+    " --figure figures/quantile_benchmark_ranks.png --write-docs": (
+        "what `make benchmark` runs after its sweep (checked by make -n); its main is run on fake "
+        "rows by tests/test_benchmark_report.py"
+    ),
     "python -m proxboost.benchmark_report --results results --out <page> --figure <png>": (
         "a pattern (<page>, <png>); tests/test_benchmark_report.py runs its main on fake rows"
     ),

@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import warnings
 from pathlib import Path
 
@@ -51,6 +52,7 @@ from proxboost.conformal import conformal_rank, exact_level
 from proxboost.experiments.claims.analysis import holm, wilcoxon_p
 from proxboost.experiments.plan import versions
 from proxboost.experiments.plan.protocol import DEFAULT_FRACTIONS, split_sizes
+from proxboost.experiments.report.docs_block import write_block
 
 __all__ = [
     "LOSSES",
@@ -721,11 +723,30 @@ def rank_figure(rows: pd.DataFrame, path) -> Path:
     return path
 
 
+#: The page whose results section ``--write-docs`` fills, and its block's marker
+DOCS_FILE, DOCS_MARKER = Path("docs") / "quantile_benchmark.md", "benchmark-results"
+
+
+def docs_text(text: str, figure: str) -> str:
+    """The page's block: the tables of ``--out`` and the rank figure, linked from docs/."""
+    link = Path(os.path.relpath(Path(figure).resolve(), DOCS_FILE.parent.resolve())).as_posix()
+    return (
+        "Written by `python -m proxboost.benchmark_report --results results --out"
+        " results/quantile_benchmark.md --figure figures/quantile_benchmark_ranks.png"
+        " --write-docs` (what `make benchmark` runs after its sweep) from the stored rows.\n\n"
+        + text.rstrip()
+        + f"\n\n![Average ranks with Nemenyi's critical difference]({link})"
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", default="results", help="folder of the stored rows")
     parser.add_argument("--out", required=True, help="markdown file of the tables")
     parser.add_argument("--figure", required=True, help="png of the average ranks")
+    parser.add_argument(
+        "--write-docs", action="store_true", help=f"also into {DOCS_FILE}'s results section"
+    )
     args = parser.parse_args(argv)
     loaded = versions.load(args.results)  # one numerics version
     rows, intervals = benchmark_rows(loaded), interval_rows(loaded)
@@ -734,6 +755,8 @@ def main(argv=None) -> int:
     Path(args.out).write_text(text, encoding="utf-8")
     rank_figure(rows, args.figure)
     print(f"{args.out}, {args.figure}: {len(rows)} benchmark rows, {len(intervals)} interval rows")
+    if args.write_docs:
+        print(f"wrote {write_block(DOCS_FILE, DOCS_MARKER, docs_text(text, args.figure))}")
     return 0
 
 

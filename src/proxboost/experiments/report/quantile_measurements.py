@@ -39,6 +39,7 @@ import pandas as pd
 from proxboost.experiments.claims.analysis import wilcoxon_p
 from proxboost.experiments.plan import versions
 from proxboost.experiments.report.benchmark import interval_table, with_interval_columns
+from proxboost.experiments.report.docs_block import write_block
 from proxboost.experiments.store.naming import REGRESSION_DATASETS
 
 __all__ = [
@@ -66,7 +67,8 @@ SIGNIFICANCE = 0.05
 
 #: Where ``--write-docs`` writes the tables in docs/quantiles.md.
 DOCS_FILE = Path("docs") / "quantiles.md"
-BEGIN, END = "<!-- quantile-measurements -->", "<!-- /quantile-measurements -->"
+MARKER = "quantile-measurements"
+BEGIN, END = f"<!-- {MARKER} -->", f"<!-- /{MARKER} -->"
 
 
 def _paper_rows(rows: pd.DataFrame, protocol: str = PAPER) -> pd.DataFrame:
@@ -327,13 +329,7 @@ def markdown(rows: pd.DataFrame) -> str:
 
 def write_docs(text: str, path: Path = DOCS_FILE) -> Path:
     """Replace the block between :data:`BEGIN` and :data:`END` of ``path`` by ``text``."""
-    page = path.read_text()
-    if BEGIN not in page or END not in page:
-        raise SystemExit(f"{path}: no {BEGIN} … {END} block to write into")
-    head, rest = page.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
-    return path
+    return write_block(path, MARKER, text)
 
 
 def main(argv=None):
