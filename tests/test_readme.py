@@ -244,6 +244,9 @@ NOT_RUN = {
         " in test_experiment_scripts_print_make_results"
     ),
     "python benchmarks/bench_engines.py --sections memory": "a benchmark of several minutes",
+    "python benchmarks/bench_engines.py --sections synthetic": (
+        "a timing benchmark of a minute, judged only on an idle machine"
+    ),
     "python run.py -m hydra/launcher=slurm hydra.launcher.partition=<p> …": (
         "a pattern (…), not a command"
     ),
