@@ -29,18 +29,19 @@ The machine may be shared: the load average is printed (and written) with the re
 
 import argparse
 import datetime
-import os
-import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
+import yaml
 from shared import commit as short_commit
 from shared import load, machine, write_between_markers
 
 from proxboost import BoostingRegressor
 from proxboost.experiments.datasets import load_dataset
 from proxboost.experiments.plan.methods import make_method
-from proxboost.experiments.plan.protocol import select, split_indices
+from proxboost.experiments.plan.protocol import expand_grid, select, split_indices
+from proxboost.experiments.store.naming import REGRESSION_DATASETS
 from proxboost.losses import make_loss
 
 LEVELS = [0.05, 0.5, 0.95]
@@ -78,20 +79,13 @@ def measure(n, algo, engine, rounds, T):
     return float(np.median(joint)), float(np.median(separate)), float(np.median(ratios))
 
 
-REGRESSION = ("engel", "sniffer", "crabs", "bostonhousing", "redwine", "whitewine")
-#: the paper grid (conf/grid/paper.yaml), step for the proximal algorithm only
-DEPTHS, RATES, STEPS = (1, 3, 5), (0.05, 0.1, 0.3, 0.5, 1.0), (0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
+#: the paper's grid, expanded on each method's axes as the protocol expands it
+PAPER_GRID = Path(__file__).resolve().parents[1] / "conf" / "grid" / "paper.yaml"
 T_MAX = 1000
 
 
-def _grid(algo):
-    steps = STEPS if algo == "prox" else (None,)
-    return [
-        {"max_depth": d, "learning_rate": r, **({"step": s} if s is not None else {})}
-        for d in DEPTHS
-        for r in RATES
-        for s in steps
-    ]
+def _grid(method):
+    return expand_grid(yaml.safe_load(PAPER_GRID.read_text()), method.grid_axes)
 
 
 def _cpu(call, *args):
@@ -108,19 +102,19 @@ def protocol_split(dataset, algo):
     methods = [make_method(algo, make_loss("pinball", tau=LEVELS))] + [
         make_method(algo, make_loss("pinball", tau=t)) for t in LEVELS
     ]
+    grid = _grid(methods[0])
     seconds = np.zeros(len(methods))
     curves = [[] for _ in methods]
-    for params in _grid(algo):
+    for params in grid:
         for i, m in enumerate(methods):
             spent, (values, _) = _cpu(m.validation_curve, params, train, valid, T_MAX, 0)
             seconds[i] += spent
             curves[i].append(values)
     both = (np.concatenate([X[tr], X[va]]), np.concatenate([y[tr], y[va]]))
-    grid = _grid(algo)
     for i, m in enumerate(methods):
         g, t = select(np.asarray(curves[i]))
         seconds[i] += _cpu(m.refit_predict, grid[g], t + 1, both, X[:5], 0)[0]
-    return float(seconds[0]), float(seconds[1:].sum())
+    return float(seconds[0]), float(seconds[1:].sum()), len(grid)
 
 
 def protocol(datasets, algos, write_docs):
@@ -143,10 +137,10 @@ def protocol(datasets, algos, write_docs):
     for dataset in datasets:
         for algo in algos:
             before = load()
-            joint, separate = protocol_split(dataset, algo)
+            joint, separate, n_grid = protocol_split(dataset, algo)
             ratios[algo].append(joint / separate)
             lines.append(
-                f"| {dataset} | `{algo}` | {len(_grid(algo))} | {joint:.1f} s | {separate:.1f} s"
+                f"| {dataset} | `{algo}` | {n_grid} | {joint:.1f} s | {separate:.1f} s"
                 f" | {joint / separate:.2f} | {before:.2f} → {load():.2f} |"
             )
             print(lines[-1], flush=True)
@@ -166,16 +160,14 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--T", type=int, default=100)
     parser.add_argument("--protocol", action="store_true")
-    parser.add_argument("--datasets", default=",".join(REGRESSION))
+    parser.add_argument("--datasets", default=",".join(REGRESSION_DATASETS))
     parser.add_argument("--algos", default="gradient,prox")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     if args.protocol:
         return protocol(args.datasets.split(","), args.algos.split(","), args.write_docs)
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    load_before = os.getloadavg()[0]
+    commit = short_commit()
+    load_before = load()
     rows = []
     for n, algo, engine in CASES:
         joint, separate, ratio = measure(n, algo, engine, args.rounds, args.T)
@@ -183,7 +175,7 @@ def main():
             f"| {n} | `{algo}` | `{engine}` | {joint:.2f} s | {separate:.2f} s | {ratio:.2f} |"
         )
         print(rows[-1], flush=True)
-    load_after = os.getloadavg()[0]
+    load_after = load()
     stamp = datetime.date.today().isoformat()
     text = (
         f"Measured {stamp} at commit {commit}, load average {load_before:.1f} before and "

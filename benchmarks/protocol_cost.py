@@ -36,14 +36,16 @@ import argparse
 import datetime
 import os
 import subprocess
-import sys
 import time
 
 import numpy as np
+from bench_weights import import_base
+from shared import commit, load, machine, write_between_markers
 
 import proxboost
 from proxboost import BoostingRegressor
 from proxboost.experiments.datasets import dataset_info, is_available, load_dataset
+from proxboost.experiments.store.naming import REGRESSION_DATASETS
 
 DATASETS = [
     "whitewine",
@@ -106,7 +108,7 @@ def fit_seconds(X, y, task, depth, engine, sample_seconds, package=None):
     return max(t1 - per_iter, 0.0) + T_MAX * per_iter, T
 
 
-REGRESSION = ("whitewine", "redwine", "bostonhousing", "crabs", "engel", "sniffer")
+REGRESSION = REGRESSION_DATASETS
 OBTAINABLE = REGRESSION + ("adult", "spam")
 
 
@@ -118,10 +120,6 @@ def _warm(package, X, y, task):
 
 def against_base(base, write_docs):
     """This revision's CPU-hours against ``base``'s, dataset by dataset (module docstring)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from bench_weights import import_base
-    from shared import commit, load, machine, write_between_markers
-
     other = import_base(base)
     base_commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=base
@@ -170,7 +168,7 @@ def main():
     parser.add_argument(
         "--sample-seconds", type=float, default=4.0, help="target length of a sampled fit"
     )
-    parser.add_argument("--base", help="a checkout of an earlier revision (its own .venv)")
+    parser.add_argument("--base", help="a checkout of an earlier revision (imported from its src/)")
     parser.add_argument("--write-docs", action="store_true", help="with --base: into engines.md")
     args = parser.parse_args()
     if args.base:

@@ -7,8 +7,10 @@ folder (not part of the package)."""
 
 import os
 import platform
-import re
 import subprocess
+from pathlib import Path
+
+from proxboost.experiments.report.docs_block import write_block
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -32,16 +34,9 @@ def load() -> float:
 
 def write_between_markers(page: str, marker: str, text: str) -> None:
     """Replace what lies between ``<!-- marker -->`` and ``<!-- /marker -->`` in ``docs/<page>``
-    by ``text``; exits with one line when the page lacks the two markers."""
-    path = os.path.join(REPO, "docs", page)
-    with open(path) as f:
-        content = f.read()
-    pattern = rf"(<!-- {re.escape(marker)} -->\n).*?(<!-- /{re.escape(marker)} -->)"
-    new, count = re.subn(pattern, lambda m: m[1] + text + "\n" + m[2], content, flags=re.S)
-    if count != 1:
-        raise SystemExit(f"docs/{page} has no {marker} markers: add <!-- {marker} --> and its end")
-    with open(path, "w") as f:
-        f.write(new)
+    by ``text`` (the package's ``write_block``, which the report commands use too); exits with
+    one line when the page lacks the two markers."""
+    write_block(Path(REPO) / "docs" / page, marker, text)
     print(f"wrote the table into docs/{page}")
 
 

@@ -67,7 +67,10 @@ def _native():
 
 
 def _vecmat_with(gemv, dot, w, M):
-    """``w @ M`` (M of shape (t, k), C-contiguous float64) by the calls of the module docstring."""
+    """``w @ M`` (M of shape (t, k), C-contiguous float64) by the calls of the module docstring,
+    through ctypes: the import-time check runs before any compiled code may call the symbols,
+    so it calls the candidate functions the way :func:`vecmat` will (``tests/test_blas.py``
+    checks :func:`vecmat` itself against NumPy)."""
     t, k = M.shape
     if k == 1:
         return np.array([0.0 + dot(t, w.ctypes.data, 1, M.ctypes.data, 1)])

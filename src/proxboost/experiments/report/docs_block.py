@@ -1,7 +1,8 @@
 """Generated text in a docs page: the block between ``<!-- marker -->`` and ``<!-- /marker -->``.
 
-The commands that write their tables into docs/ (``quantile_measurements``, ``benchmark_report``)
-replace that block and nothing else, so the prose around it stays hand-written."""
+The commands that write their tables into docs/ (``quantile_measurements``, ``benchmark_report``,
+and the benchmark scripts' ``--write-docs`` through ``benchmarks/shared.py``) replace that block
+and nothing else, so the prose around it stays hand-written."""
 
 from __future__ import annotations
 
