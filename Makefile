@@ -36,13 +36,22 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+# The tests run in parallel on every core (pytest-xdist's workers, one process per core: the
+# suite is mostly compiling and subprocesses, so two cores take about half the time); TEST_JOBS=0
+# runs them in this process, one after the other (to debug with pdb, or read one test's output).
+# The tests marked `serial` need the machine to themselves: they run last, in one process.
+# The whole suite's target: under 10 minutes on an idle 2-core machine.
+TEST_JOBS ?= auto
+PYTEST = $(PY) -m pytest -q $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS))
+
 test: lint
-	$(PY) -m pytest -q
+	$(PYTEST) -m "not serial"
+	$(PY) -m pytest -q -m serial
 
 # The inner loop while editing: every test not marked slow, and the first case of each `grid`
 # (tests/conftest.py); the target is 90 s on an idle 2-core machine with the compiled cache warm.
 test-fast: lint
-	$(PY) -m pytest -q -m "not slow"
+	$(PYTEST) -m "not slow"
 
 # The main job: results/claims.csv, results/SUMMARY.md, every figure and the browsable report
 # results/report/index.html (from those files and the stored rows) from results/, no fitting.

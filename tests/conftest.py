@@ -54,9 +54,13 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.hookimpl(tryfirst=True)  # before pytest's own -m selection reads the marks
 def pytest_collection_modifyitems(config, items):
     """A test marked ``grid`` (a parametrised grid) keeps its first case in ``make test-fast``;
-    its other cases are marked ``slow``, so they run in ``make test`` only."""
+    its other cases are marked ``slow``, so they run in ``make test`` only. A test marked
+    ``serial`` is marked ``slow`` too: ``make test-fast`` runs tests in parallel, and ``make
+    test`` runs the serial ones on their own after the others."""
     seen = set()
     for item in items:
+        if item.get_closest_marker("serial") is not None:
+            item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("grid") is None:
             continue
         key = (item.path, item.originalname)

@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
-from proxboost import BoostingClassifier, BoostingRegressor
+from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop
 from proxboost._nesterov import model_weights, nesterov_alphas
 from proxboost.boosting import ALGOS
 from proxboost.losses import make_loss
@@ -679,6 +679,44 @@ EXPECTED_FAILED_CHECKS = {
 @pytest.mark.slow
 def test_check_estimator(est):
     check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS)
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist"])
+def test_read_only_inputs_give_the_same_numbers_without_compiling_again(engine):
+    """Read-only arrays (joblib's memory maps in a parallel grid search) are a numba type of
+    their own: given as they are to the compiled loop they would compile it once more. The fit
+    copies them instead: the loop's dispatchers gain no signature, and the numbers are the
+    writeable arrays' numbers."""
+    rng = np.random.RandomState(3)
+    X, X_eval = rng.normal(size=(120, 4)), rng.normal(size=(60, 4))
+    y, y_eval = X[:, 0] + rng.normal(size=120), X_eval[:, 0] + rng.normal(size=60)
+    X32 = X.astype(np.float32)  # the exact engine takes float32 X as it is
+
+    def fit(*arrays):
+        est = BoostingRegressor(
+            loss="lad", algo="prox", engine=engine, n_estimators=8, random_state=0
+        )
+        return est.fit(arrays[0], arrays[1], eval_set=(arrays[2], arrays[3]))
+
+    def read_only(a):
+        a = a.copy()
+        a.flags.writeable = False
+        return a
+
+    kernels = (_compiled_loop._run_exact, _compiled_loop._run_hist)
+    for data in ((X, y, X_eval, y_eval), (X32, y, X_eval, y_eval)):
+        reference = fit(*data)
+        compiled = [len(k.signatures) for k in kernels]
+        frozen = [read_only(a) for a in data]
+        est = fit(*frozen)
+        assert [len(k.signatures) for k in kernels] == compiled
+        for curve in ("train_loss_", "eval_loss_"):
+            assert np.array_equal(getattr(est, curve), getattr(reference, curve))
+        for a in (X, frozen[0]):
+            assert np.array_equal(est.predict(a), reference.predict(X))
+        assert not any(
+            a.flags.writeable for a in frozen
+        )  # the caller's arrays are left as they are
 
 
 def test_classifier_returns_original_labels_and_decision_sign():

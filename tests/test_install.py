@@ -4,7 +4,8 @@ The estimators need only numpy, scipy, scikit-learn, numba and joblib; everythin
 (Hydra, pandas, matplotlib, pooch, tqdm, XGBoost, LightGBM, ...) is the ``experiments`` extra.
 The test builds a fresh virtual environment with the core only (pip's cache makes it quick after
 the first time), fits and predicts with every estimator option there, and checks that no
-package of the extra is installed or imported.
+package of the extra is installed or imported; another builds the wheel and checks that it
+carries every module and data file of the package.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -56,6 +58,8 @@ SCRIPT = textwrap.dedent(
     EXTRA = sys.argv[1].split(",")
     print("imported:", sorted(m for m in sys.modules if m.split(".")[0] in EXTRA))
     print("installed:", sorted(m for m in EXTRA if importlib.util.find_spec(m) is not None))
+    import proxboost
+    print("package:", proxboost.__path__[0])
     """
 )
 
@@ -95,11 +99,55 @@ def test_core_dependencies_are_the_estimators_needs():
     assert any(d.startswith("scikit-learn") and "<" in d for d in deps)  # private API: bounded
 
 
+def _tracked_package_files() -> set[str]:
+    """The package's files in git (modules and data), as paths inside a wheel."""
+    out = subprocess.run(
+        ["git", "ls-files", "src/proxboost"], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    return {
+        name.removeprefix("src/")
+        for name in out.stdout.split()
+        if name.endswith(".py") or "/templates/" in name or name.endswith("registry.json")
+    }
+
+
+@pytest.mark.slow  # builds a wheel in an isolated environment (pip fetches setuptools)
+def test_the_wheel_holds_every_module_and_data_file(tmp_path):
+    """``pip install proxboost`` installs the wheel: it must carry every tracked module and the
+    package data (the datasets' registry, the report's templates)."""
+    if not (REPO / ".git").exists():
+        pytest.skip("needs the git checkout to list the package's files")
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    (wheel,) = tmp_path.glob("proxboost-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = set(archive.namelist())
+    missing = _tracked_package_files() - shipped
+    assert not missing, f"not in the wheel: {sorted(missing)}"
+
+
 @pytest.mark.slow
-# a fresh environment compiles every kernel of every option from an empty numba cache: minutes on
-# an idle 2-core machine, more than the suite's 600 s per test when the machine is shared
+# a fresh environment: pip installs the core dependencies (from its cache after the first time)
 @pytest.mark.timeout(1800)
 def test_a_core_only_environment_fits_with_every_option(tmp_path):
+    """The core dependencies alone run every estimator option. The package is installed in
+    editable mode, so that its kernels are the same files as the test suite's and numba loads
+    them from the same compiled cache (a copy in site-packages would compile every kernel of
+    every option again: minutes); that the wheel carries every file is the test above."""
     env = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
     python = env / "bin" / "python"
@@ -113,6 +161,7 @@ def test_a_core_only_environment_fits_with_every_option(tmp_path):
             "--disable-pip-version-check",
             "-c",
             str(REPO / "constraints.txt"),
+            "-e",
             str(REPO),
         ],
         capture_output=True,
@@ -126,3 +175,4 @@ def test_a_core_only_environment_fits_with_every_option(tmp_path):
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "imported: []" in run.stdout and "installed: []" in run.stdout, run.stdout[-2000:]
+    assert str(REPO / "src" / "proxboost") in run.stdout  # the checkout's files, not a copy

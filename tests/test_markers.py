@@ -1,5 +1,7 @@
 """The test tiers (README, "Tests"): a parametrised grid marked ``grid`` keeps its first case in
-``make test-fast`` (``-m "not slow"``) and runs every case in ``make test``. The marks are added
+``make test-fast`` (``-m "not slow"``) and runs every case in ``make test``; a test marked
+``serial`` is left out of ``make test-fast`` and runs in ``make test``'s second, one-process
+phase (``-m serial``) and not in its parallel one (``-m "not serial"``). The marks are added
 by tests/conftest.py's collection hook, which must run before pytest's own ``-m`` selection
 (``tryfirst``): collected here in a child pytest on a real grid, as the Makefile collects it."""
 
@@ -11,7 +13,7 @@ TESTS = Path(__file__).resolve().parent
 GRID = "test_compiled_loop.py::test_compiled_loop_gives_the_python_loops_numbers"
 
 
-def _collected(*options) -> list[str]:
+def _collected(*options, path: str = GRID) -> list[str]:
     out = subprocess.run(
         [
             sys.executable,
@@ -22,7 +24,7 @@ def _collected(*options) -> list[str]:
             "-p",
             "no:cacheprovider",
             *options,
-            str(TESTS / GRID),
+            str(TESTS / path),
         ],
         capture_output=True,
         text=True,
@@ -37,3 +39,12 @@ def test_a_grid_keeps_its_first_case_in_the_fast_tier():
     fast = _collected("-m", "not slow")
     assert len(every) > 100
     assert fast == every[:1]
+
+
+def test_the_serial_tests_run_once_alone_and_never_in_the_fast_tier():
+    every = _collected(path="test_orphans.py")
+    serial = _collected("-m", "serial", path="test_orphans.py")
+    parallel = _collected("-m", "not serial", path="test_orphans.py")
+    assert len(serial) == 3  # the two tests whose next run must find the shared memory left
+    assert sorted(serial + parallel) == sorted(every)
+    assert not set(serial) & set(_collected("-m", "not slow", path="test_orphans.py"))

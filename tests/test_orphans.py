@@ -133,6 +133,7 @@ def _start_and_kill(tmp_path, args, whole_group):
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # the next run's clean-up is machine-wide: another test's run would do it
 @pytest.mark.parametrize(
     "args",
     [
@@ -166,6 +167,7 @@ def test_after_kill_9_of_the_main_process_every_worker_ends_and_stores_nothing(t
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # the next run's clean-up is machine-wide: another test's run would do it
 def test_after_kill_9_of_the_process_group_the_next_run_removes_its_shared_memory(tmp_path):
     text, ended, group = _start_and_kill(tmp_path, ["algo=prox", "n_jobs=2", *_LONG_FIT], True)
     assert ended <= 10

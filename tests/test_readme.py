@@ -100,6 +100,7 @@ NOT_RUN = {
     "pip install .": "tests/test_install.py installs the core into a fresh environment",
     "pip install '.[experiments]'": "it would install into the environment running the tests",
     "make test": "it runs this test suite",
+    "make test TEST_JOBS=0": "it runs this test suite (test_markers.py checks the tiers it runs)",
     "python docs/examples/engel_quantiles.py": (
         "it rewrites docs/img/engel_quantiles.png and a block of docs/quantiles.md (its pieces,"
         " monotone constraints with several levels and calibrated intervals, are tested by"

@@ -446,60 +446,69 @@ def test_the_compiled_loop_on_threads_gives_the_one_thread_and_python_numbers(
         _assert_same(fits[n_jobs], python)
 
 
-_KERNELS_COMPILED = {
-    "hist": """
+_KERNELS_COMPILED = """
 import numpy as np
-from proxboost import BoostingRegressor, _compiled_loop as loop
-from proxboost.engines import hist as engine
-from proxboost.engines._hist import histogram, predictor, splitting
+from proxboost import BoostingRegressor, _compiled_loop as loop, _row_passes as passes
+from proxboost.engines import exact, hist
+from proxboost.engines._exact import histogram as e_hist, predictor as e_pred, splitting as e_split
+from proxboost.engines._hist import histogram as h_hist, predictor as h_pred, splitting as h_split
 X = np.random.default_rng(0).normal(size=(300, 3))
-BoostingRegressor(engine="hist", n_estimators=2, n_jobs=N).fit(X, X[:, 0], eval_set=(X, X[:, 0]))
-kernels = (histogram.build_hist_par, histogram.build_root_sums_par, splitting.best_split_par)
-serial = (splitting.best_split, loop._run_hist)
-""",
-    "exact": """
-import numpy as np
-from proxboost import BoostingRegressor, _compiled_loop as loop
-from proxboost.engines import exact as engine
-from proxboost.engines._exact import histogram, predictor, splitting
-X = np.random.default_rng(0).normal(size=(300, 3))
-BoostingRegressor(engine="exact", n_estimators=2, n_jobs=N).fit(X, X[:, 0], eval_set=(X, X[:, 0]))
-kernels = (histogram.build_hist_par, histogram.build_root_hist_par, splitting.split_node_par)
-# the serial witness: split_node is inlined into the node loop (no signature of its own)
-serial = (histogram.build_root_hist, loop._run_exact)
-""",
+# the serial witnesses: the exact engine's split_node is inlined into the node loop (no
+# signature of its own)
+serial = {"exact": (e_hist.build_root_hist, loop._run_exact),
+          "hist": (h_split.best_split, loop._run_hist)}
+parallel = {
+    "exact": (e_hist.build_hist_par, e_hist.build_root_hist_par, e_split.split_node_par,
+              exact.apply_in_loop_par, e_pred.apply_tree_par),
+    "hist": (h_hist.build_hist_par, h_hist.build_root_sums_par, h_split.best_split_par,
+             hist.apply_in_loop_par, h_pred.apply_tree_par),
 }
-
-# the compiled loop's parallel entry and row passes, and the engine's parallel apply
-_LOOP_KERNELS = """
-from proxboost import _row_passes as passes
-kernels += (loop._run_exact_par, loop._run_hist_par, passes.target_par, passes.update_par)
-kernels += (passes.replay_par, passes.record_par, passes.loss_value_par, passes.pairwise_sum_par)
-kernels += (engine.apply_in_loop_par, predictor.apply_tree_par)
-print(min(len(k.signatures) for k in serial), *(len(k.signatures) for k in kernels))
+loop_entry = {"exact": loop._run_exact_par, "hist": loop._run_hist_par}
+shared = (passes.target_par, passes.update_par, passes.replay_par, passes.record_par,
+          passes.loss_value_par, passes.pairwise_sum_par)
+for n_jobs in (None, 2):
+    for engine in ("exact", "hist"):
+        BoostingRegressor(engine=engine, n_estimators=2, n_jobs=n_jobs).fit(
+            X, X[:, 0], eval_set=(X, X[:, 0]))
+        counts = lambda kernels: ",".join(str(len(k.signatures)) for k in kernels)
+        print(engine, n_jobs, min(len(k.signatures) for k in serial[engine]),
+              counts(parallel["exact"]), counts(parallel["hist"]),
+              counts((loop_entry["exact"], loop_entry["hist"])), counts(shared))
 """
 
 
-@pytest.mark.slow  # compiles the engine and the loop from scratch in a subprocess
-@pytest.mark.parametrize("n_jobs", [None, 2])
-@pytest.mark.parametrize("engine", ENGINES)
-def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path, engine, n_jobs):
-    """In a fresh process with an empty numba cache (a cached caller would hide what it calls):
-    the default path (the compiled loop) compiles the serial kernels only, the engine's and the
-    loop's; with n_jobs=2 the parallel ones are compiled (the list is the right one), but for
-    the other engine's loop entry."""
-    code = _KERNELS_COMPILED[engine].replace("n_jobs=N", f"n_jobs={n_jobs}") + _LOOP_KERNELS
+@pytest.mark.slow  # compiles both engines and the loop from scratch in a subprocess
+@pytest.mark.timeout(1800)  # minutes of compiling: more than 600 s when the machine is shared
+def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path):
+    """In a fresh process with an empty numba cache (a cached caller would hide what it calls),
+    fits one after the other: exact then hist with the default n_jobs (the compiled loop) compile
+    the serial kernels only, the engine's and the loop's; then exact with n_jobs=2 compiles its
+    parallel kernels, the loop's parallel passes and its loop entry (so the list is the right
+    one) but not hist's; then hist with n_jobs=2 compiles the rest. One process for the four
+    fits: each compiles only what the fits before it did not."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _KERNELS_COMPILED], env=env, capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
-    serial, *parallel = map(int, out.stdout.split())
-    if n_jobs is None:
+    lines = [line.split() for line in out.stdout.strip().splitlines()]
+    assert [line[:2] for line in lines] == [
+        ["exact", "None"],
+        ["hist", "None"],
+        ["exact", "2"],
+        ["hist", "2"],
+    ]
+    steps = [
+        (int(serial), *([int(k) for k in group.split(",")] for group in groups))
+        for _, _, serial, *groups in lines
+    ]
+    for serial, exact_par, hist_par, entries, shared in steps[:2]:  # n_jobs=None
         assert serial >= 1
-        assert parallel == [0] * len(parallel)
-    else:
-        other = 4 if engine == "exact" else 3  # the other engine's parallel loop entry
-        assert [k for i, k in enumerate(parallel) if i != other and k == 0] == []
-        assert parallel[other] == 0
+        assert exact_par + hist_par + entries + shared == [0] * 18
+    _, exact_par, hist_par, entries, shared = steps[2]  # exact with n_jobs=2
+    assert 0 not in exact_par + shared and entries == [entries[0], 0] and entries[0] > 0
+    _, exact_par, hist_par, entries, shared = steps[3]  # then hist with n_jobs=2
+    assert 0 not in exact_par + hist_par + entries + shared
 
 
 _THREE_THREADS = """

@@ -208,6 +208,7 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         X, y = validate_data(
             self, X, y, ensure_all_finite="allow-nan", y_numeric=self._task == "regression"
         )
+        X, y = _writeable(X), _writeable(y)
         cst = self._fit_monotonic_cst()
         y = self._encode_target(y, fit=True)
         self._check_target_range(y, "y")
@@ -226,7 +227,8 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
                 )
             check_feature_kinds(eval_set[0], "eval_set's X_eval")
             X_eval = validate_data(self, eval_set[0], reset=False, ensure_all_finite="allow-nan")
-            y_eval = self._encode_target(np.asarray(eval_set[1]), fit=False)
+            X_eval = _writeable(X_eval)
+            y_eval = _writeable(self._encode_target(np.asarray(eval_set[1]), fit=False))
             self._check_target_range(y_eval, "eval_set's y_eval")
             if len(y_eval) != len(X_eval):
                 raise ValueError(
@@ -374,7 +376,7 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         check_is_fitted(self)
         check_feature_kinds(X)
         Xp = self.engine_.prepare(
-            validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+            _writeable(validate_data(self, X, reset=False, ensure_all_finite="allow-nan"))
         )
         F = _constant(Xp.shape[0], self.init_)
         for w, tree, c in zip(self.weights_[1:], self.estimators_, self.leaf_values_):
@@ -385,7 +387,7 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         check_is_fitted(self)
         check_feature_kinds(X)
         Xp = self.engine_.prepare(
-            validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+            _writeable(validate_data(self, X, reset=False, ensure_all_finite="allow-nan"))
         )
         F = H = _constant(Xp.shape[0], self.init_)
         for tree, c, alpha in zip(self.estimators_, self.leaf_values_, self.alphas_):
@@ -398,6 +400,15 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # missing values (NaN) in X: every engine handles them
         return tags
+
+
+def _writeable(a):
+    """``a``, or a copy of it when it is read-only (a joblib memory map in a parallel grid
+    search, a NumPy view with ``writeable=False``): numba compiles a kernel again for each array
+    type it is given, and read-only is a type of its own, so a read-only X or y would compile
+    the whole boosting loop once more (minutes) for the same numbers. The copy holds the same
+    values: no number changes."""
+    return a if a.flags.writeable else a.copy()
 
 
 def _data_key(*arrays) -> tuple:
