@@ -3,6 +3,8 @@ loop's numbers bit for bit: trees, leaf values, curves, early stopping and predi
 rows, rows far outside, every stage), over algorithms, engines, weights, tie rules, numbers of
 levels and seeds; it is the path taken, and its gap budget makes NumPy's own BLAS call."""
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -42,6 +44,11 @@ def _fit(force_python, monkeypatch, X, y, w, fit_kw=None, **kw):
     return est.fit(X, y, sample_weight=w, **(fit_kw or {}))
 
 
+def _pickled(tree):
+    """A tree's attributes in order, each pickled on its own (as ``test_compiled_loop``'s)."""
+    return [(name, pickle.dumps(value)) for name, value in vars(tree).items()]
+
+
 def _assert_same(a, b, Xs):
     """Every number of the two fits, and their predictions of ``Xs``, bit for bit."""
     assert a.n_iter_ == b.n_iter_
@@ -60,6 +67,7 @@ def _assert_same(a, b, Xs):
         assert s.n_leaves == t.n_leaves
         assert np.array_equal(s.feature, t.feature)
         assert np.array_equal(s.threshold, t.threshold, equal_nan=True)
+        assert _pickled(s) == _pickled(t)  # every attribute, byte for byte (``engine.trees``)
     for X in Xs:
         assert np.array_equal(a.predict(X), b.predict(X))
         for p, q in zip(a.staged_predict(X), b.staged_predict(X), strict=True):

@@ -479,27 +479,24 @@ def _collect(fit, out, done, stopped, K=0):
 
     One Python object per tree is unavoidable (``estimators_`` is a list of trees): each gets
     views of one copy of the loop's outputs, cut with plain int boundaries (``tolist``), the
-    cheapest slicing NumPy offers; this was a fifth of a small fit's time."""
+    cheapest slicing NumPy offers, by the engine's ``trees`` in one call (a fifth of a small
+    fit's time when each tree went through a function of its own)."""
     state = fit.state
     if done == 0:
         return
-    per_leaf = max(K, 1)
     ends = out.node_end[:done].tolist()
     leaf_ends = out.leaf_end[:done].tolist()
     nodes = tuple(a[: ends[-1]].copy() for a in out.nodes)
     leaves = out.leaf_values[: leaf_ends[-1]].copy()
-    if K:
+    if K:  # one row of K values per leaf: the bounds in rows
         leaves = leaves.reshape(-1, K)
-    make_tree = fit.engine.tree
-    start, leaf_start = 0, 0
-    trees, leaf_values = [], []
-    for stop, leaf_stop in zip(ends, leaf_ends, strict=True):
-        n_leaves = (leaf_stop - leaf_start) // per_leaf
-        trees.append(make_tree(tuple([a[start:stop] for a in nodes]), n_leaves))
-        leaf_values.append(leaves[leaf_start // per_leaf : leaf_stop // per_leaf])
-        start, leaf_start = stop, leaf_stop
-    state.trees.extend(trees)
-    state.leaf_values.extend(leaf_values)
+        leaf_ends = [end // K for end in leaf_ends]
+    starts, leaf_starts = [0] + ends[:-1], [0] + leaf_ends[:-1]
+    n_leaves = [stop - start for start, stop in zip(leaf_starts, leaf_ends, strict=True)]
+    state.trees.extend(fit.engine.trees(nodes, starts, ends, n_leaves))
+    state.leaf_values.extend(
+        [leaves[start:stop] for start, stop in zip(leaf_starts, leaf_ends, strict=True)]
+    )
     state.train_loss.extend(out.train[:done].copy() if K else out.train[:done].tolist())
     state.times.extend(out.times[:done].tolist())
     state.elapsed = float(out.times[done - 1])

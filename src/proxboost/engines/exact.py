@@ -345,12 +345,25 @@ class ExactEngine:
         return grow_in_loop, apply, record, max_nodes
 
     @staticmethod
-    def tree(nodes, n_leaves):
-        """The :class:`ExactTree` of the node arrays a compiled loop grew (``grow_in_loop``'s
-        order: feature, threshold, threshold bin (unused), left, right, leaf_of_node, gain,
-        missing)."""
+    def trees(nodes, starts, ends, n_leaves):
+        """The :class:`ExactTree` of each tree a compiled loop grew: tree k holds the entries
+        ``starts[k]:ends[k]`` of the node arrays (``grow_in_loop``'s order: feature, threshold,
+        threshold bin (unused), left, right, leaf_of_node, gain, missing) and ``n_leaves[k]``
+        leaves. One call for every tree: per tree, its slices and its object only."""
         feature, threshold, _, left, right, leaf_of_node, gain, missing = nodes
-        return ExactTree(feature, threshold, left, right, leaf_of_node, n_leaves, gain, missing)
+        return [
+            ExactTree(
+                feature[a:b],
+                threshold[a:b],
+                left[a:b],
+                right[a:b],
+                leaf_of_node[a:b],
+                k,
+                gain[a:b],
+                missing[a:b],
+            )
+            for a, b, k in zip(starts, ends, n_leaves, strict=True)
+        ]
 
 
 def _tree_size(n, max_depth):

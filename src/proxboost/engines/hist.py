@@ -371,12 +371,28 @@ class HistEngine:
         apply = apply_in_loop if threads <= 1 else apply_in_loop_par
         return grow_in_loop, apply, record, max_nodes
 
-    def tree(self, nodes, n_leaves):
-        """The :class:`HistTree` of the node arrays a compiled loop grew (``grow_in_loop``'s
-        order: feature, threshold, threshold bin, left, right, leaf_of_node, gain, missing)."""
+    def trees(self, nodes, starts, ends, n_leaves):
+        """The :class:`HistTree` of each tree a compiled loop grew: tree k holds the entries
+        ``starts[k]:ends[k]`` of the node arrays (``grow_in_loop``'s order: feature, threshold,
+        threshold bin, left, right, leaf_of_node, gain, missing) and ``n_leaves[k]`` leaves."""
         feature, threshold, thr, left, right, leaf_of_node, gain, missing = nodes
-        node_arrays = (feature, thr, left, right, leaf_of_node, missing, self.missing_bin_)
-        return HistTree(node_arrays, n_leaves, threshold, gain)
+        return [
+            HistTree(
+                (
+                    feature[a:b],
+                    thr[a:b],
+                    left[a:b],
+                    right[a:b],
+                    leaf_of_node[a:b],
+                    missing[a:b],
+                    self.missing_bin_,
+                ),
+                k,
+                threshold[a:b],
+                gain[a:b],
+            )
+            for a, b, k in zip(starts, ends, n_leaves, strict=True)
+        ]
 
     def _rows_and_root_stats(self, Xp, sample_weight):
         """(weights or None, rows of positive weight, rows of weight 0, root weights and counts).
