@@ -201,6 +201,10 @@ NOT_RUN = {
         "a timing benchmark comparing two revisions, run alternately from their worktrees on an "
         "idle machine (minutes)"
     ),
+    "python benchmarks/bench_iteration.py": (
+        "a timing benchmark (median of 5 fits of 1,000 iterations, on an idle machine); its "
+        "setting is the compiled loop's, whose numbers tests/test_compiled_loop.py checks"
+    ),
     "python benchmarks/profile_tree.py whitewine 1 --fit --levels 0.05,0.5,0.95": (
         "a profile under Linux perf that compiles every kernel from an empty cache (minutes)"
     ),
