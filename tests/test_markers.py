@@ -1,9 +1,10 @@
-"""The test tiers (README, "Tests"): a parametrised grid marked ``grid`` keeps its first case in
-``make test-fast`` (``-m "not slow"``) and runs every case in ``make test``; a test marked
-``serial`` is left out of ``make test-fast`` and runs in ``make test``'s second, one-process
-phase (``-m serial``) and not in its parallel one (``-m "not serial"``). The marks are added
-by tests/conftest.py's collection hook, which must run before pytest's own ``-m`` selection
-(``tryfirst``): collected here in a child pytest on a real grid, as the Makefile collects it."""
+"""The test tiers (README, "Tests") and their order: a parametrised grid marked ``grid`` keeps its
+first case in ``make test-fast`` (``-m "not slow"``) and runs every case in ``make test``; a test
+marked ``serial`` is left out of ``make test-fast`` and runs in ``make test``'s second,
+one-process phase (``-m serial``) and not in its parallel one (``-m "not serial"``); the tests
+that take minutes come first. The marks are added by tests/conftest.py's collection hook, which
+must run before pytest's own ``-m`` selection (``tryfirst``): collected here in a child pytest on
+real test files, as the Makefile collects them."""
 
 import subprocess
 import sys
@@ -48,3 +49,11 @@ def test_the_serial_tests_run_once_alone_and_never_in_the_fast_tier():
     assert len(serial) == 3  # the two tests whose next run must find the shared memory left
     assert sorted(serial + parallel) == sorted(every)
     assert not set(serial) & set(_collected("-m", "not slow", path="test_orphans.py"))
+
+
+def test_a_test_that_takes_minutes_is_collected_first():
+    """conftest.py moves the tests declaring a timeout above the suite's to the front, so that
+    `make test`'s parallel workers start them first."""
+    order = _collected(path="test_threads.py")
+    assert len(order) > 10
+    assert order[0].endswith("test_one_thread_neither_calls_nor_compiles_the_parallel_kernels")
