@@ -3,10 +3,9 @@ loop's numbers bit for bit: trees, leaf values, curves, early stopping and predi
 rows, rows far outside, every stage), over algorithms, engines, weights, tie rules, numbers of
 levels and seeds; it is the path taken, and its gap budget makes NumPy's own BLAS call."""
 
-import pickle
-
 import numpy as np
 import pytest
+from test_compiled_loop import _pickled  # every tree attribute, each pickled on its own
 
 from proxboost import BoostingRegressor, _compiled_loop, _compiled_multi
 from proxboost._fit_loop import BoostingLoop, model_weights, nesterov_alphas
@@ -42,11 +41,6 @@ def _fit(force_python, monkeypatch, X, y, w, fit_kw=None, **kw):
     monkeypatch.setattr(_compiled_loop, "FORCE_PYTHON", force_python)
     est = BoostingRegressor(loss="pinball", **{"random_state": 3, **kw})
     return est.fit(X, y, sample_weight=w, **(fit_kw or {}))
-
-
-def _pickled(tree):
-    """A tree's attributes in order, each pickled on its own (as ``test_compiled_loop``'s)."""
-    return [(name, pickle.dumps(value)) for name, value in vars(tree).items()]
 
 
 def _assert_same(a, b, Xs):
