@@ -171,3 +171,96 @@ def test_the_measurement_counts_the_rows_whose_bounds_cross():
     # widths 4 narrowed by 2 x 1 to 2: not crossing; rows 12 and 15 cross further
     assert m["crossing_calibrated"] == sum(lower[i] - q > upper[i] + q for i in ev) / 10 == 0.2
     assert m["width_raw"] == pytest.approx(np.mean(upper[ev] - lower[ev]))
+
+
+# -- ties broken at random ----------------------------------------------------------------------
+def test_random_ties_take_the_rank_in_the_order_score_then_uniform():
+    """q and the boundary share are the score and the uniform of the pair of rank
+    ceil((n + 1)(1 - alpha)) in the sorted (score, U) pairs, the U drawn by the same generator
+    in row order (brute force); without ties q is the closed rule's."""
+    from proxboost.conformal import cqr_calibration
+
+    rng = np.random.RandomState(5)
+    for n, alpha in [(19, 0.1), (50, 0.2), (99, 0.05)]:
+        lower, upper = np.zeros(n), np.full(n, 2.0)
+        y = rng.binomial(6, 0.4, size=n).astype(float)  # integer: scores -1, 0, 1, ... tie
+        fit = cqr_calibration(lower, upper, y, alpha, ties="random", random_state=7)
+        u = np.random.default_rng(7).random(n)
+        pairs = sorted(zip(np.maximum(lower - y, y - upper), u))
+        rank = math.ceil((n + 1) * (1 - alpha))
+        assert (fit.correction, fit.boundary_share) == pairs[rank - 1]
+        assert fit.correction == cqr_correction(lower, upper, y, alpha)
+        distinct = y + rng.uniform(-0.4, 0.4, size=n)
+        assert cqr_calibration(
+            lower, upper, distinct, alpha, ties="random", random_state=1
+        ).correction == cqr_correction(lower, upper, distinct, alpha)
+
+
+def test_random_ties_restore_the_upper_bound_on_an_integer_target():
+    """Integer y: the closed intervals cover far more than ceil((n + 1)(1 - alpha))/(n + 1) on
+    average over 3000 calibration/test draws; with random ties the mean coverage is that bound
+    (exactly, in expectation: the pairs (score, U) are distinct and exchangeable) within 4
+    standard errors."""
+    from proxboost.conformal import interval_measurement
+
+    rng = np.random.default_rng(11)
+    n_cal, n_test, reps, alpha = 19, 50, 3000, 0.1
+    cal, ev = np.arange(n_cal), np.arange(n_cal, n_cal + n_test)
+    closed, ties = [], []
+    for r in range(reps):
+        y = rng.poisson(3.0, size=n_cal + n_test).astype(float)
+        lower, upper = np.full(len(y), 1.0), np.full(len(y), 5.0)
+        closed.append(interval_measurement(lower, upper, y, cal, ev, alpha)["coverage_calibrated"])
+        m = interval_measurement(lower, upper, y, cal, ev, alpha, "random", (r,))
+        ties.append(m["coverage_calibrated"])
+    bound = math.ceil((n_cal + 1) * (1 - alpha)) / (n_cal + 1)
+    se = np.std(ties, ddof=1) / math.sqrt(reps)
+    assert abs(np.mean(ties) - bound) <= 4 * se, (np.mean(ties), bound, se)
+    assert np.mean(closed) > bound + 10 * np.std(closed, ddof=1) / math.sqrt(reps)
+
+
+def test_open_ends_exclude_exactly_the_ends():
+    lower, upper = np.array([0.0, 0.0, 1.0]), np.array([2.0, 2.0, 1.0])
+    lo, hi = conformal_interval(lower, upper, 1.0, closed=[True, False, False])
+    np.testing.assert_array_equal(lo[:1], [-1.0])
+    np.testing.assert_array_equal(hi[:1], [3.0])
+    assert -1.0 < lo[1] < -1.0 + 1e-12 and 3.0 - 1e-12 < hi[1] < 3.0
+    assert (lo[2], hi[2]) == (np.nextafter(0.0, 1.0), np.nextafter(2.0, 0.0))
+    point_lo, point_hi = conformal_interval(np.array([1.0]), np.array([1.0]), 0.0, [False])
+    assert point_lo[0] == point_hi[0] == 1.0  # a single point stays closed, never empty
+
+
+def test_the_estimator_breaks_ties_repeatably_and_forgets_them_at_the_next_fit():
+    rng = np.random.RandomState(6)
+    X = rng.normal(size=(200, 2))
+    y = np.round(X[:, 0] + rng.normal(size=200))  # an integer target
+    est = BoostingRegressor(loss="pinball", tau=[0.1, 0.9], n_estimators=5, random_state=0)
+    est.fit(X[:100], y[:100])
+    closed = est.calibrate(X[100:150], y[100:150]).predict_interval(X[150:])
+    assert est.interval_boundary_share_ == 1.0
+    est.calibrate(X[100:150], y[100:150], ties="random", random_state=3)
+    first = est.predict_interval(X[150:])
+    np.testing.assert_array_equal(first, est.predict_interval(X[150:]))  # repeatable
+    import pickle
+
+    np.testing.assert_array_equal(first, pickle.loads(pickle.dumps(est)).predict_interval(X[150:]))
+    share = est.interval_boundary_share_
+    assert 0.0 < share < 1.0
+    P = est.predict(X[100:150])
+    q = est.interval_correction_
+    assert q == cqr_correction(P[:, 0], P[:, -1], y[100:150], 0.2)
+    # each row is the closed interval, or the same one with both ends one step inwards
+    same = (first == closed).all(axis=1)
+    inward = (first[:, 0] == np.nextafter(closed[:, 0], np.inf)) & (
+        first[:, 1] == np.nextafter(closed[:, 1], -np.inf)
+    )
+    assert (same | inward).all() and same.any() and inward.any()
+    with pytest.raises(ValueError, match="ties='open' is not allowed; allowed values: closed"):
+        est.calibrate(X[100:150], y[100:150], ties="open")
+    est.fit(X[:100], y[:100])
+    with pytest.raises(AttributeError, match="not calibrated"):
+        _ = est.interval_boundary_share_
+    np.testing.assert_array_equal(
+        est.predict_interval(X[150:]),
+        BoostingRegressor(**est.get_params()).fit(X[:100], y[:100]).predict_interval(X[150:]),
+    )

@@ -26,11 +26,12 @@ from proxboost.experiments.plan.protocol import (
     expand_grid,
     select,
     split_indices,
+    split_random_state,
 )
 from proxboost.losses import make_loss
 
 LEVELS = [0.05, 0.5, 0.95]
-EXPERIMENTS = ("quantile_levels", "quantile_intervals", "step_auto")
+EXPERIMENTS = ("quantile_levels", "quantile_intervals", "quantile_intervals_ties", "step_auto")
 SIX = ["engel", "sniffer", "crabs", "bostonhousing", "redwine", "whitewine"]
 
 TINY = dict(
@@ -113,6 +114,14 @@ def test_a_multi_level_run_is_told_apart_from_the_single_level_runs(compose, tmp
         **_job(compose, "+experiment=quantile_intervals", "loss.tau=[0.05,0.5,0.95]", *small)
     )
     assert same.identity == runs["[0.05,0.5,0.95]"].identity
+    # random ties: the same fits, their own identity and protocol folder
+    ties = plan_run(
+        **_job(compose, "+experiment=quantile_intervals_ties", "loss.tau=[0.05,0.5,0.95]", *small)
+    )
+    identity, closed = json.loads(ties.identity), json.loads(same.identity)
+    assert identity["protocol"].pop("interval_ties") == "random"
+    assert identity == closed and "interval_ties" not in closed["protocol"]
+    assert ties.protocol == same.protocol + "/ties-random"
     # step="auto" in a grid: in the identity and the protocol's name, not the paper grid's
     auto = plan_run(**_job(compose, "+experiment=step_auto", "loss=lad", *small))
     paper = plan_run(**_job(compose, "+experiment=paper", "loss=lad", "algo=prox", *small))
@@ -131,6 +140,11 @@ def test_a_multi_level_run_is_told_apart_from_the_single_level_runs(compose, tmp
         (dict(tie_rule="authors_float"), "with several quantiles use tie_rule="),
         (dict(grid={**TINY["grid"], "step": ["automatic"]}), "grid value step='automatic'"),
         (dict(dataset_params={"n_samples": 6, "n_features": 4}), "a test part of 1 row"),
+        (dict(interval_ties="open"), "protocol.interval_ties must be one of closed, random"),
+        (
+            dict(interval_ties="random", loss_params={"tau": 0.5}),
+            "needs a loss of two levels or more",
+        ),
     ],
 )
 def test_bad_settings_are_refused_in_one_line_before_any_fit(tmp_path, changes, message):
@@ -279,6 +293,48 @@ def test_tiny_runs_store_rows_and_resume_without_recomputing(tmp_path, monkeypat
     run_experiment(**{**TINY, "grid": {**TINY["grid"], "step": ["auto"]}}, **kw)
     with pytest.raises(AssertionError, match="recomputed"):  # a third split is computed
         run_experiment(**{**TINY, "n_splits": 3}, **kw)
+
+
+def test_random_ties_rows_repeat_and_differ_from_closed_only_in_the_interval(tmp_path):
+    """A run with ``interval_ties="random"`` on an integer target: its own folder; the same fits
+    and selections as the closed run (every column but the calibrated interval's is equal), the
+    interval measured by :func:`interval_measurement` with the split's own stream, and the same
+    rows when computed again."""
+    from proxboost.experiments.plan.protocol import TIES_STREAM
+
+    kw = dict(progress=False, n_jobs=1)
+    tiny = {**TINY, "max_estimators": 3, "grid": {**TINY["grid"], "max_depth": [1]}}
+    closed = run_experiment(**tiny, results_dir=tmp_path / "a", **kw)
+    ties = run_experiment(**tiny, interval_ties="random", results_dir=tmp_path / "a", **kw)
+    again = run_experiment(**tiny, interval_ties="random", results_dir=tmp_path / "b", **kw)
+    assert set(ties["protocol"]) == {closed["protocol"][0] + "/ties-random"}
+    assert set(ties["interval_ties"]) == {"random"} and "interval_ties" not in closed
+    calibrated = ["interval_correction", "coverage_calibrated", "width_calibrated"]
+    calibrated += ["crossing_calibrated", "interval_ties", "interval_boundary_share"]
+    same = [c for c in closed if c not in calibrated + ["protocol", "identity", "identity_hash"]]
+    same = [c for c in same if c not in ("created", "fit_seconds", "refit_seconds")]
+    assert ties[same].equals(closed[same])
+    skip = ["created", "fit_seconds", "refit_seconds"]
+    assert ties.drop(columns=skip).equals(again.drop(columns=skip))
+    assert (ties["interval_boundary_share"].between(0, 1)).all()
+    # the split's stream: the row's interval columns recomputed by hand from the refit
+    k = int(ties["split"][0])
+    run = plan_run(**tiny, interval_ties="random", results_dir=tmp_path / "a")
+    tr, va, te = split_indices(len(run.y), k, 0)
+    choice = json.loads(ties["params"][0])
+    P = run.method.refit_predict(
+        choice,
+        int(ties["n_estimators"][0]),
+        (run.X[np.r_[tr, va]], run.y[np.r_[tr, va]]),
+        run.X[te],
+        split_random_state(k, 0),
+    )
+    cal, cov = calibration_halves(len(run.y), k, 0)
+    m = interval_measurement(
+        P[:, 0], P[:, -1], run.y[te], cal, cov, 0.1, "random", (0, k, TIES_STREAM)
+    )
+    for column in calibrated[:3] + ["interval_boundary_share"]:
+        assert m[column] == ties[column][0], column
 
 
 def test_a_multi_level_refit_at_t0_is_every_levels_start():

@@ -87,7 +87,7 @@ def test_the_price_targets_are_judged_once_every_cell_is_stored():
     assert summary.loc["gradient", "ratio_target"] == "pending"
 
 
-def _interval_rows(coverages, dataset="engel", algo="prox", n_cal=29):
+def _interval_rows(coverages, dataset="engel", algo="prox", n_cal=29, protocol=qm.PAPER):
     return pd.DataFrame(
         [
             _row(
@@ -96,6 +96,8 @@ def _interval_rows(coverages, dataset="engel", algo="prox", n_cal=29):
                 algo,
                 s,
                 1.0,
+                protocol,
+                test_loss_levels=json.dumps([1.0, 1.0, 1.0]),
                 coverage_raw=c - 0.1,
                 coverage_calibrated=c,
                 width_raw=1.0,
@@ -123,6 +125,23 @@ def test_the_calibrated_coverage_is_held_against_the_guarantee_widened_by_two_se
     low = 0.8 + 0.001 * rng.standard_normal(N)
     line = qm.coverage_table(_interval_rows(low)).query("algo == 'prox' and dataset == 'engel'")
     assert not line["within"].iloc[0]
+
+
+def test_the_random_ties_table_reads_its_own_rows_only():
+    """The closed rows (coverage 0.95: above the guarantee) and the random-ties rows (0.90)
+    of the same runs: each table reads its own protocol's rows, and the page shows both."""
+    rng = np.random.default_rng(1)
+    closed = _interval_rows(0.95 + 0.001 * rng.standard_normal(N))
+    ties = _interval_rows(0.9 + 0.001 * rng.standard_normal(N), protocol=qm.TIES)
+    rows = pd.concat([closed, ties], ignore_index=True)
+    pick = "algo == 'prox' and dataset == 'engel'"
+    assert not qm.coverage_table(rows).query(pick)["within"].iloc[0]
+    line = qm.coverage_table(rows, qm.TIES).query(pick)
+    assert line["within"].iloc[0] and line["n"].iloc[0] == N
+    assert line["coverage_calibrated"].iloc[0] == pytest.approx(ties["coverage_calibrated"].mean())
+    page = qm.markdown(pd.concat([rows, pd.DataFrame(_levels_rows("crabs"))], ignore_index=True))
+    assert "Within the guarantee: 0 of 1 cells judged (11 without rows)." in page
+    assert "Within the guarantee: 1 of 1 cells judged (11 without rows)." in page
 
 
 def _step_rows(dataset, loss, delta, n=N):

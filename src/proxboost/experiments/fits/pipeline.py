@@ -41,7 +41,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from proxboost._vocabulary import TIE_RULES
-from proxboost.conformal import interval_measurement, levels_alpha
+from proxboost.conformal import TIES, interval_measurement, levels_alpha
 from proxboost.engines import ENGINES
 from proxboost.experiments.datasets import (
     SUBSAMPLE_PARAMS,
@@ -64,6 +64,8 @@ from proxboost.experiments.plan.methods import (
 )
 from proxboost.experiments.plan.protocol import (
     DEFAULT_FRACTIONS,
+    DEFAULT_INTERVAL_TIES,
+    TIES_STREAM,
     ProtocolError,
     calibration_halves,
     canonical_grid,
@@ -114,11 +116,24 @@ def resolve_n_jobs(n_jobs, n_tasks=None) -> int:
 
 
 # -- identity --------------------------------------------------------------------------------------
-def run_identity(*, dataset, loss, method, grid, n_splits, max_estimators, fractions, seed) -> dict:
+def run_identity(
+    *,
+    dataset,
+    loss,
+    method,
+    grid,
+    n_splits,
+    max_estimators,
+    fractions,
+    seed,
+    interval_ties=DEFAULT_INTERVAL_TIES,
+) -> dict:
     """Everything that determines a run's rows (see :mod:`proxboost.experiments.store.results`):
     ``dataset`` from :func:`dataset_identity`, the loss object and its parameters, the method's
     identity, the searched grid values (canonical: sorted), the protocol values,
-    ``NUMERICS_VERSION``."""
+    ``NUMERICS_VERSION``. ``interval_ties`` enters only when it is not the default (the rows
+    stored before it existed keep their identity)."""
+    ties = {} if interval_ties == DEFAULT_INTERVAL_TIES else {"interval_ties": interval_ties}
     return {
         "numerics_version": results.NUMERICS_VERSION,
         "dataset": dataset,
@@ -130,6 +145,7 @@ def run_identity(*, dataset, loss, method, grid, n_splits, max_estimators, fract
             "max_estimators": int(max_estimators),
             "fractions": [float(f) for f in fractions],
             "seed": int(seed),
+            **ties,
         },
     }
 
@@ -161,9 +177,21 @@ class _Splits:
     the splits whose grid point and T are chosen, and each task's result received (a split's
     row once its refit is back). Every task is a pure function of its inputs."""
 
-    def __init__(self, X, y, method, grid_points, max_estimators, fractions, seed, base_row):
+    def __init__(
+        self,
+        X,
+        y,
+        method,
+        grid_points,
+        max_estimators,
+        fractions,
+        seed,
+        base_row,
+        interval_ties=DEFAULT_INTERVAL_TIES,
+    ):
         if not grid_points:
             raise ProtocolError("the grid has no points")
+        self.interval_ties = interval_ties
         self.X, self.y, self.method, self.grid_points = X, y, method, grid_points
         self.n_grid = len(grid_points)
         self.max_estimators, self.fractions, self.seed = int(max_estimators), fractions, seed
@@ -270,14 +298,18 @@ class _Splits:
         """The columns of a model of several quantiles: each level's test loss (``test_loss`` is
         their mean) and, with two levels or more, the interval of the outer levels before and after
         conformal calibration, calibrated on one half of the test part and measured on the other
-        (:func:`~proxboost.experiments.plan.protocol.calibration_halves`)."""
+        (:func:`~proxboost.experiments.plan.protocol.calibration_halves`), equal scores ordered by
+        the protocol's ``interval_ties`` (random: the split's own stream, ``TIES_STREAM``)."""
         taus = loss.params()["tau"]
         columns = {"test_loss_levels": json.dumps(levels)}
         if len(taus) >= 2:
             cal, cov = calibration_halves(len(self.y), k, self.seed, self.fractions)
             alpha = levels_alpha(taus[0], taus[-1])  # exact: the rank is an integer
+            ties, stream = self.interval_ties, (int(self.seed), int(k), TIES_STREAM)
             columns.update(
-                interval_measurement(predictions[:, 0], predictions[:, -1], y_test, cal, cov, alpha)
+                interval_measurement(
+                    predictions[:, 0], predictions[:, -1], y_test, cal, cov, alpha, ties, stream
+                )
             )
         return columns
 
@@ -335,6 +367,7 @@ def run_protocol(
     desc=None,
     base_row=None,
     claim=None,
+    interval_ties=DEFAULT_INTERVAL_TIES,
 ):
     """Run the protocol on ``splits`` (default ``range(n_splits)``) and return the rows (dicts).
 
@@ -344,7 +377,9 @@ def run_protocol(
     """
     X, y = np.asarray(X), np.asarray(y, dtype=np.float64)
     splits = list(range(n_splits)) if splits is None else [int(k) for k in splits]
-    book = _Splits(X, y, method, grid_points, max_estimators, fractions, seed, base_row)
+    book = _Splits(
+        X, y, method, grid_points, max_estimators, fractions, seed, base_row, interval_ties
+    )
     book.claim = claim
     n_tasks = len(splits) * (book.n_grid + 1)
     n_workers = resolve_n_jobs(n_jobs, n_tasks)
@@ -432,6 +467,7 @@ class Request:
     max_estimators: int = 1000
     fractions: tuple = DEFAULT_FRACTIONS
     seed: int = 0
+    interval_ties: str = DEFAULT_INTERVAL_TIES
     results_dir: str = "results"
     mirror: str | None = None
     loss_label: str | None = None
@@ -457,6 +493,7 @@ class Run:
     fractions: tuple
     seed: int
     tie_rule: str
+    interval_ties: str = DEFAULT_INTERVAL_TIES
 
     @property
     def where(self):
@@ -475,7 +512,17 @@ def plan_run(**config) -> Run | None:
     reason; returns ``None`` for a run skipped by ``skip_task_mismatch`` / ``skip_unavailable``."""
     r = Request(**config)
     fractions = validate_protocol(r.n_splits, r.fractions, r.max_estimators, r.seed)
+    if r.interval_ties not in TIES:
+        raise ProtocolError(
+            f"protocol.interval_ties must be one of {', '.join(TIES)}, got {r.interval_ties!r}"
+        )
     loss, algo, method = _method(r)
+    if r.interval_ties != DEFAULT_INTERVAL_TIES and n_levels(loss) < 2:
+        raise ProtocolError(
+            f"protocol.interval_ties={r.interval_ties} orders the conformity scores of an "
+            "interval, which needs a loss of two levels or more (e.g. loss.tau=[0.05,0.95]); "
+            f"remove it for {loss!r}"
+        )
     dataset_params = _dataset_params(r, loss)
     if dataset_params is None:
         return None
@@ -507,6 +554,7 @@ def plan_run(**config) -> Run | None:
             max_estimators=r.max_estimators,
             fractions=fractions,
             seed=r.seed,
+            interval_ties=r.interval_ties,
         )
     )
     row = _base_row(r, loss, algo, method, dataset_params, fractions, identity)
@@ -527,6 +575,7 @@ def plan_run(**config) -> Run | None:
         fractions=fractions,
         seed=int(r.seed),
         tie_rule=r.tie_rule,
+        interval_ties=r.interval_ties,
     )
 
 
@@ -640,7 +689,9 @@ def _base_row(request: Request, loss, algo, method, dataset_params, fractions, i
         # column, NaN here: this run is no run at one level)
         levels = {"levels": json.dumps(params.pop("tau"))}
     return {
-        "protocol": protocol_name(r.grid_name, r.n_splits, r.max_estimators, fractions, r.seed),
+        "protocol": protocol_name(
+            r.grid_name, r.n_splits, r.max_estimators, fractions, r.seed, r.interval_ties
+        ),
         "dataset": r.dataset if not named else f"{r.dataset}-{_short_hash(named)}",
         "loss": r.loss_label or loss.name,
         "algo": algo.name,
@@ -745,6 +796,7 @@ def execute(run: Run, n_jobs=None, progress=True, deadline=None):
                         desc=run.label,
                         base_row=run.base_row,
                         claim=take,
+                        interval_ties=run.interval_ties,
                     )
                 )
                 if expired(deadline):

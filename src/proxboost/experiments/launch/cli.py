@@ -279,6 +279,7 @@ def run_arguments(cfg) -> dict:
         max_estimators=cfg.protocol.max_estimators,
         fractions=(fr.train, fr.validation, fr.test),
         seed=cfg.protocol.seed,
+        interval_ties=cfg.protocol.get("interval_ties", "closed"),
         results_dir=_results_dir(cfg),
         mirror=cfg.data.mirror,
         skip_task_mismatch=cfg.skip_task_mismatch,

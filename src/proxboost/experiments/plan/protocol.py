@@ -45,6 +45,8 @@ __all__ = [
     "LEVELS_VAL_METRIC",
     "ProtocolError",
     "TaskMismatchError",
+    "DEFAULT_INTERVAL_TIES",
+    "TIES_STREAM",
     "calibration_halves",
     "level_selections",
     "canonical_grid",
@@ -63,6 +65,13 @@ __all__ = [
 ]
 
 DEFAULT_FRACTIONS = (0.5, 0.25, 0.25)
+
+#: How the interval measurement of a model of several levels orders equal conformity scores
+#: (:data:`proxboost.conformal.TIES`): closed intervals unless a protocol asks for random ties.
+DEFAULT_INTERVAL_TIES = "closed"
+#: The stream of the random ties' uniforms of split k: ``default_rng((seed, k, TIES_STREAM))``
+#: (the split itself shuffles with ``default_rng((seed, k))``).
+TIES_STREAM = 1
 
 
 class ProtocolError(ValueError):
@@ -288,16 +297,20 @@ def _fmt(x):
     return f"{x:g}"
 
 
-def protocol_name(grid_name, n_splits, max_estimators, fractions=DEFAULT_FRACTIONS, seed=0):
-    """Name of a protocol: ``<grid>/<n>splits/T<T_max>``, plus ``/frac<a>-<b>-<c>`` and
-    ``/seed<s>`` when these differ from the defaults (0.5/0.25/0.25, seed 0).
-    Example: ``paper/20splits/T1000``."""
+def protocol_name(
+    grid_name, n_splits, max_estimators, fractions=DEFAULT_FRACTIONS, seed=0, interval_ties="closed"
+):
+    """Name of a protocol: ``<grid>/<n>splits/T<T_max>``, plus ``/frac<a>-<b>-<c>``,
+    ``/seed<s>`` and ``/ties-<rule>`` when these differ from the defaults (0.5/0.25/0.25, seed 0,
+    closed intervals). Example: ``paper/20splits/T1000``."""
     name = f"{grid_name}/{int(n_splits)}splits/T{int(max_estimators)}"
     fr = tuple(float(f) for f in fractions)
     if any(abs(a - b) > 1e-12 for a, b in zip(fr, DEFAULT_FRACTIONS)):
         name += "/frac" + "-".join(_fmt(f) for f in fr)
     if int(seed) != 0:
         name += f"/seed{int(seed)}"
+    if interval_ties != DEFAULT_INTERVAL_TIES:
+        name += f"/ties-{interval_ties}"
     return name
 
 

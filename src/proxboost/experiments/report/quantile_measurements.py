@@ -13,7 +13,9 @@ Three questions, each answered from the rows of a named experiment on the paper 
 - **the intervals** (``+experiment=quantile_intervals``, the same runs): per algorithm and
   dataset, the mean coverage of the 90 % interval of the outer levels over the splits, before and
   after conformal calibration, with its standard error SE, against the interval the calibration
-  guarantees widened by 2·SE, [1 − α − 2·SE, ⌈(n_cal + 1)(1 − α)⌉/(n_cal + 1) + 2·SE];
+  guarantees widened by 2·SE, [1 − α − 2·SE, ⌈(n_cal + 1)(1 − α)⌉/(n_cal + 1) + 2·SE]; and
+  the same with equal conformity scores ordered at random (``+experiment=quantile_intervals_ties``,
+  ``paper/20splits/T1000/ties-random``: the same fits, another calibration);
 - **the scale-free step** (``+experiment=step_auto``): per dataset and loss (lad, pinball), the
   paired difference of test losses of ``prox`` with ``step="auto"`` on 15 grid points
   (``paper_auto/20splits/T1000``) minus ``prox`` on the paper's 90 (``paper/...``): median Δ,
@@ -60,6 +62,8 @@ LEVELS = (0.05, 0.5, 0.95)
 MULTI_LOSS = "pinball-tau" + "-".join(f"{t:g}" for t in LEVELS)
 PAPER = "paper/20splits/T1000"
 AUTO = "paper_auto/20splits/T1000"
+#: The same runs with the interval's equal scores ordered at random (``quantile_intervals_ties``).
+TIES = PAPER + "/ties-random"
 STEP_AUTO_LOSSES = ("lad", "pinball")
 PRICE_TARGET = 1.01
 TIME_TARGET = 0.6
@@ -174,14 +178,15 @@ def price_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- the intervals ------------------------------------------------------------------------------
-def coverage_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """One line per (algo, dataset) of the model of several levels: the quantile benchmark's
+def coverage_table(rows: pd.DataFrame, protocol: str = PAPER) -> pd.DataFrame:
+    """One line per (algo, dataset) of the model of several levels (the rows of ``protocol``:
+    :data:`PAPER`, closed intervals, or :data:`TIES`, random ties): the quantile benchmark's
     interval table (:func:`~proxboost.experiments.report.benchmark.interval_table`: ``n``
     splits, mean coverage before and after calibration with its SE over the splits, widths,
     crossing shares, the guarantee's ends), ``n`` = 0 where nothing is stored, and the guarantee
     widened by 2·SE (``low``, ``high``) with ``within`` (the calibrated mean coverage inside it;
     None where it cannot be judged)."""
-    r = _paper_rows(rows)
+    r = _paper_rows(rows, protocol)
     r = r[r["loss"] == MULTI_LOSS].drop_duplicates(["algo", "dataset", "split"])
     table = interval_table(with_interval_columns(r).assign(reading=MULTI_LOSS), MULTI_LOSS)
     cells = pd.MultiIndex.from_product([ALGOS, DATASETS], names=["algo", "dataset"])
@@ -264,6 +269,7 @@ def _f(value, digits=4) -> str:
 def markdown(rows: pd.DataFrame) -> str:
     """The three measurements' tables and verdicts as Markdown."""
     price, cover, step = price_table(rows), coverage_table(rows), step_auto_table(rows)
+    cover_ties = coverage_table(rows, TIES)
     out = [
         "Computed by `python -m proxboost.quantile_measurements --results results --write-docs`"
         " from the stored rows"
@@ -296,19 +302,14 @@ def markdown(rows: pd.DataFrame) -> str:
         "**Intervals** (90 %, levels 0.05 and 0.95 of the same models; mean over the splits,"
         " ± its standard error; the guarantee widened by 2·SE):",
         "",
-        "| algo | dataset | splits | coverage before | coverage after | guarantee ± 2·SE |"
-        " within | width before | width after | crossing rows |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        *_coverage_lines(cover),
+        "",
+        "**Intervals, ties broken at random** (the same models and calibration rows,"
+        ' `calibrate(..., ties="random")`; rows of'
+        f" {TIES}):",
+        "",
+        *_coverage_lines(cover_ties),
     ]
-    for c in cover.itertuples():
-        within = "—" if c.within is None else ("yes" if c.within else "**no**")
-        out.append(
-            f"| {c.algo} | {c.dataset} | {c.n} |"
-            f" {_f(c.coverage_raw, 3)} ± {_f(c.coverage_raw_se, 2)} |"
-            f" {_f(c.coverage_calibrated, 3)} ± {_f(c.coverage_calibrated_se, 2)} |"
-            f" [{_f(c.low, 3)}, {_f(c.high, 3)}] | {within} | {_f(c.width_raw)} |"
-            f" {_f(c.width_calibrated)} | {_f(c.crossing_raw, 2)} |"
-        )
     out += [
         "",
         '**Scale-free step** (`prox`, `step="auto"` on 15 grid points against the 90-point grid;'
@@ -325,6 +326,30 @@ def markdown(rows: pd.DataFrame) -> str:
         )
     out += ["", f"Decision on the default step: {step_auto_decision(step)}.", ""]
     return "\n".join(out)
+
+
+def _coverage_lines(cover: pd.DataFrame) -> list:
+    lines = [
+        "| algo | dataset | splits | coverage before | coverage after | guarantee ± 2·SE |"
+        " within | width before | width after | crossing rows |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cover.itertuples():
+        within = "—" if c.within is None else ("yes" if c.within else "**no**")
+        lines.append(
+            f"| {c.algo} | {c.dataset} | {c.n} |"
+            f" {_f(c.coverage_raw, 3)} ± {_f(c.coverage_raw_se, 2)} |"
+            f" {_f(c.coverage_calibrated, 3)} ± {_f(c.coverage_calibrated_se, 2)} |"
+            f" [{_f(c.low, 3)}, {_f(c.high, 3)}] | {within} | {_f(c.width_raw)} |"
+            f" {_f(c.width_calibrated)} | {_f(c.crossing_raw, 2)} |"
+        )
+    judged = [w for w in cover["within"] if w is not None]
+    lines += [
+        "",
+        f"Within the guarantee: {sum(judged)} of {len(judged)} cells judged"
+        f" ({len(cover) - len(judged)} without rows).",
+    ]
+    return lines
 
 
 def write_docs(text: str, path: Path = DOCS_FILE) -> Path:
