@@ -4,7 +4,8 @@ dataset.target=<column>`` (docs/data.md).
 The file is read with pandas and checked before any fit, each problem in one line naming the
 file, the column and the fix: a missing file or target column, a column that is not numbers
 (refused as :mod:`proxboost._input_kinds` refuses it for the estimators), missing values (the
-tree engines take none yet), a classification target that is not two classes.
+experiments take complete data only; the estimators themselves take NaN), a classification
+target that is not two classes.
 
 Read options: ``target`` (the column to predict), ``sep`` (the separator, default ``,``),
 ``drop`` (columns left out: ids, leaks), ``positive`` (classification: the target value coded
@@ -90,9 +91,9 @@ def _features(path: Path, df: pd.DataFrame, target: str, drop) -> pd.DataFrame:
         rows = np.flatnonzero(X[column].isna().to_numpy())
         raise ValueError(
             f"{path}: column {column!r} has {int(missing[column])} missing value(s) (data rows"
-            f" {', '.join(map(str, rows[:5] + 1))}{', ...' if len(rows) > 5 else ''}); the tree"
-            f" engines take none: fill or remove them in the file, or leave the column out with"
-            f" dataset.drop=[{column}]"
+            f" {', '.join(map(str, rows[:5] + 1))}{', ...' if len(rows) > 5 else ''}); the"
+            f" experiments take complete data only: fill or remove them in the file, or leave the"
+            f" column out with dataset.drop=[{column}]"
         )
     return X
 
