@@ -26,4 +26,5 @@ run "$PY" run.py -m +experiment=engine_comparison_paper
 run "$PY" run.py -m +experiment=tie_rules
 run "$PY" run.py -m +experiment=quantile_levels
 run "$PY" run.py -m +experiment=quantile_intervals
+run "$PY" run.py -m +experiment=quantile_intervals_ties
 run "$PY" run.py -m +experiment=step_auto

@@ -526,7 +526,7 @@ def test_experiment_scripts_print_make_results():
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
         for line in benchmark:  # docs/quantile_benchmark.md shows them with dry_run=true
             _compose_first_job(compose, line)
-    assert len(results) == 13 and results[0] == "python run.py +experiment=intro"
+    assert len(results) == 14 and results[0] == "python run.py +experiment=intro"
     manifest = "python -m proxboost.versions --write-manifest --results results"
     report = "python -m proxboost.report --results results"
     slurm = _script_lines("results_slurm.sh", "hydra.launcher.partition=p")
