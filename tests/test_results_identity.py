@@ -69,6 +69,9 @@ def _recomputed(row):
         max_estimators=int(row["max_estimators"]),
         fractions=(row["train_fraction"], row["validation_fraction"], row["test_fraction"]),
         seed=int(row["seed"]),
+        interval_ties=row["interval_ties"]
+        if isinstance(row.get("interval_ties"), str)
+        else "closed",
     )
     return stored, identity
 

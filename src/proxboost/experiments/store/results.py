@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 
 from proxboost._vocabulary import library_version
+from proxboost.experiments.plan.protocol import DEFAULT_INTERVAL_TIES, protocol_name
 from proxboost.experiments.store.naming import ALGO_GRID_AXES
 from proxboost.experiments.system.sealed import (
     DamagedFileError,
@@ -628,8 +629,15 @@ def run_command(identity: dict, row_file) -> str:
     split-XX.csv``): the same grid option (and, for a custom grid, its values), loss, method and
     protocol, so that its rows land in the same folder under the same identity."""
     row_file = Path(row_file)
-    results_dir, grid_label = row_file.parents[8], row_file.parents[7].name
     method, loss, protocol = identity["method"], identity["loss"], identity["protocol"]
+    fractions = protocol.get("fractions", [0.5, 0.25, 0.25])
+    ties = protocol.get("interval_ties", DEFAULT_INTERVAL_TIES)
+    # the protocol's folders: <grid>/<n>splits/T<T>, and one more for each setting that is not
+    # its default (protocol_name); the dataset's folder is parents[4]
+    depth = protocol_name(
+        "grid", protocol["n_splits"], protocol["max_estimators"], fractions, protocol["seed"], ties
+    ).count("/")
+    results_dir, grid_label = row_file.parents[8 + depth - 2], row_file.parents[7 + depth - 2].name
     args = [
         "python run.py",
         f"dataset={identity['dataset']['name']}",
@@ -653,7 +661,6 @@ def run_command(identity: dict, row_file) -> str:
     args += [
         f"dataset.params.{k}={v}" for k, v in sorted(identity["dataset"].get("params", {}).items())
     ]
-    fractions = protocol.get("fractions", [0.5, 0.25, 0.25])
     args += [
         f"protocol.fractions.{part}={f}"
         for part, f in zip(("train", "validation", "test"), fractions)
@@ -662,8 +669,10 @@ def run_command(identity: dict, row_file) -> str:
         f"protocol.n_splits={protocol['n_splits']}",
         f"protocol.max_estimators={protocol['max_estimators']}",
         f"protocol.seed={protocol['seed']}",
-        f"results_dir={results_dir}",
     ]
+    if ties != DEFAULT_INTERVAL_TIES:
+        args.append(f"protocol.interval_ties={ties}")
+    args.append(f"results_dir={results_dir}")
     return " ".join(args)
 
 
