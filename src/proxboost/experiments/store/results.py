@@ -61,7 +61,6 @@ import numpy as np
 import pandas as pd
 
 from proxboost._vocabulary import library_version
-from proxboost.experiments.plan.protocol import DEFAULT_INTERVAL_TIES, protocol_name
 from proxboost.experiments.store.naming import ALGO_GRID_AXES
 from proxboost.experiments.system.sealed import (
     DamagedFileError,
@@ -631,13 +630,19 @@ def run_command(identity: dict, row_file) -> str:
     row_file = Path(row_file)
     method, loss, protocol = identity["method"], identity["loss"], identity["protocol"]
     fractions = protocol.get("fractions", [0.5, 0.25, 0.25])
-    ties = protocol.get("interval_ties", DEFAULT_INTERVAL_TIES)
-    # the protocol's folders: <grid>/<n>splits/T<T>, and one more for each setting that is not
-    # its default (protocol_name); the dataset's folder is parents[4]
-    depth = protocol_name(
-        "grid", protocol["n_splits"], protocol["max_estimators"], fractions, protocol["seed"], ties
-    ).count("/")
-    results_dir, grid_label = row_file.parents[8 + depth - 2], row_file.parents[7 + depth - 2].name
+    ties = protocol.get("interval_ties")  # in the identity only when not closed
+    # the protocol's folders (plan.protocol.protocol_name): <grid>/<n>splits/T<T>, and one more
+    # for each setting that is not its default; the dataset's folder is parents[4]. (The store
+    # does not import the plan: the rule is restated here, and the stored rows' identity tests
+    # check that every stored folder's command finds its rows.)
+    extra = sum(
+        [
+            any(abs(float(a) - b) > 1e-12 for a, b in zip(fractions, (0.5, 0.25, 0.25))),
+            int(protocol["seed"]) != 0,
+            ties is not None,
+        ]
+    )
+    results_dir, grid_label = row_file.parents[8 + extra], row_file.parents[7 + extra].name
     args = [
         "python run.py",
         f"dataset={identity['dataset']['name']}",
@@ -670,7 +675,7 @@ def run_command(identity: dict, row_file) -> str:
         f"protocol.max_estimators={protocol['max_estimators']}",
         f"protocol.seed={protocol['seed']}",
     ]
-    if ties != DEFAULT_INTERVAL_TIES:
+    if ties is not None:
         args.append(f"protocol.interval_ties={ties}")
     args.append(f"results_dir={results_dir}")
     return " ".join(args)
