@@ -125,3 +125,32 @@ def test_the_command_line_of_every_stored_run_finds_its_rows(compose, data_mirro
         present = {int(p.stem[len("split-") :]) for p in path.parent.glob("split-*.csv")}
         assert run.stored_splits() == present and run.n_splits == row["n_splits"], command
     assert checked
+
+
+@pytest.mark.slow
+def test_the_command_finds_runs_under_every_kind_of_protocol_folder(compose, data_mirror, tmp_path):
+    """Non-default fractions, seed and interval ties each add a folder to the protocol's name
+    (``protocol_name``): the command of a run stored under such a folder names the same results
+    directory and grid, and plans the run in that very folder with the same identity."""
+    overrides = [
+        "dataset=engel",
+        "loss=pinball",
+        "loss.tau=[0.1,0.9]",
+        "algo=gradient",
+        "grid=smoke",
+        "protocol.n_splits=2",
+        "protocol.max_estimators=5",
+        "protocol.fractions.train=0.6",
+        "protocol.fractions.validation=0.2",
+        "protocol.fractions.test=0.2",
+        "protocol.seed=3",
+        "protocol.interval_ties=random",
+        f"results_dir={tmp_path}",
+    ]
+    run = plan_run(**run_arguments(compose(overrides, hydra_config=True)))
+    assert run.protocol.count("/") == 5  # smoke/2splits/T5/frac0.6-0.2-0.2/seed3/ties-random
+    row_file = run.where / "split-00.csv"
+    command = results.run_command(json.loads(run.identity), row_file)
+    assert f"results_dir={tmp_path}" in command and "grid=smoke" in command
+    again = plan_run(**run_arguments(compose(shlex.split(command)[2:], hydra_config=True)))
+    assert again.where == run.where and again.identity == run.identity

@@ -180,7 +180,6 @@ def interval_measurement(
     With ``ties="random"`` (:func:`cqr_calibration`), one generator made from ``random_state``
     draws the calibration rows' uniforms, then the evaluation rows' (:func:`boundary_draws`), and
     the row gets two more columns: ``interval_ties`` ("random") and ``interval_boundary_share``."""
-    check_ties(ties)
     lower, upper, y = (np.asarray(a, dtype=float).ravel() for a in (lower, upper, y))
     cal, ev = np.asarray(calibration, dtype=np.intp), np.asarray(evaluation, dtype=np.intp)
     if len(np.intersect1d(cal, ev)) or len(cal) == 0 or len(ev) == 0:

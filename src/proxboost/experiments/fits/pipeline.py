@@ -41,7 +41,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from proxboost._vocabulary import TIE_RULES
-from proxboost.conformal import TIES, interval_measurement, levels_alpha
+from proxboost.conformal import interval_measurement, levels_alpha
 from proxboost.engines import ENGINES
 from proxboost.experiments.datasets import (
     SUBSAMPLE_PARAMS,
@@ -511,11 +511,9 @@ def plan_run(**config) -> Run | None:
     :class:`~proxboost.experiments.plan.protocol.ProtocolError` (or the data's errors) with the
     reason; returns ``None`` for a run skipped by ``skip_task_mismatch`` / ``skip_unavailable``."""
     r = Request(**config)
-    fractions = validate_protocol(r.n_splits, r.fractions, r.max_estimators, r.seed)
-    if r.interval_ties not in TIES:
-        raise ProtocolError(
-            f"protocol.interval_ties must be one of {', '.join(TIES)}, got {r.interval_ties!r}"
-        )
+    fractions = validate_protocol(
+        r.n_splits, r.fractions, r.max_estimators, r.seed, r.interval_ties
+    )
     loss, algo, method = _method(r)
     if r.interval_ties != DEFAULT_INTERVAL_TIES and n_levels(loss) < 2:
         raise ProtocolError(

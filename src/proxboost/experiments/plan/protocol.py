@@ -38,6 +38,12 @@ import math
 import numpy as np
 
 from proxboost._vocabulary import is_integer
+from proxboost.conformal import TIES
+from proxboost.experiments.store.naming import (
+    DEFAULT_FRACTIONS,
+    DEFAULT_INTERVAL_TIES,
+    protocol_name,
+)
 
 __all__ = [
     "DEFAULT_FRACTIONS",
@@ -64,11 +70,6 @@ __all__ = [
     "validate_protocol",
 ]
 
-DEFAULT_FRACTIONS = (0.5, 0.25, 0.25)
-
-#: How the interval measurement of a model of several levels orders equal conformity scores
-#: (:data:`proxboost.conformal.TIES`): closed intervals unless a protocol asks for random ties.
-DEFAULT_INTERVAL_TIES = "closed"
 #: The stream of the random ties' uniforms of split k: ``default_rng((seed, k, TIES_STREAM))``
 #: (the split itself shuffles with ``default_rng((seed, k))``).
 TIES_STREAM = 1
@@ -90,8 +91,14 @@ LEVELS_VAL_METRIC = "sum_of_levels"
 # -- validation ------------------------------------------------------------------------------------
 
 
-def validate_protocol(n_splits, fractions, max_estimators, seed=0):
+def validate_protocol(
+    n_splits, fractions, max_estimators, seed=0, interval_ties=DEFAULT_INTERVAL_TIES
+):
     """Check the protocol values; raise :class:`ProtocolError` with the reason."""
+    if interval_ties not in TIES:
+        raise ProtocolError(
+            f"protocol.interval_ties must be one of {', '.join(TIES)}, got {interval_ties!r}"
+        )
     if not is_integer(n_splits) or n_splits < 1:
         raise ProtocolError(f"protocol.n_splits must be an integer >= 1, got {n_splits!r}")
     if not is_integer(max_estimators) or max_estimators < 1:
@@ -291,27 +298,6 @@ def level_metrics(loss, y, z) -> list:
     :class:`~proxboost.losses.MultiQuantile` on predictions of shape (n, K)."""
     values = loss.value(np.asarray(y, dtype=np.float64), np.asarray(z, dtype=np.float64))
     return [float(v) for v in np.atleast_1d(values)]
-
-
-def _fmt(x):
-    return f"{x:g}"
-
-
-def protocol_name(
-    grid_name, n_splits, max_estimators, fractions=DEFAULT_FRACTIONS, seed=0, interval_ties="closed"
-):
-    """Name of a protocol: ``<grid>/<n>splits/T<T_max>``, plus ``/frac<a>-<b>-<c>``,
-    ``/seed<s>`` and ``/ties-<rule>`` when these differ from the defaults (0.5/0.25/0.25, seed 0,
-    closed intervals). Example: ``paper/20splits/T1000``."""
-    name = f"{grid_name}/{int(n_splits)}splits/T{int(max_estimators)}"
-    fr = tuple(float(f) for f in fractions)
-    if any(abs(a - b) > 1e-12 for a, b in zip(fr, DEFAULT_FRACTIONS)):
-        name += "/frac" + "-".join(_fmt(f) for f in fr)
-    if int(seed) != 0:
-        name += f"/seed{int(seed)}"
-    if interval_ties != DEFAULT_INTERVAL_TIES:
-        name += f"/ties-{interval_ties}"
-    return name
 
 
 # -- one split: selection and its row -------------------------------------------------------------

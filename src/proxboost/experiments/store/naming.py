@@ -1,9 +1,10 @@
 """Names shared by the analysis, the claims, the report and the figures: methods, losses, datasets,
-λ grids, styles.
+λ grids, styles, and the protocols' folder names (the pipeline stores rows under them, the store
+finds them there).
 
-Plain constants only (no state is changed on import). A method's short name and colour are the
-same in every table and figure; the paper draws its proposed methods in blue, orange and green,
-residual gradient boosting in red and XGBoost in pink.
+Plain constants and pure functions only (no state is changed on import). A method's short name
+and colour are the same in every table and figure; the paper draws its proposed methods in blue,
+orange and green, residual gradient boosting in red and XGBoost in pink.
 """
 
 from __future__ import annotations
@@ -159,3 +160,34 @@ def tie_rule_of(value) -> str:
 #: the grid's own node: the forests' and the libraries' leaf axes. The protocol checks their values
 #: (``proxboost.experiments.plan.protocol.GRID_AXES``, the same names).
 ALGO_GRID_AXES = ("max_features", "min_samples_leaf", "min_data_in_leaf", "min_child_weight")
+
+
+# -- protocol folders ---------------------------------------------------------------------------
+#: The protocol's default train / validation / test fractions.
+DEFAULT_FRACTIONS = (0.5, 0.25, 0.25)
+#: How the interval measurement of a model of several levels orders equal conformity scores
+#: (:data:`proxboost.conformal.TIES`): closed intervals unless a protocol asks for random ties.
+DEFAULT_INTERVAL_TIES = "closed"
+
+
+def protocol_name(
+    grid_name,
+    n_splits,
+    max_estimators,
+    fractions=DEFAULT_FRACTIONS,
+    seed=0,
+    interval_ties=DEFAULT_INTERVAL_TIES,
+):
+    """Name of a protocol (its rows' folders under the results directory):
+    ``<grid>/<n>splits/T<T_max>``, plus ``/frac<a>-<b>-<c>``, ``/seed<s>`` and ``/ties-<rule>``
+    when these differ from the defaults (0.5/0.25/0.25, seed 0, closed intervals). Example:
+    ``paper/20splits/T1000``."""
+    name = f"{grid_name}/{int(n_splits)}splits/T{int(max_estimators)}"
+    fr = tuple(float(f) for f in fractions)
+    if any(abs(a - b) > 1e-12 for a, b in zip(fr, DEFAULT_FRACTIONS)):
+        name += "/frac" + "-".join(f"{f:g}" for f in fr)
+    if int(seed) != 0:
+        name += f"/seed{int(seed)}"
+    if interval_ties != DEFAULT_INTERVAL_TIES:
+        name += f"/ties-{interval_ties}"
+    return name

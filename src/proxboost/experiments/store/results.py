@@ -19,7 +19,7 @@ Layout (every file is a one-row CSV with a header, so pandas reads each one nati
     <results_dir>/<protocol>/<dataset>/<loss>/<algo>/<engine>/<hash>/split-XX.csv
 
 The folders before ``<hash>`` are for people (see
-:func:`proxboost.experiments.plan.protocol.protocol_name`); ``<hash>`` is the first 12 hex digits of
+:func:`proxboost.experiments.store.naming.protocol_name`); ``<hash>`` is the first 12 hex digits of
 :func:`identity_hash`. Baselines, which use no proxboost tree engine, are stored under
 ``engine=none``.
 
@@ -61,7 +61,12 @@ import numpy as np
 import pandas as pd
 
 from proxboost._vocabulary import library_version
-from proxboost.experiments.store.naming import ALGO_GRID_AXES
+from proxboost.experiments.store.naming import (
+    ALGO_GRID_AXES,
+    DEFAULT_FRACTIONS,
+    DEFAULT_INTERVAL_TIES,
+    protocol_name,
+)
 from proxboost.experiments.system.sealed import (
     DamagedFileError,
     atomic_path,
@@ -629,20 +634,14 @@ def run_command(identity: dict, row_file) -> str:
     protocol, so that its rows land in the same folder under the same identity."""
     row_file = Path(row_file)
     method, loss, protocol = identity["method"], identity["loss"], identity["protocol"]
-    fractions = protocol.get("fractions", [0.5, 0.25, 0.25])
-    ties = protocol.get("interval_ties")  # in the identity only when not closed
-    # the protocol's folders (plan.protocol.protocol_name): <grid>/<n>splits/T<T>, and one more
-    # for each setting that is not its default; the dataset's folder is parents[4]. (The store
-    # does not import the plan: the rule is restated here, and the stored rows' identity tests
-    # check that every stored folder's command finds its rows.)
-    extra = sum(
-        [
-            any(abs(float(a) - b) > 1e-12 for a, b in zip(fractions, (0.5, 0.25, 0.25))),
-            int(protocol["seed"]) != 0,
-            ties is not None,
-        ]
-    )
-    results_dir, grid_label = row_file.parents[8 + extra], row_file.parents[7 + extra].name
+    fractions = protocol.get("fractions", DEFAULT_FRACTIONS)
+    ties = protocol.get("interval_ties", DEFAULT_INTERVAL_TIES)  # in the identity when not closed
+    # the protocol's folders (protocol_name: <grid>/<n>splits/T<T> and one more for each
+    # setting that is not its default) sit between the results directory and the dataset's
+    depth = protocol_name(
+        "grid", protocol["n_splits"], protocol["max_estimators"], fractions, protocol["seed"], ties
+    ).count("/")
+    results_dir, grid_label = row_file.parents[6 + depth], row_file.parents[5 + depth].name
     args = [
         "python run.py",
         f"dataset={identity['dataset']['name']}",
@@ -675,7 +674,7 @@ def run_command(identity: dict, row_file) -> str:
         f"protocol.max_estimators={protocol['max_estimators']}",
         f"protocol.seed={protocol['seed']}",
     ]
-    if ties is not None:
+    if ties != DEFAULT_INTERVAL_TIES:
         args.append(f"protocol.interval_ties={ties}")
     args.append(f"results_dir={results_dir}")
     return " ".join(args)
