@@ -154,3 +154,28 @@ def test_the_command_finds_runs_under_every_kind_of_protocol_folder(compose, dat
     assert f"results_dir={tmp_path}" in command and "grid=smoke" in command
     again = plan_run(**run_arguments(compose(shlex.split(command)[2:], hydra_config=True)))
     assert again.where == run.where and again.identity == run.identity
+
+
+@pytest.mark.slow
+def test_the_command_finds_runs_of_a_synthetic_dataset_with_a_parameter_its_config_lacks(
+    compose, tmp_path
+):
+    """A generator's parameter that ``conf/dataset/regression.yaml`` does not list (the noise's
+    standard deviation) enters the identity when given with ``++``; the command adds it the same
+    way, so that Hydra accepts it and the run is planned in its own folder again."""
+    overrides = [
+        "dataset=regression",
+        "dataset.params.n_samples=60",
+        "++dataset.params.noise_std=0.5",
+        "loss=lad",
+        "algo=gradient",
+        "grid=smoke",
+        "protocol.n_splits=1",
+        "protocol.max_estimators=5",
+        f"results_dir={tmp_path}",
+    ]
+    run = plan_run(**run_arguments(compose(overrides, hydra_config=True)))
+    assert json.loads(run.identity)["dataset"]["params"]["noise_std"] == 0.5
+    command = results.run_command(json.loads(run.identity), run.where / "split-00.csv")
+    again = plan_run(**run_arguments(compose(shlex.split(command)[2:], hydra_config=True)))
+    assert again.where == run.where and again.identity == run.identity

@@ -233,19 +233,24 @@ def register_dataset(name: str, entry: dict) -> DatasetInfo:
     return add_dataset(name, entry, formats=tuple(READERS))
 
 
+def generator_defaults(name) -> dict:
+    """The default of each parameter of a synthetic dataset's generator (its signature holds
+    them), ``random_state`` aside."""
+    generate = getattr(_synthetic, f"make_{name}")
+    return {
+        key: p.default
+        for key, p in inspect.signature(generate).parameters.items()
+        if key != "random_state" and p.default is not inspect.Parameter.empty
+    }
+
+
 def dataset_identity(info, seed) -> dict:
     """What determines a loaded dataset's numbers: a generator's name, every parameter (defaults
     written out) and seed; or a real dataset's name and the sha256 of the file read."""
     if info.name == _csv.NAME:
         return _csv.identity(info)
     if info.synthetic:
-        # the generators' signatures hold their defaults
-        generate = getattr(_synthetic, f"make_{info.name}")
-        defaults = {
-            name: p.default
-            for name, p in inspect.signature(generate).parameters.items()
-            if name != "random_state" and p.default is not inspect.Parameter.empty
-        }
+        defaults = generator_defaults(info.name)
         given = {k: v for k, v in info.params.items() if k != "random_state" and v is not None}
         return {"name": info.name, "params": {**defaults, **given}, "seed": int(seed)}
     return {

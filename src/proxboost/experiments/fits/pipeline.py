@@ -48,6 +48,7 @@ from proxboost.experiments.datasets import (
     DatasetUnavailableError,
     dataset_identity,
     dataset_info,
+    generator_defaults,
     load_dataset,
     row_columns,
 )
@@ -664,12 +665,16 @@ def _data(request: Request, dataset_params):
 
 
 def _drawn(dataset_params, info) -> dict:
-    """A real dataset's parameters as they acted: its subsampling (``max_rows``,
+    """A dataset's parameters as they acted: a real dataset's subsampling (``max_rows``,
     ``subsample_seed``) only when rows were removed (a dataset already small enough is the whole
-    dataset, under its plain name)."""
+    dataset, under its plain name); a generator's parameters not at their default."""
     kept = {k: v for k, v in dataset_params.items() if k not in SUBSAMPLE_PARAMS}
     if info.synthetic:
-        return dataset_params
+        # a generator's parameter given at its default draws the data of no parameter: the
+        # folder's name (a hash of the given ones) leaves it out, so that the command rebuilt from
+        # a row's identity, which writes every default out, finds the same folder
+        defaults = generator_defaults(info.name)
+        return {k: v for k, v in dataset_params.items() if k not in defaults or v != defaults[k]}
     return {**kept, **{k: info.params[k] for k in SUBSAMPLE_PARAMS if k in info.params}}
 
 
