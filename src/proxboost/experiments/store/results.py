@@ -663,7 +663,7 @@ def run_command(identity: dict, row_file) -> str:
             node = "algo.grid" if key in ALGO_GRID_AXES else "grid"
             args.append(f"'++{node}.{key}={_override_value(values)}'")
     # ``++``: a generator's parameter that its dataset config does not list (the noise level of
-    # the synthetic sets) is added, one it lists is overridden; plain ``key=value`` refuses the first
+    # the synthetic sets) is added, one it lists overridden (plain ``key=value`` refuses the first)
     args += [
         f"++dataset.params.{k}={_override_value(v)}"
         for k, v in sorted(identity["dataset"].get("params", {}).items())
