@@ -335,3 +335,25 @@ def test_nothing_changes_without_a_registration():
     assert tuple(_registry.INFOS) == tuple(_registry.REGISTRY)
     with pytest.raises(ValueError, match=r"allowed values: \['ls', 'lad', 'pinball'\]"):
         BoostingRegressor(loss="expectile").fit(np.zeros((4, 1)), np.arange(4.0))
+
+
+def test_the_example_method_declared_separate_fits_several_levels(plugin, monkeypatch):
+    """The page's method with ``levels = "separate"`` (and nothing else: no ``library`` name, no
+    ``search_axes``) is built once per level, each level its own scikit-learn model."""
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    cls = methods._REGISTERED["sklearn_gbr"]
+    monkeypatch.setattr(cls, "levels", "separate", raising=False)
+    assert not hasattr(cls, "library") and not hasattr(cls, "search_axes")
+    method = methods.make_method("sklearn_gbr", make_loss("pinball", tau=[0.2, 0.8]))
+    method.search_axes({"max_depth": [2]})
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(120, 2)), rng.normal(size=120)
+    params = {"max_depth": 2, "learning_rate": 0.2}
+    z = method.refit_predict([params, params], [7, 3], (X, y), X, random_state=4)
+    for k, (tau, T) in enumerate([(0.2, 7), (0.8, 3)]):
+        own = GradientBoostingRegressor(
+            loss="quantile", alpha=tau, n_estimators=T, max_depth=2, learning_rate=0.2,
+            random_state=4,
+        )  # fmt: skip
+        np.testing.assert_array_equal(z[:, k], own.fit(X, y).predict(X))

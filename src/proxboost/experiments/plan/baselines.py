@@ -862,12 +862,14 @@ class SeparateLevels:
     def __init__(self, cls, loss, **options):
         self.loss = loss
         self.members = [cls(level, **options) for level in loss.levels]
-        self.name, self.library = cls.name, cls.library
+        # a user's class (docs/extending.md) may have no library name or optional axis
+        self.name, self.library = cls.name, getattr(cls, "library", cls.name)
         self.grid_axes = self.members[0].grid_axes
 
     def search_axes(self, grid) -> None:
         for member in self.members:
-            member.search_axes(grid)
+            if hasattr(member, "search_axes"):
+                member.search_axes(grid)
         self.grid_axes = self.members[0].grid_axes
 
     def reports_loss(self) -> bool:
