@@ -121,6 +121,67 @@ def test_the_sort_free_quantile_of_unit_weights_is_the_sorted_one():
     assert checked > 500 and ties > 50  # the tie case (an interval) is exercised
 
 
+def test_the_pooled_quantile_read_near_its_bracket_is_the_full_partitions():
+    """The pooled levels' quantile (``_pooled_unit_interval``) reads its order statistics from
+    the points inside a bracket, counting the others: the same interval, bit for bit, as
+    partitioning every pooled point, whatever the bracket (around the quantile, beside it, empty,
+    infinite), on points with many exact ties and at levels whose tau W is a cumulative weight;
+    and the rank it starts from is the first rank of the plain scan over every rank."""
+    from proxboost._multi_quantile import (
+        _pooled_points,
+        _pooled_unit_interval,
+        _unit_quantile_interval,
+        _unit_rank,
+    )
+
+    def scanned_rank(m, tau):  # the scan from rank 0, as the reference first wrote it
+        for j in range(m):
+            cum, target, tol = float(j + 1), tau * m, 1e-9 * m
+            if abs(cum - target) <= tol or cum > target:
+                return j, abs(cum - target) <= tol
+        return -1, False
+
+    rng = np.random.RandomState(1)
+    checked = ties = outside = 0
+    for trial in range(400):
+        n, K = rng.randint(1, 40), rng.randint(2, 5)
+        U = rng.randint(-4, 5, size=(n, K)) * 0.5 if trial % 2 else rng.normal(size=(n, K))
+        shifts = np.concatenate([[0.0], np.cumsum(rng.choice([0.0, -0.5, 0.25], size=K - 1))])
+        first = rng.randint(0, K - 1)
+        last = rng.randint(first + 1, K)
+        start = rng.randint(0, n)
+        stop = rng.randint(start + 1, n + 1)
+        m = (stop - start) * (last - first + 1)
+        points = _pooled_points(U, start, stop, shifts, first, last)
+        taus = [rng.uniform(0.01, 0.99), *(k / m for k in range(1, m))][:8]
+        for tau in taus:
+            assert _unit_rank(m, tau) == scanned_rank(m, tau)
+            reference = _unit_quantile_interval(points, tau)
+            q = reference[0]
+            for near in [
+                (q - 0.3, q + 0.3),
+                (q, q),
+                (q + 0.1, q + 2.0),
+                (q - 2.0, q - 0.1),
+                (1.0, -1.0),
+                (-np.inf, np.inf),
+                tuple(np.sort(rng.normal(size=2))),
+            ]:
+                found = _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near)
+                assert found == reference, (trial, tau, near)
+                checked += 1
+                ties += found[0] != found[1]
+                outside += not near[0] <= q <= near[1]
+    assert checked > 5000 and ties > 500 and outside > 1000
+    U = rng.normal(size=(6, 2))
+    U[2, 1] = np.nan  # NaN: the full partition's answer
+    shifts = np.zeros(2)
+    for tau in (0.2, 0.5, 0.9):
+        reference = _unit_quantile_interval(_pooled_points(U, 0, 6, shifts, 0, 1), tau)
+        found = _pooled_unit_interval(U, 0, 6, shifts, 0, 1, tau, (-0.5, 0.5))
+        np.testing.assert_array_equal(found, reference)
+
+
 def test_one_level_and_the_scalar():
     one = BoostingRegressor(loss="pinball", tau=[0.7], n_estimators=20, random_state=0).fit(X, Y)
     assert one.predict(X).shape == (N, 1)

@@ -62,27 +62,106 @@ def _sorted_quantile_interval(points, weights, tau):
 
 
 @njit(cache=True, nogil=True)
+def _unit_rank(m, tau):
+    """(j, tie) of m unit weights at level tau: the first rank j whose cumulative weight j + 1
+    equals tau m (to 1e-9 m: ``tie``) or exceeds it; (-1, False) for none. The ranks skipped at
+    the start have j + 1 <= tau m - tol - 2, far from both tests."""
+    total = float(m)
+    target = tau * total
+    tol = 1e-9 * total
+    for j in range(max(0, int(target - tol) - 2), m):
+        cum = float(j + 1)
+        tie = abs(cum - target) <= tol
+        if tie or cum > target:
+            return j, tie
+    return -1, False
+
+
+@njit(cache=True, nogil=True)
 def _unit_quantile_interval(points, tau):
     """:func:`_sorted_quantile_interval` with every weight 1, without sorting: the cumulative
     weights are then the integers 1..m, exact in any order, so which rank j is reached depends
     on m and tau only, and x_(j), x_(j+1) are order statistics (a partition, O(m)). The same
     floating-point tests on the same numbers as the reference, hence the same interval."""
     m = len(points)
-    total = float(m)
-    target = tau * total
-    tol = 1e-9 * total
-    for j in range(m):
-        cum = float(j + 1)
-        tie = abs(cum - target) <= tol
-        if tie or cum > target:
-            part = np.partition(points, j)
-            lo = part[j]
-            if not tie:
-                return lo, lo
-            if j + 1 >= m:
-                return lo, np.inf
-            return lo, part[j + 1 :].min()
-    return np.inf, np.inf
+    j, tie = _unit_rank(m, tau)
+    if j < 0:
+        return np.inf, np.inf
+    part = np.partition(points, j)
+    lo = part[j]
+    if not tie:
+        return lo, lo
+    if j + 1 >= m:
+        return lo, np.inf
+    return lo, part[j + 1 :].min()
+
+
+@njit(cache=True, nogil=True)
+def _pooled_points(U, start, stop, shifts, first, last):
+    """The pooled points U[i, k] - shifts[k] of rows start..stop and levels first..last."""
+    points = np.empty((stop - start) * (last - first + 1))
+    pos = 0
+    for k in range(first, last + 1):
+        for i in range(start, stop):
+            points[pos] = U[i, k] - shifts[k]
+            pos += 1
+    return points
+
+
+@njit(cache=True, nogil=True)
+def _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near):
+    """:func:`_unit_quantile_interval` of the pooled points (:func:`_pooled_points`) without
+    partitioning them all: one pass counts the points below ``near`` = (low, high), keeps those
+    in it, and the largest below and the two smallest above it; the order statistics x_(j),
+    x_(j+1) are read from those, the kept points partitioned (few, when ``near`` brackets the
+    quantile, as the pooled blocks' own optima do). Order statistics are values, so this is the
+    same interval whatever ``near`` is; where it cannot give x_(j) (or a point is NaN), the
+    full partition runs."""
+    m = (stop - start) * (last - first + 1)
+    j, tie = _unit_rank(m, tau)
+    if j < 0:
+        return np.inf, np.inf
+    low, high = near
+    kept = np.empty(m)
+    below = inside = 0
+    max_below = -np.inf
+    min_above = second_above = np.inf
+    for k in range(first, last + 1):
+        for i in range(start, stop):
+            x = U[i, k] - shifts[k]
+            if x < low:
+                below += 1
+                max_below = max(max_below, x)
+            elif x <= high:
+                kept[inside] = x
+                inside += 1
+            elif x < min_above:
+                second_above = min_above
+                min_above = x
+            elif x < second_above:
+                second_above = x
+            elif x != x:  # NaN: the reference's ordering of NaN
+                return _unit_quantile_interval(
+                    _pooled_points(U, start, stop, shifts, first, last), tau
+                )
+    above = m - below - inside
+    if j == below - 1:  # the largest point below
+        lo = max_below
+        if tie and j + 1 < m:
+            return lo, kept[:inside].min() if inside else min_above
+    elif below <= j < below + inside:
+        part = np.partition(kept[:inside], j - below)
+        lo = part[j - below]
+        if tie and j + 1 < m:
+            after = j - below + 1
+            return lo, part[after:inside].min() if after < inside else min_above
+    elif j == below + inside and above > 0:  # the smallest point above
+        lo = min_above
+        if tie and j + 1 < m:
+            return lo, second_above
+    else:
+        return _unit_quantile_interval(_pooled_points(U, start, stop, shifts, first, last), tau)
+    return (lo, lo) if not tie else (lo, np.inf)
 
 
 @njit(cache=True, nogil=True)
@@ -105,23 +184,31 @@ def _weighted_quantile_point(points, weights, tau, rule, g, bounds):
 
 
 @njit(cache=True, nogil=True)
-def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g, bounds):
+def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g, bounds, near):
     """The common c~ of levels first..last of one leaf: the weighted quantile of the pooled
     points U[i, k] - shifts[k] at the mean of the levels, on ``bounds`` (the block's common
-    interval of the shifted bounds)."""
-    m = stop - start
-    size = m * (last - first + 1)
-    points = np.empty(size)
-    weights = np.empty(size)
+    interval of the shifted bounds). ``near``: an interval expected to hold it (with unit
+    weights, the points outside it are only counted: :func:`_pooled_unit_interval`)."""
     tau = 0.0
-    pos = 0
     for k in range(first, last + 1):
         tau += taus[k]
+    tau = tau / (last - first + 1)
+    unit = True
+    for i in range(start, stop):
+        if ws[i] != 1.0:
+            unit = False
+            break
+    if unit:
+        lo, hi = _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near)
+        return _bounded_tie_point(lo, hi, rule, g, bounds[0], bounds[1])
+    points = _pooled_points(U, start, stop, shifts, first, last)
+    weights = np.empty(points.shape[0])
+    pos = 0
+    for _ in range(first, last + 1):
         for i in range(start, stop):
-            points[pos] = U[i, k] - shifts[k]
             weights[pos] = ws[i]
             pos += 1
-    return _weighted_quantile_point(points, weights, tau / (last - first + 1), rule, g, bounds)
+    return _weighted_quantile_point(points, weights, tau, rule, g, bounds)
 
 
 @njit(cache=True, nogil=True)
@@ -153,9 +240,13 @@ def _ordered_leaves(U, ws, starts, leaves, taus, shifts, rule, g, c, shifted):
                     high = min(high, shifted[1][leaf, k2])
                 if low > high:  # rounding only (the interval is non-empty in exact arithmetic)
                     low = high = 0.5 * (low + high)
+                # the pooled optimum lies between the two blocks' own optima (the sum's
+                # slope changes sign there): where its order statistics are looked for
+                near = (value[a + 1], value[a])
                 value[a] = _pooled_point(
-                    U, ws, start, stop, taus, shifts, first[a], last[a], rule, g[leaf], (low, high)
-                )
+                    U, ws, start, stop, taus, shifts, first[a], last[a], rule, g[leaf],
+                    (low, high), near,
+                )  # fmt: skip
         for b in range(n_blocks):
             for k in range(first[b], last[b] + 1):
                 c[leaf, k] = value[b] + shifts[k]
