@@ -120,7 +120,7 @@ def test_large_datasets_are_subsampled_and_named_plainly(compose, tmp_path):
 
 
 @pytest.mark.slow
-def test_reading_b_of_the_boosting_methods_is_the_paper_computation(compose, tmp_path):
+def test_reading_b_of_the_boosting_methods_is_the_paper_computation(compose, data_mirror, tmp_path):
     """Reading (b)'s prox / residual_prox / gradient and reading (a)'s gradient and libraries on
     the paper's datasets have the paper protocol's identities: their stored rows are reused."""
     common = ["dataset=engel", f"results_dir={tmp_path}"]
