@@ -862,13 +862,12 @@ class SeparateLevels:
     def __init__(self, cls, loss, **options):
         self.loss = loss
         self.members = [cls(level, **options) for level in loss.levels]
-        # a user's class (docs/extending.md) may have no library name or optional axis
-        self.name, self.library = cls.name, getattr(cls, "library", cls.name)
+        self.name = cls.name
         self.grid_axes = self.members[0].grid_axes
 
     def search_axes(self, grid) -> None:
         for member in self.members:
-            if hasattr(member, "search_axes"):
+            if hasattr(member, "search_axes"):  # optional, as for one level (plan_run)
                 member.search_axes(grid)
         self.grid_axes = self.members[0].grid_axes
 
