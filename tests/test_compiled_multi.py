@@ -212,7 +212,13 @@ def test_the_gap_budget_gives_numpy_the_python_loops_blas_operands():
                 levels.d0, levels.abs0, levels.min_steps[:t], levels.max_abs[:t], weights
             )
             assert np.array_equal(expected, got), (K, t)
-            assert np.array_equal(expected, _compiled_multi._gap_bounds(levels, t, alphas)), (K, t)
+            assert np.array_equal(expected, _compiled_multi._gap_bounds(levels, t, alphas, True))
+            # without acceleration (alphas all 0) the weights are ones: the shortcut's bounds
+            zeros = np.zeros_like(alphas[: t + 1])
+            assert np.array_equal(
+                budget.next_min_steps(model_weights(zeros)),
+                _compiled_multi._gap_bounds(levels, t, zeros, False),
+            ), (K, t)
             c = rng.standard_normal((7, K)) * 10.0 ** rng.integers(-8, 8, (7, K))
             c = np.sort(c, axis=1)
             budget.add(c)
