@@ -62,9 +62,11 @@ def _assert_same(a, b, X_eval):
 
 
 def _pickled(tree):
-    """A tree's attributes in order, each pickled on its own (a hist tree of the Python loop may
-    share an array between attributes where the compiled loop's has two equal ones)."""
-    return [(name, pickle.dumps(value)) for name, value in vars(tree).items()]
+    """A tree's fields (node arrays) and other attributes in order, each pickled on its own (a
+    hist tree of the Python loop may share an array between attributes where the compiled
+    loop's has two equal ones; the compiled loop's trees are spans of shared arrays)."""
+    public = [name for name in tree._slots() if not name.startswith("_")]
+    return [(name, pickle.dumps(getattr(tree, name))) for name in (*tree.FIELDS, *public)]
 
 
 CASES = [

@@ -96,6 +96,7 @@ from proxboost.engines._nodes import (
     check_weight,
     loop_nodes,
 )
+from proxboost.engines._packed import PackedNodes, node_field
 from proxboost.engines._threads import engine_threads, numba_threads
 
 RAND_R_MAX = 2147483647  # scikit-learn's seed range: randint(0, RAND_R_MAX)
@@ -129,25 +130,29 @@ class ExactData:
         return self.codes.values.shape[0]
 
 
-class ExactTree:
+class ExactTree(PackedNodes):
     """A fitted exact tree: float32 rows -> compact leaf ids (picklable, compiled apply).
 
     Node arrays (root 0, ``left == -1`` at leaves, scikit-learn's depth-first node order):
     ``feature``, ``threshold`` (float64; float32 ``x <= threshold`` goes left), ``left``,
     ``right``, ``leaf_of_node``, ``missing_go_to_left`` (uint8: 1 where a missing value goes
     left, as scikit-learn's ``tree_.missing_go_to_left``). Per internal node: ``split_feature``
-    and ``split_gain``.
+    and ``split_gain``. The trees of a compiled loop share one copy of their arrays
+    (:mod:`~proxboost.engines._packed`).
     """
 
+    __slots__ = ()
+    FIELDS = ("feature", "threshold", "left", "right", "leaf_of_node", "gain", "missing_go_to_left")
+    feature = node_field(0, "split feature per node (-1 at leaves)")
+    threshold = node_field(1, "split threshold per node (float32 ``x <= threshold`` goes left)")
+    left = node_field(2, "left child per node (-1 at leaves)")
+    right = node_field(3, "right child per node (-1 at leaves)")
+    leaf_of_node = node_field(4, "compact leaf id per node (-1 at internal nodes)")
+    gain = node_field(5, "split gain per node (0 at leaves)")
+    missing_go_to_left = node_field(6, "1 where a missing value goes left")
+
     def __init__(self, feature, threshold, left, right, leaf_of_node, n_leaves, gain, missing):
-        self.feature = feature
-        self.threshold = threshold
-        self.left = left
-        self.right = right
-        self.leaf_of_node = leaf_of_node
-        self.n_leaves = int(n_leaves)
-        self.gain = gain
-        self.missing_go_to_left = missing
+        self._own((feature, threshold, left, right, leaf_of_node, gain, missing), n_leaves)
 
     @property
     def split_feature(self):
@@ -156,10 +161,6 @@ class ExactTree:
     @property
     def split_gain(self):
         return self.gain[self.left >= 0]
-
-    @property
-    def node_count(self):
-        return len(self.left)
 
     def apply(self, Xp):
         X32 = _as_float32(Xp)
@@ -351,19 +352,8 @@ class ExactEngine:
         threshold bin (unused), left, right, leaf_of_node, gain, missing) and ``n_leaves[k]``
         leaves. One call for every tree: per tree, its slices and its object only."""
         feature, threshold, _, left, right, leaf_of_node, gain, missing = nodes
-        return [
-            ExactTree(
-                feature[a:b],
-                threshold[a:b],
-                left[a:b],
-                right[a:b],
-                leaf_of_node[a:b],
-                k,
-                gain[a:b],
-                missing[a:b],
-            )
-            for a, b, k in zip(starts, ends, n_leaves, strict=True)
-        ]
+        arrays = (feature, threshold, left, right, leaf_of_node, gain, missing)
+        return ExactTree.spans(arrays, starts, ends, n_leaves)
 
 
 def _tree_size(n, max_depth):

@@ -116,12 +116,13 @@ from proxboost.engines._nodes import (
     check_weight,
     loop_nodes,
 )
+from proxboost.engines._packed import PackedNodes, node_field
 from proxboost.engines._threads import engine_threads, numba_threads
 
 MAX_BINS = 255
 
 
-class HistTree:
+class HistTree(PackedNodes):
     """A fitted histogram tree: binned rows -> compact leaf ids (picklable, compiled apply).
 
     Node arrays (root 0, ``left == -1`` at leaves): ``feature``, ``threshold_bin`` (rows with
@@ -130,27 +131,43 @@ class HistTree:
     matching float edges on the original feature scale (``x <= threshold`` goes left; +inf where
     only the missing values go right). ``missing_bin``: per feature, the bin of a missing value
     (shared with the engine). Per internal node: ``split_feature`` and ``split_gain`` (weighted
-    impurity decrease over the root's weight, see ``docs/engines.md``).
+    impurity decrease over the root's weight, see ``docs/engines.md``). The trees of a compiled
+    loop share one copy of their arrays (:mod:`~proxboost.engines._packed`).
     """
+
+    __slots__ = ("missing_bin",)
+    FIELDS = (
+        "feature",
+        "threshold_bin",
+        "left",
+        "right",
+        "leaf_of_node",
+        "missing_go_to_left",
+        "threshold",
+        "gain",
+    )
+    feature = node_field(0, "split feature per node (-1 at leaves)")
+    threshold_bin = node_field(1, "split bin per node (``bin <= threshold_bin`` goes left)")
+    left = node_field(2, "left child per node (-1 at leaves)")
+    right = node_field(3, "right child per node (-1 at leaves)")
+    leaf_of_node = node_field(4, "compact leaf id per node (-1 at internal nodes)")
+    missing_go_to_left = node_field(5, "1 where a missing value goes left")
+    threshold = node_field(6, "split threshold per node on the feature's scale")
+    gain = node_field(7, "split gain per node (0 at leaves)")
 
     def __init__(self, nodes, n_leaves, threshold, gain):
         feature, threshold_bin, left, right, leaf_of_node, missing, missing_bin = nodes
-        internal = left >= 0
-        self.split_feature = feature[internal].astype(np.intp)
-        self.split_gain = gain[internal]
-        self.feature = feature
-        self.threshold_bin = threshold_bin
-        self.left = left
-        self.right = right
-        self.leaf_of_node = leaf_of_node
-        self.missing_go_to_left = missing
+        arrays = (feature, threshold_bin, left, right, leaf_of_node, missing, threshold, gain)
+        self._own(arrays, n_leaves)
         self.missing_bin = missing_bin
-        self.n_leaves = int(n_leaves)
-        self.threshold = threshold
 
     @property
-    def node_count(self):
-        return len(self.left)
+    def split_feature(self):
+        return self.feature[self.left >= 0].astype(np.intp)
+
+    @property
+    def split_gain(self):
+        return self.gain[self.left >= 0]
 
     def apply(self, Xp):
         Xp = _as_bins(Xp)
@@ -376,23 +393,11 @@ class HistEngine:
         ``starts[k]:ends[k]`` of the node arrays (``grow_in_loop``'s order: feature, threshold,
         threshold bin, left, right, leaf_of_node, gain, missing) and ``n_leaves[k]`` leaves."""
         feature, threshold, thr, left, right, leaf_of_node, gain, missing = nodes
-        return [
-            HistTree(
-                (
-                    feature[a:b],
-                    thr[a:b],
-                    left[a:b],
-                    right[a:b],
-                    leaf_of_node[a:b],
-                    missing[a:b],
-                    self.missing_bin_,
-                ),
-                k,
-                threshold[a:b],
-                gain[a:b],
-            )
-            for a, b, k in zip(starts, ends, n_leaves, strict=True)
-        ]
+        arrays = (feature, thr, left, right, leaf_of_node, missing, threshold, gain)
+        trees = HistTree.spans(arrays, starts, ends, n_leaves)
+        for tree in trees:
+            tree.missing_bin = self.missing_bin_
+        return trees
 
     def _rows_and_root_stats(self, Xp, sample_weight):
         """(weights or None, rows of positive weight, rows of weight 0, root weights and counts).

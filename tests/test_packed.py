@@ -1,0 +1,77 @@
+"""The fitted trees' node storage (``engines/_packed.py``): a compiled loop's trees are spans of
+one copy of its outputs; a tree grown alone owns its arrays. Both read the same numbers, pickle
+keeps the sharing, and a tree pickled before the arrays were packed still loads."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from proxboost import BoostingRegressor
+from proxboost.engines.exact import ExactTree
+from proxboost.engines.hist import HistTree
+
+
+def _data():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 4))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) + rng.normal(size=150)
+    return X, y
+
+
+def _fields(tree):
+    return [getattr(tree, name) for name in tree.FIELDS]
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist"])
+def test_the_loops_trees_are_spans_of_shared_arrays_with_their_own_numbers(engine):
+    X, y = _data()
+    est = BoostingRegressor(loss="lad", algo="prox", engine=engine, n_estimators=20).fit(X, y)
+    trees = est.estimators_
+    assert all(tree._arrays is trees[0]._arrays for tree in trees)  # one copy for the fit
+    Xp = est.engine_.prepare(X)
+    for tree in trees:
+        # a tree owning copies of its fields is the same tree: same leaves for every row
+        alone = object.__new__(type(tree))
+        alone._own([field.copy() for field in _fields(tree)], tree.n_leaves)
+        if engine == "hist":
+            alone.missing_bin = tree.missing_bin
+        assert np.array_equal(alone.apply(Xp), tree.apply(Xp))
+        assert tree.node_count == len(tree.left) == len(tree.feature)
+        assert tree.n_leaves == int((tree.left < 0).sum())
+        assert np.array_equal(tree.split_feature, tree.feature[tree.left >= 0])
+    # the spans tile the shared arrays end to end
+    ends = [(tree._start, tree._stop) for tree in trees]
+    assert ends[0][0] == 0 and all(a[1] == b[0] for a, b in zip(ends, ends[1:]))
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist"])
+def test_a_pickled_model_keeps_the_sharing_and_its_predictions(engine):
+    X, y = _data()
+    est = BoostingRegressor(loss="lad", algo="prox", engine=engine, n_estimators=20).fit(X, y)
+    back = pickle.loads(pickle.dumps(est))
+    assert all(tree._arrays is back.estimators_[0]._arrays for tree in back.estimators_)
+    assert np.array_equal(back.predict(X), est.predict(X))
+    for old, new in zip(est.estimators_, back.estimators_, strict=True):
+        for a, b in zip(_fields(old), _fields(new), strict=True):
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+
+
+@pytest.mark.parametrize("cls", [ExactTree, HistTree])
+def test_a_tree_pickled_before_the_arrays_were_packed_still_loads(cls):
+    """Such a pickle holds the instance's dict: one array per field (a hist tree also its
+    ``missing_bin`` and the split arrays it computed then)."""
+    X, y = _data()
+    engine = "exact" if cls is ExactTree else "hist"
+    est = BoostingRegressor(loss="lad", algo="prox", engine=engine, n_estimators=5).fit(X, y)
+    Xp = est.engine_.prepare(X)
+    for tree in est.estimators_:
+        state = {name: field.copy() for name, field in zip(tree.FIELDS, _fields(tree))}
+        state["n_leaves"] = tree.n_leaves
+        if cls is HistTree:
+            state.update(missing_bin=tree.missing_bin, split_feature=tree.split_feature)
+        old = object.__new__(cls)
+        old.__setstate__(state)
+        assert np.array_equal(old.apply(Xp), tree.apply(Xp))
+        assert old.n_leaves == tree.n_leaves and old.node_count == tree.node_count
