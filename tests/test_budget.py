@@ -102,6 +102,52 @@ def test_a_deadline_passing_mid_sweep_starts_nothing_new_and_the_rerun_computes_
     assert budget.of_runs([run]).count == 0
 
 
+def test_a_method_not_stored_on_a_dataset_is_estimated_from_its_times_elsewhere(monkeypatch):
+    """Fit times that are a method's factor times a dataset's (as a fit's cost roughly is): a
+    missing cell is predicted as their product; the dataset's median over the methods stored on
+    it, the rule before, is 50 times too short here. An exact cell wins; a method stored nowhere,
+    or a pair the stored cells do not link, falls back to the dataset's median."""
+    pd = pytest.importorskip("pandas")
+    method = {"quantile_forest": 40.0, "catboost": 15.0, "lightgbm": 1.0, "prox": 0.5}
+    size = {"bostonhousing": 1.0, "redwine": 3.2, "whitewine": 9.0}
+    missing = {("whitewine", "quantile_forest"), ("whitewine", "catboost")}
+    rows = [
+        dict(protocol="p", dataset=d, loss="lad", algo=m, engine="none", fit_seconds=f * s * k)
+        for d, s in size.items()
+        for m, f in method.items()
+        if (d, m) not in missing
+        for k in (1.0, 1.01, 1.02)  # three splits: the median is the middle one
+    ]
+    # another protocol whose two cells share neither their dataset nor their method
+    rows += [
+        dict(
+            protocol="q", dataset="engel", loss="lad", algo="prox", engine="exact", fit_seconds=2.0
+        ),
+        dict(
+            protocol="q", dataset="crabs", loss="lad", algo="lgbm", engine="none", fit_seconds=5.0
+        ),
+    ]
+    monkeypatch.setattr(results, "load", lambda *args, **kwargs: (pd.DataFrame(rows), []))
+    budget._stored_times.cache_clear()
+    try:
+
+        def estimate(protocol, dataset, algo, engine="none"):
+            row = dict(protocol=protocol, dataset=dataset, loss="lad", algo=algo, engine=engine)
+            return budget.split_seconds("results", row)
+
+        assert estimate("p", "whitewine", "quantile_forest") == pytest.approx(40 * 9 * 1.01)
+        assert estimate("p", "whitewine", "catboost") == pytest.approx(15 * 9 * 1.01)
+        assert estimate("p", "whitewine", "lightgbm") == 9 * 1.01  # its own cell
+        whitewine_median = float(
+            pd.Series([r["fit_seconds"] for r in rows if r["dataset"] == "whitewine"]).median()
+        )
+        assert estimate("p", "whitewine", "xgboost") == whitewine_median  # stored nowhere
+        assert estimate("q", "engel", "lgbm") == 2.0  # not linked: engel's median
+        assert estimate("q", "sniffer", "prox", "exact") is None  # nothing on the dataset
+    finally:
+        budget._stored_times.cache_clear()
+
+
 def test_estimate_lines(tmp_path):
     estimate = budget.Estimate()
     assert budget.start_lines(estimate, 2) == ["nothing to compute: every row and curve is stored"]

@@ -19,9 +19,15 @@ budget, Ctrl-C, ``kill -9``) leaves intact rows, and the next command computes o
 
 **The estimates.** The time of a computation not stored yet is predicted from the stored rows of
 the same (protocol, dataset, loss, algo, engine) at any numerics version (``fit_seconds``,
-which includes the refit), else from the rows of the same dataset and protocol; a curve from a
-stored curve of the same settings (any version), else it is counted as unknown. Times are
-CPU-seconds of one core (the fits are single-threaded).
+which includes the refit); else, within the protocol, from a two-way model of the stored cells'
+median times, log t = a[method] + b[dataset] (a method: loss, algo and engine), fitted by least
+squares, when the method and the dataset are linked through stored cells (a slow method's time
+on a new dataset is then its time elsewhere scaled by how that dataset compares with the others
+for the methods stored on both; the dataset's median over all methods, the rule before, made a
+sweep of slow methods on a new dataset look several times shorter than it was); else from the
+rows of the same dataset and protocol. A curve from a stored curve of the same settings (any
+version), else it is counted as unknown. Times are CPU-seconds of one core (the fits are
+single-threaded).
 """
 
 from __future__ import annotations
@@ -81,25 +87,74 @@ SAME = ("protocol", "dataset", "loss", "algo", "engine")
 
 @functools.lru_cache(maxsize=4)
 def _stored_times(results_dir: str):
-    """Median ``fit_seconds`` of the stored rows under ``results_dir``: by :data:`SAME`, and by
-    (protocol, dataset) for the fallback."""
+    """Median ``fit_seconds`` of the stored rows under ``results_dir``: by :data:`SAME`, the
+    two-way model of each protocol's cells (:func:`_two_way`), and by (protocol, dataset) for the
+    last fallback."""
     from proxboost.experiments.store import results
 
     df, _ = results.load(results_dir, on_damaged="skip")
     if df.empty or "fit_seconds" not in df.columns:
-        return {}, {}
+        return {}, {}, {}
     df = df.dropna(subset=["fit_seconds"])
-    by_run = df.groupby(list(SAME))["fit_seconds"].median().to_dict()
+    cells = df.groupby(list(SAME))["fit_seconds"].median().to_dict()
     by_dataset = df.groupby(["protocol", "dataset"])["fit_seconds"].median().to_dict()
-    return by_run, by_dataset
+    return cells, _two_way(cells), by_dataset
+
+
+def _two_way(cells: dict) -> dict:
+    """Per protocol, the predicted seconds of every (dataset, method) its stored cells link:
+    log t = a[method] + b[dataset] by least squares over the cells of positive time (``cells``:
+    median seconds by :data:`SAME`; a method is (loss, algo, engine)). A pair is predicted only
+    when the method and the dataset lie in one connected part of the graph whose edges are the
+    stored cells (elsewhere the model says nothing about it)."""
+    import numpy as np
+
+    by_protocol: dict = {}
+    for (protocol, dataset, *method), seconds in cells.items():
+        if seconds > 0 and math.isfinite(seconds):
+            by_protocol.setdefault(protocol, []).append((dataset, tuple(method), seconds))
+    predicted = {}
+    for protocol, stored in by_protocol.items():
+        datasets = sorted({d for d, _, _ in stored})
+        methods = sorted({m for _, m, _ in stored})
+        column = {("d", d): i for i, d in enumerate(datasets)}
+        column.update({("m", m): len(datasets) + i for i, m in enumerate(methods)})
+        design = np.zeros((len(stored), len(column)))
+        for row, (d, m, _) in enumerate(stored):
+            design[row, column["d", d]] = design[row, column["m", m]] = 1.0
+        logs = np.log([seconds for _, _, seconds in stored])
+        effects = np.linalg.lstsq(design, logs, rcond=None)[0]
+        part = _connected_parts(column, [(("d", d), ("m", m)) for d, m, _ in stored])
+        for d in datasets:
+            for m in methods:
+                if part["d", d] == part["m", m]:
+                    value = effects[column["d", d]] + effects[column["m", m]]
+                    predicted[(protocol, d, *m)] = float(np.exp(value))
+    return predicted
+
+
+def _connected_parts(nodes, edges) -> dict:
+    """A label per node: equal for nodes linked by a path of ``edges`` (union-find)."""
+    parent = {node: node for node in nodes}
+
+    def root(node):
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for a, b in edges:
+        parent[root(a)] = root(b)
+    return {node: root(node) for node in nodes}
 
 
 def split_seconds(results_dir, row: dict) -> float | None:
     """Predicted seconds of one split of the run whose rows look like ``row`` (its base row)."""
-    by_run, by_dataset = _stored_times(str(results_dir))
+    cells, two_way, by_dataset = _stored_times(str(results_dir))
     key = tuple(str(row[c]) for c in SAME)
-    if key in by_run:
-        return float(by_run[key])
+    for known in (cells, two_way):
+        if key in known:
+            return float(known[key])
     fallback = by_dataset.get((str(row["protocol"]), str(row["dataset"])))
     return None if fallback is None else float(fallback)
 
