@@ -40,12 +40,13 @@ format: $(STAMP)
 # suite is mostly compiling and subprocesses, so two cores take about half the time); TEST_JOBS=0
 # runs them in this process, one after the other (to debug with pdb, or read one test's output).
 # The tests marked `serial` need the machine to themselves: they run last, in one process.
-# The whole suite's target: under 10 minutes on an idle 2-core machine.
+# The whole suite's target: under 10 minutes on an idle 2-core machine; `make test` ends with
+# its 15 slowest tests, so that a run over the target says where the time went.
 TEST_JOBS ?= auto
 PYTEST = $(PY) -m pytest -q $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS))
 
 test: lint
-	$(PYTEST) -m "not serial"
+	$(PYTEST) -m "not serial" --durations=15
 	$(PY) -m pytest -q -m serial
 
 # The inner loop while editing: every test not marked slow, and the first case of each `grid`
