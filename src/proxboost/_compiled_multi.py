@@ -109,11 +109,30 @@ def _gap_bounds(levels, t, alphas, accelerated):
 def _record_gaps(levels, t, c):
     """Tree t's rows of the gap budget (``_multi_quantile.tree_gaps`` of its shrunk leaf values
     c, shape (n_leaves, K)): exact operations (differences, minima, maxima, absolute values)."""
-    K = c.shape[1]
+    n_leaves, K = c.shape
+    if n_leaves == 0:
+        raise ValueError("zero-size array to reduction operation minimum which has no identity")
+    # numba's np.min and np.max of the columns' differences and magnitudes, element by element
+    # (the first value, then strictly smaller or larger ones; the first NaN ends the scan and is
+    # the result) without a temporary array per column
     for k in range(K - 1):
-        levels.min_steps[t, k] = np.min(c[:, k + 1] - c[:, k])
+        low = c[0, k + 1] - c[0, k]
+        for leaf in range(1, n_leaves):
+            if np.isnan(low):
+                break
+            step = c[leaf, k + 1] - c[leaf, k]
+            if np.isnan(step) or step < low:
+                low = step
+        levels.min_steps[t, k] = low
     for k in range(K):
-        levels.max_abs[t, k] = np.max(np.abs(c[:, k]))
+        high = np.abs(c[0, k])
+        for leaf in range(1, n_leaves):
+            if np.isnan(high):
+                break
+            size = np.abs(c[leaf, k])
+            if np.isnan(size) or size > high:
+                high = size
+        levels.max_abs[t, k] = high
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,6 +253,15 @@ def _order_leaves(spec, taus, fitted, leaf_ids, fit, b, c):
 
 
 @njit(cache=True, nogil=True)
+def _all_nonpositive(values):
+    """``np.all(values <= 0.0)`` (NaN is not), without the temporary array."""
+    for value in values:
+        if not value <= 0.0:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _leaf_values(spec, levels, fitted, leaf_ids, n_leaves, target, t, alphas):
     """(least-squares fit, shrunk leaf values c of shape (n_leaves, K)): the several-levels
     branch of ``BoostingLoop._leaf_values``, with tree t's rows of the gap budget recorded."""
@@ -242,11 +270,13 @@ def _leaf_values(spec, levels, fitted, leaf_ids, n_leaves, target, t, alphas):
     b = min_steps / spec.nu
     c = _line_searches(spec, levels.taus, fitted, leaf_ids, n_leaves, fit)
     _order_leaves(spec, levels.taus, fitted, leaf_ids, fit, b, c)
-    if np.all(min_steps <= 0.0):  # 0 in every level satisfies the bounds: keep the rule
+    if _all_nonpositive(min_steps):  # 0 in every level satisfies the bounds: keep the rule
         for leaf in range(n_leaves):
             if fit[leaf] == 0.0:
                 c[leaf, :] = 0.0
-    c = spec.nu * c
+    for leaf in range(n_leaves):  # c = nu * c, in place
+        for k in range(c.shape[1]):
+            c[leaf, k] = spec.nu * c[leaf, k]
     _record_gaps(levels, t, c)
     return fit, c
 

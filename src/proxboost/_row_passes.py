@@ -189,14 +189,24 @@ def loss_value(spec, rows):
     y, F, w = rows.y, rows.F, rows.w
     n = y.shape[0]
     weighted = w.shape[0] > 0
-    values = np.empty(n)
     terms = np.empty(n)
     for i in range(n):
-        values[i], terms[i] = _loss_term(spec, y[i], F[i], w[i] if weighted else 1.0, weighted)
+        _, terms[i] = _loss_term(spec, y[i], F[i], w[i] if weighted else 1.0, weighted)
     total = pairwise_sum(terms)
     if not np.isfinite(total):
-        return _rescaled(rows, values, terms)
+        return _rescaled(rows, _values(spec, rows), terms)
     return total / rows.count
+
+
+@njit(cache=True, nogil=True)
+def _values(spec, rows):
+    """The rows' unweighted losses, for :func:`_rescaled` only: computed again where a sum
+    overflowed (rare) rather than stored for every sum, the same numbers (one expression)."""
+    y, F = rows.y, rows.F
+    values = np.empty(y.shape[0])
+    for i in range(y.shape[0]):
+        values[i] = _pointwise(spec, y[i], F[i])
+    return values
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -206,13 +216,12 @@ def loss_value_par(spec, rows):
     y, F, w = rows.y, rows.F, rows.w
     n = y.shape[0]
     weighted = w.shape[0] > 0
-    values = np.empty(n)
     terms = np.empty(n)
     for i in prange(n):
-        values[i], terms[i] = _loss_term(spec, y[i], F[i], w[i] if weighted else 1.0, weighted)
+        _, terms[i] = _loss_term(spec, y[i], F[i], w[i] if weighted else 1.0, weighted)
     total = pairwise_sum_par(terms)
     if not np.isfinite(total):
-        return _rescaled(rows, values, terms)
+        return _rescaled(rows, _values(spec, rows), terms)
     return total / rows.count
 
 
