@@ -449,3 +449,8 @@ def test_the_status_counts_runs_with_every_planned_split():
     ) * len(INTERVAL_METHODS)
     assert completeness(rows, intervals) == (3, planned)  # engel/prox, barro/lightgbm, crabs/cb
     assert "**Partial**: 3 of the" in status_markdown(rows, intervals)
+    assert "CPU-hours" not in status_markdown(rows, intervals)  # no row records a fit time
+    # the cost line: the sum of the rows' fit times, interval rows included
+    rows["fit_seconds"] = 3600.0 / len(rows)
+    intervals["fit_seconds"] = [18.0] * 20 + [np.nan] * 19
+    assert "fits took 1.1 CPU-hours" in status_markdown(rows, intervals)  # 1 h + 360 s

@@ -547,15 +547,36 @@ def completeness(rows: pd.DataFrame, intervals: pd.DataFrame) -> tuple[int, int]
     return done, planned
 
 
+def fit_hours(rows: pd.DataFrame, intervals: pd.DataFrame) -> float | None:
+    """Hours of the stored rows' fits: the sum of their ``fit_seconds`` (a split's grid fits
+    and refit, wall seconds of the worker that ran them), None when no row records one."""
+    seconds = [
+        pd.to_numeric(frame["fit_seconds"], errors="coerce")
+        for frame in (rows, intervals)
+        if "fit_seconds" in frame
+    ]
+    total = pd.concat(seconds) if seconds else pd.Series(dtype=float)
+    return None if total.notna().sum() == 0 else float(total.sum()) / 3600.0
+
+
 def status_markdown(rows: pd.DataFrame, intervals: pd.DataFrame) -> str:
-    """The section saying whether the sweep is complete or the tables are partial."""
+    """The section saying whether the sweep is complete or the tables are partial, and what
+    its stored fits cost (to compare with the budget of the "Cost" section)."""
     done, planned = completeness(rows, intervals)
+    hours = fit_hours(rows, intervals)
+    cost = (
+        ""
+        if hours is None
+        else f" The stored rows' fits took {hours:.1f} CPU-hours (their fit times: a worker's"
+        " wall time at the load of the piece that ran them, with the rows reused from the"
+        " paper protocol at their own times)."
+    )
     if done == planned:
-        return f"### Status\n\nComplete: every one of the {planned} planned runs is stored.\n"
+        return f"### Status\n\nComplete: every one of the {planned} planned runs is stored.{cost}\n"
     return (
         f"### Status\n\n**Partial**: {done} of the {planned} planned runs (reading × dataset ×"
         " loss × method, and the interval runs) have every split stored; the tables below use"
-        " what is stored, and a cell without rows is left out.\n"
+        f" what is stored, and a cell without rows is left out.{cost}\n"
     )
 
 
