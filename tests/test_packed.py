@@ -50,7 +50,11 @@ def test_the_loops_trees_are_spans_of_shared_arrays_with_their_own_numbers(engin
 def test_a_pickled_model_keeps_the_sharing_and_its_predictions(engine):
     X, y = _data()
     est = BoostingRegressor(loss="lad", algo="prox", engine=engine, n_estimators=20).fit(X, y)
+    est.predict(X)  # the trees' views are cut and kept; a pickle leaves them out
+    assert all(tree._views is not None for tree in est.estimators_)
+    assert all("_views" not in tree.__getstate__() for tree in est.estimators_)
     back = pickle.loads(pickle.dumps(est))
+    assert all(tree._views is None for tree in back.estimators_)
     assert all(tree._arrays is back.estimators_[0]._arrays for tree in back.estimators_)
     assert np.array_equal(back.predict(X), est.predict(X))
     for old, new in zip(est.estimators_, back.estimators_, strict=True):

@@ -2,10 +2,11 @@
 
 A compiled boosting loop (:mod:`proxboost._compiled_loop`) writes the nodes of all its trees end
 to end into one set of arrays; each fitted tree is then the span ``[start, stop)`` of them, and
-its fields (``feature``, ``threshold``, ...) are views cut when read. Cutting the eight views of
-each of 1,000 trees when the fit ends cost about 3 ms, a sixth of a whole fit on a small dataset;
-one small object per tree costs a tenth of that. A tree grown alone owns its arrays (the span is
-all of them). Either way a field is the same view of the same numbers.
+its fields (``feature``, ``threshold``, ...) are views cut the first time the tree is read (and
+kept: a prediction reads every tree's fields). Cutting the eight views of each of 1,000 trees
+when the fit ends cost about 3 ms, a sixth of a whole fit on a small dataset; one small object
+per tree costs a tenth of that. A tree grown alone owns its arrays (the span is all of them).
+Either way a field is the same view of the same numbers.
 
 Pickling keeps the sharing (pickle writes an object shared by many trees once), so a model's
 pickle holds each array once too.
@@ -18,7 +19,7 @@ def node_field(index: int, doc: str) -> property:
     """A read-only attribute: entry ``index`` of the tree's arrays, cut to its span."""
 
     def read(self):
-        return self._arrays[index][self._start : self._stop]
+        return self._fields()[index]
 
     return property(read, doc=doc)
 
@@ -27,7 +28,7 @@ class PackedNodes:
     """Base of the engines' fitted trees: ``_arrays`` (a tuple in the subclass's ``FIELDS``
     order), the span ``_start:_stop`` of them holding this tree, and ``n_leaves``."""
 
-    __slots__ = ("_arrays", "_start", "_stop", "n_leaves")
+    __slots__ = ("_arrays", "_start", "_stop", "n_leaves", "_views")
     #: the names of ``_arrays``' entries, in order (each a :func:`node_field` of the subclass)
     FIELDS: tuple[str, ...] = ()
 
@@ -36,6 +37,15 @@ class PackedNodes:
         self._arrays = tuple(arrays)
         self._start, self._stop = 0, len(self._arrays[0])
         self.n_leaves = int(n_leaves)
+        self._views = None
+
+    def _fields(self):
+        """Every field's view, in ``FIELDS`` order: cut on the first read, then kept."""
+        views = self._views
+        if views is None:
+            start, stop = self._start, self._stop
+            views = self._views = tuple(array[start:stop] for array in self._arrays)
+        return views
 
     @classmethod
     def spans(cls, arrays, starts, ends, n_leaves):
@@ -49,6 +59,7 @@ class PackedNodes:
         for start, stop, leaves in zip(starts, ends, n_leaves, strict=True):
             tree = new(cls)
             tree._arrays, tree._start, tree._stop, tree.n_leaves = arrays, start, stop, leaves
+            tree._views = None
             trees.append(tree)
         return trees
 
@@ -59,10 +70,11 @@ class PackedNodes:
     def _slots(self):
         return [name for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ())]
 
-    def __getstate__(self):
-        return {name: getattr(self, name) for name in self._slots()}
+    def __getstate__(self):  # the views are cut again after loading
+        return {name: getattr(self, name) for name in self._slots() if name != "_views"}
 
     def __setstate__(self, state):
+        self._views = None
         if "_arrays" not in state:  # pickled before the arrays were packed: one entry per field
             self._own(tuple(state[name] for name in self.FIELDS), state["n_leaves"])
         for name in self._slots():

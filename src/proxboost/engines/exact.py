@@ -164,15 +164,8 @@ class ExactTree(PackedNodes):
 
     def apply(self, Xp):
         X32 = _as_float32(Xp)
-        return apply_tree(
-            X32,
-            self.feature,
-            self.threshold,
-            self.left,
-            self.right,
-            self.leaf_of_node,
-            self.missing_go_to_left,
-        )
+        feature, threshold, left, right, leaf_of_node, _, missing = self._fields()
+        return apply_tree(X32, feature, threshold, left, right, leaf_of_node, missing)
 
 
 def _as_float32(Xp):

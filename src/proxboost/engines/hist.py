@@ -171,8 +171,9 @@ class HistTree(PackedNodes):
 
     def apply(self, Xp):
         Xp = _as_bins(Xp)
-        nodes = (self.feature, self.threshold_bin, self.left, self.right, self.leaf_of_node)
-        return apply_tree(Xp, nodes, self.missing_go_to_left, self.missing_bin)
+        feature, threshold_bin, left, right, leaf_of_node, missing, _, _ = self._fields()
+        nodes = (feature, threshold_bin, left, right, leaf_of_node)
+        return apply_tree(Xp, nodes, missing, self.missing_bin)
 
 
 def _as_bins(Xp):
