@@ -14,8 +14,10 @@ pickle holds each array once too.
 
 from __future__ import annotations
 
+import numpy as np
 
-def node_field(index: int, doc: str) -> property:
+
+def _field(index: int, doc: str) -> property:
     """A read-only attribute: entry ``index`` of the tree's arrays, cut to its span."""
 
     def read(self):
@@ -26,11 +28,19 @@ def node_field(index: int, doc: str) -> property:
 
 class PackedNodes:
     """Base of the engines' fitted trees: ``_arrays`` (a tuple in the subclass's ``FIELDS``
-    order), the span ``_start:_stop`` of them holding this tree, and ``n_leaves``."""
+    order), the span ``_start:_stop`` of them holding this tree, and ``n_leaves``. Each name of
+    ``FIELDS`` becomes a read-only attribute (a subclass declares ``FIELDS``, a dict of field
+    name to its description, and nothing else about them); every tree has ``feature``,
+    ``left`` and ``gain`` fields, from which ``split_feature`` and ``split_gain`` follow."""
 
     __slots__ = ("_arrays", "_start", "_stop", "n_leaves", "_views")
-    #: the names of ``_arrays``' entries, in order (each a :func:`node_field` of the subclass)
-    FIELDS: tuple[str, ...] = ()
+    #: field name -> description, in ``_arrays``' order
+    FIELDS: dict[str, str] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for index, (name, doc) in enumerate(cls.FIELDS.items()):
+            setattr(cls, name, _field(index, doc))
 
     def _own(self, arrays, n_leaves):
         """Hold ``arrays`` (the tree's own, in ``FIELDS`` order) whole."""
@@ -66,6 +76,14 @@ class PackedNodes:
     @property
     def node_count(self):
         return self._stop - self._start
+
+    @property
+    def split_feature(self):
+        return self.feature[self.left >= 0].astype(np.intp)
+
+    @property
+    def split_gain(self):
+        return self.gain[self.left >= 0]
 
     def _slots(self):
         return [name for cls in type(self).__mro__ for name in getattr(cls, "__slots__", ())]

@@ -96,7 +96,7 @@ from proxboost.engines._nodes import (
     check_weight,
     loop_nodes,
 )
-from proxboost.engines._packed import PackedNodes, node_field
+from proxboost.engines._packed import PackedNodes
 from proxboost.engines._threads import engine_threads, numba_threads
 
 RAND_R_MAX = 2147483647  # scikit-learn's seed range: randint(0, RAND_R_MAX)
@@ -142,25 +142,18 @@ class ExactTree(PackedNodes):
     """
 
     __slots__ = ()
-    FIELDS = ("feature", "threshold", "left", "right", "leaf_of_node", "gain", "missing_go_to_left")
-    feature = node_field(0, "split feature per node (-1 at leaves)")
-    threshold = node_field(1, "split threshold per node (float32 ``x <= threshold`` goes left)")
-    left = node_field(2, "left child per node (-1 at leaves)")
-    right = node_field(3, "right child per node (-1 at leaves)")
-    leaf_of_node = node_field(4, "compact leaf id per node (-1 at internal nodes)")
-    gain = node_field(5, "split gain per node (0 at leaves)")
-    missing_go_to_left = node_field(6, "1 where a missing value goes left")
+    FIELDS = {
+        "feature": "split feature per node (-1 at leaves)",
+        "threshold": "split threshold per node (float32 ``x <= threshold`` goes left)",
+        "left": "left child per node (-1 at leaves)",
+        "right": "right child per node (-1 at leaves)",
+        "leaf_of_node": "compact leaf id per node (-1 at internal nodes)",
+        "gain": "split gain per node (0 at leaves)",
+        "missing_go_to_left": "1 where a missing value goes left",
+    }
 
     def __init__(self, feature, threshold, left, right, leaf_of_node, n_leaves, gain, missing):
         self._own((feature, threshold, left, right, leaf_of_node, gain, missing), n_leaves)
-
-    @property
-    def split_feature(self):
-        return self.feature[self.left >= 0].astype(np.intp)
-
-    @property
-    def split_gain(self):
-        return self.gain[self.left >= 0]
 
     def apply(self, Xp):
         X32 = _as_float32(Xp)

@@ -116,7 +116,7 @@ from proxboost.engines._nodes import (
     check_weight,
     loop_nodes,
 )
-from proxboost.engines._packed import PackedNodes, node_field
+from proxboost.engines._packed import PackedNodes
 from proxboost.engines._threads import engine_threads, numba_threads
 
 MAX_BINS = 255
@@ -136,38 +136,22 @@ class HistTree(PackedNodes):
     """
 
     __slots__ = ("missing_bin",)
-    FIELDS = (
-        "feature",
-        "threshold_bin",
-        "left",
-        "right",
-        "leaf_of_node",
-        "missing_go_to_left",
-        "threshold",
-        "gain",
-    )
-    feature = node_field(0, "split feature per node (-1 at leaves)")
-    threshold_bin = node_field(1, "split bin per node (``bin <= threshold_bin`` goes left)")
-    left = node_field(2, "left child per node (-1 at leaves)")
-    right = node_field(3, "right child per node (-1 at leaves)")
-    leaf_of_node = node_field(4, "compact leaf id per node (-1 at internal nodes)")
-    missing_go_to_left = node_field(5, "1 where a missing value goes left")
-    threshold = node_field(6, "split threshold per node on the feature's scale")
-    gain = node_field(7, "split gain per node (0 at leaves)")
+    FIELDS = {
+        "feature": "split feature per node (-1 at leaves)",
+        "threshold_bin": "split bin per node (``bin <= threshold_bin`` goes left)",
+        "left": "left child per node (-1 at leaves)",
+        "right": "right child per node (-1 at leaves)",
+        "leaf_of_node": "compact leaf id per node (-1 at internal nodes)",
+        "missing_go_to_left": "1 where a missing value goes left",
+        "threshold": "split threshold per node on the feature's scale",
+        "gain": "split gain per node (0 at leaves)",
+    }
 
     def __init__(self, nodes, n_leaves, threshold, gain):
         feature, threshold_bin, left, right, leaf_of_node, missing, missing_bin = nodes
         arrays = (feature, threshold_bin, left, right, leaf_of_node, missing, threshold, gain)
         self._own(arrays, n_leaves)
         self.missing_bin = missing_bin
-
-    @property
-    def split_feature(self):
-        return self.feature[self.left >= 0].astype(np.intp)
-
-    @property
-    def split_gain(self):
-        return self.gain[self.left >= 0]
 
     def apply(self, Xp):
         Xp = _as_bins(Xp)

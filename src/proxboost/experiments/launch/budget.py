@@ -108,6 +108,7 @@ def _two_way(cells: dict) -> dict:
     when the method and the dataset lie in one connected part of the graph whose edges are the
     stored cells (elsewhere the model says nothing about it)."""
     import numpy as np
+    from scipy.sparse.csgraph import connected_components
 
     by_protocol: dict = {}
     for (protocol, dataset, *method), seconds in cells.items():
@@ -124,28 +125,15 @@ def _two_way(cells: dict) -> dict:
             design[row, column["d", d]] = design[row, column["m", m]] = 1.0
         logs = np.log([seconds for _, _, seconds in stored])
         effects = np.linalg.lstsq(design, logs, rcond=None)[0]
-        part = _connected_parts(column, [(("d", d), ("m", m)) for d, m, _ in stored])
+        # the connected parts of the graph of datasets and methods whose edges are the stored
+        # cells: two columns are linked where a row of the design has both
+        _, part = connected_components(design.T @ design, directed=False)
         for d in datasets:
             for m in methods:
-                if part["d", d] == part["m", m]:
+                if part[column["d", d]] == part[column["m", m]]:
                     value = effects[column["d", d]] + effects[column["m", m]]
                     predicted[(protocol, d, *m)] = float(np.exp(value))
     return predicted
-
-
-def _connected_parts(nodes, edges) -> dict:
-    """A label per node: equal for nodes linked by a path of ``edges`` (union-find)."""
-    parent = {node: node for node in nodes}
-
-    def root(node):
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
-
-    for a, b in edges:
-        parent[root(a)] = root(b)
-    return {node: root(node) for node in nodes}
 
 
 def split_seconds(results_dir, row: dict) -> float | None:
