@@ -45,13 +45,18 @@ format: $(STAMP)
 TEST_JOBS ?= auto
 PYTEST = $(PY) -m pytest -q $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS))
 
+# Both first compile the kernels into numba's cache, one process per engine
+# (tests/compile_kernels.py): with a cold cache (CI, or after an edit of a kernel) the workers and
+# the processes tests start would otherwise each compile them again.
 test: lint
+	$(PY) tests/compile_kernels.py
 	$(PYTEST) -m "not serial" --durations=15
 	$(PY) -m pytest -q -m serial
 
 # The inner loop while editing: every test not marked slow, and the first case of each `grid`
 # (tests/conftest.py); the target is 90 s on an idle 2-core machine with the compiled cache warm.
 test-fast: lint
+	$(PY) tests/compile_kernels.py
 	$(PYTEST) -m "not slow"
 
 # The main job: results/claims.csv, results/SUMMARY.md, every figure and the browsable report
