@@ -295,6 +295,36 @@ def test_the_interval_experiment_compares_one_model_and_separate_models(compose,
     assert kinds == {"prox": False, "lightgbm": True, "catboost": False, "quantile_forest": False}
 
 
+
+def test_a_stored_interval_row_of_two_separate_models_is_logged_without_error(
+    compose, tmp_path, caplog, capsys
+):
+    """LightGBM's interval is two models, each with its own T: the row's ``n_estimators`` is NaN,
+    and its progress line says "T per level" (a ``%d`` of NaN made logging print a traceback
+    for every such row of the benchmark's sweep)."""
+    import logging
+
+    from proxboost.experiments.fits.pipeline import execute
+
+    run = plan_run(
+        **_job(
+            compose,
+            "+experiment=quantile_benchmark_intervals",
+            "dataset=regression",
+            "dataset.params.n_samples=80",
+            "algo=lightgbm",
+            "loss.tau=[0.05,0.95]",
+            "protocol.n_splits=1",
+            "protocol.max_estimators=5",
+            f"results_dir={tmp_path}",
+        )  # fmt: skip
+    )
+    with caplog.at_level(logging.INFO):
+        execute(run, n_jobs=1, progress=False)
+    stored = [r.getMessage() for r in caplog.records if " split 0: " in r.getMessage()]
+    assert len(stored) == 1 and "T per level" in stored[0], stored
+    assert "Logging error" not in capsys.readouterr().err
+
 # -- the cost estimate (benchmarks/benchmark_cost.py) ---------------------------------------------
 def _cost_script():
     import importlib.util

@@ -764,11 +764,11 @@ def execute(run: Run, n_jobs=None, progress=True, deadline=None):
             path = results.write_row(results_dir, {**row, **results.provenance()})
             claims.done(row["split"])  # stored: others may read it
             log.info(
-                "%s split %d: %s, T=%d, %s -> %s",
+                "%s split %d: %s, %s, %s -> %s",
                 run.label,
                 row["split"],
                 _metrics_text(row),
-                row["n_estimators"],
+                _rounds_text(row["n_estimators"]),
                 row["params"],
                 path,
             )
@@ -846,6 +846,12 @@ def run_experiment(*, n_jobs=None, progress=True, **config):
     """
     run = plan_run(**config)
     return None if run is None else execute(run, n_jobs=n_jobs, progress=progress)
+
+
+def _rounds_text(n_estimators) -> str:
+    """``T=<n>``, or ``T per level`` where the row holds no single T (NaN: the two separate
+    models of an interval, each selected its own; their configurations are in ``params``)."""
+    return "T per level" if math.isnan(n_estimators) else f"T={int(n_estimators)}"
 
 
 def _metrics_text(row) -> str:
