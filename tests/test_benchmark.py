@@ -295,7 +295,6 @@ def test_the_interval_experiment_compares_one_model_and_separate_models(compose,
     assert kinds == {"prox": False, "lightgbm": True, "catboost": False, "quantile_forest": False}
 
 
-
 def test_a_stored_interval_row_of_two_separate_models_is_logged_without_error(
     compose, tmp_path, caplog, capsys
 ):
@@ -324,6 +323,7 @@ def test_a_stored_interval_row_of_two_separate_models_is_logged_without_error(
     stored = [r.getMessage() for r in caplog.records if " split 0: " in r.getMessage()]
     assert len(stored) == 1 and "T per level" in stored[0], stored
     assert "Logging error" not in capsys.readouterr().err
+
 
 # -- the cost estimate (benchmarks/benchmark_cost.py) ---------------------------------------------
 def _cost_script():
