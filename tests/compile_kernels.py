@@ -19,14 +19,6 @@ import sys
 import time
 
 ENGINES = ("exact", "hist")
-ALGOS = (
-    "gradient",
-    "prox",
-    "residual_gradient",
-    "residual_prox",
-    "accelerated_gradient",
-    "accelerated_prox",
-)
 
 
 def fit_everything(engine: str) -> None:
@@ -35,6 +27,8 @@ def fit_everything(engine: str) -> None:
     import numpy as np
 
     from proxboost import BoostingClassifier, BoostingRegressor
+    from proxboost._fit_loop import ALGOS
+    from proxboost.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 
     rng = np.random.RandomState(0)
     X = rng.normal(size=(120, 3))
@@ -47,7 +41,7 @@ def fit_everything(engine: str) -> None:
     for name in engines:
         common = dict(engine=name, n_estimators=4, max_depth=3, random_state=0)
         for algo in ALGOS:
-            for loss in ("ls", "lad", "pinball"):
+            for loss in REGRESSION_LOSSES:
                 for weights in (None, w):
                     est = BoostingRegressor(loss=loss, algo=algo, **common)
                     est.fit(X, y, sample_weight=weights, eval_set=(X, y))
@@ -56,7 +50,7 @@ def fit_everything(engine: str) -> None:
                     BoostingRegressor(loss=loss, algo=algo, **common).fit(
                         X, y, sample_weight=weights
                     )
-            for loss in ("exponential", "logistic", "hinge"):
+            for loss in CLASSIFICATION_LOSSES:
                 for weights in (None, w):
                     clf = BoostingClassifier(loss=loss, algo=algo, **common)
                     clf.fit(X, labels, sample_weight=weights, eval_set=(X, labels))
