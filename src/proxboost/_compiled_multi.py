@@ -59,7 +59,7 @@ from proxboost._compiled_loop import (
     loss_value,
     pairwise_sum,
 )
-from proxboost._leafops import AUTHORS, RULE_CODES
+from proxboost._leafops import AUTHORS, RULE_CODES, _leaf_interval, _leaf_ranks, _tie_point
 from proxboost._multi_quantile import ROUNDING_MARGIN, _ordered_leaves
 from proxboost._nesterov import _model_weights
 from proxboost._row_passes import _next
@@ -71,6 +71,15 @@ from proxboost.losses import MultiQuantile
 #: (``GapBudget.d0``, ``abs0``) and one row per tree (filled up to the trees grown) of the
 #: budget's ``min_steps`` (T, K - 1) and ``max_abs`` (T, K), C-contiguous.
 Levels = namedtuple("Levels", ["taus", "d0", "abs0", "min_steps", "max_abs"])
+
+#: The leaf values' scratch, allocated once per fit (an iteration allocated about 14 arrays per
+#: level before): the tree's leaf ids (the engine's array, rewritten by each tree), the rows
+#: grouped by leaf (``order``; ``starts``: where each leaf starts; ``fill``: the grouping's
+#: cursors), one level's values in that order (``grouped``), the selections' ``scratch``, and
+#: the pooled leaves' U = y - H_k, (n, K), and weights ``ws`` (ones without weights).
+LevelWork = namedtuple(
+    "LevelWork", ["leaf_ids", "order", "starts", "fill", "grouped", "scratch", "U", "ws"]
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,16 +189,57 @@ def _target(spec, taus, fitted, delta, t):
 
 
 @njit(cache=True, nogil=True)
-def _line_searches(spec, taus, fitted, leaf_ids, n_leaves, fit):
+def _group(leaf_ids, n_leaves, work):
+    """Group the rows by leaf into ``work`` (:data:`LevelWork`): ``order`` the rows leaf after
+    leaf, each leaf's in row order (``np.argsort(leaf_ids, kind="stable")``), ``starts[leaf]``
+    where each leaf starts (n_leaves + 1 entries), by counting."""
+    starts, fill, order = work.starts, work.fill, work.order
+    for leaf in range(n_leaves + 1):
+        starts[leaf] = 0
+    for i in range(leaf_ids.shape[0]):
+        starts[leaf_ids[i] + 1] += 1
+    for leaf in range(n_leaves):
+        starts[leaf + 1] += starts[leaf]
+        fill[leaf] = starts[leaf]
+    for i in range(leaf_ids.shape[0]):
+        leaf = leaf_ids[i]
+        order[fill[leaf]] = i
+        fill[leaf] += 1
+
+
+@njit(cache=True, nogil=True)
+def _line_searches(spec, taus, fitted, n_leaves, fit, work):
     """Each level's own line search at its H_t: the columns of ``MultiQuantile.line_search``
-    before the ordering, shape (n_leaves, K)."""
+    before the ordering, shape (n_leaves, K). Without weights, the rows are grouped by leaf once
+    (``work``, :func:`_group`) for the K levels: each level's values y - H_k are gathered in
+    that order, the single-level line search's grouping (``_leafops._leaf_intervals``: each
+    leaf's rows in row order), and each leaf's interval and point are found by its kernels, so
+    the same numbers without K groupings and their arrays."""
     K = taus.shape[0]
     c = np.empty((n_leaves, K))
+    y, n = fitted.y, fitted.y.shape[0]
+    if fitted.tree_w.shape[0] > 0 or n == 0:  # weighted: each level's single-level search
+        for k in range(K):
+            level = _level(spec, taus[k])
+            found = _line_search(level, y, fitted.H[k], work.leaf_ids, n_leaves, fitted.tree_w, fit)
+            for leaf in range(n_leaves):
+                c[leaf, k] = found[leaf]
+        return c
+    order, starts, grouped = work.order, work.starts, work.grouped
+    authors = spec.rule == AUTHORS
     for k in range(K):
-        level = _level(spec, taus[k])
-        found = _line_search(level, fitted.y, fitted.H[k], leaf_ids, n_leaves, fitted.tree_w, fit)
+        H = fitted.H[k]
+        for j in range(n):
+            i = order[j]
+            grouped[j] = y[i] - H[i]
         for leaf in range(n_leaves):
-            c[leaf, k] = found[leaf]
+            m = starts[leaf + 1] - starts[leaf]
+            if m == 0:
+                c[leaf, k] = 0.0  # an empty leaf
+                continue
+            lo_rank, hi_rank = _leaf_ranks(m, taus[k], 0, False)
+            lo, hi = _leaf_interval(grouped, starts[leaf], m, lo_rank, hi_rank, work.scratch)
+            c[leaf, k] = _tie_point(lo, hi, spec.rule, fit[leaf] if authors else 0.0)
     return c
 
 
@@ -210,46 +260,41 @@ def _violated(c, b):
 
 
 @njit(cache=True, nogil=True)
-def _grouped(leaf_ids, n_leaves):
-    """(rows grouped by leaf in row order, where each leaf starts): ``np.argsort(leaf_ids,
-    kind="stable")`` and ``np.searchsorted`` of ``MultiQuantile._ordered``, by counting."""
-    starts = np.zeros(n_leaves + 1, np.int64)
-    for i in range(leaf_ids.shape[0]):
-        starts[leaf_ids[i] + 1] += 1
-    for leaf in range(n_leaves):
-        starts[leaf + 1] += starts[leaf]
-    fill = starts[:-1].copy()
-    order = np.empty(leaf_ids.shape[0], np.int64)
-    for i in range(leaf_ids.shape[0]):
-        order[fill[leaf_ids[i]]] = i
-        fill[leaf_ids[i]] += 1
-    return order, starts
-
-
-@njit(cache=True, nogil=True)
-def _order_leaves(spec, taus, fitted, leaf_ids, fit, b, c):
+def _order_leaves(spec, taus, fitted, fit, b, c, work):
     """``MultiQuantile._ordered`` (no bounds): pool adjacent violators, in place, in the leaves
-    of ``c`` that break c[:, k] - c[:, k - 1] >= b[k - 1]."""
+    of ``c`` that break c[:, k] - c[:, k - 1] >= b[k - 1]. The rows grouped by leaf are
+    ``work``'s (:func:`_group`); U (y - H_k, and the weights) is written for the violated
+    leaves' rows only, the only rows ``_ordered_leaves`` reads."""
     violated = _violated(c, b)
     if violated.shape[0] == 0:
         return
     n_leaves, K = c.shape
-    order, starts = _grouped(leaf_ids, n_leaves)
-    n = order.shape[0]
-    U = np.empty((n, K))
-    ws = np.ones(n)
-    for j in range(n):
-        i = order[j]
-        for k in range(K):
-            U[j, k] = fitted.y[i] - fitted.H[k, i]
-        if fitted.tree_w.shape[0] > 0:
-            ws[j] = fitted.tree_w[i]
+    order, starts, U, ws = work.order, work.starts, work.U, work.ws
+    weighted = fitted.tree_w.shape[0] > 0
+    for leaf in violated:
+        for j in range(starts[leaf], starts[leaf + 1]):
+            i = order[j]
+            for k in range(K):
+                U[j, k] = fitted.y[i] - fitted.H[k, i]
+            if weighted:
+                ws[j] = fitted.tree_w[i]
     g = fit if spec.rule == AUTHORS else np.zeros(n_leaves)
     shifts = np.zeros(K)  # np.concatenate([[0.0], np.cumsum(b)]): cumsum's first term is b[0]
     for k in range(1, K):
         shifts[k] = b[0] if k == 1 else shifts[k - 1] + b[k - 1]
     shifted = (np.full((n_leaves, K), -np.inf), np.full((n_leaves, K), np.inf))
     _ordered_leaves(U, ws, starts, violated, taus, shifts, spec.rule, g, c, shifted)
+
+
+@njit(cache=True, nogil=True)
+def _work(fitted, leaf_ids, K):
+    """The fit's :data:`LevelWork`: ``starts`` and ``fill`` sized for one leaf per row."""
+    n = fitted.y.shape[0]
+    starts = np.zeros(n + 2, np.int64)
+    return LevelWork(
+        leaf_ids, np.empty(n, np.int64), starts, starts.copy(), np.empty(n), np.empty(n),
+        np.empty((n, K)), np.ones(n),
+    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -262,14 +307,16 @@ def _all_nonpositive(values):
 
 
 @njit(cache=True, nogil=True)
-def _leaf_values(spec, levels, fitted, leaf_ids, n_leaves, target, t, alphas):
+def _leaf_values(spec, levels, fitted, work, n_leaves, target, t, alphas):
     """(least-squares fit, shrunk leaf values c of shape (n_leaves, K)): the several-levels
-    branch of ``BoostingLoop._leaf_values``, with tree t's rows of the gap budget recorded."""
-    fit = leaf_means(target, leaf_ids, n_leaves, fitted.tree_w)
+    branch of ``BoostingLoop._leaf_values``, with tree t's rows of the gap budget recorded
+    (``work``: :data:`LevelWork`, its ``leaf_ids`` the tree's)."""
+    fit = leaf_means(target, work.leaf_ids, n_leaves, fitted.tree_w)
     min_steps = _gap_bounds(levels, t, alphas, spec.accelerated)
     b = min_steps / spec.nu
-    c = _line_searches(spec, levels.taus, fitted, leaf_ids, n_leaves, fit)
-    _order_leaves(spec, levels.taus, fitted, leaf_ids, fit, b, c)
+    _group(work.leaf_ids, n_leaves, work)
+    c = _line_searches(spec, levels.taus, fitted, n_leaves, fit, work)
+    _order_leaves(spec, levels.taus, fitted, fit, b, c, work)
     if _all_nonpositive(min_steps):  # 0 in every level satisfies the bounds: keep the rule
         for leaf in range(n_leaves):
             if fit[leaf] == 0.0:
@@ -331,12 +378,13 @@ def _iterations(
     ``_compiled_loop._iterations`` (its arguments, with ``levels``: :data:`Levels`). Returns
     (iterations done, stopped early). Not cached itself: compiled into each engine's entry."""
     nodes, leaf_ids = tree(engine)
+    work = _work(fitted, leaf_ids, levels.taus.shape[0])
     done = 0
     for t in range(schedule.first, schedule.last):
         t0 = _now()
         target = _target(spec, levels.taus, fitted, delta, t)
         m, n_leaves = grow(engine, target, schedule.seeds[t - schedule.first])
-        fit, c = _leaf_values(spec, levels, fitted, leaf_ids, n_leaves, target, t, schedule.alphas)
+        fit, c = _leaf_values(spec, levels, fitted, work, n_leaves, target, t, schedule.alphas)
         alpha = schedule.alphas[t]
         _update(spec, fitted, delta, (target, leaf_ids, c, fit), alpha)
         idle, evaluation, validation = replays

@@ -208,6 +208,38 @@ def _tie_point(lo, hi, rule, g):
     return lo if np.isfinite(lo) else hi
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _leaf_ranks(m, tau, n_pos, hinge):
+    """(lo_rank, hi_rank), 1-based, of the interval of minimisers of a leaf of m > 0 values (see
+    :func:`_leaf_intervals`)."""
+    if hinge:
+        return n_pos, n_pos + 1
+    tm = tau * m
+    k = np.int64(np.rint(tm))
+    if abs(tm - k) <= 1e-9 * max(m, 1):
+        return k, k + 1
+    lo_rank = np.int64(np.ceil(tm))
+    return lo_rank, lo_rank
+
+
+@njit(cache=True, nogil=True)
+def _leaf_interval(grouped, start, m, lo_rank, hi_rank, scratch):
+    """[lo, hi] of the leaf whose m values are grouped[start:start + m] (rearranged), at ranks
+    ``_leaf_ranks``; ``scratch``: at least m values."""
+    if lo_rank > m:
+        return np.inf, np.inf
+    if lo_rank < 1:
+        hi = -np.inf
+        if hi_rank >= 1:  # hi_rank == 1: the minimum
+            hi = np.inf
+            for j in range(start, start + m):
+                if grouped[j] < hi:
+                    hi = grouped[j]
+        return -np.inf, hi
+    lo, hi = _order_pair(grouped, start, start + m, lo_rank - 1, scratch)
+    return (lo, lo) if hi_rank == lo_rank else (lo, hi)
+
+
 @njit(cache=True, nogil=True)
 def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
     """Interval of minimisers [lo, hi] of every leaf, and its number of values (0: empty leaf,
@@ -253,36 +285,8 @@ def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
         m = counts[leaf]
         if m == 0:
             continue  # empty leaf
-        if hinge:
-            lo_rank = n_pos[leaf]
-            hi_rank = lo_rank + 1
-        else:
-            tm = tau * m
-            k = np.int64(np.rint(tm))
-            if abs(tm - k) <= 1e-9 * max(m, 1):
-                lo_rank = k
-                hi_rank = k + 1
-            else:
-                lo_rank = np.int64(np.ceil(tm))
-                hi_rank = lo_rank
-        start = starts[leaf]
-        if lo_rank > m:
-            lo = np.inf
-            hi = np.inf
-        elif lo_rank < 1:
-            lo = -np.inf
-            hi = -np.inf
-            if hi_rank >= 1:  # hi_rank == 1: the minimum
-                hi = np.inf
-                for j in range(start, start + m):
-                    if grouped[j] < hi:
-                        hi = grouped[j]
-        else:
-            lo, hi = _order_pair(grouped, start, start + m, lo_rank - 1, scratch)
-            if hi_rank == lo_rank:
-                hi = lo
-        los[leaf] = lo
-        his[leaf] = hi
+        lo_rank, hi_rank = _leaf_ranks(m, tau, n_pos[leaf], hinge)
+        los[leaf], his[leaf] = _leaf_interval(grouped, starts[leaf], m, lo_rank, hi_rank, scratch)
     return los, his, counts
 
 
