@@ -167,7 +167,8 @@ def test_the_pooled_quantile_read_near_its_bracket_is_the_full_partitions():
                 (-np.inf, np.inf),
                 tuple(np.sort(rng.normal(size=2))),
             ]:
-                found = _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near)
+                kept = np.full(m + trial % 3, np.nan)  # a scratch, possibly larger
+                found = _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near, kept)
                 assert found == reference, (trial, tau, near)
                 checked += 1
                 ties += found[0] != found[1]
@@ -178,7 +179,7 @@ def test_the_pooled_quantile_read_near_its_bracket_is_the_full_partitions():
     shifts = np.zeros(2)
     for tau in (0.2, 0.5, 0.9):
         reference = _unit_quantile_interval(_pooled_points(U, 0, 6, shifts, 0, 1), tau)
-        found = _pooled_unit_interval(U, 0, 6, shifts, 0, 1, tau, (-0.5, 0.5))
+        found = _pooled_unit_interval(U, 0, 6, shifts, 0, 1, tau, (-0.5, 0.5), np.empty(12))
         np.testing.assert_array_equal(found, reference)
 
 

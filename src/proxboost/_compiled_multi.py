@@ -69,17 +69,25 @@ from proxboost.losses import MultiQuantile
 
 #: The levels and their gap budget: tau_1 < ... < tau_K, the gaps and magnitudes of f_0
 #: (``GapBudget.d0``, ``abs0``) and one row per tree (filled up to the trees grown) of the
-#: budget's ``min_steps`` (T, K - 1) and ``max_abs`` (T, K), C-contiguous.
-Levels = namedtuple("Levels", ["taus", "d0", "abs0", "min_steps", "max_abs"])
+#: budget's ``min_steps`` (T, K - 1) and ``max_abs`` (T, K), C-contiguous; ``ones``: T unit
+#: model weights (read only).
+Levels = namedtuple("Levels", ["taus", "d0", "abs0", "min_steps", "max_abs", "ones"])
 
 #: The leaf values' scratch, allocated once per fit (an iteration allocated about 14 arrays per
 #: level before): the tree's leaf ids (the engine's array, rewritten by each tree), the rows
 #: grouped by leaf (``order``; ``starts``: where each leaf starts; ``fill``: the grouping's
 #: cursors), one level's values in that order (``grouped``), the selections' ``scratch``, and
-#: the pooled leaves' U = y - H_k, (n, K), and weights ``ws`` (ones without weights).
+#: the pooled leaves' U = y - H_k, (n, K), and weights ``ws`` (ones without weights), and what
+#: the pooling reads without bounds: zeros (the ``midpoint`` rule's g), the shifts (K, the first
+#: 0), the leaves' unbounded intervals (-inf and +inf, (n, K) each; read only), and the pooled
+#: points' scratch ``kept`` (n K values).
 LevelWork = namedtuple(
-    "LevelWork", ["leaf_ids", "order", "starts", "fill", "grouped", "scratch", "U", "ws"]
-)
+    "LevelWork",
+    [
+        "leaf_ids", "order", "starts", "fill", "grouped", "scratch", "U", "ws", "zeros", "shifts",
+        "unbounded", "kept",
+    ],
+)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,7 +106,7 @@ def _gap_bounds(levels, t, alphas, accelerated):
     d0, abs0 = levels.d0, levels.abs0
     steps, mags = np.empty(d0.shape[0]), np.empty(abs0.shape[0])
     if t:
-        w = _model_weights(alphas[: t + 1])[1 : t + 1] if accelerated else np.ones(t)
+        w = _model_weights(alphas[: t + 1])[1 : t + 1] if accelerated else levels.ones[:t]
         vecmat(w, levels.min_steps, t, steps)
         vecmat(w, levels.max_abs, t, mags)
     # the rest element by element, the array expressions' operations in their order (gaps =
@@ -278,12 +286,12 @@ def _order_leaves(spec, taus, fitted, fit, b, c, work):
                 U[j, k] = fitted.y[i] - fitted.H[k, i]
             if weighted:
                 ws[j] = fitted.tree_w[i]
-    g = fit if spec.rule == AUTHORS else np.zeros(n_leaves)
-    shifts = np.zeros(K)  # np.concatenate([[0.0], np.cumsum(b)]): cumsum's first term is b[0]
+    g = fit if spec.rule == AUTHORS else work.zeros[:n_leaves]
+    shifts = work.shifts  # np.concatenate([[0.0], np.cumsum(b)]): cumsum's first term is b[0]
     for k in range(1, K):
         shifts[k] = b[0] if k == 1 else shifts[k - 1] + b[k - 1]
-    shifted = (np.full((n_leaves, K), -np.inf), np.full((n_leaves, K), np.inf))
-    _ordered_leaves(U, ws, starts, violated, taus, shifts, spec.rule, g, c, shifted)
+    shifted = (work.unbounded[0][:n_leaves], work.unbounded[1][:n_leaves])
+    _ordered_leaves(U, ws, starts, violated, taus, shifts, spec.rule, g, c, shifted, work.kept)
 
 
 @njit(cache=True, nogil=True)
@@ -291,9 +299,11 @@ def _work(fitted, leaf_ids, K):
     """The fit's :data:`LevelWork`: ``starts`` and ``fill`` sized for one leaf per row."""
     n = fitted.y.shape[0]
     starts = np.zeros(n + 2, np.int64)
+    unbounded = (np.full((n + 1, K), -np.inf), np.full((n + 1, K), np.inf))
     return LevelWork(
         leaf_ids, np.empty(n, np.int64), starts, starts.copy(), np.empty(n), np.empty(n),
-        np.empty((n, K)), np.ones(n),
+        np.empty((n, K)), np.ones(n), np.zeros(n + 1), np.zeros(K), unbounded,
+        np.empty(n * K),
     )  # fmt: skip
 
 
@@ -503,7 +513,7 @@ def _levels(loss, budget, last):
         min_steps[:first], max_abs[:first] = budget.min_steps, budget.max_abs
     taus = np.ascontiguousarray(loss.taus, dtype=np.float64)
     d0, abs0 = (np.ascontiguousarray(a, dtype=np.float64) for a in (budget.d0, budget.abs0))
-    return Levels(taus, d0, abs0, min_steps, max_abs)
+    return Levels(taus, d0, abs0, min_steps, max_abs, np.ones(last))
 
 
 def _outputs(n_iter, max_nodes, K):

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from proxboost._leafops import _bounded_tie_point
+from proxboost._leafops import _bounded_tie_point, _select
 
 #: Relative margin kept on every worst-case gap, in units of eps x (iterations + 2) x the
 #: magnitude of the predictions: rounding of the K sums cannot turn a zero gap negative.
@@ -109,20 +109,22 @@ def _pooled_points(U, start, stop, shifts, first, last):
 
 
 @njit(cache=True, nogil=True)
-def _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near):
+def _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near, kept):
     """:func:`_unit_quantile_interval` of the pooled points (:func:`_pooled_points`) without
     partitioning them all: one pass counts the points below ``near`` = (low, high), keeps those
-    in it, and the largest below and the two smallest above it; the order statistics x_(j),
-    x_(j+1) are read from those, the kept points partitioned (few, when ``near`` brackets the
-    quantile, as the pooled blocks' own optima do). Order statistics are values, so this is the
-    same interval whatever ``near`` is; where it cannot give x_(j) (or a point is NaN), the
-    full partition runs."""
+    in it (in ``kept``, a scratch of at least as many values as the pooled points), and the
+    largest below and the two smallest above it; the order statistics x_(j), x_(j+1) are read
+    from those, the kept points selected in place (few, when ``near`` brackets the quantile, as
+    the pooled blocks' own optima do). Order statistics are values, so this is the same interval
+    whatever ``near`` is and whichever selection finds them (``np.partition``'s copy before
+    gave the same numbers; only a -0.0 beside a +0.0 at the rank could tell two selections
+    apart, and a pooled point is -0.0 only where a target is); where it cannot give x_(j) (or a
+    point is NaN), the full partition runs."""
     m = (stop - start) * (last - first + 1)
     j, tie = _unit_rank(m, tau)
     if j < 0:
         return np.inf, np.inf
     low, high = near
-    kept = np.empty(m)
     below = inside = 0
     max_below = -np.inf
     min_above = second_above = np.inf
@@ -150,11 +152,10 @@ def _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near):
         if tie and j + 1 < m:
             return lo, kept[:inside].min() if inside else min_above
     elif below <= j < below + inside:
-        part = np.partition(kept[:inside], j - below)
-        lo = part[j - below]
+        lo = _select(kept, 0, inside, j - below)  # then kept[j - below + 1 : inside] >= lo
         if tie and j + 1 < m:
             after = j - below + 1
-            return lo, part[after:inside].min() if after < inside else min_above
+            return lo, kept[after:inside].min() if after < inside else min_above
     elif j == below + inside and above > 0:  # the smallest point above
         lo = min_above
         if tie and j + 1 < m:
@@ -184,11 +185,12 @@ def _weighted_quantile_point(points, weights, tau, rule, g, bounds):
 
 
 @njit(cache=True, nogil=True)
-def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g, bounds, near):
+def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g, bounds, near, kept):
     """The common c~ of levels first..last of one leaf: the weighted quantile of the pooled
     points U[i, k] - shifts[k] at the mean of the levels, on ``bounds`` (the block's common
     interval of the shifted bounds). ``near``: an interval expected to hold it (with unit
-    weights, the points outside it are only counted: :func:`_pooled_unit_interval`)."""
+    weights, the points outside it are only counted: :func:`_pooled_unit_interval`, its
+    scratch ``kept``)."""
     tau = 0.0
     for k in range(first, last + 1):
         tau += taus[k]
@@ -199,7 +201,7 @@ def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g, bounds
             unit = False
             break
     if unit:
-        lo, hi = _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near)
+        lo, hi = _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near, kept)
         return _bounded_tie_point(lo, hi, rule, g, bounds[0], bounds[1])
     points = _pooled_points(U, start, stop, shifts, first, last)
     weights = np.empty(points.shape[0])
@@ -212,11 +214,12 @@ def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g, bounds
 
 
 @njit(cache=True, nogil=True)
-def _ordered_leaves(U, ws, starts, leaves, taus, shifts, rule, g, c, shifted):
+def _ordered_leaves(U, ws, starts, leaves, taus, shifts, rule, g, c, shifted, kept):
     """Pool adjacent violators in each of ``leaves`` (rows starts[leaf]:starts[leaf + 1] of U):
     c[leaf, k] = c~_k + shifts[k] with c~ non-decreasing, each block at its pooled optimum on
     the common interval of its levels' shifted bounds ``shifted`` = (lower, upper), arrays
-    (n_leaves, K) (infinite: no bounds; ``c`` then holds the levels' bounded optima)."""
+    (n_leaves, K) (infinite: no bounds; ``c`` then holds the levels' bounded optima). ``kept``:
+    a scratch of at least U.size values."""
     K = taus.shape[0]
     first = np.empty(K, np.int64)
     last = np.empty(K, np.int64)
@@ -245,7 +248,7 @@ def _ordered_leaves(U, ws, starts, leaves, taus, shifts, rule, g, c, shifted):
                 near = (value[a + 1], value[a])
                 value[a] = _pooled_point(
                     U, ws, start, stop, taus, shifts, first[a], last[a], rule, g[leaf],
-                    (low, high), near,
+                    (low, high), near, kept,
                 )  # fmt: skip
         for b in range(n_blocks):
             for k in range(first[b], last[b] + 1):

@@ -777,7 +777,8 @@ class MultiQuantile:
             shifted = (np.full((n_leaves, K), -np.inf), np.full((n_leaves, K), np.inf))
         else:  # the bounds in the shifted variables c~_k = c_k - shifts[k]
             shifted = tuple(np.ascontiguousarray(side - shifts) for side in bounds)
-        _ordered_leaves(U, ws, starts, violated, self.taus, shifts, rule, g, c, shifted)
+        kept = np.empty(U.size)  # the pooled points' scratch
+        _ordered_leaves(U, ws, starts, violated, self.taus, shifts, rule, g, c, shifted, kept)
         return c
 
 
