@@ -263,3 +263,36 @@ def test_large_weighted_leaves_against_sorting(name, tau, integer, rule):
         b, wl = y[m] - z[m], w[m]
         target = np.sum(wl[y[m] > 0]) if name == "hinge" else tau * np.sum(wl)
         assert c[leaf] == _sorted_pick(b, wl, target, rule, g[leaf]), (leaf, m.sum())
+
+
+def test_a_reused_scratch_gives_a_fresh_ones_intervals():
+    """The compiled loop keeps one ``LeafScratch`` for a whole fit (``leaf_intervals_in``): after
+    calls on other rows, other leaf counts, levels and hinge signs, left dirty on purpose, each
+    call gives the intervals and counts of a call with a scratch of its own, bit for bit; and
+    the loop's leaf means in its scratch are ``losses.leaf_means``."""
+    from proxboost._compiled_loop import leaf_means_in, leaf_work
+    from proxboost._leafops import _leaf_intervals, leaf_intervals_in, leaf_scratch
+    from proxboost.losses import leaf_means
+
+    rng = np.random.RandomState(3)
+    n_max, leaves_max = 3000, 40
+    work = leaf_scratch(n_max, leaves_max)
+    for name in work._fields:
+        getattr(work, name)[:] = 7  # dirty: whatever a previous fit left
+    means = leaf_work(n_max, leaves_max)
+    for trial in range(60):
+        n = rng.randint(1, n_max + 1)
+        n_leaves = rng.randint(1, leaves_max + 1)
+        values = np.round(rng.normal(size=n), 1 if trial % 2 else 8)  # ties on odd trials
+        leaf_ids = rng.randint(0, n_leaves, size=n)  # some leaves may be empty
+        signs = np.sign(rng.normal(size=n)) if trial % 3 == 0 else np.empty(0)
+        tau = rng.uniform(0.01, 0.99)
+        leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work)
+        los, his, counts = _leaf_intervals(values, leaf_ids, n_leaves, tau, signs)
+        np.testing.assert_array_equal(work.los[:n_leaves], los)
+        np.testing.assert_array_equal(work.his[:n_leaves], his)
+        np.testing.assert_array_equal(work.counts[:n_leaves], counts)
+        w = rng.uniform(0.5, 2.0, size=n) if trial % 4 == 1 else np.empty(0)
+        found = leaf_means_in(values, leaf_ids, n_leaves, w, means)
+        expected = leaf_means(values, leaf_ids, n_leaves, w if w.size else None)
+        np.testing.assert_array_equal(found, expected)

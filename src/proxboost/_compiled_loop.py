@@ -50,7 +50,15 @@ from numba import njit
 from proxboost import _row_passes as passes
 from proxboost._clock import AVAILABLE as CLOCK_AVAILABLE
 from proxboost._clock import monotonic
-from proxboost._leafops import AUTHORS, RULE_CODES, _leaf_points, _weighted_leaf_points
+from proxboost._leafops import (
+    AUTHORS,
+    RULE_CODES,
+    _leaf_points,
+    _tie_point,
+    _weighted_leaf_points,
+    leaf_intervals_in,
+    leaf_scratch,
+)
 from proxboost._row_passes import HINGE, LOSS_CODES, LS, PINBALL
 
 # importable from here as before the row passes moved (the several-level loop imports them)
@@ -102,11 +110,14 @@ Out = namedtuple(
 # Leaf values (serial: bincount's row-order sums, each leaf's line search as the Python loop's)
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def leaf_means(values, leaf_ids, n_leaves, w):
-    """``losses.leaf_means`` (``w`` empty: unweighted): bincount's row-order sums, then the
-    division where the leaf has weight."""
-    counts = np.zeros(n_leaves)
-    sums = np.zeros(n_leaves)
+def leaf_means_in(values, leaf_ids, n_leaves, w, work):
+    """``losses.leaf_means`` (``w`` empty: unweighted) into ``work.means[:n_leaves]`` (returned;
+    ``work``: :data:`LeafWork`): bincount's row-order sums, then the division where the leaf has
+    weight."""
+    counts, sums, out = work.counts, work.sums, work.means
+    for k in range(n_leaves):
+        counts[k] = 0.0
+        sums[k] = 0.0
     weighted = w.shape[0] > 0
     for i in range(values.shape[0]):
         leaf = leaf_ids[i]
@@ -116,11 +127,31 @@ def leaf_means(values, leaf_ids, n_leaves, w):
         else:
             counts[leaf] += 1.0  # exact: integer counts, as bincount's
             sums[leaf] += values[i]
-    out = np.zeros(n_leaves)
     for k in range(n_leaves):
-        if counts[k] > 0:
-            out[k] = sums[k] / counts[k]
-    return out
+        out[k] = sums[k] / counts[k] if counts[k] > 0 else 0.0
+    return out[:n_leaves]
+
+
+@njit(cache=True, nogil=True)
+def leaf_means(values, leaf_ids, n_leaves, w):
+    """:func:`leaf_means_in` with a scratch of its own."""
+    return leaf_means_in(values, leaf_ids, n_leaves, w, leaf_work(values.shape[0], n_leaves))
+
+
+#: The leaf values' scratch, made once per fit and reused at every tree (an iteration allocated
+#: about fifteen arrays for them before): the least-squares fit's weights, sums and means (one
+#: per leaf), the line search's values y - H (one per row) and its ``_leafops.LeafScratch``, and
+#: the shrunk leaf values ``c``.
+LeafWork = namedtuple("LeafWork", ["counts", "sums", "means", "u", "leaf", "c"])
+
+
+@njit(cache=True, nogil=True)
+def leaf_work(n, n_leaves):
+    """A :data:`LeafWork` for up to ``n`` rows and ``n_leaves`` leaves."""
+    return LeafWork(
+        np.empty(n_leaves), np.empty(n_leaves), np.empty(n_leaves), np.empty(n),
+        leaf_scratch(n, n_leaves), np.empty(n_leaves),
+    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -147,15 +178,32 @@ def _line_search(spec, y, H, leaf_ids, n_leaves, w, fit):
 # One iteration
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _leaf_values(spec, fitted, leaf_ids, n_leaves, target):
+def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work):
     """(least-squares fit, shrunk line-searched leaf values c): ``_leaf_values`` of the
-    boosting loop (a leaf whose fitted value is exactly 0 keeps 0)."""
-    w = fitted.tree_w
-    fit = leaf_means(target, leaf_ids, n_leaves, w)
-    found = _line_search(spec, fitted.y, fitted.H, leaf_ids, n_leaves, w, fit)
-    c = np.empty(n_leaves)
-    for k in range(n_leaves):
-        c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found[k])
+    boosting loop (a leaf whose fitted value is exactly 0 keeps 0), both views of ``work``
+    (:data:`LeafWork`). Without weights, the line search of ``lad``, ``pinball`` and ``hinge``
+    runs in ``work`` too: :func:`_line_search`'s operations, without its arrays."""
+    w, y, H = fitted.tree_w, fitted.y, fitted.H
+    fit = leaf_means_in(target, leaf_ids, n_leaves, w, work)
+    c = work.c[:n_leaves]
+    n = y.shape[0]
+    if spec.loss == LS or w.shape[0] > 0 or n == 0:
+        found = _line_search(spec, y, H, leaf_ids, n_leaves, w, fit)
+        for k in range(n_leaves):
+            c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found[k])
+        return fit, c
+    u = work.u
+    for i in range(n):
+        u[i] = y[i] - H[i]
+    tau = 0.5 if spec.loss != PINBALL else spec.tau
+    signs = y if spec.loss == HINGE else y[:0]
+    leaf = work.leaf
+    leaf_intervals_in(u, leaf_ids, n_leaves, tau, signs, leaf)
+    authors = spec.rule == AUTHORS
+    for k in range(n_leaves):  # _points_of: an empty leaf gets 0
+        g = fit[k] if authors else 0.0
+        found = _tie_point(leaf.los[k], leaf.his[k], spec.rule, g) if leaf.counts[k] > 0 else 0.0
+        c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found)
     return fit, c
 
 
@@ -206,12 +254,14 @@ def _iterations(grow, tree, apply, target, update, replay, record, engine, loop,
     spec, fitted, delta, replays, schedule, out = loop
     idle, evaluation, validation = replays
     nodes, leaf_ids = tree(engine)
+    n = fitted.y.shape[0]
+    work = leaf_work(n, n + 1)  # a tree has at most one leaf per row
     done = 0
     for t in range(schedule.first, schedule.last):
         t0 = _now()
         tree_target = target(spec, fitted, delta)
         m, n_leaves = grow(engine, tree_target, schedule.seeds[t - schedule.first])
-        fit, c = _leaf_values(spec, fitted, leaf_ids, n_leaves, tree_target)
+        fit, c = _leaf_values(spec, fitted, leaf_ids, n_leaves, tree_target, work)
         alpha = schedule.alphas[t]
         update(spec, fitted, delta, (tree_target, leaf_ids, c, fit), alpha)
         if idle.F.shape[0] > 0:

@@ -18,7 +18,9 @@ The leaf line searches of ``lad``, ``pinball`` and ``hinge`` (called by :mod:`pr
   reaches its target (expected O(m)); rows of weight 0 are dropped first, so they are never
   breakpoints.
 
-The kernels allocate O(n) scratch per call and hold no state (thread-safe, ``nogil``).
+The kernels allocate O(n) scratch per call and hold no state (thread-safe, ``nogil``);
+:func:`leaf_intervals_in` takes its scratch from the caller (the compiled boosting loop's, made
+once per fit).
 
 Tie rules (``docs/estimators.md``), for a leaf whose minimisers form the interval [lo, hi]:
 
@@ -40,6 +42,8 @@ An empty leaf gets 0 (bounded: the ``midpoint`` rule's point of its bounds). For
 ``tau * m`` is taken as an integer k when ``|tau * m - k| <= 1e-9 * m``; with weights,
 ``tau * W`` (W the leaf's weight) equals a cumulative weight when within ``1e-9 * W``.
 """
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -240,11 +244,32 @@ def _leaf_interval(grouped, start, m, lo_rank, hi_rank, scratch):
     return (lo, lo) if hi_rank == lo_rank else (lo, hi)
 
 
+#: The scratch of :func:`leaf_intervals_in`, for up to n rows and n_leaves leaves
+#: (:func:`leaf_scratch`): per leaf its row count, its positive signs (hinge), where its rows
+#: start, the grouping's cursor, and its interval [lo, hi]; per row the values grouped by leaf
+#: and the selections' scratch. A fit's compiled loop allocates one and reuses it at every tree.
+LeafScratch = namedtuple(
+    "LeafScratch", ["counts", "n_pos", "starts", "fill", "los", "his", "grouped", "scratch"]
+)
+
+
 @njit(cache=True, nogil=True)
-def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
-    """Interval of minimisers [lo, hi] of every leaf, and its number of values (0: empty leaf,
-    whose interval is left at (-inf, inf)): tau-quantile (``signs`` empty) or hinge (P =
-    #signs > 0).
+def leaf_scratch(n, n_leaves):
+    """A :data:`LeafScratch` for up to ``n`` rows and ``n_leaves`` leaves."""
+    return LeafScratch(
+        np.zeros(n_leaves, np.int64), np.zeros(n_leaves, np.int64), np.empty(n_leaves, np.int64),
+        np.empty(n_leaves, np.int64), np.empty(n_leaves), np.empty(n_leaves), np.empty(n),
+        np.empty(n),
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work):
+    """Interval of minimisers [lo, hi] of every leaf into ``work.los[:n_leaves]`` and
+    ``work.his[:n_leaves]``, and its number of values into ``work.counts[:n_leaves]`` (0: empty
+    leaf, whose interval is left at (-inf, inf)): tau-quantile (``signs`` empty) or hinge (P =
+    #signs > 0). ``work``: a :data:`LeafScratch` of at least len(values) rows and n_leaves
+    leaves.
 
     Ranks (1-based) of the interval of minimisers of a leaf of m values:
     quantile: [k, k + 1] when tau * m = k is an integer (to 1e-9 m), else ceil(tau * m) twice;
@@ -252,9 +277,12 @@ def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
     """
     n = values.shape[0]
     hinge = signs.shape[0] > 0
+    counts, n_pos, starts, fill = work.counts, work.n_pos, work.starts, work.fill
+    grouped, los, his = work.grouped, work.los, work.his
     # counting sort by leaf
-    counts = np.zeros(n_leaves, np.int64)
-    n_pos = np.zeros(n_leaves, np.int64)
+    for k in range(n_leaves):
+        counts[k] = 0
+        n_pos[k] = 0
     if hinge:
         for i in range(n):
             leaf = leaf_ids[i]
@@ -263,31 +291,35 @@ def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
     else:
         for i in range(n):
             counts[leaf_ids[i]] += 1
-    starts = np.empty(n_leaves, np.int64)
     acc = 0
-    big = 0
     for k in range(n_leaves):
         starts[k] = acc
+        fill[k] = acc
         acc += counts[k]
-        big = max(big, counts[k])
-    fill = starts.copy()
-    grouped = np.empty(n)
     for i in range(n):
         leaf = leaf_ids[i]
         k = fill[leaf]
         fill[leaf] = k + 1  # before the store below: no reload of fill through aliasing
         grouped[k] = values[i]
-    scratch = np.empty(big)
 
-    los = np.full(n_leaves, -np.inf)
-    his = np.full(n_leaves, np.inf)
     for leaf in range(n_leaves):
+        los[leaf] = -np.inf
+        his[leaf] = np.inf
         m = counts[leaf]
         if m == 0:
             continue  # empty leaf
         lo_rank, hi_rank = _leaf_ranks(m, tau, n_pos[leaf], hinge)
-        los[leaf], his[leaf] = _leaf_interval(grouped, starts[leaf], m, lo_rank, hi_rank, scratch)
-    return los, his, counts
+        los[leaf], his[leaf] = _leaf_interval(
+            grouped, starts[leaf], m, lo_rank, hi_rank, work.scratch
+        )
+
+
+@njit(cache=True, nogil=True)
+def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
+    """(lo, hi, count) of every leaf: :func:`leaf_intervals_in` with a scratch of its own."""
+    work = leaf_scratch(values.shape[0], n_leaves)
+    leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work)
+    return work.los, work.his, work.counts
 
 
 @njit(cache=True, nogil=True)
