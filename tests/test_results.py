@@ -172,6 +172,33 @@ def test_provenance(tmp_path):
     assert c == "unknown" or len(c.removesuffix("-dirty")) == 40
 
 
+def test_git_commit_takes_no_index_lock(tmp_path):
+    """The commit stamp must not write .git/index: a sweep killed while a plain `git status`
+    refreshed it left .git/index.lock behind, and the user's next `git commit` failed."""
+    import subprocess
+    import time
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "f.py").write_text("x = 1\n")
+    git("add", "f.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    index = tmp_path / ".git" / "index"
+    before = index.read_bytes()
+    # the same content with a new modification time: a status that refreshes rewrites the index
+    later = time.time() + 5
+    os.utime(tmp_path / "f.py", (later, later))
+    commit = results.git_commit(str(tmp_path))
+    assert len(commit) == 40  # clean: the content did not change
+    assert index.read_bytes() == before
+    assert not (tmp_path / ".git" / "index.lock").exists()
+    # the oracle that the check can fail: plain `git status` does rewrite it here
+    git("status", "--porcelain")
+    assert index.read_bytes() != before
+
+
 def test_load_default_path_is_results_in_cwd(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     results.write_row("results", _row(0))

@@ -222,8 +222,19 @@ def git_commit(repo: str | None = None) -> str:
         )
         if head.returncode != 0:
             return "unknown"
+        # --no-optional-locks: a plain `git status` refreshes the index under .git/index.lock;
+        # a sweep interrupted (Ctrl-C, a killed process group) while it ran would leave the
+        # lock behind and make the user's next `git commit` fail.
         status = subprocess.run(
-            ["git", "status", "--porcelain", "--", ".", *(f":(exclude){d}" for d in _OUTPUT_DIRS)],
+            [
+                "git",
+                "--no-optional-locks",
+                "status",
+                "--porcelain",
+                "--",
+                ".",
+                *(f":(exclude){d}" for d in _OUTPUT_DIRS),
+            ],
             cwd=cwd,
             capture_output=True,
             text=True,
