@@ -296,3 +296,45 @@ def test_a_reused_scratch_gives_a_fresh_ones_intervals():
         found = leaf_means_in(values, leaf_ids, n_leaves, w, means)
         expected = leaf_means(values, leaf_ids, n_leaves, w if w.size else None)
         np.testing.assert_array_equal(found, expected)
+
+
+def test_two_leaves_against_sorting_and_bincount():
+    """A stump's two leaves take their own paths (``_leafops._group_two``, one pass from both
+    ends; ``_compiled_loop._two_leaf_sums``, the sums in registers): each leaf's interval of
+    minimisers equals its order statistics from a full sort, and the least-squares means equal
+    ``np.bincount``'s bit for bit (also with weights, ties, hinge signs and an empty leaf)."""
+    from proxboost._compiled_loop import leaf_means_in, leaf_work
+    from proxboost._leafops import _leaf_ranks, leaf_intervals_in, leaf_scratch
+
+    rng = np.random.RandomState(11)
+    work = leaf_scratch(3000, 2)
+    means = leaf_work(3000, 2)
+    for trial in range(80):
+        n = rng.choice([1, 2, 3, 7, 64, 1100, 2500])  # both sides of the sample-select size
+        values = np.round(rng.standard_t(3, size=n), 1 if trial % 2 else 9)
+        leaf_ids = rng.randint(0, 2, size=n)
+        if trial % 5 == 0:
+            leaf_ids[:] = trial % 2  # one leaf empty
+        hinge = trial % 3 == 0
+        signs = np.sign(rng.normal(size=n)) if hinge else np.empty(0)
+        tau = 0.5 if hinge else rng.choice([0.5, 0.1, 0.9, rng.uniform(0.01, 0.99)])
+        leaf_intervals_in(values, leaf_ids, 2, tau, signs, work)
+        for leaf in (0, 1):
+            v = np.sort(values[leaf_ids == leaf])
+            m = v.size
+            assert work.counts[leaf] == m
+            if m == 0:
+                continue
+            n_pos = int(np.sum(signs[leaf_ids == leaf] > 0)) if hinge else 0
+            lo_rank, hi_rank = _leaf_ranks(m, tau, n_pos, hinge)
+            padded = np.concatenate([[-np.inf], v, [np.inf]])  # rank r is padded[r]
+            expected = (padded[min(max(lo_rank, 0), m + 1)], padded[min(max(hi_rank, 0), m + 1)])
+            assert (work.los[leaf], work.his[leaf]) == expected, (trial, leaf, m, tau)
+        w = rng.uniform(0.5, 2.0, size=n) if trial % 4 == 1 else np.empty(0)
+        found = leaf_means_in(values, leaf_ids, 2, w, means)
+        weights = w if w.size else None
+        counts = np.bincount(leaf_ids, weights=weights, minlength=2)
+        sums = np.bincount(leaf_ids, weights=values * w if w.size else values, minlength=2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            expected = np.where(counts > 0, sums / counts, 0.0)
+        assert found.tobytes() == expected.tobytes(), trial

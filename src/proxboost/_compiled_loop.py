@@ -53,8 +53,8 @@ from proxboost._clock import monotonic
 from proxboost._leafops import (
     AUTHORS,
     RULE_CODES,
+    _leaf_point,
     _leaf_points,
-    _tie_point,
     _weighted_leaf_points,
     leaf_intervals_in,
     leaf_scratch,
@@ -115,6 +115,46 @@ def leaf_means_in(values, leaf_ids, n_leaves, w, work):
     ``work``: :data:`LeafWork`): bincount's row-order sums, then the division where the leaf has
     weight."""
     counts, sums, out = work.counts, work.sums, work.means
+    if n_leaves == 2:
+        _two_leaf_sums(values, leaf_ids, w, work)
+    else:
+        _leaf_sums(values, leaf_ids, n_leaves, w, work)
+    for k in range(n_leaves):
+        out[k] = sums[k] / counts[k] if counts[k] > 0 else 0.0
+    return out[:n_leaves]
+
+
+@njit(cache=True, nogil=True)
+def _two_leaf_sums(values, leaf_ids, w, work):
+    """:func:`leaf_means_in`'s weights and sums of two leaves (a stump's), in registers: each
+    row adds its value to its leaf's sum and an exact +0.0 to the other's. Row after row, the
+    sums through memory wait on the previous row's store when both rows fall in the same leaf,
+    which two leaves make the common case. The same numbers as bincount's: x + 0.0 == x for
+    every x but -0.0, and a sum started at +0.0 is never -0.0 (x + y is -0.0 only when both
+    are)."""
+    weighted = w.shape[0] > 0
+    c0 = 0.0
+    c1 = 0.0
+    s0 = 0.0
+    s1 = 0.0
+    for i in range(values.shape[0]):
+        one = leaf_ids[i] != 0
+        c = w[i] if weighted else 1.0
+        cv = w[i] * values[i] if weighted else values[i]
+        c0 += 0.0 if one else c
+        c1 += c if one else 0.0
+        s0 += 0.0 if one else cv
+        s1 += cv if one else 0.0
+    work.counts[0] = c0
+    work.counts[1] = c1
+    work.sums[0] = s0
+    work.sums[1] = s1
+
+
+@njit(cache=True, nogil=True)
+def _leaf_sums(values, leaf_ids, n_leaves, w, work):
+    """:func:`leaf_means_in`'s weights and sums of each leaf, bincount's: in row order."""
+    counts, sums = work.counts, work.sums
     for k in range(n_leaves):
         counts[k] = 0.0
         sums[k] = 0.0
@@ -127,15 +167,13 @@ def leaf_means_in(values, leaf_ids, n_leaves, w, work):
         else:
             counts[leaf] += 1.0  # exact: integer counts, as bincount's
             sums[leaf] += values[i]
-    for k in range(n_leaves):
-        out[k] = sums[k] / counts[k] if counts[k] > 0 else 0.0
-    return out[:n_leaves]
 
 
 @njit(cache=True, nogil=True)
 def leaf_means(values, leaf_ids, n_leaves, w):
-    """:func:`leaf_means_in` with a scratch of its own."""
-    return leaf_means_in(values, leaf_ids, n_leaves, w, leaf_work(values.shape[0], n_leaves))
+    """:func:`leaf_means_in` with a scratch of its own (of leaves only: it reads no row
+    scratch)."""
+    return leaf_means_in(values, leaf_ids, n_leaves, w, leaf_work(0, n_leaves))
 
 
 #: The leaf values' scratch, made once per fit and reused at every tree (an iteration allocated
@@ -199,10 +237,8 @@ def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work):
     signs = y if spec.loss == HINGE else y[:0]
     leaf = work.leaf
     leaf_intervals_in(u, leaf_ids, n_leaves, tau, signs, leaf)
-    authors = spec.rule == AUTHORS
-    for k in range(n_leaves):  # _points_of: an empty leaf gets 0
-        g = fit[k] if authors else 0.0
-        found = _tie_point(leaf.los[k], leaf.his[k], spec.rule, g) if leaf.counts[k] > 0 else 0.0
+    for k in range(n_leaves):
+        found = _leaf_point(leaf.los[k], leaf.his[k], leaf.counts[k], spec.rule, fit[k])
         c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found)
     return fit, c
 

@@ -55,11 +55,12 @@ from proxboost._compiled_loop import (
     _spec,
     _stops,
     _store,
-    leaf_means,
+    leaf_means_in,
+    leaf_work,
     loss_value,
     pairwise_sum,
 )
-from proxboost._leafops import AUTHORS, RULE_CODES, _leaf_interval, _leaf_ranks, _tie_point
+from proxboost._leafops import AUTHORS, RULE_CODES, _leaf_interval, _leaf_point, _leaf_ranks
 from proxboost._multi_quantile import ROUNDING_MARGIN, _ordered_leaves
 from proxboost._nesterov import _model_weights
 from proxboost._row_passes import _next
@@ -77,15 +78,16 @@ Levels = namedtuple("Levels", ["taus", "d0", "abs0", "min_steps", "max_abs", "on
 #: level before): the tree's leaf ids (the engine's array, rewritten by each tree), the rows
 #: grouped by leaf (``order``; ``starts``: where each leaf starts; ``fill``: the grouping's
 #: cursors), one level's values in that order (``grouped``), the selections' ``scratch``, and
-#: the pooled leaves' U = y - H_k, (n, K), and weights ``ws`` (ones without weights), and what
+#: the pooled leaves' U = y - H_k, (n, K), and weights ``ws`` (ones without weights), what
 #: the pooling reads without bounds: zeros (the ``midpoint`` rule's g), the shifts (K, the first
-#: 0), the leaves' unbounded intervals (-inf and +inf, (n, K) each; read only), and the pooled
-#: points' scratch ``kept`` (n K values).
+#: 0), the leaves' unbounded intervals (-inf and +inf, (n, K) each; read only), the pooled
+#: points' scratch ``kept`` (n K values), and the least-squares fit's ``means``
+#: (``_compiled_loop.LeafWork`` of leaves only).
 LevelWork = namedtuple(
     "LevelWork",
     [
         "leaf_ids", "order", "starts", "fill", "grouped", "scratch", "U", "ws", "zeros", "shifts",
-        "unbounded", "kept",
+        "unbounded", "kept", "means",
     ],
 )  # fmt: skip
 
@@ -234,7 +236,6 @@ def _line_searches(spec, taus, fitted, n_leaves, fit, work):
                 c[leaf, k] = found[leaf]
         return c
     order, starts, grouped = work.order, work.starts, work.grouped
-    authors = spec.rule == AUTHORS
     for k in range(K):
         H = fitted.H[k]
         for j in range(n):
@@ -242,12 +243,11 @@ def _line_searches(spec, taus, fitted, n_leaves, fit, work):
             grouped[j] = y[i] - H[i]
         for leaf in range(n_leaves):
             m = starts[leaf + 1] - starts[leaf]
-            if m == 0:
-                c[leaf, k] = 0.0  # an empty leaf
-                continue
-            lo_rank, hi_rank = _leaf_ranks(m, taus[k], 0, False)
-            lo, hi = _leaf_interval(grouped, starts[leaf], m, lo_rank, hi_rank, work.scratch)
-            c[leaf, k] = _tie_point(lo, hi, spec.rule, fit[leaf] if authors else 0.0)
+            lo, hi = -np.inf, np.inf
+            if m > 0:
+                lo_rank, hi_rank = _leaf_ranks(m, taus[k], 0, False)
+                lo, hi = _leaf_interval(grouped, starts[leaf], m, lo_rank, hi_rank, work.scratch)
+            c[leaf, k] = _leaf_point(lo, hi, m, spec.rule, fit[leaf])
     return c
 
 
@@ -303,7 +303,7 @@ def _work(fitted, leaf_ids, K):
     return LevelWork(
         leaf_ids, np.empty(n, np.int64), starts, starts.copy(), np.empty(n), np.empty(n),
         np.empty((n, K)), np.ones(n), np.zeros(n + 1), np.zeros(K), unbounded,
-        np.empty(n * K),
+        np.empty(n * K), leaf_work(0, n + 1),
     )  # fmt: skip
 
 
@@ -321,7 +321,7 @@ def _leaf_values(spec, levels, fitted, work, n_leaves, target, t, alphas):
     """(least-squares fit, shrunk leaf values c of shape (n_leaves, K)): the several-levels
     branch of ``BoostingLoop._leaf_values``, with tree t's rows of the gap budget recorded
     (``work``: :data:`LevelWork`, its ``leaf_ids`` the tree's)."""
-    fit = leaf_means(target, work.leaf_ids, n_leaves, fitted.tree_w)
+    fit = leaf_means_in(target, work.leaf_ids, n_leaves, fitted.tree_w, work.means)
     min_steps = _gap_bounds(levels, t, alphas, spec.accelerated)
     b = min_steps / spec.nu
     _group(work.leaf_ids, n_leaves, work)

@@ -2,7 +2,11 @@
 
 The leaf line searches of ``lad``, ``pinball`` and ``hinge`` (called by :mod:`proxboost.losses`):
 
-* rows are grouped by leaf with one counting sort (O(n + n_leaves), no comparison sort);
+* rows are grouped by leaf with one counting sort (O(n + n_leaves), no comparison sort), or,
+  for two leaves, one branch-free pass filling the scratch from both ends (``_group_two``);
+  an order statistic does not depend on the order of the leaf's values (but for the sign of a
+  zero: a selection returns whichever of -0.0 and 0.0 it meets, as the three-way partition
+  below already does; the targets would need a -0.0 for it to show);
 * in a leaf of more than 1024 values, the needed order statistic is found by sample select:
   two pivots bracketing its rank are selected in a strided sample of m^(3/4) values, one
   branch-free pass counts the values below, copies the few between the pivots and keeps the
@@ -275,11 +279,74 @@ def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work):
     quantile: [k, k + 1] when tau * m = k is an integer (to 1e-9 m), else ceil(tau * m) twice;
     hinge: [P, P + 1]. Rank < 1 is -inf, rank > m is +inf.
     """
+    hinge = signs.shape[0] > 0
+    counts, n_pos, starts = work.counts, work.n_pos, work.starts
+    grouped, los, his = work.grouped, work.los, work.his
+    if n_leaves == 2:
+        _group_two(values, leaf_ids, signs, work)
+    else:
+        _group_counting(values, leaf_ids, n_leaves, signs, work)
+    for leaf in range(n_leaves):
+        los[leaf] = -np.inf
+        his[leaf] = np.inf
+        m = counts[leaf]
+        if m == 0:
+            continue  # empty leaf
+        lo_rank, hi_rank = _leaf_ranks(m, tau, n_pos[leaf], hinge)
+        los[leaf], his[leaf] = _leaf_interval(
+            grouped, starts[leaf], m, lo_rank, hi_rank, work.scratch
+        )
+
+
+@njit(cache=True, nogil=True)
+def _group_two(values, leaf_ids, signs, work):
+    """:func:`leaf_intervals_in`'s grouping of two leaves (a stump's) in one branch-free pass:
+    leaf 0's values from the front of ``grouped``, leaf 1's from the back, the counts (and
+    positive signs) in registers. The counting sort's two passes each carry a dependency through
+    memory from row to row when the rows fall in the same leaf (``counts[leaf] += 1``,
+    ``fill[leaf]``), which two leaves make the common case; here no store waits for another.
+    Leaf 1's values end up in reverse row order: its interval is made of order statistics,
+    which do not depend on the order (the module docstring).
+
+    Each row is written to both ends; a write to the unused end lands where the next row of
+    that leaf goes (before row i, c0 + c1 = i <= n - 1, so the front cursor c0 never passes the
+    back one n - 1 - c1), and when they meet, at the last row, both writes are the same value.
+    """
     n = values.shape[0]
     hinge = signs.shape[0] > 0
-    counts, n_pos, starts, fill = work.counts, work.n_pos, work.starts, work.fill
-    grouped, los, his = work.grouped, work.los, work.his
-    # counting sort by leaf
+    grouped = work.grouped
+    c0 = 0
+    c1 = 0
+    p0 = 0
+    p1 = 0
+    for i in range(n):
+        one = np.int64(leaf_ids[i] != 0)
+        v = values[i]
+        grouped[c0] = v
+        grouped[n - 1 - c1] = v
+        c0 += 1 - one
+        c1 += one
+        if hinge:
+            pos = np.int64(signs[i] > 0)
+            p0 += pos * (1 - one)
+            p1 += pos * one
+    work.counts[0] = c0
+    work.counts[1] = c1
+    work.n_pos[0] = p0
+    work.n_pos[1] = p1
+    work.starts[0] = 0
+    work.starts[1] = c0
+
+
+@njit(cache=True, nogil=True)
+def _group_counting(values, leaf_ids, n_leaves, signs, work):
+    """:func:`leaf_intervals_in`'s grouping: a counting sort by leaf, each leaf's values in row
+    order from ``starts[leaf]``, with the counts (and positive signs)."""
+    n = values.shape[0]
+    hinge = signs.shape[0] > 0
+    counts, n_pos, starts, fill, grouped = (
+        work.counts, work.n_pos, work.starts, work.fill, work.grouped
+    )  # fmt: skip
     for k in range(n_leaves):
         counts[k] = 0
         n_pos[k] = 0
@@ -301,17 +368,6 @@ def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work):
         k = fill[leaf]
         fill[leaf] = k + 1  # before the store below: no reload of fill through aliasing
         grouped[k] = values[i]
-
-    for leaf in range(n_leaves):
-        los[leaf] = -np.inf
-        his[leaf] = np.inf
-        m = counts[leaf]
-        if m == 0:
-            continue  # empty leaf
-        lo_rank, hi_rank = _leaf_ranks(m, tau, n_pos[leaf], hinge)
-        los[leaf], his[leaf] = _leaf_interval(
-            grouped, starts[leaf], m, lo_rank, hi_rank, work.scratch
-        )
 
 
 @njit(cache=True, nogil=True)
@@ -532,13 +588,23 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
 
 
 @njit(cache=True, nogil=True)
+def _leaf_point(lo, hi, count, rule, g):
+    """The tie-rule point of a leaf of ``count`` values whose minimisers are [lo, hi]; 0 for an
+    empty leaf. ``g``: its fitted value (read by the ``authors`` rule only)."""
+    if count == 0:
+        return 0.0
+    return _tie_point(lo, hi, rule, g if rule == AUTHORS else 0.0)
+
+
+@njit(cache=True, nogil=True)
 def _points_of(los, his, counts, rule, g):
-    """The tie-rule point of each leaf's interval of minimisers; 0 for an empty leaf."""
+    """The tie-rule point of each leaf's interval of minimisers (:func:`_leaf_point`)."""
     n_leaves = los.shape[0]
-    out = np.zeros(n_leaves)
+    out = np.empty(n_leaves)
     for leaf in range(n_leaves):
-        if counts[leaf] > 0:
-            out[leaf] = _tie_point(los[leaf], his[leaf], rule, g[leaf] if rule == AUTHORS else 0.0)
+        out[leaf] = _leaf_point(
+            los[leaf], his[leaf], counts[leaf], rule, g[leaf] if rule == AUTHORS else 0.0
+        )
     return out
 
 
