@@ -208,6 +208,14 @@ NOT_RUN = {
     "python benchmarks/profile_tree.py whitewine 1 --fit --levels 0.05,0.5,0.95": (
         "a profile under Linux perf that compiles every kernel from an empty cache (minutes)"
     ),
+    "python benchmarks/profile_tree.py whitewine 1 --fit": (
+        "a profile of whole fits under Linux perf that compiles every kernel from an empty cache "
+        "(minutes)"
+    ),
+    "python benchmarks/bench_whole_fit.py --datasets whitewine,redwine,spam --depths 1": (
+        "a timing benchmark comparing two revisions, run alternately from their worktrees on an "
+        "idle machine (a minute each)"
+    ),
     "python benchmarks/profile_tree.py crabs 3 --fit": (
         "a profile of whole fits under Linux perf that compiles every kernel from an empty cache "
         "(minutes)"
