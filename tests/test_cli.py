@@ -23,6 +23,8 @@ from proxboost.experiments.store import results
 from proxboost.experiments.store.results import identity_hash
 from proxboost.losses import Pinball
 
+REPO = Path(__file__).resolve().parents[1]
+
 
 # -- a config → the pipeline's arguments ---------------------------------------------------------
 @pytest.mark.slow
@@ -146,6 +148,132 @@ def test_the_writability_check_creates_and_removes_nothing(tmp_path, monkeypatch
         monkeypatch.setattr(module, name, refuse)
     check_writable(tmp_path / "res" / "sub")
     assert list(tmp_path.iterdir()) == []
+
+
+# -- a whole sweep's configurations, from a few compositions --------------------------------------
+def _sweeps(loader):
+    """The multirun configurations of the README's ``python run.py`` lines and of every experiment
+    of ``conf/experiment/``, each once."""
+    from hydra.types import RunMode
+    from test_readme import NOT_RUN, _run_py_overrides, readme_commands
+
+    commands = [c for c in readme_commands() if c.startswith("python run.py ") and c not in NOT_RUN]
+    experiments = sorted((REPO / "conf" / "experiment").glob("*.yaml"))
+    overrides = [_run_py_overrides(c) for c in commands] + [
+        [f"+experiment={path.stem}"] for path in experiments
+    ]
+    unique = list(dict.fromkeys(map(tuple, overrides)))
+    return [loader.load_configuration("config", list(o), RunMode.MULTIRUN) for o in unique]
+
+
+#: Jobs beyond the sweeps' own: values added, forced, deleted, typed; Hydra's node; a group's
+#: option given twice; an option that does not exist; a loss option named otherwise than its loss.
+_OTHER_JOBS = [
+    ["dataset=engel", "loss=pinball_low", "loss.tau=0.5", "algo=xgboost"],
+    ["+experiment=paper", "dataset=sniffer", "grid.max_depth=[2]", "algo.grid=null"],
+    ["loss=pinball", "+loss.extra=1", "++protocol.seed=7", "~budget"],
+    ["algo=random_forest", "algo.grid.max_features=[sqrt]", "engine=hist", "n_jobs=2"],
+    ["+experiment=quantile_levels", "dataset=engel", "loss.tau=[0.1,0.9]"],
+    ["dataset=engel", "hydra.job.name=other", "hydra.job.env_copy=[HOME]"],
+    ["dataset=engel", "dataset=sniffer"],
+    ["dataset=nonexistent"],
+    ["+experiment=intro", "synthetic.learning_rate=0.5"],
+]
+
+
+def _same(fast, hydra) -> bool:
+    """Equal configurations: unresolved whole, and resolved but for Hydra's own node (its run
+    and sweep folders interpolate the time and, in a run, the missing job number)."""
+    from omegaconf import OmegaConf
+
+    def resolved(cfg):
+        return {
+            key: OmegaConf.to_container(cfg[key], resolve=True)
+            if OmegaConf.is_config(cfg[key])
+            else cfg[key]
+            for key in cfg
+            if key != "hydra"
+        }
+
+    unresolved = OmegaConf.to_container(fast, resolve=False) == OmegaConf.to_container(
+        hydra, resolve=False
+    )
+    return unresolved and resolved(fast) == resolved(hydra)
+
+
+@pytest.mark.slow
+def test_each_jobs_configuration_is_the_one_hydra_composes(compose, data_mirror):
+    """A job's configuration built from its sweep's few compositions
+    (:class:`~proxboost.experiments.launch.job_configs.JobConfigs`, the checks of a sweep) equals
+    Hydra's own composition of that job, for a varied sample of the jobs of the README's sweeps and
+    of every experiment, and for jobs that it leaves to Hydra; Hydra's error stays Hydra's."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+
+    from proxboost.experiments.launch.cli import _sweep_jobs
+    from proxboost.experiments.launch.job_configs import JobConfigs
+
+    loader = GlobalHydra.instance().config_loader()
+    configs = JobConfigs(loader, "config")
+    sweep_jobs = [
+        jobs[i * 7 % len(jobs)]  # a different place in each sweep
+        for i, jobs in enumerate(_sweep_jobs(config) for config in _sweeps(loader))
+        if jobs
+    ]
+    assert len(sweep_jobs) >= 20
+    for job in sweep_jobs + _OTHER_JOBS:
+        try:
+            hydra = loader.load_configuration("config", job, RunMode.RUN)
+        except Exception as exc:
+            with pytest.raises(type(exc)):
+                configs(job)
+            continue
+        assert _same(configs(job), hydra), job
+    # the sweeps' jobs were built from the compositions, not composed one by one
+    assert all(configs.assembled(job) is not None for job in sweep_jobs)
+    assert configs.assembled(_OTHER_JOBS[5]) is None  # Hydra's node: Hydra composes it
+
+
+@pytest.mark.slow
+def test_a_bad_value_in_one_job_of_a_sweep_is_still_reported(compose, tmp_path, monkeypatch):
+    """check_jobs finds the same problems and mismatches, in the same order, with its
+    configurations built from a few compositions as with Hydra composing every job."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+
+    from proxboost.experiments.launch import job_configs
+    from proxboost.experiments.launch.cli import _sweep_jobs, check_jobs
+
+    monkeypatch.chdir(tmp_path)
+    config = (
+        GlobalHydra.instance()
+        .config_loader()
+        .load_configuration(
+            "config",
+            [
+                "dataset=regression,classification",
+                "loss=ls,pinball,logistic",
+                "algo=gradient,prox",
+                "grid=smoke",
+                f"results_dir={tmp_path / 'res'}",
+            ],
+            RunMode.MULTIRUN,
+        )
+    )
+    jobs = _sweep_jobs(config)
+    jobs[3] = [*jobs[3], "protocol.n_splits=0"]
+    jobs.insert(5, ["dataset=regression", "loss=pinball", "loss.tau=2", "algo=prox", "grid=smoke"])
+    jobs.append(["dataset=classification", "loss=logistic", "progress=maybe", "grid=smoke"])
+    fast = check_jobs(config, jobs)
+    monkeypatch.setattr(job_configs.JobConfigs, "assembled", lambda self, overrides: None)
+    assert fast == check_jobs(config, jobs)  # Hydra composes every job
+    problems, mismatched = fast[:2]
+    assert problems == [
+        "protocol.n_splits must be an integer >= 1, got 0",
+        "loss 'pinball': tau=2 is out of range: the pinball level must be a float in (0, 1)",
+        "progress must be true or false, got 'maybe'",
+    ]
+    assert len(mismatched) == 6  # ls and pinball on classification, logistic on regression
 
 
 @pytest.mark.slow

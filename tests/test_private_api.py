@@ -51,3 +51,18 @@ def test_tqdm_gets_a_thread_lock_unless_it_made_its_own():
     finally:
         if saved is not None:
             std.tqdm._lock = saved
+
+
+def test_hydras_repository_override_setter_and_override_dirname(compose):
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    repo = private_api.config_repository(GlobalHydra.instance().config_loader(), "config", [])
+    assert repo.group_exists("loss") and not repo.group_exists("loss.tau")
+    assert "tau" in repo.load_config("loss/pinball").config
+    cfg = OmegaConf.create({"a": 1})
+    OmegaConf.set_struct(cfg, True)
+    parsed = OverridesParser.create().parse_overrides(["a=2", "+b=x"])
+    private_api.apply_config_overrides(parsed, cfg)
+    assert OmegaConf.to_container(cfg) == {"a": 2, "b": "x"}
+    assert private_api.overrides_dirname(parsed, [], ",", "=") == "+b=x,a=2"

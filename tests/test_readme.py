@@ -396,11 +396,13 @@ def test_readme_run_py_commands_pass_the_sweep_checks(data_mirror, tmp_path, mon
     from hydra.types import RunMode
 
     from proxboost.experiments.launch.cli import _sweep_jobs, check_jobs
+    from proxboost.experiments.launch.job_configs import JobConfigs
 
     monkeypatch.chdir(tmp_path)  # results_dir is relative to the folder run.py is started in
     seen = set()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base=None):
         loader = GlobalHydra.instance().config_loader()
+        configs = JobConfigs(loader, "config")  # the sweeps share their bases and options
         for command in [
             c for c in readme_commands() if c.startswith("python run.py ") and c not in NOT_RUN
         ]:
@@ -412,7 +414,7 @@ def test_readme_run_py_commands_pass_the_sweep_checks(data_mirror, tmp_path, mon
                 job for job in _covering_jobs(jobs) if tuple(job) not in seen
             ]  # launchers share jobs
             seen.update(tuple(job) for job in jobs)
-            problems, mismatched, *_ = check_jobs(config, jobs)
+            problems, mismatched, *_ = check_jobs(config, jobs, configs=configs)
             assert not problems, (command, problems)
             assert not mismatched or config.skip_task_mismatch, (command, mismatched)
     assert not list(tmp_path.iterdir()), "the checks wrote something"

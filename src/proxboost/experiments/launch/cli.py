@@ -47,6 +47,7 @@ from proxboost.experiments.launch.interrupts import (
     this_process,
 )
 from proxboost.experiments.launch.interrupts import report as report_interrupt
+from proxboost.experiments.launch.job_configs import JobConfigs
 from proxboost.experiments.plan.curves_plan import experiment_dir, is_stored, specs_from_config
 from proxboost.experiments.plan.methods import Algo, Engine
 from proxboost.experiments.plan.protocol import ProtocolError, TaskMismatchError
@@ -502,19 +503,30 @@ def _sweep_jobs(config) -> list[list[str]]:
     return private_api.sweep_jobs(parsed)
 
 
-def check_jobs(config, jobs, planned=None):
+def check_jobs(config, jobs, planned=None, configs=None):
     """Check ``jobs`` (override lists, :func:`_sweep_jobs`) of the multirun whose configuration is
     ``config`` as each job would check itself, without fitting. Returns the problems (lines),
     the loss/dataset task mismatches (lines), the number of jobs skipped because their data are
     unavailable (``skip_unavailable``), the row folders of the other real-world jobs, the
     folders of the synthetic experiments and the number of real-world jobs whose rows are all
     stored already (they will only be read). ``planned``: a list that receives the planned runs
-    and ``(results_dir, spec)`` pairs of the curves (for the estimates of :mod:`.budget`)."""
-    loader = GlobalHydra.instance().config_loader()
+    and ``(results_dir, spec)`` pairs of the curves (for the estimates of :mod:`.budget`).
+    ``configs``: the :class:`~proxboost.experiments.launch.job_configs.JobConfigs` to compose the
+    jobs with, so that a caller checking several sweeps at one moment (the README's, in a test)
+    composes each base and option once; by default (and when it was made for another config or
+    search path) one for this sweep."""
+    # each job's configuration as Hydra composes it, after the command's search path (a user's
+    # config folders), from a few compositions (0.1 s each) rather than one per job
+    loader, name, searchpath = (
+        GlobalHydra.instance().config_loader(),
+        config.hydra.job.config_name,
+        _searchpath(config.hydra),
+    )
+    if configs is None or not configs.composes(loader, name, searchpath):
+        configs = JobConfigs(loader, name, searchpath)
     problems, mismatched, skipped, locations, experiments, complete = [], [], 0, [], [], 0
     for overrides in jobs:
-        overrides = [*_searchpath(config.hydra), *overrides]  # a user's config folders
-        cfg = loader.load_configuration(config.hydra.job.config_name, overrides, RunMode.RUN)
+        cfg = configs(overrides)
         try:
             if "synthetic" in cfg:
                 check_values(cfg)

@@ -24,6 +24,11 @@ Private names used, and why:
   where proxboost uses a :mod:`concurrent.futures` thread pool instead (no named semaphore).
 - ``hydra._internal.core_plugins.basic_sweeper.BasicSweeper.split_arguments``: the jobs of a
   multirun exactly as Hydra's basic sweeper will launch them, to check them all before any fit.
+- ``ConfigLoaderImpl._parse_overrides_and_create_caching_repo`` (Hydra's repository of config
+  files, with the command's ``hydra.searchpath``), ``ConfigLoaderImpl._apply_overrides_to_config``
+  (how Hydra sets a job's ``key=value`` overrides) and ``config_loader_impl.get_overrides_dirname``
+  (its ``hydra.job.override_dirname``): the configurations of a sweep's jobs built from a few
+  compositions (:mod:`proxboost.experiments.launch.job_configs`), with Hydra's own steps.
 - ``multiprocessing.util._exit_function``: the exit handlers of :mod:`multiprocessing` (they
   unlink the named semaphores this process created), run before ``os._exit`` ends a launcher
   worker.
@@ -50,6 +55,7 @@ import os
 import threading
 from multiprocessing import util
 
+from hydra._internal import config_loader_impl
 from hydra._internal import utils as hydra_internal_utils
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core import utils as hydra_core_utils
@@ -100,6 +106,26 @@ def joblib_uses_threads() -> bool:
 def sweep_jobs(parsed_overrides) -> list[list[str]]:
     """The override lists of every job of a basic-sweeper multirun of ``parsed_overrides``."""
     return BasicSweeper.split_arguments(parsed_overrides, None)[0]
+
+
+def config_repository(loader, config_name, overrides):
+    """Hydra's repository of config files as ``loader`` composes ``config_name`` with
+    ``overrides`` (their ``hydra.searchpath`` adds folders): ``group_exists(group)``,
+    ``load_config(path)`` (a file's content, defaults list and header)."""
+    return loader._parse_overrides_and_create_caching_repo(config_name, list(overrides))[1]
+
+
+def apply_config_overrides(overrides, cfg) -> None:
+    """Set the parsed ``key=value`` overrides (``+``, ``++``, ``~`` too) on the composed ``cfg``,
+    as Hydra does after composing a job."""
+    config_loader_impl.ConfigLoaderImpl._apply_overrides_to_config(list(overrides), cfg)
+
+
+def overrides_dirname(overrides, exclude_keys, item_sep, kv_sep) -> str:
+    """Hydra's ``hydra.job.override_dirname`` of a job's parsed task overrides."""
+    return config_loader_impl.get_overrides_dirname(
+        overrides=list(overrides), exclude_keys=exclude_keys, item_sep=item_sep, kv_sep=kv_sep
+    )
 
 
 def run_multiprocessing_exit_handlers() -> None:
