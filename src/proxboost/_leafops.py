@@ -590,15 +590,17 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
 @njit(cache=True, nogil=True)
 def _leaf_point(lo, hi, count, rule, g):
     """The tie-rule point of a leaf of ``count`` values whose minimisers are [lo, hi]; 0 for an
-    empty leaf. ``g``: its fitted value (read by the ``authors`` rule only)."""
+    empty leaf. ``g``: its fitted value (``_tie_point`` reads it under the ``authors`` rule
+    only)."""
     if count == 0:
         return 0.0
-    return _tie_point(lo, hi, rule, g if rule == AUTHORS else 0.0)
+    return _tie_point(lo, hi, rule, g)
 
 
 @njit(cache=True, nogil=True)
 def _points_of(los, his, counts, rule, g):
-    """The tie-rule point of each leaf's interval of minimisers (:func:`_leaf_point`)."""
+    """The tie-rule point of each leaf's interval of minimisers (:func:`_leaf_point`); ``g`` may
+    be empty unless the rule is ``authors``."""
     n_leaves = los.shape[0]
     out = np.empty(n_leaves)
     for leaf in range(n_leaves):
