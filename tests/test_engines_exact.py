@@ -267,6 +267,42 @@ def test_feature_threshold_on_many_valued_features(target, compare_trees):
         compare_trees(X.astype(np.float32), y, reg.tree_, tree)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_inner_bounds_from_positive_parts_or_target_range(weighted, compare_trees):
+    """A coarse bin's inner candidates are skipped on a bound: from the bin's positive parts, or
+    from the target's range when the targets lie near its ends (``grower.range_bounds``). Both
+    only filter: scikit-learn's trees on targets of every tightness, each bound used by some.
+    With weights, scikit-learn may split a pure node (its rounded impurity above epsilon: the
+    one deliberate difference, docs/engines.md), so its leaves refine ours there only."""
+    rng = np.random.RandomState(6)
+    n = 2000
+    X = np.column_stack([rng.randn(n), rng.exponential(size=n), np.round(rng.randn(n), 2)])
+    w = rng.exponential(size=n) if weighted else None
+    u = rng.standard_t(3, size=n)
+    targets = {
+        "signs": np.sign(u),
+        "lad prox": u / np.maximum(1.0, np.abs(u)),  # tightness above one half
+        "lad prox, small residuals": np.clip(u / 4, -1, 1),  # below it
+        "pinball prox": np.where(u > 0.9, 0.9, np.where(u < -0.1, -0.1, u)),  # asymmetric range
+        "nonnegative": np.abs(u),
+        "gaussian": u,
+    }
+    modes = set()
+    for name, y in targets.items():
+        for seed, depth in [(0, 3), (1, 7)]:
+            e, tree, reg = _grow_both(X, y, depth, seed, sample_weight=w)
+            modes.add(float(e._work[1].target_range[0]))
+            if weighted:  # the same partition of the rows, but for pure nodes (see above)
+                a, b = tree.apply(e.prepare(X)), reg.apply(X.astype(np.float32))
+                pairs = set(zip(a.tolist(), b.tolist()))
+                assert len(pairs) == len(set(b.tolist())), name  # scikit-learn's refines ours
+                for leaf in {la for la, _ in pairs if sum(1 for lb in pairs if lb[0] == la) > 1}:
+                    assert np.ptp(y[a == leaf]) == 0.0, name  # only pure leaves split further
+            else:
+                compare_trees(X.astype(np.float32), y, reg.tree_, tree)
+    assert modes == {0.0, 1.0}  # both bounds were used
+
+
 def test_weighted_trees_equal_sklearn_weighted_trees():
     rng = np.random.RandomState(3)
     X = np.column_stack([rng.randn(500), rng.randint(0, 6, 500)])

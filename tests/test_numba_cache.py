@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 
 import pytest
 
@@ -27,6 +28,28 @@ def test_the_key_changes_with_any_kernel_source_and_only_with_them(tmp_path):
     splitting = package / "engines" / "_exact" / "splitting.py"  # called by the cached grower
     splitting.write_text(splitting.read_text().replace("np.", "np .", 1))
     assert _numba_cache.sources_key(package) != key
+
+
+def test_the_tests_themselves_use_the_versioned_folder():
+    """pytest's own start must not import numba before tests/conftest.py imports proxboost (a
+    warning filter naming numba's warning class did): the test processes would otherwise
+    cache beside the sources, where an edit of a kernel's callee left the kernel stale."""
+    import numba
+
+    expected = _numba_cache.cache_root() / _numba_cache.sources_key()
+    mine = os.environ.get("NUMBA_CACHE_DIR")
+    if mine and mine != str(expected):
+        pytest.skip("NUMBA_CACHE_DIR was set before the tests started: the user's choice")
+    assert numba.config.CACHE_DIR == str(expected)
+
+
+def test_a_kernel_numba_cannot_cache_fails_its_test():
+    """pyproject.toml's warning filter (by message: the class is numba's)."""
+    from numba.core.errors import NumbaWarning
+
+    message = 'Cannot cache compiled function "f" as it uses ...'
+    with pytest.raises(NumbaWarning, match="Cannot cache compiled function"):
+        warnings.warn(NumbaWarning(message), stacklevel=1)
 
 
 def _cache_dir_in_a_fresh_process(env):

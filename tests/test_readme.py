@@ -260,6 +260,9 @@ NOT_RUN = {
     "python benchmarks/bench_engines.py --sections synthetic": (
         "a timing benchmark of a minute, judged only on an idle machine"
     ),
+    "python benchmarks/bench_engines.py --sections synthetic --rounds 3 --T 100": (
+        "a timing benchmark of a minute, judged only on an idle machine"
+    ),
     "python run.py -m hydra/launcher=slurm hydra.launcher.partition=<p> …": (
         "a pattern (…), not a command"
     ),

@@ -43,6 +43,13 @@ from proxboost.engines._nodes import (
     reset_tree,
 )
 
+#: ``range_bounds``'s threshold. On lad/prox fits of the package's regression model (10^5 x 20,
+#: all features coarse), the range's bound let about 1.4 times as many rows be evaluated
+#: exactly at the root as the positive parts' at a tightness of 0.54 (late iterations), and
+#: about as many above 0.8 (early ones), while the positive parts cost a fifth of the tree;
+#: on Gaussian targets (tightness about 0.2) it let every bin through.
+RANGE_TIGHTNESS = 0.5
+
 
 @kernel
 def impurity(q, s, wsum):
@@ -684,6 +691,7 @@ def new_records(scratch, p, max_nodes, seed, monotonic):
         scratch.spare_rows,
         scratch.node_label,
         scratch.positive_part,
+        scratch.target_range,
         scratch.hist,
         scratch.bin_lo,
         scratch.bin_hi,
@@ -709,13 +717,19 @@ def new_records(scratch, p, max_nodes, seed, monotonic):
 @kernel
 def root_pass(codes, target, w, work, n_act):
     """One pass over the rows taking part: row list and labels (unit weights: every row),
-    positive parts, root sums. Returns (root sums, smallest weight)."""
+    positive parts, the target's range and whether the tree builds the positive parts
+    (``work.target_range``, ``range_bounds``), root sums. Returns (root sums, smallest
+    weight)."""
     coarse = codes.coarse_features.shape[0] > 0  # labels, positive parts: coarse features only
     rows = work.rows
     wmin = np.inf
     w0 = 0.0
     s0 = 0.0
     q0 = 0.0
+    g_pos = 0.0  # the largest target and the largest negated target
+    g_neg = 0.0
+    above = 0.0  # the sums of w g over the rows of positive and of negative target
+    below = 0.0
     for j in range(n_act):
         if w is None:
             rows[j] = j
@@ -730,9 +744,40 @@ def root_pass(codes, target, w, work, n_act):
         q0 += wg * g
         if coarse:
             work.positive_part[r] = wg if wg > 0.0 else 0.0
+        g_pos = g if g > g_pos else g_pos
+        g_neg = -g if -g > g_neg else g_neg
+        above += wg if g > 0.0 else 0.0
+        below += 0.0 if g > 0.0 else wg
         if c < wmin:
             wmin = c
+    work.target_range[1] = g_pos
+    work.target_range[2] = g_neg
+    work.target_range[0] = (
+        1.0 if coarse and not range_bounds(above, below, w0, g_pos, g_neg) else 0.0
+    )
     return Sums(w0, s0, q0), wmin
+
+
+@kernel
+def range_bounds(above, below, weight, g_pos, g_neg):
+    """Whether the tree's coarse bins bound their inner candidates by the target's range
+    (``splitting.sign_parts``) rather than by their positive parts, which every histogram then
+    adds for each row and coarse feature: when the rows' targets lie, on average, at least
+    ``RANGE_TIGHTNESS`` of the way to the range's end on their side (``above`` and ``below``:
+    the sums of w g over the rows of positive and of negative target; ``weight``: the rows'
+    weight). The two bounds coincide when every target is at an end (sign-like targets: the
+    gradient of ``lad``, most proximal directions of the piecewise-linear losses); the range's
+    is looser in between and useless on Gaussian-like targets (``ls``), where the positive
+    parts are kept. Either bound only decides which candidates are evaluated: the split is
+    the same."""
+    if weight <= 0.0:
+        return False
+    share = 0.0
+    if g_pos > 0.0:
+        share += above / g_pos
+    if g_neg > 0.0:
+        share -= below / g_neg
+    return share >= RANGE_TIGHTNESS * weight
 
 
 @njit(cache=True, nogil=True)

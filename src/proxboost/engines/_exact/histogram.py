@@ -13,6 +13,13 @@ from proxboost.engines._nodes import feature_group
 
 
 @kernel
+def builds_positive(codes, work):
+    """Whether the tree's histograms carry the coarse features' positive parts (decided per
+    tree by ``grower.root_pass``; without them, nothing reads those slots)."""
+    return codes.coarse_features.shape[0] > 0 and work.target_range[0] > 0.0
+
+
+@kernel
 def zero_ranges(codes, work, u):
     """Zero histogram buffer u on its ranges."""
     H = work.hist[u]
@@ -20,11 +27,12 @@ def zero_ranges(codes, work, u):
     hi = work.bin_hi[u]
     off = codes.bin_offset
     poff = codes.positive_offset
+    positive = builds_positive(codes, work)
     for f in range(off.shape[0] - 1):
         o = off[f]
         for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
             H[np.uint64(i)] = 0.0
-        if poff[f] >= 0:
+        if positive and poff[f] >= 0:
             for i in range(poff[f] + lo[f], poff[f] + hi[f] + 1):
                 H[np.uint64(i)] = 0.0
 
@@ -38,11 +46,12 @@ def subtract_ranges(codes, work, u, v):
     hi = work.bin_hi[u]
     off = codes.bin_offset
     poff = codes.positive_offset
+    positive = builds_positive(codes, work)
     for f in range(off.shape[0] - 1):
         o = off[f]
         for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
             H[np.uint64(i)] -= Hs[np.uint64(i)]
-        if poff[f] >= 0:
+        if positive and poff[f] >= 0:
             for i in range(poff[f] + lo[f], poff[f] + hi[f] + 1):
                 H[np.uint64(i)] -= Hs[np.uint64(i)]
 
@@ -51,12 +60,9 @@ def subtract_ranges(codes, work, u, v):
 def add_rows(codes, target, w, work, u, segment, group):
     """Add rows[segment[0]:segment[1]] to the bins (and a coarse feature's positive parts) of
     features [first, last) (``group``) of buffer u, four rows at a time (independent updates;
-    each bin still receives its rows in row order).
-
-    A coarse feature's positive parts are added in the same pass over its codes as its sums:
-    a second loop over the coarse features, reading every code again, made the histograms of
-    data whose features are all coarse about twice as slow as those without positive parts.
-    Each positive part still receives its rows in row order (the same sums)."""
+    each bin and positive part still receives its rows in row order). The positive parts are
+    added in the same pass over a feature's codes as its sums: a second loop, reading every
+    code again, made the histograms of all-coarse data about twice as slow."""
     H = work.hist[u]
     rows = work.rows
     gpos = work.positive_part
@@ -64,7 +70,7 @@ def add_rows(codes, target, w, work, u, segment, group):
     off = codes.bin_offset
     poff = codes.positive_offset
     fc = codes.coarse_features
-    nc = fc.shape[0]
+    nc = fc.shape[0] if builds_positive(codes, work) else 0
     start, end = segment
     first, last = group
     j = start
@@ -108,7 +114,7 @@ def add_rows(codes, target, w, work, u, segment, group):
             H[np.uint64(i3)] += g3
             H[np.uint64(i3 + 1)] += c3
             po = poff[fu]
-            if po >= 0:
+            if nc > 0 and po >= 0:
                 H[np.uint64(po + b0)] += p0
                 H[np.uint64(po + b1)] += p1
                 H[np.uint64(po + b2)] += p2
@@ -152,7 +158,7 @@ def add_root_rows(codes, target, work, u, group):
     fc = codes.coarse_features
     gpos = work.positive_part
     n = B.shape[0]
-    nc = fc.shape[0]
+    nc = fc.shape[0] if builds_positive(codes, work) else 0
     first, last = group
     r = 0
     while r + 3 < n:
@@ -183,7 +189,7 @@ def add_root_rows(codes, target, work, u, group):
             H[np.uint64(2 * (o + b2))] += g2
             H[np.uint64(2 * (o + b3))] += g3
             po = poff[fu]
-            if po >= 0:
+            if nc > 0 and po >= 0:
                 H[np.uint64(po + b0)] += p0
                 H[np.uint64(po + b1)] += p1
                 H[np.uint64(po + b2)] += p2

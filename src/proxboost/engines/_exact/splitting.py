@@ -284,6 +284,27 @@ def scan_bin_edges(codes, work, buf, f, m, node, min_weight, best, start):
 
 
 @kernel
+def sign_parts(work, s, wb, H, slot):
+    """(upper, lower) bounds on the sum of w g over any rows of a coarse bin whose rows sum to
+    ``s`` with weight ``wb``: its positive and negative parts when the tree builds them
+    (``H[slot]``: the positive parts, ``histogram.builds_positive``), else from the target's
+    range [-g_neg, g_pos] (``work.target_range``): rows of weight W' sum to at most
+    min(W' g_pos, s + (wb - W') g_neg), whose largest value over W' is
+    g_pos (s + wb g_neg) / (g_pos + g_neg), and symmetrically at least
+    -g_neg (wb g_pos - s) / (g_pos + g_neg). Both are the positive and negative parts when
+    every target is at an end of the range."""
+    if work.target_range[0] > 0.0:
+        pos = H[np.uint64(slot)]
+        return pos, s - pos
+    g_pos = work.target_range[1]
+    g_neg = work.target_range[2]
+    span = g_pos + g_neg
+    if span == 0.0:  # every target 0
+        return 0.0, 0.0
+    return g_pos * (s + wb * g_neg) / span, -g_neg * (wb * g_pos - s) / span
+
+
+@kernel
 def inner_bound_may_beat(sl, wl, wb, pos, neg, node, min_weight, best):
     """Whether the candidates inside a coarse bin (left sums sl, wl before it; its weight wb,
     positive and negative w g sums) may beat ``best``: the proxy is convex in each of S_L and
@@ -372,8 +393,7 @@ def coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start
         sl = work.inner_sum[t]
         wl = work.inner_weight[t]
         i = 2 * (o + b)
-        pos = H[np.uint64(po + b)]
-        neg = H[np.uint64(i)] - pos
+        pos, neg = sign_parts(work, H[np.uint64(i)], H[np.uint64(i + 1)], H, po + b)
         if inner_bound_may_beat(sl, wl, H[np.uint64(i + 1)], pos, neg, node, min_weight, best):
             k = collect_bin(codes, target, w, work, node, f, b)
             res, best, va, vb, _, _ = scan_values(
@@ -777,6 +797,7 @@ def thread_work(work, par, t):
         work.spare_rows,
         work.node_label,
         work.positive_part,
+        work.target_range,
         work.hist,
         work.bin_lo,
         work.bin_hi,
