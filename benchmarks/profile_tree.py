@@ -12,8 +12,9 @@ With ``--fit``, the whole boosting iteration instead of the tree alone: fits of 
 other, each sample mapped to the compiled loop's kernels or, outside them, to the library holding
 it (the Python interpreter, NumPy: the fit's work before and after the loop).
 
-With ``--fit --levels 0.05,0.5,0.95``, the fits are one ``pinball`` model of those levels (the
-several-level compiled loop) instead of ``lad``.
+With ``--fit --loss pinball``, the fits are ``pinball``/prox at tau = 0.9 (the paper's level, as
+in ``bench_whole_fit.py``) instead of ``lad``. With ``--fit --levels 0.05,0.5,0.95``, the fits
+are one ``pinball`` model of those levels (the several-level compiled loop).
 
 With ``--fit``, ``--engine`` (``exact`` or ``hist``) and ``--n-jobs`` choose the fits' engine
 and threads; the dataset ``regression`` with ``--n-samples N`` profiles the package's synthetic
@@ -82,12 +83,15 @@ def _functions(dispatcher):
 
 def _fit_child(data, depth, seconds, symbols_path, fit_options):
     """``child`` with ``--fit``: whole fits (the compiled loop and the Python work around it).
-    ``data`` is (X, y, eval set or None); ``fit_options`` the engine, n_jobs and T."""
+    ``data`` is (X, y, eval set or None); ``fit_options`` the engine, n_jobs, T, the levels and
+    the loss."""
     from proxboost import BoostingRegressor, _compiled_loop, _compiled_multi
 
     X, y, eval_set = data
-    engine, n_jobs, T, levels = fit_options
-    loss = dict(loss="pinball", tau=levels) if levels else dict(loss="lad")
+    engine, n_jobs, T, levels, loss_name = fit_options
+    loss = dict(loss="pinball", tau=levels) if levels else dict(loss=loss_name)
+    if loss_name == "pinball" and not levels:
+        loss["tau"] = 0.9
 
     def fit():
         est = BoostingRegressor(
@@ -133,14 +137,14 @@ def child(dataset, depth, seconds, symbols_path, args):
 
     if args.fit and dataset == "regression":
         X, y, _ = load_dataset(dataset, n_samples=args.n_samples, n_features=20, random_state=0)
-        options = (args.engine, args.n_jobs, 20, args.levels)
+        options = (args.engine, args.n_jobs, 20, args.levels, args.loss)
         return _fit_child((X, y, None), depth, seconds, symbols_path, options)
     if args.fit:
         X, y, _ = load_dataset(dataset)
         train, _, test = split_indices(len(y), 0)
         data = (X[train], y[train], (X[test], y[test]))
         return _fit_child(
-            data, depth, seconds, symbols_path, (args.engine, args.n_jobs, 1000, args.levels)
+            data, depth, seconds, symbols_path, (args.engine, args.n_jobs, 1000, args.levels, args.loss)
         )
     record, target, shape = exact_tree_inputs(dataset, depth)
     loop = _grow_loop()
@@ -208,13 +212,16 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--n-samples", type=int, default=200_000)
     parser.add_argument(
+        "--loss", choices=("lad", "pinball"), default="lad", help="with --fit: the fits' loss"
+    )
+    parser.add_argument(
         "--levels", help="with --fit: pinball at these levels in one model (e.g. 0.05,0.5,0.95)"
     )
     args = parser.parse_args()
     if args.levels:
         args.levels = [float(v) for v in args.levels.split(",")]
-    if (args.engine != "exact" or args.n_jobs != 1) and not args.fit:
-        raise SystemExit("--engine and --n-jobs apply to whole fits: add --fit")
+    if (args.engine != "exact" or args.n_jobs != 1 or args.loss != "lad") and not args.fit:
+        raise SystemExit("--engine, --n-jobs and --loss apply to whole fits: add --fit")
     if os.environ.get(MARK):
         return child(args.dataset, args.depth, args.seconds, os.environ[MARK], args)
     if shutil.which("perf") is None:

@@ -303,6 +303,58 @@ def test_inner_bounds_from_positive_parts_or_target_range(weighted, compare_tree
     assert modes == {0.0, 1.0}  # both bounds were used
 
 
+def _best_inner_candidate(sl, wl, g, c, node_sum, node_weight):
+    """Brute force: the largest proxy over every set of a bin's rows (targets g, weights c) that
+    an inner candidate could put left (any order of values: every subset with at least one row
+    on each side), the rows left of the bin summing to (sl, wl)."""
+    best = -np.inf
+    k = len(g)
+    for mask in range(1, 2**k - 1):
+        take = np.array([(mask >> i) & 1 for i in range(k)], dtype=bool)
+        s_l, w_l = sl + np.sum(c[take] * g[take]), wl + np.sum(c[take])
+        s_r, w_r = node_sum - s_l, node_weight - w_l
+        best = max(best, s_l * s_l / w_l + s_r * s_r / w_r)
+    return best
+
+
+def test_range_bound_holds_every_inner_candidate():
+    """``range_bound_may_beat`` (a coarse bin's inner candidates bounded through the target's
+    range: the vertices of a parallelogram in (W', S')) against brute force over every subset of
+    a bin's rows: with ``best`` at the largest candidate it must let the bin through (no
+    candidate is ever skipped, ties included), and on lopsided ranges it rules out bins the box
+    of the positive parts lets through."""
+    from collections import namedtuple
+
+    from proxboost.engines._exact.records import Node
+    from proxboost.engines._exact.splitting import inner_bound_may_beat, range_bound_may_beat
+
+    Work = namedtuple("Work", ["target_range"])
+    rng = np.random.RandomState(11)
+    ruled_out = 0
+    for case in range(300):
+        g_pos, g_neg = [(1.0, 1.0), (0.9, 0.1), (0.1, 0.9), (2.0, 0.0)][case % 4]
+        k = rng.randint(2, 9)
+        ends = rng.rand(k) < 0.5  # some targets at an end of the range, the others inside
+        g = np.where(
+            ends, np.where(rng.rand(k) < 0.5, g_pos, -g_neg), rng.uniform(-g_neg, g_pos, k)
+        )
+        c = np.ones(k) if case % 3 else rng.exponential(size=k) + 0.05
+        s_b, w_b = float(np.sum(c * g)), float(np.sum(c))
+        sl, wl = rng.uniform(-3, 3), rng.uniform(0.5, 5)
+        node_sum, node_weight = sl + s_b + rng.uniform(-3, 3), wl + w_b + rng.uniform(0.5, 5)
+        node = Node(0, 0, 1, node_sum, node_weight, -np.inf, np.inf)
+        work = Work(np.array([0.0, g_pos, g_neg]))
+        top = _best_inner_candidate(sl, wl, g, c, node_sum, node_weight)
+        m = float(np.min(c))
+        assert range_bound_may_beat(sl, wl, s_b, w_b, work, node, m, top), case
+        # where the range's parallelogram rules the bin out, the box may not (lopsided ranges)
+        pos, neg = float(np.sum(c * np.maximum(g, 0))), float(np.sum(c * np.minimum(g, 0)))
+        best = top * (1 + 1e-6) + 1e-9
+        if not range_bound_may_beat(sl, wl, s_b, w_b, work, node, m, best):
+            ruled_out += inner_bound_may_beat(sl, wl, w_b, pos, neg, node, m, best)
+    assert ruled_out > 10
+
+
 def test_weighted_trees_equal_sklearn_weighted_trees():
     rng = np.random.RandomState(3)
     X = np.column_stack([rng.randn(500), rng.randint(0, 6, 500)])

@@ -690,7 +690,6 @@ def new_records(scratch, p, max_nodes, seed, monotonic):
         scratch.rows,
         scratch.spare_rows,
         scratch.node_label,
-        scratch.positive_part,
         scratch.target_range,
         scratch.hist,
         scratch.bin_lo,
@@ -716,11 +715,11 @@ def new_records(scratch, p, max_nodes, seed, monotonic):
 
 @kernel
 def root_pass(codes, target, w, work, n_act):
-    """One pass over the rows taking part: row list and labels (unit weights: every row),
-    positive parts, the target's range and whether the tree builds the positive parts
-    (``work.target_range``, ``range_bounds``), root sums. Returns (root sums, smallest
+    """One pass over the rows taking part: row list and labels (unit weights: every row), root
+    sums and, with coarse features, the target's range and whether the tree builds the
+    positive parts (``work.target_range``, ``range_bounds``). Returns (root sums, smallest
     weight)."""
-    coarse = codes.coarse_features.shape[0] > 0  # labels, positive parts: coarse features only
+    coarse = codes.coarse_features.shape[0] > 0  # labels, target range: coarse features only
     rows = work.rows
     wmin = np.inf
     w0 = 0.0
@@ -743,11 +742,10 @@ def root_pass(codes, target, w, work, n_act):
         s0 += wg
         q0 += wg * g
         if coarse:
-            work.positive_part[r] = wg if wg > 0.0 else 0.0
-        g_pos = g if g > g_pos else g_pos
-        g_neg = -g if -g > g_neg else g_neg
-        above += wg if g > 0.0 else 0.0
-        below += 0.0 if g > 0.0 else wg
+            g_pos = g if g > g_pos else g_pos
+            g_neg = -g if -g > g_neg else g_neg
+            above += wg if g > 0.0 else 0.0
+            below += 0.0 if g > 0.0 else wg
         if c < wmin:
             wmin = c
     work.target_range[1] = g_pos

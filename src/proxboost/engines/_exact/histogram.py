@@ -8,7 +8,7 @@ taken by the caller."""
 import numpy as np
 from numba import njit, prange
 
-from proxboost.engines._exact.records import kernel
+from proxboost.engines._exact.records import inlined_kernel, kernel
 from proxboost.engines._nodes import feature_group
 
 
@@ -17,6 +17,17 @@ def builds_positive(codes, work):
     """Whether the tree's histograms carry the coarse features' positive parts (decided per
     tree by ``grower.root_pass``; without them, nothing reads those slots)."""
     return codes.coarse_features.shape[0] > 0 and work.target_range[0] > 0.0
+
+
+@inlined_kernel
+def add_positive_parts(H, po, b, g):
+    """Add four rows' positive parts max(w g, 0) (``g``: their w g) to a coarse feature's slots
+    from ``po`` (their codes ``b``). Computed here from w g rather than stored per row: the
+    same values, without a pass storing them per row and a load per row reading them."""
+    H[np.uint64(po + b[0])] += g[0] if g[0] > 0.0 else 0.0
+    H[np.uint64(po + b[1])] += g[1] if g[1] > 0.0 else 0.0
+    H[np.uint64(po + b[2])] += g[2] if g[2] > 0.0 else 0.0
+    H[np.uint64(po + b[3])] += g[3] if g[3] > 0.0 else 0.0
 
 
 @kernel
@@ -65,7 +76,6 @@ def add_rows(codes, target, w, work, u, segment, group):
     code again, made the histograms of all-coarse data about twice as slow."""
     H = work.hist[u]
     rows = work.rows
-    gpos = work.positive_part
     B = codes.codes
     off = codes.bin_offset
     poff = codes.positive_offset
@@ -87,13 +97,6 @@ def add_rows(codes, target, w, work, u, segment, group):
         g1 = c1 * target[r1]
         g2 = c2 * target[r2]
         g3 = c3 * target[r3]
-        if nc > 0:
-            p0 = gpos[r0]
-            p1 = gpos[r1]
-            p2 = gpos[r2]
-            p3 = gpos[r3]
-        else:
-            p0 = p1 = p2 = p3 = 0.0
         for f in range(first, last):
             fu = np.uint64(f)
             o = off[fu]
@@ -115,10 +118,7 @@ def add_rows(codes, target, w, work, u, segment, group):
             H[np.uint64(i3 + 1)] += c3
             po = poff[fu]
             if nc > 0 and po >= 0:
-                H[np.uint64(po + b0)] += p0
-                H[np.uint64(po + b1)] += p1
-                H[np.uint64(po + b2)] += p2
-                H[np.uint64(po + b3)] += p3
+                add_positive_parts(H, po, (b0, b1, b2, b3), (g0, g1, g2, g3))
         j += 4
     while j < end:
         r = np.uint64(rows[np.uint64(j)])
@@ -130,7 +130,7 @@ def add_rows(codes, target, w, work, u, segment, group):
             H[np.uint64(i)] += g
             H[np.uint64(i + 1)] += c
         if nc > 0:
-            gp = gpos[r]
+            gp = g if g > 0.0 else 0.0
             for k in range(nc):
                 fi = fc[np.uint64(k)]
                 f = np.uint64(fi)
@@ -156,7 +156,6 @@ def add_root_rows(codes, target, work, u, group):
     off = codes.bin_offset
     poff = codes.positive_offset
     fc = codes.coarse_features
-    gpos = work.positive_part
     n = B.shape[0]
     nc = fc.shape[0] if builds_positive(codes, work) else 0
     first, last = group
@@ -170,13 +169,6 @@ def add_root_rows(codes, target, work, u, group):
         g1 = target[r1]
         g2 = target[r2]
         g3 = target[r3]
-        if nc > 0:
-            p0 = gpos[r0]
-            p1 = gpos[r1]
-            p2 = gpos[r2]
-            p3 = gpos[r3]
-        else:
-            p0 = p1 = p2 = p3 = 0.0
         for f in range(first, last):
             fu = np.uint64(f)
             o = off[fu]
@@ -190,10 +182,7 @@ def add_root_rows(codes, target, work, u, group):
             H[np.uint64(2 * (o + b3))] += g3
             po = poff[fu]
             if nc > 0 and po >= 0:
-                H[np.uint64(po + b0)] += p0
-                H[np.uint64(po + b1)] += p1
-                H[np.uint64(po + b2)] += p2
-                H[np.uint64(po + b3)] += p3
+                add_positive_parts(H, po, (b0, b1, b2, b3), (g0, g1, g2, g3))
         r += 4
     while r < n:
         ru = np.uint64(r)
@@ -202,7 +191,7 @@ def add_root_rows(codes, target, work, u, group):
             fu = np.uint64(f)
             H[np.uint64(2 * (off[fu] + B[ru, fu]))] += g
         if nc > 0:
-            gp = gpos[ru]
+            gp = g if g > 0.0 else 0.0
             for k in range(nc):
                 fi = fc[np.uint64(k)]
                 f = np.uint64(fi)

@@ -63,7 +63,6 @@ Workspace = namedtuple(
         "rows",  # (n,) int32: rows taking part; each node owns a contiguous segment
         "spare_rows",  # (n,) int32: the right side during a partition
         "node_label",  # (n,) int32: each row's node label (coarse features' sorted segments)
-        "positive_part",  # (n,) float64: max(w g, 0) per row
         # (3,) float64: 1.0 when the tree builds the coarse features' positive parts, else 0.0
         # (its coarse bins' inner bounds then come from the target's range); the largest
         # target and the largest negated target of the rows taking part (both >= 0)
@@ -137,7 +136,6 @@ Scratch = namedtuple(
         "rows",
         "spare_rows",
         "node_label",
-        "positive_part",
         "target_range",
         "hist",
         "bin_values",
@@ -172,7 +170,6 @@ def new_scratch(n, p, n_buf, hist_size, max_nodes, depth, small):
         rows=np.empty(n, np.int32),
         spare_rows=np.empty(n, np.int32),
         node_label=np.empty(n, np.int32),
-        positive_part=np.empty(n),
         target_range=np.zeros(3),
         hist=np.empty((n_buf, hist_size)),
         bin_values=np.empty(n, np.float32),

@@ -332,6 +332,40 @@ def inner_bound_may_beat(sl, wl, wb, pos, neg, node, min_weight, best):
     return refine
 
 
+@kernel
+def range_bound_may_beat(sl, wl, s, wb, work, node, min_weight, best):
+    """Whether the candidates inside a coarse bin (left sums sl, wl before it; its sums s, wb)
+    may beat ``best``, by the target's range [-g_neg, g_pos] (``work.target_range``): rows of
+    weight W' taken from the bin sum to S' with -g_neg W' <= S' <= g_pos W', and the bin's
+    other rows to s - S' within the same bounds on wb - W'. That parallelogram, cut to
+    min_weight <= W' <= wb - min_weight, holds every inner candidate, and the proxy is jointly
+    convex in (S_L, W_L), so its largest value there is at a vertex: the strip's four
+    corners and the parallelogram's two other vertices when inside. The box of
+    ``inner_bound_may_beat`` lets through candidates taking a bin's whole positive part in one
+    row; this bound does not, which matters where the range is lopsided (pinball's proximal
+    directions at tau = 0.9 lie in [tau - 1, tau])."""
+    g_pos = work.target_range[1]
+    g_neg = work.target_range[2]
+    s_node = node.sum
+    w_node = node.weight
+    bound = -np.inf
+    for side in range(2):
+        wp = min_weight if side == 0 else wb - min_weight
+        hi = min(g_pos * wp, s + g_neg * (wb - wp))
+        lo = max(-g_neg * wp, s - g_pos * (wb - wp))
+        bound = max(bound, proxy(sl + hi, wl + wp, s_node, w_node))
+        bound = max(bound, proxy(sl + lo, wl + wp, s_node, w_node))
+    span = g_pos + g_neg
+    if span > 0.0:
+        w_up = (s + wb * g_neg) / span  # where S' = g_pos W' meets s - S' = -g_neg (wb - W')
+        if min_weight < w_up < wb - min_weight:
+            bound = max(bound, proxy(sl + g_pos * w_up, wl + w_up, s_node, w_node))
+        w_down = (wb * g_pos - s) / span  # where S' = -g_neg W' meets s - S' = g_pos (wb - W')
+        if min_weight < w_down < wb - min_weight:
+            bound = max(bound, proxy(sl - g_neg * w_down, wl + w_down, s_node, w_node))
+    return bound + 1e-9 * (abs(bound) + abs(best)) > best
+
+
 @inlined_kernel
 def scan_binned(codes, target, w, work, node, f, buf, min_weight, best):
     """Candidates of feature f on a node with histogram buffer ``buf``, inside the buffer's bin
@@ -393,8 +427,12 @@ def coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start
         sl = work.inner_sum[t]
         wl = work.inner_weight[t]
         i = 2 * (o + b)
-        pos, neg = sign_parts(work, H[np.uint64(i)], H[np.uint64(i + 1)], H, po + b)
-        if inner_bound_may_beat(sl, wl, H[np.uint64(i + 1)], pos, neg, node, min_weight, best):
+        s_b = H[np.uint64(i)]
+        w_b = H[np.uint64(i + 1)]
+        pos, neg = sign_parts(work, s_b, w_b, H, po + b)
+        if inner_bound_may_beat(
+            sl, wl, w_b, pos, neg, node, min_weight, best
+        ) and range_bound_may_beat(sl, wl, s_b, w_b, work, node, min_weight, best):
             k = collect_bin(codes, target, w, work, node, f, b)
             res, best, va, vb, _, _ = scan_values(
                 cv, cg, cw, w, k, sl, wl, node, work.monotonic[f], thr, best, j < j_best
@@ -796,7 +834,6 @@ def thread_work(work, par, t):
         work.rows,
         work.spare_rows,
         work.node_label,
-        work.positive_part,
         work.target_range,
         work.hist,
         work.bin_lo,
