@@ -144,7 +144,11 @@ def child(dataset, depth, seconds, symbols_path, args):
         train, _, test = split_indices(len(y), 0)
         data = (X[train], y[train], (X[test], y[test]))
         return _fit_child(
-            data, depth, seconds, symbols_path, (args.engine, args.n_jobs, 1000, args.levels, args.loss)
+            data,
+            depth,
+            seconds,
+            symbols_path,
+            (args.engine, args.n_jobs, 1000, args.levels, args.loss),
         )
     record, target, shape = exact_tree_inputs(dataset, depth)
     loop = _grow_loop()
