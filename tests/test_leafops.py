@@ -338,3 +338,33 @@ def test_two_leaves_against_sorting_and_bincount():
         with np.errstate(invalid="ignore", divide="ignore"):
             expected = np.where(counts > 0, sums / counts, 0.0)
         assert found.tobytes() == expected.tobytes(), trial
+
+
+def test_select_is_the_order_statistic():
+    """``_select`` (quickselect with branch-free partitions) against a full sort: the returned
+    value is the k-th smallest of a[lo:hi], the range keeps its values, smaller ones before k and
+    larger ones after; continuous values, heavy ties, sorted and reversed runs, all equal."""
+    from proxboost._leafops import _select
+
+    rng = np.random.RandomState(8)
+    for case in range(400):
+        n = int(rng.choice([1, 2, 3, 7, 33, 77, 300, 1500]))
+        kind = case % 5
+        a = {
+            0: rng.randn(n),
+            1: rng.randint(-3, 4, n).astype(float),
+            2: np.sort(rng.randn(n)),
+            3: np.sort(rng.randint(0, 5, n).astype(float))[::-1].copy(),
+            4: np.full(n, 2.5),
+        }[kind]
+        lo, hi = (0, n) if case % 2 else (rng.randint(0, n), n)
+        hi = max(hi, lo + 1)
+        k = rng.randint(lo, hi)
+        before = a.copy()
+        v = _select(a, lo, hi, k)
+        expected = np.sort(before[lo:hi])
+        assert v == expected[k - lo] == a[k], (case, n, kind)
+        np.testing.assert_array_equal(np.sort(a[lo:hi]), expected)
+        assert np.all(a[lo:k] <= v) and np.all(a[k + 1 : hi] >= v)
+        np.testing.assert_array_equal(a[:lo], before[:lo])
+        np.testing.assert_array_equal(a[hi:], before[hi:])
