@@ -20,14 +20,20 @@ def builds_positive(codes, work):
 
 
 @inlined_kernel
+def positive_part(wg):
+    """A row's positive part max(w g, 0), computed where a histogram adds it rather than stored
+    per row: the same value, without a pass storing it and a load reading it."""
+    return wg if wg > 0.0 else 0.0
+
+
+@inlined_kernel
 def add_positive_parts(H, po, b, g):
-    """Add four rows' positive parts max(w g, 0) (``g``: their w g) to a coarse feature's slots
-    from ``po`` (their codes ``b``). Computed here from w g rather than stored per row: the
-    same values, without a pass storing them per row and a load per row reading them."""
-    H[np.uint64(po + b[0])] += g[0] if g[0] > 0.0 else 0.0
-    H[np.uint64(po + b[1])] += g[1] if g[1] > 0.0 else 0.0
-    H[np.uint64(po + b[2])] += g[2] if g[2] > 0.0 else 0.0
-    H[np.uint64(po + b[3])] += g[3] if g[3] > 0.0 else 0.0
+    """Add four rows' positive parts (``g``: their w g) to a coarse feature's slots from ``po``
+    (their codes ``b``)."""
+    H[np.uint64(po + b[0])] += positive_part(g[0])
+    H[np.uint64(po + b[1])] += positive_part(g[1])
+    H[np.uint64(po + b[2])] += positive_part(g[2])
+    H[np.uint64(po + b[3])] += positive_part(g[3])
 
 
 @kernel
@@ -130,7 +136,7 @@ def add_rows(codes, target, w, work, u, segment, group):
             H[np.uint64(i)] += g
             H[np.uint64(i + 1)] += c
         if nc > 0:
-            gp = g if g > 0.0 else 0.0
+            gp = positive_part(g)
             for k in range(nc):
                 fi = fc[np.uint64(k)]
                 f = np.uint64(fi)
@@ -191,7 +197,7 @@ def add_root_rows(codes, target, work, u, group):
             fu = np.uint64(f)
             H[np.uint64(2 * (off[fu] + B[ru, fu]))] += g
         if nc > 0:
-            gp = g if g > 0.0 else 0.0
+            gp = positive_part(g)
             for k in range(nc):
                 fi = fc[np.uint64(k)]
                 f = np.uint64(fi)

@@ -305,6 +305,14 @@ def sign_parts(work, s, wb, H, slot):
 
 
 @kernel
+def bound_may_beat(bound, best):
+    """Whether a bound on a bin's inner candidates lets them be evaluated: above ``best`` up to
+    a relative margin covering the rounding of both (a candidate equal to the best may still win
+    a tie)."""
+    return bound + 1e-9 * (abs(bound) + abs(best)) > best
+
+
+@kernel
 def inner_bound_may_beat(sl, wl, wb, pos, neg, node, min_weight, best):
     """Whether the candidates inside a coarse bin (left sums sl, wl before it; its weight wb,
     positive and negative w g sums) may beat ``best``: the proxy is convex in each of S_L and
@@ -328,7 +336,7 @@ def inner_bound_may_beat(sl, wl, wb, pos, neg, node, min_weight, best):
             max(proxy(lo_l, w_lo, s_node, w_node), proxy(hi_l, w_lo, s_node, w_node)),
             max(proxy(lo_l, w_hi, s_node, w_node), proxy(hi_l, w_hi, s_node, w_node)),
         )
-        refine = bound + 1e-9 * (abs(bound) + abs(best)) > best
+        refine = bound_may_beat(bound, best)
     return refine
 
 
@@ -363,7 +371,7 @@ def range_bound_may_beat(sl, wl, s, wb, work, node, min_weight, best):
         w_down = (wb * g_pos - s) / span  # where S' = -g_neg W' meets s - S' = g_pos (wb - W')
         if min_weight < w_down < wb - min_weight:
             bound = max(bound, proxy(sl - g_neg * w_down, wl + w_down, s_node, w_node))
-    return bound + 1e-9 * (abs(bound) + abs(best)) > best
+    return bound_may_beat(bound, best)
 
 
 @inlined_kernel
