@@ -209,6 +209,42 @@ def test_hist_parallel_partition_and_labels_are_the_serial_ones(k):
         assert counts[0] == counts[1] and np.array_equal(ids[0], ids[1])
 
 
+def test_the_leaves_line_search_on_threads_is_the_serial_one():
+    """``_leafops.leaf_intervals_in_par`` on 1 to ``NUMBA_NUM_THREADS`` threads: the serial
+    kernel's grouping (each leaf's values in row order: the whole ``grouped``, the counts, the
+    starts and the hinge's positive signs) and its intervals, bit for bit (signs of zeros
+    included), with empty leaves, ties, two leaves (a stump) and many, and leaves on both sides
+    of the sample-select size; both kernels get a scratch left dirty by other calls."""
+    from proxboost._leafops import leaf_intervals_in, leaf_intervals_in_par, leaf_scratch
+
+    rng = np.random.default_rng(5)
+    n_max, leaves_max = 70000, 70
+    serial, par = leaf_scratch(n_max, leaves_max), leaf_scratch(n_max, leaves_max)
+    before = numba.get_num_threads()
+    try:
+        for trial in range(60):
+            k = 1 + trial % numba.config.NUMBA_NUM_THREADS
+            numba.set_num_threads(k)
+            n = int(rng.choice([1, 2, 5, 300, 2100, 9000, n_max]))
+            n_leaves = int(rng.choice([1, 2, 3, 8, leaves_max]))
+            values = np.round(rng.standard_t(3, size=n), 1 if trial % 2 else 9)  # ties
+            values[rng.random(n) < 0.05] = -0.0
+            leaf_ids = rng.integers(0, n_leaves, size=n)
+            if trial % 7 == 0:
+                leaf_ids[leaf_ids == n_leaves - 1] = 0  # an empty leaf
+            signs = np.sign(rng.normal(size=n)) if trial % 3 == 0 else np.empty(0)
+            tau = 0.5 if signs.size else float(rng.choice([0.5, 0.1, rng.uniform(0.01, 0.99)]))
+            leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, serial)
+            leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, par)
+            for name in ("counts", "n_pos", "starts", "los", "his"):
+                a, b = getattr(serial, name)[:n_leaves], getattr(par, name)[:n_leaves]
+                assert np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b)), name
+            if n_leaves > 2:  # a stump's grouping is _group_two's in both
+                assert np.array_equal(serial.grouped[:n], par.grouped[:n]), trial
+    finally:
+        numba.set_num_threads(before)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.slow
 def test_threads_partition_large_nodes_as_one_thread(engine):

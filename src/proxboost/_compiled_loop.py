@@ -24,11 +24,13 @@ them from its record's ``par``: the same trees as one thread, see ``docs/engines
 outside the fit get their leaves in parallel (``apply_in_loop_par``), and the passes over the
 rows run their ``prange`` variants (``_row_passes.*_par``): each row's number is computed by the
 same expression, so any thread count gives the one-thread numbers bit for bit
-(``tests/test_threads.py``). The reductions keep their serial order: the leaf means and the line
-searches run on one thread, and a recorded loss's pairwise sum is cut only at NumPy's own top
-level (its two halves on two threads, added left + right). Without a thread-safe layer the fit
-runs the one-thread entry (with ``engine_threads``'s one-time warning); with ``n_jobs`` None or 1
-the one-thread entries name serial kernels only, so no parallel kernel is compiled or entered.
+(``tests/test_threads.py``). The reductions keep their serial order: the leaf means run on one
+thread, the line searches group the rows by leaf as one thread does (each leaf's values in row
+order) and share the leaves' selections between threads, and a recorded loss's pairwise sum is
+cut only at NumPy's own top level (its two halves on two threads, added left + right). Without
+a thread-safe layer the fit runs the one-thread entry (with ``engine_threads``'s one-time
+warning); with ``n_jobs`` None or 1 the one-thread entries name serial kernels only, so no
+parallel kernel is compiled or entered.
 
 ``train_time_`` keeps its meaning: the clock (``CLOCK_MONOTONIC``, ``time.perf_counter``'s) is
 read around each iteration's fitting steps, the loss recording excluded (wall time, on any
@@ -47,6 +49,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from proxboost import _leafops as leafops
 from proxboost import _row_passes as passes
 from proxboost._clock import AVAILABLE as CLOCK_AVAILABLE
 from proxboost._clock import monotonic
@@ -56,7 +59,6 @@ from proxboost._leafops import (
     _leaf_point,
     _leaf_points,
     _weighted_leaf_points,
-    leaf_intervals_in,
     leaf_scratch,
 )
 from proxboost._row_passes import HINGE, LOSS_CODES, LS, PINBALL
@@ -107,7 +109,7 @@ Out = namedtuple(
 
 
 # ---------------------------------------------------------------------------------------------
-# Leaf values (serial: bincount's row-order sums, each leaf's line search as the Python loop's)
+# Leaf values (bincount's row-order sums, each leaf's line search as the Python loop's)
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def leaf_means_in(values, leaf_ids, n_leaves, w, work):
@@ -215,12 +217,15 @@ def _line_search(spec, y, H, leaf_ids, n_leaves, w, fit):
 # ---------------------------------------------------------------------------------------------
 # One iteration
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work):
+@njit(nogil=True)
+def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals):
     """(least-squares fit, shrunk line-searched leaf values c): ``_leaf_values`` of the
     boosting loop (a leaf whose fitted value is exactly 0 keeps 0), both views of ``work``
     (:data:`LeafWork`). Without weights, the line search of ``lad``, ``pinball`` and ``hinge``
-    runs in ``work`` too: :func:`_line_search`'s operations, without its arrays."""
+    runs in ``work`` too: :func:`_line_search`'s operations, without its arrays, the leaves'
+    intervals by the kernel ``intervals`` (``_leafops.leaf_intervals_in`` or, on threads,
+    ``leaf_intervals_in_par``: the same intervals). Not cached itself (a kernel argument):
+    compiled into each entry below, as :func:`_iterations`."""
     w, y, H = fitted.tree_w, fitted.y, fitted.H
     fit = leaf_means_in(target, leaf_ids, n_leaves, w, work)
     c = work.c[:n_leaves]
@@ -236,7 +241,7 @@ def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work):
     tau = 0.5 if spec.loss != PINBALL else spec.tau
     signs = y if spec.loss == HINGE else y[:0]
     leaf = work.leaf
-    leaf_intervals_in(u, leaf_ids, n_leaves, tau, signs, leaf)
+    intervals(u, leaf_ids, n_leaves, tau, signs, leaf)
     for k in range(n_leaves):
         found = _leaf_point(leaf.los[k], leaf.his[k], leaf.counts[k], spec.rule, fit[k])
         c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found)
@@ -279,13 +284,16 @@ def _stops(spec, history, value, t):
 
 
 @njit(nogil=True)
-def _iterations(grow, tree, apply, target, update, replay, record, engine, loop, elapsed):
+def _iterations(
+    grow, tree, apply, target, update, replay, record, intervals, engine, loop, elapsed
+):
     """Iterations ``schedule.first`` .. ``schedule.last - 1`` of ``loop`` (:data:`Loop`; the
     module docstring) with the engine kernels ``grow``, ``tree`` and ``apply`` (its
     ``grow_in_loop``, ``tree_in_loop`` and ``apply_in_loop``, ``engine`` the engine's loop
     record: each tree is grown into the arrays ``tree`` gives once) and the row passes ``target``,
     ``update``, ``replay`` and ``record`` (:mod:`proxboost._row_passes`: one thread, or
-    their parallel ``*_par`` variants). Returns (iterations done, stopped early). Not cached
+    their parallel ``*_par`` variants) and the leaves' ``intervals`` (:func:`_leaf_values`).
+    Returns (iterations done, stopped early). Not cached
     itself (its kernels are arguments): compiled into each cached entry below."""
     spec, fitted, delta, replays, schedule, out = loop
     idle, evaluation, validation = replays
@@ -297,7 +305,7 @@ def _iterations(grow, tree, apply, target, update, replay, record, engine, loop,
         t0 = _now()
         tree_target = target(spec, fitted, delta)
         m, n_leaves = grow(engine, tree_target, schedule.seeds[t - schedule.first])
-        fit, c = _leaf_values(spec, fitted, leaf_ids, n_leaves, tree_target, work)
+        fit, c = _leaf_values(spec, fitted, leaf_ids, n_leaves, tree_target, work, intervals)
         alpha = schedule.alphas[t]
         update(spec, fitted, delta, (tree_target, leaf_ids, c, fit), alpha)
         if idle.F.shape[0] > 0:
@@ -334,6 +342,7 @@ def _run_exact(engine, loop, elapsed):
         passes.update,
         passes.replay,
         passes.record,
+        leafops.leaf_intervals_in,
         engine,
         loop,
         elapsed,
@@ -351,6 +360,7 @@ def _run_hist(engine, loop, elapsed):
         passes.update,
         passes.replay,
         passes.record,
+        leafops.leaf_intervals_in,
         engine,
         loop,
         elapsed,
@@ -368,6 +378,7 @@ def _run_exact_par(engine, loop, elapsed):
         passes.update_par,
         passes.replay_par,
         passes.record_par,
+        leafops.leaf_intervals_in_par,
         engine,
         loop,
         elapsed,
@@ -385,6 +396,7 @@ def _run_hist_par(engine, loop, elapsed):
         passes.update_par,
         passes.replay_par,
         passes.record_par,
+        leafops.leaf_intervals_in_par,
         engine,
         loop,
         elapsed,
