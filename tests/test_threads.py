@@ -210,12 +210,13 @@ def test_hist_parallel_partition_and_labels_are_the_serial_ones(k):
 
 
 def test_the_leaves_line_search_on_threads_is_the_serial_one():
-    """``_leafops.leaf_intervals_in_par`` on 1 to ``NUMBA_NUM_THREADS`` threads: the serial
+    """``_leaf_threads.leaf_intervals_in_par`` on 1 to ``NUMBA_NUM_THREADS`` threads: the serial
     kernel's grouping (each leaf's values in row order: the whole ``grouped``, the counts, the
     starts and the hinge's positive signs) and its intervals, bit for bit (signs of zeros
     included), with empty leaves, ties, two leaves (a stump) and many, and leaves on both sides
     of the sample-select size; both kernels get a scratch left dirty by other calls."""
-    from proxboost._leafops import leaf_intervals_in, leaf_intervals_in_par, leaf_scratch
+    from proxboost._leaf_threads import leaf_intervals_in_par
+    from proxboost._leafops import leaf_intervals_in, leaf_scratch
 
     rng = np.random.default_rng(5)
     n_max, leaves_max = 70000, 70

@@ -49,6 +49,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from proxboost import _leaf_threads as leaf_threads
 from proxboost import _leafops as leafops
 from proxboost import _row_passes as passes
 from proxboost._clock import AVAILABLE as CLOCK_AVAILABLE
@@ -224,8 +225,8 @@ def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals):
     (:data:`LeafWork`). Without weights, the line search of ``lad``, ``pinball`` and ``hinge``
     runs in ``work`` too: :func:`_line_search`'s operations, without its arrays, the leaves'
     intervals by the kernel ``intervals`` (``_leafops.leaf_intervals_in`` or, on threads,
-    ``leaf_intervals_in_par``: the same intervals). Not cached itself (a kernel argument):
-    compiled into each entry below, as :func:`_iterations`."""
+    ``_leaf_threads.leaf_intervals_in_par``: the same intervals). Not cached itself (a kernel
+    argument): compiled into each entry below, as :func:`_iterations`."""
     w, y, H = fitted.tree_w, fitted.y, fitted.H
     fit = leaf_means_in(target, leaf_ids, n_leaves, w, work)
     c = work.c[:n_leaves]
@@ -378,7 +379,7 @@ def _run_exact_par(engine, loop, elapsed):
         passes.update_par,
         passes.replay_par,
         passes.record_par,
-        leafops.leaf_intervals_in_par,
+        leaf_threads.leaf_intervals_in_par,
         engine,
         loop,
         elapsed,
@@ -396,7 +397,7 @@ def _run_hist_par(engine, loop, elapsed):
         passes.update_par,
         passes.replay_par,
         passes.record_par,
-        leafops.leaf_intervals_in_par,
+        leaf_threads.leaf_intervals_in_par,
         engine,
         loop,
         elapsed,

@@ -1,0 +1,112 @@
+"""The leaves' line search on threads (``n_jobs`` > 1 in the compiled loop): the intervals of
+:func:`proxboost._leafops.leaf_intervals_in`, bit for bit, with the grouping of the rows by leaf
+and the leaves' selections shared between threads (``tests/test_threads.py`` against the serial
+kernel, on 1 to ``NUMBA_NUM_THREADS`` threads).
+
+The compiled loop's parallel entries call it; its one-thread entries name the serial kernel
+only, so a one-thread fit never compiles it (:mod:`proxboost._compiled_loop`).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from proxboost._leafops import _group_two, _leaf_interval, _leaf_ranks
+
+#: :func:`_group_chunks`'s largest number of chunks and smallest chunk (rows)
+CHUNKS, CHUNK_ROWS = 16, 4096
+
+
+@njit(cache=True, nogil=True)
+def leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, work):
+    """:func:`~proxboost._leafops.leaf_intervals_in` on threads (``n_jobs`` > 1), bit for bit:
+    the same grouping (two leaves: ``_group_two``; more: the counting sort with the rows cut
+    into chunks, each counting and placing its rows at offsets that keep every leaf's values
+    in row order: the arrangement one thread makes), then each leaf's selections on one
+    thread, the leaves shared between threads (a leaf's selections use its own stretch of
+    ``work.scratch``).
+
+    The parallel kernels take the scratch's arrays one by one: numba drops the writes of a
+    parallel loop to an array it reaches through a named tuple (numba issue 7135)."""
+    if n_leaves == 2:
+        _group_two(values, leaf_ids, signs, work)
+    else:
+        cursor = np.zeros((min(CHUNKS, max(values.shape[0] // CHUNK_ROWS, 1)), n_leaves), np.int64)
+        counts, n_pos, starts = work.counts, work.n_pos, work.starts
+        _group_chunks(values, leaf_ids, signs, cursor, counts, n_pos, starts, work.grouped)
+    los, his = work.los[:n_leaves], work.his[:n_leaves]
+    hinge = signs.shape[0] > 0
+    _intervals_par(
+        work.grouped, work.counts, work.n_pos, work.starts, tau, hinge, los, his, work.scratch
+    )
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _intervals_par(grouped, counts, n_pos, starts, tau, hinge, los, his, scratch):
+    """:func:`leaf_intervals_in_par`'s selections: the interval of leaf k < len(los) from its
+    ``counts[k]`` values at ``starts[k]`` in ``grouped`` into ``los[k]``, ``his[k]``, the leaves
+    shared between threads."""
+    for leaf in prange(los.shape[0]):
+        m = counts[leaf]
+        lo, hi = -np.inf, np.inf  # an empty leaf's
+        if m > 0:
+            lo_rank, hi_rank = _leaf_ranks(m, tau, n_pos[leaf], hinge)
+            start = starts[leaf]
+            lo, hi = _leaf_interval(grouped, start, m, lo_rank, hi_rank, scratch[start : start + m])
+        los[leaf] = lo
+        his[leaf] = hi
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _group_chunks(values, leaf_ids, signs, cursor, counts, n_pos, starts, grouped):
+    """:func:`_group_counting` with the rows cut into the chunks of ``cursor`` ((chunks,
+    n_leaves) zeros; up to ``CHUNKS`` of at least ``CHUNK_ROWS`` rows, shared between the
+    threads): each chunk counts its rows per leaf, then places them from its own cursor per
+    leaf (the leaf's start plus the earlier chunks' counts) into ``grouped``, filling
+    ``counts``, ``n_pos`` (positive signs) and ``starts``: the same numbers as one thread, on
+    any thread count."""
+    n = values.shape[0]
+    k, n_leaves = cursor.shape
+    size = (n + k - 1) // k
+    positive = np.zeros((k, n_leaves), np.int64)
+    for t in prange(k):
+        _count_chunk(leaf_ids, signs, (t * size, min(n, (t + 1) * size)), cursor[t], positive[t])
+    acc = 0
+    for leaf in range(n_leaves):
+        starts[leaf] = acc
+        n_leaf = 0
+        n_positive = 0
+        for t in range(k):
+            c = cursor[t, leaf]
+            cursor[t, leaf] = acc  # chunk t's cursor in the leaf
+            acc += c
+            n_leaf += c
+            n_positive += positive[t, leaf]
+        counts[leaf] = n_leaf
+        n_pos[leaf] = n_positive
+    for t in prange(k):
+        _place_chunk(values, leaf_ids, (t * size, min(n, (t + 1) * size)), cursor[t], grouped)
+
+
+@njit(cache=True, nogil=True)
+def _count_chunk(leaf_ids, signs, chunk, count, positive):
+    """:func:`_group_chunks`'s count of the rows ``chunk`` = (start, end) per leaf (and of
+    their positive signs)."""
+    if signs.shape[0] > 0:
+        for i in range(chunk[0], chunk[1]):
+            leaf = leaf_ids[i]
+            count[leaf] += 1
+            positive[leaf] += 1 if signs[i] > 0 else 0
+    else:
+        for i in range(chunk[0], chunk[1]):
+            count[leaf_ids[i]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _place_chunk(values, leaf_ids, chunk, fill, grouped):
+    """:func:`_group_chunks`'s placing of the rows ``chunk`` = (start, end) from each leaf's
+    cursor ``fill[leaf]``."""
+    for i in range(chunk[0], chunk[1]):
+        leaf = leaf_ids[i]
+        j = fill[leaf]
+        fill[leaf] = j + 1  # before the store below: no reload of fill through aliasing
+        grouped[j] = values[i]
