@@ -294,8 +294,8 @@ def _iterations(
     record: each tree is grown into the arrays ``tree`` gives once) and the row passes ``target``,
     ``update``, ``replay`` and ``record`` (:mod:`proxboost._row_passes`: one thread, or
     their parallel ``*_par`` variants) and the leaves' ``intervals`` (:func:`_leaf_values`).
-    Returns (iterations done, stopped early). Not cached
-    itself (its kernels are arguments): compiled into each cached entry below."""
+    Returns (iterations done, stopped early). Not cached itself (its kernels are arguments):
+    compiled into each cached entry below."""
     spec, fitted, delta, replays, schedule, out = loop
     idle, evaluation, validation = replays
     nodes, leaf_ids = tree(engine)

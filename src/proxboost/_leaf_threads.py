@@ -26,7 +26,7 @@ def leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, work):
     ``work.scratch``).
 
     The parallel kernels take the scratch's arrays one by one: numba drops the writes of a
-    parallel loop to an array it reaches through a named tuple (numba issue 7135)."""
+    parallel loop to an array it reaches through a named tuple (numba's GitHub issue 7135)."""
     if n_leaves == 2:
         _group_two(values, leaf_ids, signs, work)
     else:
@@ -58,7 +58,7 @@ def _intervals_par(grouped, counts, n_pos, starts, tau, hinge, los, his, scratch
 
 @njit(cache=True, nogil=True, parallel=True)
 def _group_chunks(values, leaf_ids, signs, cursor, counts, n_pos, starts, grouped):
-    """:func:`_group_counting` with the rows cut into the chunks of ``cursor`` ((chunks,
+    """``_leafops._group_counting`` with the rows cut into the chunks of ``cursor`` ((chunks,
     n_leaves) zeros; up to ``CHUNKS`` of at least ``CHUNK_ROWS`` rows, shared between the
     threads): each chunk counts its rows per leaf, then places them from its own cursor per
     leaf (the leaf's start plus the earlier chunks' counts) into ``grouped``, filling
