@@ -10,7 +10,7 @@ only, so a one-thread fit never compiles it (:mod:`proxboost._compiled_loop`).
 import numpy as np
 from numba import njit, prange
 
-from proxboost._leafops import _group_two, _leaf_interval, _leaf_ranks
+from proxboost._leafops import _count_rows, _group_two, _grouped_interval, _place_rows
 
 #: :func:`_group_chunks`'s largest number of chunks and smallest chunk (rows)
 CHUNKS, CHUNK_ROWS = 16, 4096
@@ -46,12 +46,10 @@ def _intervals_par(grouped, counts, n_pos, starts, tau, hinge, los, his, scratch
     ``counts[k]`` values at ``starts[k]`` in ``grouped`` into ``los[k]``, ``his[k]``, the leaves
     shared between threads."""
     for leaf in prange(los.shape[0]):
+        start = starts[leaf]
         m = counts[leaf]
-        lo, hi = -np.inf, np.inf  # an empty leaf's
-        if m > 0:
-            lo_rank, hi_rank = _leaf_ranks(m, tau, n_pos[leaf], hinge)
-            start = starts[leaf]
-            lo, hi = _leaf_interval(grouped, start, m, lo_rank, hi_rank, scratch[start : start + m])
+        ranks = (tau, n_pos[leaf], hinge)
+        lo, hi = _grouped_interval(grouped, start, m, ranks, scratch[start : start + m])
         los[leaf] = lo
         his[leaf] = hi
 
@@ -69,7 +67,7 @@ def _group_chunks(values, leaf_ids, signs, cursor, counts, n_pos, starts, groupe
     size = (n + k - 1) // k
     positive = np.zeros((k, n_leaves), np.int64)
     for t in prange(k):
-        _count_chunk(leaf_ids, signs, (t * size, min(n, (t + 1) * size)), cursor[t], positive[t])
+        _count_rows(leaf_ids, signs, (t * size, min(n, (t + 1) * size)), cursor[t], positive[t])
     acc = 0
     for leaf in range(n_leaves):
         starts[leaf] = acc
@@ -84,29 +82,4 @@ def _group_chunks(values, leaf_ids, signs, cursor, counts, n_pos, starts, groupe
         counts[leaf] = n_leaf
         n_pos[leaf] = n_positive
     for t in prange(k):
-        _place_chunk(values, leaf_ids, (t * size, min(n, (t + 1) * size)), cursor[t], grouped)
-
-
-@njit(cache=True, nogil=True)
-def _count_chunk(leaf_ids, signs, chunk, count, positive):
-    """:func:`_group_chunks`'s count of the rows ``chunk`` = (start, end) per leaf (and of
-    their positive signs)."""
-    if signs.shape[0] > 0:
-        for i in range(chunk[0], chunk[1]):
-            leaf = leaf_ids[i]
-            count[leaf] += 1
-            positive[leaf] += 1 if signs[i] > 0 else 0
-    else:
-        for i in range(chunk[0], chunk[1]):
-            count[leaf_ids[i]] += 1
-
-
-@njit(cache=True, nogil=True)
-def _place_chunk(values, leaf_ids, chunk, fill, grouped):
-    """:func:`_group_chunks`'s placing of the rows ``chunk`` = (start, end) from each leaf's
-    cursor ``fill[leaf]``."""
-    for i in range(chunk[0], chunk[1]):
-        leaf = leaf_ids[i]
-        j = fill[leaf]
-        fill[leaf] = j + 1  # before the store below: no reload of fill through aliasing
-        grouped[j] = values[i]
+        _place_rows(values, leaf_ids, (t * size, min(n, (t + 1) * size)), cursor[t], grouped)

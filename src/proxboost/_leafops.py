@@ -305,15 +305,19 @@ def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work):
     else:
         _group_counting(values, leaf_ids, n_leaves, signs, work)
     for leaf in range(n_leaves):
-        los[leaf] = -np.inf
-        his[leaf] = np.inf
-        m = counts[leaf]
-        if m == 0:
-            continue  # empty leaf
-        lo_rank, hi_rank = _leaf_ranks(m, tau, n_pos[leaf], hinge)
-        los[leaf], his[leaf] = _leaf_interval(
-            grouped, starts[leaf], m, lo_rank, hi_rank, work.scratch
+        los[leaf], his[leaf] = _grouped_interval(
+            grouped, starts[leaf], counts[leaf], (tau, n_pos[leaf], hinge), work.scratch
         )
+
+
+@njit(cache=True, nogil=True)
+def _grouped_interval(grouped, start, m, ranks, scratch):
+    """[lo, hi] of the leaf of m values at ``start`` in ``grouped`` (``ranks``: tau, its positive
+    signs, hinge; ``_leaf_ranks``), (-inf, inf) when empty; ``scratch``: at least m values."""
+    if m == 0:
+        return -np.inf, np.inf
+    lo_rank, hi_rank = _leaf_ranks(m, ranks[0], ranks[1], ranks[2])
+    return _leaf_interval(grouped, start, m, lo_rank, hi_rank, scratch)
 
 
 @njit(cache=True, nogil=True)
@@ -361,27 +365,40 @@ def _group_counting(values, leaf_ids, n_leaves, signs, work):
     """:func:`leaf_intervals_in`'s grouping: a counting sort by leaf, each leaf's values in row
     order from ``starts[leaf]``, with the counts (and positive signs)."""
     n = values.shape[0]
-    hinge = signs.shape[0] > 0
-    counts, n_pos, starts, fill, grouped = (
-        work.counts, work.n_pos, work.starts, work.fill, work.grouped
-    )  # fmt: skip
+    counts, n_pos, starts, fill = work.counts, work.n_pos, work.starts, work.fill
     for k in range(n_leaves):
         counts[k] = 0
         n_pos[k] = 0
-    if hinge:
-        for i in range(n):
-            leaf = leaf_ids[i]
-            counts[leaf] += 1
-            n_pos[leaf] += 1 if signs[i] > 0 else 0  # branch-free: signs are random
-    else:
-        for i in range(n):
-            counts[leaf_ids[i]] += 1
+    _count_rows(leaf_ids, signs, (0, n), counts, n_pos)
     acc = 0
     for k in range(n_leaves):
         starts[k] = acc
         fill[k] = acc
         acc += counts[k]
-    for i in range(n):
+    _place_rows(values, leaf_ids, (0, n), fill, work.grouped)
+
+
+@njit(cache=True, nogil=True)
+def _count_rows(leaf_ids, signs, rows, count, positive):
+    """Add the rows ``rows`` = (start, end) to ``count[leaf]`` (and their positive signs, with
+    hinge ``signs``, to ``positive[leaf]``): the counting sort's first pass, also run on
+    chunks of rows by ``_leaf_threads``."""
+    if signs.shape[0] > 0:
+        for i in range(rows[0], rows[1]):
+            leaf = leaf_ids[i]
+            count[leaf] += 1
+            positive[leaf] += 1 if signs[i] > 0 else 0  # branch-free: signs are random
+    else:
+        for i in range(rows[0], rows[1]):
+            count[leaf_ids[i]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _place_rows(values, leaf_ids, rows, fill, grouped):
+    """Place the values of the rows ``rows`` = (start, end) in ``grouped`` from each leaf's
+    cursor ``fill[leaf]``: the counting sort's second pass, also run on chunks of rows by
+    ``_leaf_threads``."""
+    for i in range(rows[0], rows[1]):
         leaf = leaf_ids[i]
         k = fill[leaf]
         fill[leaf] = k + 1  # before the store below: no reload of fill through aliasing
