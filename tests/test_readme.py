@@ -186,6 +186,10 @@ NOT_RUN = {
     "python benchmarks/bench_whole_fit.py --write-docs": (
         "a timing benchmark that rewrites its table in docs/engines.md (minutes of fits)"
     ),
+    "python benchmarks/bench_whole_fit.py --draws 3 --write-docs": (
+        "a timing benchmark that rewrites its table in docs/engines.md (three draws of minutes "
+        "of fits; judged only on an idle machine)"
+    ),
     "python benchmarks/profile_tree.py <dataset> <depth>": (
         "a pattern (<dataset>, <depth>): a profile under Linux perf that compiles every kernel "
         "from an empty cache (minutes)"
@@ -215,6 +219,14 @@ NOT_RUN = {
     "python benchmarks/bench_whole_fit.py --datasets whitewine,redwine,spam --depths 1": (
         "a timing benchmark comparing two revisions, run alternately from their worktrees on an "
         "idle machine (a minute each)"
+    ),
+    "python benchmarks/profile_tree.py spam 1 --fit": (
+        "a profile of whole fits under Linux perf that compiles every kernel from an empty cache "
+        "(minutes)"
+    ),
+    "python benchmarks/bench_threads.py --sizes 1000000 --engines exact --rounds 3": (
+        "a timing benchmark comparing two revisions, run alternately from their worktrees on an "
+        "idle machine (minutes on both cores)"
     ),
     "python benchmarks/profile_tree.py crabs 3 --fit": (
         "a profile of whole fits under Linux perf that compiles every kernel from an empty cache "
