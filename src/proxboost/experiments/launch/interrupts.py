@@ -41,7 +41,7 @@ from hydra.types import RunMode
 
 from proxboost.experiments.launch import orphans
 from proxboost.experiments.store import results, row_claims
-from proxboost.experiments.system import private_api, sealed
+from proxboost.experiments.system import io_errors, private_api, sealed
 
 __all__ = ["Interrupts", "end_launcher_jobs", "interruptible", "leave_worker", "this_process"]
 
@@ -241,6 +241,13 @@ def interruptible(app, interrupts: Interrupts | None = None):
         # the joblib launcher's pool (a basic run's job stopped its own already)
         interrupts.stop_workers()
         report(interrupts.rows_stored_since_start())
+    except io_errors.StorageExit:
+        # a launcher worker met a full disk or a lost permission: joblib killed the other
+        # workers; the pool is torn down here too, before the exit, else its queues' named
+        # semaphores are released by a daemon thread racing the interpreter's exit, which
+        # now and then printed loky's "leaked semlock" warning after the command's line
+        interrupts.stop_workers()
+        raise
     finally:
         # this process's own claims: an interrupt between a claim and its run's record of it
         # (RowClaims.take) leaves one that only this process can release, since it still runs
