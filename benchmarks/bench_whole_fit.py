@@ -271,7 +271,7 @@ def main():
             f"Over the draws (a row counts in a draw only if the load before it was below"
             f" {MAX_LOAD}): the median ratio, with the lowest and the highest:",
             "",
-            *header(depths, "draws (load < 1.5)"),
+            *header(depths, f"draws (load < {MAX_LOAD})"),
             *spread,
             "",
             verdict(worst, "Largest median ratio"),

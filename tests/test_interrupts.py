@@ -85,6 +85,33 @@ def test_an_interrupted_run_releases_the_claims_it_holds(tmp_path, capsys):
     assert "interrupted: 0 rows stored" in capsys.readouterr().err
 
 
+def test_a_storage_error_from_a_launcher_worker_tears_the_pool_down_before_the_exit():
+    # joblib hands a worker's full disk to the sweep's process as StorageExit, after killing the
+    # other workers: the pool must be torn down there (stop_workers), as on an interrupt, or its
+    # named semaphores are released by a daemon thread racing the exit ("leaked semlock")
+    from proxboost.experiments.launch import interrupts
+    from proxboost.experiments.system import io_errors
+
+    class Recorded(interrupts.Interrupts):
+        stops = 0
+
+        def stop_workers(self):
+            Recorded.stops += 1
+
+    def app():
+        raise io_errors.StorageExit("error: cannot write x: No space left on device")
+
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(io_errors.StorageExit) as exc:
+            interrupts.interruptible(app, Recorded())
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert exc.value.code == io_errors.EXIT_STORAGE
+    assert Recorded.stops == 1
+
+
 def test_a_launcher_worker_between_jobs_leaves_quietly_on_an_interrupt(monkeypatch):
     # a joblib-launcher worker whose job has ended waits in loky's loop for the next one; an
     # interrupt there must end it (nothing to stop or release), not raise inside loky's loop,
