@@ -392,6 +392,57 @@ def test_many_distinct_values_use_sorted_orders(compare_trees):
         assert compare_trees(X.astype(np.float32), y, reg.tree_, tree).ties == 0 or depth == 8
 
 
+def test_a_split_inside_a_coarse_bin_reads_the_codes_and_sends_the_same_rows():
+    """A split between two consecutive values a < b inside a coarse bin is partitioned from the
+    codes (bins below a's left, above right, a's bin by its values): the same rows go left as
+    by ``x <= threshold``, for every consecutive pair of a feature with ties, values closer than
+    FEATURE_THRESHOLD, negative zeros and a long run of one value; and ``coarse_bin_of`` finds
+    every training value's bin."""
+    from numba import njit
+
+    from proxboost.engines._exact.binning import code_features
+    from proxboost.engines._exact.grower import coarse_bin_of, goes_left
+    from proxboost.engines._exact.records import INSIDE_BIN, VALUES_MISSING_RIGHT
+
+    @njit
+    def disagreements(codes, f, u):
+        X32, B = codes.values, codes.codes
+        bad = 0
+        for i in range(u.shape[0] - 1):
+            a = np.float64(u[i])
+            b = np.float64(u[i + 1])
+            thr = a / 2.0 + b / 2.0
+            if thr == b:
+                thr = a
+            inside = INSIDE_BIN - coarse_bin_of(codes, f, a)
+            for r in range(X32.shape[0]):
+                ru, fu = np.uint64(r), np.uint64(f)
+                bad += goes_left(X32, B, ru, fu, thr, VALUES_MISSING_RIGHT) != goes_left(
+                    X32, B, ru, fu, thr, inside
+                )
+        return bad
+
+    @njit
+    def bins_of(codes, f):
+        out = np.empty(codes.values.shape[0], np.int64)
+        for r in range(out.shape[0]):
+            out[r] = coarse_bin_of(codes, f, np.float64(codes.values[r, f]))
+        return out
+
+    rng = np.random.RandomState(7)
+    x = rng.randn(1500).astype(np.float32)
+    x[:40] = x[40:80] + np.float32(2e-8)  # closer than the threshold: one bin
+    x[80:90] = -0.0
+    x[90:100] = 0.0
+    x[100:400] = x[400]  # one value filling several quantiles
+    X = np.column_stack([x, rng.exponential(size=1500).round(2), rng.randn(1500)])
+    codes, _ = code_features(X.astype(np.float32))
+    for f in range(X.shape[1]):
+        assert codes.positive_offset[f] >= 0  # coarse: the sorted path
+        np.testing.assert_array_equal(bins_of(codes, f), codes.codes[:, f])
+        assert disagreements(codes, f, np.unique(codes.values[:, f])) == 0
+
+
 # ---------------------------------------------------------------------------------------------
 # Interface
 # ---------------------------------------------------------------------------------------------

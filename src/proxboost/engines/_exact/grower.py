@@ -22,6 +22,7 @@ from proxboost.engines._exact.histogram import (
     zero_ranges,
 )
 from proxboost.engines._exact.records import (
+    INSIDE_BIN,
     VALUES_MISSING_RIGHT,
     Limits,
     Node,
@@ -59,13 +60,52 @@ def impurity(q, s, wsum):
 
 @kernel
 def goes_left(X32, B, r, f, thr, code):
-    """Whether row r goes left on feature f: codes at most ``code`` (code >= 0), else
-    ``x <= thr`` with NaN going right (VALUES_MISSING_RIGHT) or left (VALUES_MISSING_LEFT)."""
+    """Whether row r goes left on feature f: codes at most ``code`` (code >= 0); inside coarse
+    bin c (code = INSIDE_BIN - c): codes below c, or c and ``x <= thr`` (the value read for
+    bin c's rows only); else ``x <= thr`` with NaN going right (VALUES_MISSING_RIGHT) or left
+    (VALUES_MISSING_LEFT)."""
     if code >= 0:
         return np.int64(B[r, f] <= code)
+    if code <= INSIDE_BIN:
+        c = INSIDE_BIN - code
+        b = np.int64(B[r, f])
+        if b != c:
+            return np.int64(b < c)
+        return np.int64(X32[r, f] <= thr)
     if code == VALUES_MISSING_RIGHT:
         return np.int64(X32[r, f] <= thr)
     return np.int64(not X32[r, f] > thr)
+
+
+@kernel
+def coarse_bin_of(codes, f, a):
+    """The bin of value ``a`` (a training value) of coarse feature f: binary searches of its
+    sorted values, then of its bins' segments of that order.
+
+    A split between two consecutive node values a < b of a coarse feature (threshold in
+    [a, b)) sends left the node rows of the bins below a's, right those of the bins above
+    (the bins are ordered by value, a node has no value strictly between a and b), and
+    compares the values of a's bin only: ``goes_left`` with code ``INSIDE_BIN - bin``."""
+    slot = codes.sorted_slot[f]
+    Sv = codes.sorted_values[slot]
+    lo = 0
+    hi = Sv.shape[0]
+    while lo < hi:  # the first position of a
+        mid = (lo + hi) >> 1
+        if Sv[mid] < a:
+            lo = mid + 1
+        else:
+            hi = mid
+    bstart = codes.bin_start[slot]
+    c_lo = 0
+    c_hi = codes.n_bins[f]
+    while c_lo < c_hi:  # the last bin starting at or before it
+        mid = (c_lo + c_hi) >> 1
+        if bstart[mid] <= lo:
+            c_lo = mid + 1
+        else:
+            c_hi = mid
+    return c_lo - 1
 
 
 @kernel
@@ -354,6 +394,8 @@ def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, 
     thr = a / 2.0 + b / 2.0
     if thr == b and b != np.inf:
         thr = a
+    if code == VALUES_MISSING_RIGHT and codes.positive_offset[f] >= 0 and codes.nan_bin[f] < 0:
+        code = INSIDE_BIN - coarse_bin_of(codes, f, a)
     if last_level:  # children are leaves: label the rows (left / right), no partition
         left, n_left = label_rows(codes, target, w, work, tree, node, (f, thr, code), n_leaves, par)
         return thr, node.start + n_left, left, Sums(0.0, 0.0, 0.0)
