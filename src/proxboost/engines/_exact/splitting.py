@@ -152,9 +152,11 @@ def collect_bin(codes, target, w, work, node, f, code):
         So = codes.sorted_rows[slot]
         Sv = codes.sorted_values[slot]
         nid = work.node_label
+        # a node of every row (the root, unit weights) needs no label: one gather less per row
+        every_row = node.end - node.start == So.shape[0]
         for j in range(seg_lo, seg_hi):
             r = So[j]
-            if nid[r] == node.label:
+            if every_row or nid[r] == node.label:
                 c = 1.0 if w is None else w[r]
                 cv[k] = Sv[j]
                 cg[k] = c * target[r]
