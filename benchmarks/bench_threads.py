@@ -43,7 +43,7 @@ import time
 
 import numpy as np
 from numba import njit, prange
-from shared import commit, load, machine, write_between_markers
+from shared import MAX_LOAD, commit, load, machine, write_between_markers
 
 from proxboost import BoostingRegressor
 from proxboost.engines._hist import grower as hist_grower
@@ -217,12 +217,12 @@ def _row(case, m):
     )
 
 
-def spread_table(draws, max_load=1.5):
+def spread_table(draws, max_load=MAX_LOAD):
     """Markdown rows over several draws: per case the median over the draws whose load before
     the case was below ``max_load`` of each draw's speed-up, with the lowest and highest."""
     lines = [
-        "| n × d | engine | draws (load < 1.5) | 1 thread, median | speed-up: median | lowest"
-        " | highest |",
+        f"| n × d | engine | draws (load < {max_load}) | 1 thread, median | speed-up: median"
+        " | lowest | highest |",
         "|---|---|---|---|---|---|---|",
     ]
     for case in draws[0]:
@@ -286,7 +286,8 @@ def main():
     if args.draws > 1:
         lines += [
             "",
-            "Over the draws (a case counts in a draw only if the load before it was below 1.5):",
+            "Over the draws (a case counts in a draw only if the load before it was below"
+            f" {MAX_LOAD}):",
             "",
         ] + spread_table(draws)
         print("\n".join(lines[-len(draws[0]) - 2 :]), flush=True)

@@ -36,7 +36,7 @@ import datetime
 import time
 
 import numpy as np
-from shared import commit, lightgbm_params, load, machine, write_between_markers
+from shared import MAX_LOAD, commit, lightgbm_params, load, machine, write_between_markers
 
 from proxboost import BoostingClassifier, BoostingRegressor
 from proxboost.experiments.datasets import dataset_info, load_dataset
@@ -115,8 +115,6 @@ def run_cell(loss, data, T, depth, rounds):
 
 
 ITERATION_TARGET_US = 10.0
-#: A row measured at this 1-minute load average or more does not count (docs/engines.md).
-MAX_LOAD = 1.5
 
 
 def per_iteration_us(T, rounds):

@@ -27,6 +27,11 @@ def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+#: Speed ratios count only when the 1-minute load average before them is below this, on the
+#: 2-core machine (docs/engines.md says why).
+MAX_LOAD = 1.5
+
+
 def load() -> float:
     """The 1-minute load average."""
     return os.getloadavg()[0]
