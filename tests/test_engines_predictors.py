@@ -1,0 +1,133 @@
+"""The engines' predictors (engines/_exact/predictor.py, engines/_hist/predictor.py): rows go
+down four at a time without a branch, along a branch-free layout of the tree.
+
+Oracle: the plain walk from the root (``leaf_of``, one row at a time with branches), on random
+trees of every shape the growers make (unbalanced, leaves at any depth, a single leaf, node
+arrays larger than the tree with stale entries after it), rows with missing values going either
+way, row counts around multiples of four and of the parallel chunk, and on the trees of real fits.
+"""
+
+import numpy as np
+import pytest
+
+from proxboost import BoostingRegressor
+from proxboost.engines._exact import predictor as exact_predictor
+from proxboost.engines._hist import predictor as hist_predictor
+from proxboost.engines._threads import engine_threads, numba_threads
+
+
+def random_tree(rng, p, max_depth, stale=9):
+    """Node arrays (feature, threshold, left, right, leaf_of_node, missing_left) of a random
+    tree, its nodes numbered in depth-first order as the growers number them, then ``stale``
+    entries of any values (the compiled loop's node arrays are larger than its trees)."""
+    feature, threshold, left, right, leaf, missing = ([] for _ in range(6))
+
+    def grow(depth):
+        k = len(left)
+        for column in (feature, threshold, left, right, leaf, missing):
+            column.append(-1)
+        if depth == max_depth or (depth > 0 and rng.rand() < 0.3):
+            leaf[k] = max(leaf) + 1
+            feature[k], threshold[k], missing[k] = -2, -2.0, 0
+            return k
+        feature[k] = rng.randint(p)
+        threshold[k] = rng.normal()
+        missing[k] = rng.randint(2)
+        left[k] = grow(depth + 1)
+        right[k] = grow(depth + 1)
+        return k
+
+    grow(0)
+    capacity = len(left) + stale
+    return (
+        np.r_[feature, rng.randint(p, size=stale)].astype(np.int32),
+        np.r_[threshold, rng.normal(size=stale)],
+        np.r_[left, rng.randint(-1, capacity, size=stale)].astype(np.int32),
+        np.r_[right, rng.randint(-1, capacity, size=stale)].astype(np.int32),
+        np.r_[leaf, rng.randint(-1, 5, size=stale)].astype(np.int32),
+        np.r_[missing, rng.randint(2, size=stale)].astype(np.uint8),
+    )
+
+
+def walked(X, tree, leaf_of):
+    return np.array([leaf_of(X, i, *tree) for i in range(X.shape[0])], dtype=np.intp)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 8, 13, 2 * exact_predictor.CHUNK + 7])
+def test_exact_leaves_are_the_plain_walks(seed, n):
+    rng = np.random.RandomState(seed)
+    p = 5
+    X = rng.normal(size=(n, p)).astype(np.float32)
+    X[rng.rand(n, p) < 0.15] = np.nan
+    feature, threshold, left, right, leaf, missing = random_tree(rng, p, seed % 7)
+    args = (feature, threshold, left, right, leaf, missing)
+    expected = np.array(
+        [
+            exact_predictor.leaf_of(X, i, feature, threshold, left, right, leaf, missing)
+            for i in range(n)
+        ],
+        dtype=np.intp,
+    )
+    assert np.array_equal(exact_predictor.apply_tree(X, *args), expected)
+    with numba_threads(engine_threads(2)):
+        assert np.array_equal(exact_predictor.apply_tree_par(X, *args), expected)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 8, 13, 2 * hist_predictor.CHUNK + 7])
+def test_hist_leaves_are_the_plain_walks(seed, n):
+    rng = np.random.RandomState(seed)
+    p = 5
+    missing_bin = rng.randint(200, 256, size=p)
+    bins = rng.randint(0, 200, size=(n, p)).astype(np.uint8)
+    at_missing = rng.rand(n, p) < 0.15
+    bins[at_missing] = np.broadcast_to(missing_bin, (n, p))[at_missing]
+    feature, threshold, left, right, leaf, missing = random_tree(rng, p, seed % 7)
+    nodes = (
+        feature,
+        np.floor(100 + 60 * threshold).clip(0, 255).astype(np.uint8),
+        left,
+        right,
+        leaf,
+    )
+    expected = np.array(
+        [hist_predictor.leaf_of(bins, i, nodes, missing, missing_bin) for i in range(n)],
+        dtype=np.intp,
+    )
+    assert np.array_equal(hist_predictor.apply_tree(bins, nodes, missing, missing_bin), expected)
+    with numba_threads(engine_threads(2)):
+        got = hist_predictor.apply_tree_par(bins, nodes, missing, missing_bin)
+    assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist"])
+def test_fitted_trees_send_new_rows_where_the_plain_walk_does(engine):
+    rng = np.random.RandomState(3)
+    X = rng.normal(size=(400, 6))
+    X[:, 2] = np.round(X[:, 2])  # ties: exact-coded
+    X[rng.rand(400, 6) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) ** 2 + rng.standard_t(2, size=400)
+    est = BoostingRegressor(loss="lad", max_depth=5, n_estimators=20, engine=engine, random_state=0)
+    est.fit(X, y)
+    X_new = rng.normal(size=(103, 6))
+    X_new[rng.rand(103, 6) < 0.1] = np.nan
+    Xp = est.engine_.prepare(X_new)
+    for tree in est.estimators_:
+        fields = tree._fields()
+        if engine == "exact":
+            feature, threshold, left, right, leaf, _, missing = fields
+            expected = walked(
+                Xp, (feature, threshold, left, right, leaf, missing), exact_predictor.leaf_of
+            )
+        else:
+            feature, threshold_bin, left, right, leaf, missing, _, _ = fields
+            nodes = (feature, threshold_bin, left, right, leaf)
+            expected = np.array(
+                [
+                    hist_predictor.leaf_of(Xp, i, nodes, missing, tree.missing_bin)
+                    for i in range(len(Xp))
+                ],
+                dtype=np.intp,
+            )
+        assert np.array_equal(tree.apply(Xp), expected)
