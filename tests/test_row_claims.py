@@ -105,6 +105,56 @@ def test_an_interrupt_while_a_claim_is_written_leaves_no_claim(tmp_path, monkeyp
     assert claims.claim_path(rows[0]) not in claims._HELD.tokens
 
 
+def test_an_interrupt_while_a_claim_is_released_leaves_it_to_release_all(tmp_path, monkeypatch):
+    # the row is stored and its claim being released when the interrupt arrives: the claim is
+    # still known to this process, and release_all removes it
+    rows = _rows(tmp_path)
+    mine = claims.RowClaims(rows, lambda k: False, "run")
+    assert mine.take(0)
+
+    def interrupted(path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(claims, "_token", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        mine.done(0)
+    monkeypatch.undo()
+    assert claims.claim_path(rows[0]).exists()
+    claims.release_all()
+    assert not list((tmp_path / "run").glob("*.claim"))
+
+
+def test_a_claim_taken_in_another_thread_while_the_run_stops_does_not_outlive_it(
+    tmp_path, monkeypatch
+):
+    # joblib dispatches the next fits (and so takes their claims) from its callback thread: a
+    # claim being made when the run stops (an interrupt) is released by the run's exit, and no
+    # claim is taken after it
+    rows = _rows(tmp_path)
+    mine = claims.RowClaims(rows, lambda k: False, "run")
+    entered, go = threading.Event(), threading.Event()
+    create = claims._create
+
+    def slow_create(path):
+        entered.set()
+        assert go.wait(10)
+        return create(path)
+
+    monkeypatch.setattr(claims, "_create", slow_create)
+    taker = threading.Thread(target=mine.take, args=(0,))
+    taker.start()
+    assert entered.wait(10)
+    stopper = threading.Thread(target=mine.__exit__, args=(None, None, None))
+    stopper.start()
+    time.sleep(0.2)  # the exit has started while the claim is being made
+    go.set()
+    taker.join(10)
+    stopper.join(10)
+    assert not taker.is_alive() and not stopper.is_alive()
+    assert not list((tmp_path / "run").glob("*.claim"))
+    assert not mine.take(1) and not list((tmp_path / "run").glob("*.claim"))
+
+
 def test_a_row_stored_meanwhile_is_neither_claimed_nor_recomputed(tmp_path):
     rows = _rows(tmp_path)
     with claims.RowClaims(rows, lambda k: k == 2, "run") as mine:

@@ -154,11 +154,15 @@ def _token(path) -> str | None:
 
 
 def _release(path: Path):
+    # forgotten only once the file is gone: an interrupt in between leaves it to release_all
     with _HELD.lock:
-        token = _HELD.tokens.pop(path, None)
-    if token is not None and _token(path) == token:  # still ours (not taken over)
+        token = _HELD.tokens.get(path)
+    if token is None:
+        return
+    if _token(path) == token:  # still ours (not taken over)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+    _HELD.forget(path, token)
 
 
 def release_all():
@@ -297,23 +301,36 @@ class RowClaims:
 
     ``rows``: key → the row's file; ``is_stored(key)``: whether the row is stored with the run's
     identity; ``label``: the run, for the log lines. Use as a context manager: every claim still
-    held at its exit is released."""
+    held at its exit is released, and none is taken after it.
+
+    :meth:`take` may run in another thread than the exit (joblib dispatches the next fits from
+    its callback thread): a lock keeps the two apart, else a claim made while the run stops
+    (an interrupt) would outlive it."""
 
     def __init__(self, rows: dict, is_stored, label: str):
         self.rows, self.is_stored, self.label = dict(rows), is_stored, label
         self.mine, self.others = set(), {}  # key -> (owner, since)
+        self.closed = False
+        self._lock = threading.RLock()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        for key in list(self.mine):
-            self.done(key)
+        with self._lock:
+            self.closed = True
+            for key in list(self.mine):
+                self.done(key)
         return False
 
     def take(self, key) -> bool:
         """Claim the row ``key`` before its first fit: True if this process is to compute it;
-        False if it is stored already or another process computes it (then :meth:`wait`)."""
+        False if it is stored already, another process computes it (then :meth:`wait`), or the
+        run has stopped."""
+        with self._lock:
+            return not self.closed and self._take(key)
+
+    def _take(self, key) -> bool:
         if key in self.mine:  # taken while waiting (wait): computed now
             return True
         path = claim_path(self.rows[key])
@@ -337,9 +354,10 @@ class RowClaims:
 
     def done(self, key):
         """Release the claim of ``key`` (its row is stored, or the run stops)."""
-        if key in self.mine:
-            self.mine.discard(key)
-            _release(claim_path(self.rows[key]))
+        with self._lock:
+            if key in self.mine:
+                _release(claim_path(self.rows[key]))
+                self.mine.discard(key)
 
     def wait(self) -> list:
         """Wait for the rows claimed by other processes; returns the keys this process must now
