@@ -259,16 +259,40 @@ def run_py(tmp_path):
     completed process (output captured as text)."""
 
     def run(*args, timeout=180):
-        return subprocess.run(
-            run_py_command(*args),
-            cwd=tmp_path,
-            env=run_py_env(tmp_path),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        try:
+            return subprocess.run(
+                run_py_command(*args),
+                cwd=tmp_path,
+                env=run_py_env(tmp_path),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired as stuck:
+            pytest.fail(_timed_out(stuck, tmp_path), pytrace=False)
 
     return run
+
+
+def _timed_out(stuck: subprocess.TimeoutExpired, tmp_path) -> str:
+    """What a command that did not end printed last, and the row claims it found (a claim it
+    waits for is the usual reason), for the failure's message."""
+
+    def text(out):
+        out = out.decode(errors="replace") if isinstance(out, bytes) else out or ""
+        return "\n".join(out.splitlines()[-25:])
+
+    claims = []
+    for path in sorted(Path(tmp_path).rglob(".*.claim")):
+        try:
+            content = path.read_text() or "(empty)"
+        except OSError as err:
+            content = f"({err})"
+        claims.append(f"{path.relative_to(tmp_path)}: {content}")
+    return (
+        f"run.py did not end within {stuck.timeout:.0f} s\n--- last output:\n{text(stuck.output)}"
+        f"\n--- stderr:\n{text(stuck.stderr)}\n--- claims:\n" + ("\n".join(claims) or "none")
+    )
 
 
 # ---------------------------------------------------------------------------------------------

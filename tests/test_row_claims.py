@@ -206,6 +206,27 @@ def test_a_claim_from_another_host_goes_stale_after_ten_minutes_of_the_file_serv
         assert json.loads(path.read_text())["host"] == socket.gethostname()
 
 
+@pytest.mark.parametrize("content", ["", '{"host": "node'], ids=["empty", "cut short"])
+def test_a_claim_without_an_owner_is_stale_after_half_a_minute(tmp_path, content):
+    # its process was killed between creating the file and filling it (a sweep killed outright):
+    # no pid to check, and a live owner fills it at once, so the rerun does not wait ten minutes
+    rows = _rows(tmp_path)
+    path = claims.claim_path(rows[0])
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+    assert claims.stale_reason(path)[0] is None  # as one being written right now
+    assert not claims.RowClaims(rows, lambda k: False, "run").take(0)
+    now = path.stat().st_mtime
+    age = claims.UNFILLED_SECONDS + 2
+    os.utime(path, (now - age, now - age))
+    claims._CLOCKS.clear()
+    assert "no owner" in claims.stale_reason(path)[0]
+    with claims.RowClaims(rows, lambda k: False, "run") as mine:
+        assert mine.take(0)
+        assert json.loads(path.read_text())["pid"] == os.getpid()
+    assert not list((tmp_path / "run").glob("*.claim"))
+
+
 def test_a_takeover_renames_the_stale_claim_and_gives_back_a_fresh_one_met_instead(
     tmp_path, monkeypatch
 ):

@@ -14,7 +14,9 @@ of a synthetic experiment) is therefore **claimed** when its first fit is dispat
 - a claim is **stale** when its pid is no longer running on this host (or is another process by
   now: its start time differs), or when its modification time is more than
   :data:`STALE_SECONDS` older than that of a file the checker has just written in the same
-  folder: the file server's clock, not the checker's, which may differ on a cluster;
+  folder: the file server's clock, not the checker's, which may differ on a cluster; one that
+  names no owner (a process killed between creating and filling it) after
+  :data:`UNFILLED_SECONDS`;
 - a stale claim is taken over by renaming it to a unique name and then creating a new one
   (never unlink-then-create, which could remove a claim another checker has just made); the
   renamed file is checked to be the one judged stale, and given back otherwise.
@@ -57,6 +59,10 @@ REFRESH_SECONDS = 60.0
 
 #: A claim not refreshed for this long (by the file server's clock) is stale.
 STALE_SECONDS = 600.0
+
+#: A claim without a readable owner (its process was killed between creating and filling it, a
+#: matter of microseconds, or it is damaged) is stale once this old: a live owner fills it at once.
+UNFILLED_SECONDS = 30.0
 
 #: Seconds between two looks at the rows another process is computing.
 WAIT_POLL = 2.0
@@ -245,11 +251,13 @@ def stale_reason(path: Path):
             owner["token"],
         )
     except (ValueError, KeyError, TypeError):
-        # being written (created, not filled yet) or damaged: judged by its age only
+        # being written (created, not filled yet), or never filled, or damaged: judged by its age
         host = pid = started = token = None
     if host == socket.gethostname() and pid is not None and not _alive(pid, started):
         return f"process {pid} on {host} is no longer running", st.st_ino, token
     age = _server_now(path.parent) - st.st_mtime
+    if token is None and age > UNFILLED_SECONDS:
+        return f"no owner written in it for {age:.0f} s", st.st_ino, token
     if age > STALE_SECONDS:
         return f"not refreshed for {age / 60:.0f} min", st.st_ino, token
     return None, st.st_ino, token
