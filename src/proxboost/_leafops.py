@@ -102,9 +102,11 @@ def _select(a, lo, hi, k):
     """Rearrange a[lo:hi] so that a[k] is its (k - lo + 1)-th smallest value; return a[k].
 
     Quickselect, three-way partition (two branch-free passes: ``_front_below``, then
-    ``_front_not_above`` on the rest), median-of-three pivot; heapsort after 2 log2(m) + 16
-    rounds. Afterwards a[lo:k] <= a[k] <= a[k+1:hi]. The value returned is the same whatever
-    the arrangement; the arrangement itself is not (no caller reads it beyond that order).
+    ``_front_not_above`` on the rest, skipped when k is below the pivot's values: the values
+    from the pivot up are then all dropped, and telling them apart is of no use), median-of-three
+    pivot; heapsort after 2 log2(m) + 16 rounds. Afterwards a[lo:k] <= a[k] <= a[k+1:hi]. The
+    value returned is the same whatever the arrangement; the arrangement itself is not (no caller
+    reads it beyond that order).
     """
     m = hi - lo
     budget = 16
@@ -118,10 +120,11 @@ def _select(a, lo, hi, k):
         budget -= 1
         pivot = _median_of_three(a, lo, hi)
         lt = _front_below(a, lo, hi, pivot)  # [lo, lt) < pivot
-        gt = _front_not_above(a, lt, hi, pivot)  # [lt, gt) == pivot, [gt, hi) > pivot
         if k < lt:
             hi = lt
-        elif k >= gt:
+            continue
+        gt = _front_not_above(a, lt, hi, pivot)  # [lt, gt) == pivot, [gt, hi) > pivot
+        if k >= gt:
             lo = gt
         else:
             return pivot
