@@ -147,9 +147,11 @@ def test_a_claim_taken_in_another_thread_while_the_run_stops_does_not_outlive_it
     stopper = threading.Thread(target=mine.__exit__, args=(None, None, None))
     stopper.start()
     time.sleep(0.2)  # the exit has started while the claim is being made
+    waited = stopper.is_alive()  # and waits for it: it cannot release a claim not made yet
     go.set()
     taker.join(10)
     stopper.join(10)
+    assert waited
     assert not taker.is_alive() and not stopper.is_alive()
     assert not list((tmp_path / "run").glob("*.claim"))
     assert not mine.take(1) and not list((tmp_path / "run").glob("*.claim"))
