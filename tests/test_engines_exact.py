@@ -443,6 +443,61 @@ def test_a_split_inside_a_coarse_bin_reads_the_codes_and_sends_the_same_rows():
         assert disagreements(codes, f, np.unique(codes.values[:, f])) == 0
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_small_node_sorts_its_values_as_a_stable_sort(seed):
+    """``rank_small`` (a small node's values sorted by counting ranks): the values, w g and w in
+    the order of a stable sort (equal values, -0.0 with 0.0 included, in row order; the same
+    bits as read), missing values left out with their sums in row order; on nodes of 1 to
+    SMALL_NODE rows with heavy ties, infinities, negative zeros and NaN."""
+    from collections import namedtuple
+
+    from proxboost.engines._exact.records import Node
+    from proxboost.engines._exact.splitting import rank_small
+    from proxboost.engines._nodes import SMALL_NODE
+
+    rng = np.random.RandomState(seed)
+    n = 3 * SMALL_NODE
+    ties = np.array([-2.5, -0.0, 0.0, 1.0, 1.5, np.inf, -np.inf, 3e-39], np.float32)
+    X = np.column_stack([rng.choice(ties, n), rng.randn(n)]).astype(np.float32)
+    X[rng.rand(n, 2) < 0.15] = np.nan
+    target = rng.randn(n)
+    weight = rng.rand(n) + 0.5
+    Codes = namedtuple("Codes", ["values"])  # the fields rank_small reads
+    Work = namedtuple(
+        "Work", "rows bin_values nonempty small_values small_targets small_weights".split()
+    )
+    for m in (1, 2, 3, 17, SMALL_NODE):
+        rows = rng.permutation(n)[: m + 4].astype(np.int32)
+        node = Node(0, 4, 4 + m, 0.0, 0.0, -np.inf, np.inf)
+        for f in range(2):
+            for w in (None, weight):
+                work = Work(
+                    rows,
+                    np.empty(n, np.float32),
+                    np.empty(MAX_CODES, np.int64),
+                    np.full(SMALL_NODE + 1, 7.0, np.float32),
+                    np.zeros(SMALL_NODE + 1),
+                    np.zeros(SMALL_NODE + 1),
+                )
+                k, nan_s, nan_w = rank_small(Codes(X), target, w, work, node, f)
+                seg = rows[4 : 4 + m]
+                known = ~np.isnan(X[seg, f])
+                order = seg[known][np.argsort(X[seg[known], f], kind="stable")]
+                c = np.ones(n) if w is None else w
+                assert k == len(order)
+                np.testing.assert_array_equal(
+                    work.small_values[:k].view(np.int32), X[order, f].view(np.int32)
+                )
+                np.testing.assert_array_equal(work.small_targets[:k], c[order] * target[order])
+                if w is not None:
+                    np.testing.assert_array_equal(work.small_weights[:k], w[order])
+                s = cw = 0.0
+                for r in seg[~known]:  # the missing rows' sums, in row order
+                    s += c[r] * target[r]
+                    cw += c[r]
+                assert (nan_s, nan_w) == (s, cw)
+
+
 # ---------------------------------------------------------------------------------------------
 # Interface
 # ---------------------------------------------------------------------------------------------

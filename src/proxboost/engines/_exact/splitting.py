@@ -35,7 +35,13 @@ from proxboost.engines._exact.records import (
     kernel,
     threads,
 )
-from proxboost.engines._nodes import monotone_admissible
+from proxboost.engines._nodes import SMALL_NODE, monotone_admissible
+
+#: Bits of a small node's row place in ``rank_small``'s keys (its rows: at most SMALL_NODE).
+SMALL_ROW_BITS = 6
+assert SMALL_NODE < 1 << SMALL_ROW_BITS
+#: ``rank_small``'s key of a missing value (plus its place): above every value's (< 2**38).
+NAN_KEY = 1 << 40
 
 
 @kernel
@@ -457,35 +463,77 @@ def coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start
 
 
 @inlined_kernel
-def scan_small(codes, target, w, work, node, f, thr, best):
-    """Candidates of one feature on a small node: insertion sort of its float32 values."""
+def rank_small(codes, target, w, work, node, f):
+    """A small node's values of feature f in ascending order, equal values in row order (the
+    order of a stable sort), with their w g and w, into the workspace's small_values,
+    small_targets, small_weights; its missing values (NaN) are left out. Returns (k, nan_s,
+    nan_w): the number of values written, the sums of w g and w of the missing ones (in row
+    order).
+
+    Each row goes to its rank: the number of the node's rows whose key is below its own, the key
+    being the value's order-preserving integer (float32 bits, -0.0 read as 0.0; above them all
+    for NaN) times 2**SMALL_ROW_BITS plus the row's place in the node, so that no two keys are
+    equal and equal values keep their row order. The counts have no branch and the compiler
+    vectorises them: on 8 to 32 rows about twice as fast as an insertion sort, whose shifts end
+    at mispredicted exits; the same order, hence the same sums."""
     X32 = codes.values
     rows = work.rows
-    keys = work.small_values
-    vals = work.small_targets
-    wts = work.small_weights
     start = node.start
     m = node.end - start
+    # free on a small node: it has no histogram, and no coarse bin of it is collected
+    values = work.bin_values
+    bits = values.view(np.int32)
+    key = work.nonempty
+    nan_s = 0.0
+    nan_w = 0.0
+    k = m
     for j in range(m):
         r = rows[start + j]
-        key = X32[r, f]
-        c = 1.0 if w is None else w[r]
-        val = c * target[r]
-        i = j - 1
-        while i >= 0 and keys[i] > key:
-            keys[i + 1] = keys[i]
-            vals[i + 1] = vals[i]
+        v = X32[r, f]
+        values[j] = v + np.float32(0.0)  # -0.0 + 0.0 is 0.0
+        b = np.int64(bits[j])
+        key[j] = ((b ^ ((b >> 31) & 0x7FFFFFFF)) << SMALL_ROW_BITS) + j
+        if v != v:
+            key[j] = NAN_KEY + j
+            c = 1.0 if w is None else w[r]
+            nan_s += c * target[r]
+            nan_w += c
+            k -= 1
+    for i in range(m):
+        ki = key[i]
+        rank = 0
+        for j in range(m):
+            rank += key[j] < ki
+        if rank < k:
+            r = rows[start + i]
+            c = 1.0 if w is None else w[r]
+            work.small_values[rank] = X32[r, f]
+            work.small_targets[rank] = c * target[r]
             if w is not None:
-                wts[i + 1] = wts[i]
-            i -= 1
-        keys[i + 1] = key
-        vals[i + 1] = val
-        if w is not None:
-            wts[i + 1] = c
+                work.small_weights[rank] = c
+    return k, nan_s, nan_w
+
+
+@inlined_kernel
+def scan_small(codes, target, w, work, node, f, thr, best):
+    """Candidates of one feature on a small node: its float32 values sorted (``rank_small``)."""
+    keys = work.small_values
+    m, _, _ = rank_small(codes, target, w, work, node, f)  # (no missing value)
     if keys[m - 1] <= keys[0] + thr:
         return -1, best, 0.0, 0.0
     found, best, a, b, _, _ = scan_values(
-        keys, vals, wts, w, m, 0.0, 0.0, node, work.monotonic[f], thr, best, False
+        keys,
+        work.small_targets,
+        work.small_weights,
+        w,
+        m,
+        0.0,
+        0.0,
+        node,
+        work.monotonic[f],
+        thr,
+        best,
+        False,
     )
     return found, best, a, b
 
@@ -590,35 +638,11 @@ def scan_small_missing(codes, target, w, work, node, f, thr, best):
     """``scan_small`` for a feature f with missing values in the training rows, plus the
     direction of the missing rows of the winning candidate (-1: the node has none); the
     candidates as ``scan_binned_missing``."""
-    X32 = codes.values
-    rows = work.rows
     keys = work.small_values
     vals = work.small_targets
     wts = work.small_weights
-    k = 0
-    n_nan = 0
-    nan_s = 0.0
-    nan_w = 0.0
-    for j in range(node.start, node.end):
-        r = rows[j]
-        key = X32[r, f]
-        c = 1.0 if w is None else w[r]
-        val = c * target[r]
-        if key != key:
-            n_nan += 1
-            nan_s += val
-            nan_w += c
-            continue
-        i = k - 1
-        while i >= 0 and keys[i] > key:
-            keys[i + 1] = keys[i]
-            vals[i + 1] = vals[i]
-            wts[i + 1] = wts[i]
-            i -= 1
-        keys[i + 1] = key
-        vals[i + 1] = val
-        wts[i + 1] = c
-        k += 1
+    k, nan_s, nan_w = rank_small(codes, target, w, work, node, f)
+    n_nan = node.end - node.start - k
     if k == 0 or (n_nan == 0 and keys[k - 1] <= keys[0] + thr):
         return -1, best, 0.0, 0.0, -1
     found, best, a, b, _, _ = scan_values(
