@@ -209,6 +209,40 @@ def test_binning():
         engine.grow(X, X[:, 0], 3, None)  # raw floats, not bins
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_small_node_sorts_its_bins_as_a_stable_sort(seed):
+    """``rank_by_bin`` (a small node's bins sorted by counting ranks): the bins, w g and w in the
+    order of a stable sort (equal bins in row order), on nodes of 1 to SMALL_NODE rows with
+    heavy ties and the extreme bins."""
+    from proxboost.engines._hist.splitting import rank_by_bin
+    from proxboost.engines._nodes import SMALL_NODE
+
+    rng = np.random.RandomState(seed)
+    n = 3 * SMALL_NODE
+    bins = np.column_stack([rng.choice([0, 1, 7, 254], n), rng.randint(0, 255, n)])
+    bins = bins.astype(np.uint8)
+    target = rng.randn(n)
+    weight = rng.rand(n) + 0.5
+    for m in (1, 2, 3, 17, SMALL_NODE):
+        rows = rng.permutation(n)[: m + 4].astype(np.int32)
+        for f in range(2):
+            for w in (None, weight):
+                small = (
+                    np.zeros(SMALL_NODE + 1, np.uint8),
+                    np.zeros(SMALL_NODE + 1),
+                    np.zeros(SMALL_NODE + 1),
+                    np.empty(256, np.int64),
+                )
+                rank_by_bin(bins, target, w, rows, (4, 4 + m, f), small)
+                seg = rows[4 : 4 + m]
+                order = seg[np.argsort(bins[seg, f], kind="stable")]
+                np.testing.assert_array_equal(small[0][:m], bins[order, f])
+                c = np.ones(n) if w is None else w
+                np.testing.assert_array_equal(small[1][:m], target[order] * c[order])
+                if w is not None:
+                    np.testing.assert_array_equal(small[2][:m], w[order])
+
+
 def test_engine_registered_and_picklable(reg_data):
     assert "hist" in ENGINES and make_engine("hist").name == "hist"
     X, y = reg_data

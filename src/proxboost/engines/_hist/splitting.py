@@ -10,7 +10,11 @@ feature's, so the split is the serial one bit for bit. Compiled at its first use
 import numpy as np
 from numba import njit, prange
 
-from proxboost.engines._nodes import monotone_admissible
+from proxboost.engines._nodes import SMALL_NODE, monotone_admissible
+
+#: Bits of a small node's row place in ``rank_by_bin``'s keys (its rows: at most SMALL_NODE).
+SMALL_ROW_BITS = 6
+assert SMALL_NODE < 1 << SMALL_ROW_BITS
 
 
 @njit(cache=True, nogil=True)
@@ -78,15 +82,44 @@ def missing_left_pass(H, o, nonempty, k, node, S, best_proxy, cst):
 
 
 @njit(cache=True, nogil=True)
-def best_split_small(bins, target, w, rows, start, end, node, keys, vals, wts, bounds, nan_bin):
+def rank_by_bin(bins, target, w, rows, segment, small):
+    """Rows ``rows[start:end]``'s bins of feature f (``segment`` = (start, end, f)) in increasing
+    order, equal bins in row order (a stable sort), with their w g and w, into ``small``'s first
+    three arrays (``best_split_small``). Each row goes to its rank: the number of rows whose key,
+    the bin times 2**SMALL_ROW_BITS plus the row's place, is below its own (keys all differ).
+    The counts have no branch and the compiler vectorises them: about twice as fast as an
+    insertion sort, whose shifts end at mispredicted exits, on 8 to 32 rows."""
+    start, end, f = segment
+    keys, vals, wts, order = small
+    m = end - start
+    for j in range(m):
+        order[j] = (np.int64(bins[rows[start + j], f]) << SMALL_ROW_BITS) + j
+    for i in range(m):
+        ki = order[i]
+        rank = 0
+        for j in range(m):
+            rank += order[j] < ki
+        r = rows[start + i]
+        c = 1.0 if w is None else w[r]
+        keys[rank] = bins[r, f]
+        vals[rank] = target[r] * c
+        if w is not None:
+            wts[rank] = c
+
+
+@njit(cache=True, nogil=True)
+def best_split_small(bins, target, w, rows, start, end, node, small, bounds, nan_bin):
     """Best (feature, last left bin, first right bin, proxy, missing left) of a small node, by
     sorting its rows (``node``: its (sum, weight); ``bounds``: as ``best_split``'s).
 
-    For nodes of at most ``SMALL_NODE`` rows, sorting the rows' bins (insertion sort) costs
-    less than zeroing, subtracting and scanning 255-bin histograms. Candidates and proxy are
-    the histogram path's (the missing values' bin sorts last; ``small_missing_left_pass``);
-    sums run over rows in bin order. Returns (-1, -1, -1, -inf, False) when every feature is
-    constant on the node. ``weight``: the node's weight (its row count if ``w`` is None).
+    For nodes of at most ``SMALL_NODE`` rows, sorting the rows' bins (``rank_by_bin``) costs
+    less than zeroing, subtracting and scanning 255-bin histograms. ``small``: the workspace's
+    (small_bins, small_targets, small_weights, nonempty), where the sorted bins, their w g and
+    w are written (``nonempty``: the ranks' keys; a small node has no histogram). Candidates
+    and proxy are the histogram path's (the missing values' bin sorts last;
+    ``small_missing_left_pass``); sums run over rows in bin order. Returns (-1, -1, -1, -inf,
+    False) when every feature is constant on the node. ``weight``: the node's weight (its row
+    count if ``w`` is None).
     """
     total, weight = node
     m = end - start
@@ -96,23 +129,9 @@ def best_split_small(bins, target, w, rows, start, end, node, keys, vals, wts, b
     best_b = -1
     best_next = -1
     best_left = False
+    keys, vals, wts, order = small
     for f in range(p):
-        for j in range(m):
-            r = rows[start + j]
-            key = bins[r, f]
-            c = 1.0 if w is None else w[r]
-            val = target[r] * c
-            i = j - 1
-            while i >= 0 and keys[i] > key:
-                keys[i + 1] = keys[i]
-                vals[i + 1] = vals[i]
-                if w is not None:
-                    wts[i + 1] = wts[i]
-                i -= 1
-            keys[i + 1] = key
-            vals[i + 1] = val
-            if w is not None:
-                wts[i + 1] = c
+        rank_by_bin(bins, target, w, rows, (start, end, f), small)
         if keys[0] == keys[m - 1]:
             continue
         s_left = 0.0
