@@ -23,6 +23,7 @@ The machine may be shared: the load average is printed with the results.
 
 import argparse
 import importlib.util
+import inspect
 import os
 import sys
 
@@ -42,7 +43,13 @@ CASES = [
 
 
 def import_base(base):
-    """Import ``<base>/src/proxboost`` as the package ``proxboost_base``."""
+    """Import ``<base>/src/proxboost`` as the package ``proxboost_base``.
+
+    Only a base whose modules import each other relatively (``from .boosting import ...``:
+    revisions before the library and the experiments were split into two houses, e.g.
+    ``949280cb``) can be loaded this way: in a later one, ``from proxboost.boosting import ...``
+    finds this checkout's ``proxboost``, already imported, and the "base" would be this revision
+    itself. Such a base stops the script with one line, before any timing."""
     path = os.path.join(base, "src", "proxboost", "__init__.py")
     spec = importlib.util.spec_from_file_location(
         "proxboost_base", path, submodule_search_locations=[os.path.dirname(path)]
@@ -50,6 +57,14 @@ def import_base(base):
     module = importlib.util.module_from_spec(spec)
     sys.modules["proxboost_base"] = module
     spec.loader.exec_module(module)
+    source = inspect.getsourcefile(module.BoostingRegressor)
+    if not os.path.abspath(source).startswith(os.path.dirname(os.path.abspath(path)) + os.sep):
+        raise SystemExit(
+            f"error: the base {base} imports its own modules as `proxboost` (absolute imports), "
+            "so they cannot be loaded beside this checkout in one process (its estimators came "
+            f"from {source}); use a base with relative imports (before the two-houses layout, "
+            "e.g. 949280cb), or time each checkout in its own process"
+        )
     return module
 
 
