@@ -11,6 +11,9 @@ EPSILON = np.finfo(np.float64).eps  # scikit-learn's impurity and improvement to
 # A node's mode on the stack: a histogram buffer (>= 0), or one of these
 LEAF = -1  # the node is a leaf
 SMALL = -2  # the node is split by sorting its rows (at most SMALL_NODE of them)
+#: Bits of a row's place in the node in the keys a small node's sort ranks (``rank_below``)
+SMALL_ROW_BITS = 6
+assert SMALL_NODE < 1 << SMALL_ROW_BITS
 
 #: The tree being grown (node arrays in depth-first order, root 0, ``left == -1`` at leaves;
 #: ``threshold`` a value for ``exact``, a bin for ``hist``; ``missing_left`` (uint8) 1 where
@@ -34,6 +37,20 @@ def new_tree_arrays(max_nodes, n, threshold_dtype):
         np.empty(max_nodes, np.uint8),
         np.empty(n, np.intp),
     )
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rank_below(key, m, ki):
+    """The number of key[:m] below ki: a row's place in its small node's sort, where each key
+    is the row's value or bin times 2**SMALL_ROW_BITS plus its place in the node (all keys
+    differ, equal values keep their row order: a stable sort). No branch: the compiler
+    vectorises the count, about twice as fast as an insertion sort, whose shifts end at
+    mispredicted exits, on 8 to 32 rows (``_exact.splitting.rank_small``,
+    ``_hist.splitting.rank_by_bin``)."""
+    rank = 0
+    for j in range(m):
+        rank += key[j] < ki
+    return rank
 
 
 @njit(cache=True, nogil=True)

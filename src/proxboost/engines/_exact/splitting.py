@@ -35,11 +35,8 @@ from proxboost.engines._exact.records import (
     kernel,
     threads,
 )
-from proxboost.engines._nodes import SMALL_NODE, monotone_admissible
+from proxboost.engines._nodes import SMALL_ROW_BITS, monotone_admissible, rank_below
 
-#: Bits of a small node's row place in ``rank_small``'s keys (its rows: at most SMALL_NODE).
-SMALL_ROW_BITS = 6
-assert SMALL_NODE < 1 << SMALL_ROW_BITS
 #: ``rank_small``'s key of a missing value (plus its place): above every value's (< 2**38).
 NAN_KEY = 1 << 40
 
@@ -470,12 +467,9 @@ def rank_small(codes, target, w, work, node, f):
     nan_w): the number of values written, the sums of w g and w of the missing ones (in row
     order).
 
-    Each row goes to its rank: the number of the node's rows whose key is below its own, the key
-    being the value's order-preserving integer (float32 bits, -0.0 read as 0.0; above them all
-    for NaN) times 2**SMALL_ROW_BITS plus the row's place in the node, so that no two keys are
-    equal and equal values keep their row order. The counts have no branch and the compiler
-    vectorises them: on 8 to 32 rows about twice as fast as an insertion sort, whose shifts end
-    at mispredicted exits; the same order, hence the same sums."""
+    Each row goes to its rank (``_nodes.rank_below``), its key being the value's
+    order-preserving integer (float32 bits, -0.0 read as 0.0; above them all for NaN): the
+    same order as an insertion sort, hence the same sums."""
     X32 = codes.values
     rows = work.rows
     start = node.start
@@ -500,10 +494,7 @@ def rank_small(codes, target, w, work, node, f):
             nan_w += c
             k -= 1
     for i in range(m):
-        ki = key[i]
-        rank = 0
-        for j in range(m):
-            rank += key[j] < ki
+        rank = rank_below(key, m, key[i])
         if rank < k:
             r = rows[start + i]
             c = 1.0 if w is None else w[r]
