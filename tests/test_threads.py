@@ -18,6 +18,7 @@ import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
+import compile_kernels
 import numba
 import numpy as np
 import pytest
@@ -484,67 +485,70 @@ def test_the_compiled_loop_on_threads_gives_the_one_thread_and_python_numbers(
         _assert_same(fits[n_jobs], python)
 
 
+# A fresh process's one-thread fits on both engines (argv: the tests' folder; with
+# ``--store``, kept as compile_kernels.py keeps its record), then what they compiled, per engine.
 _KERNELS_COMPILED = """
-import importlib, json
+import json, sys
 import numpy as np
-from numba.core.registry import CPUDispatcher
-from proxboost import BoostingRegressor, _numba_cache, _compiled_loop as loop
-from proxboost.engines._exact import histogram as e_hist
-from proxboost.engines._hist import splitting as h_split
-kernels = {}  # every compiled kernel of the package, by module and name
-for path in _numba_cache.kernel_sources():
-    name = ".".join(path.relative_to(_numba_cache.PACKAGE.parent).with_suffix("").parts)
-    module = importlib.import_module(name.removesuffix(".__init__"))
-    for attr, obj in vars(module).items():
-        if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == module.__name__:
-            kernels[f"{module.__name__}.{attr}"] = obj
-# the parallel ones: numba's parallel=True, and the loop entries and helpers named for threads
-parallel = {name: k for name, k in kernels.items()
-            if k.targetoptions.get("parallel") or name.endswith("_par")}
-# the serial witnesses: kernels compiled only as callees of the loop (they have signatures only
-# because the loop's typing compiled them: what would show a parallel callee)
-serial = {"exact": (e_hist.build_root_hist, loop._run_exact),
-          "hist": (h_split.best_split, loop._run_hist)}
+sys.path.insert(0, sys.argv[1])
+import compile_kernels
+from proxboost import BoostingRegressor
 X = np.random.default_rng(0).normal(size=(300, 3))
-report = {"parallel_kernels": sorted(parallel)}
+report = {}
 for engine in ("exact", "hist"):
     BoostingRegressor(engine=engine, n_estimators=2).fit(X, X[:, 0], eval_set=(X, X[:, 0]))
-    report[engine] = {
-        "serial": min(len(k.signatures) for k in serial[engine]),
-        "parallel compiled": sorted(name for name, k in parallel.items() if k.signatures),
-    }
+    report[engine] = compile_kernels.compiled_report(engine)
 print(json.dumps(report))
 """
 
 
-@pytest.mark.slow  # compiles both engines and the loop from scratch in a subprocess
-@pytest.mark.timeout(1800)  # minutes of compiling when the machine is shared
-def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path):
-    """In a fresh process with an empty numba cache (a cached caller would hide what it calls),
-    fits with the default n_jobs (the compiled loop), exact then hist, compile the serial kernels
-    only: no kernel of the package that is parallel (numba's ``parallel=True``) or named for
-    threads (``*_par``: the loop's parallel entries and their helpers) has a signature after
-    them, while the serial witnesses, kernels compiled only as callees of the loop, have one
-    (so a parallel callee would show). The parallel kernels are found in the package, not
-    listed here: a new one is covered without editing this test. That two threads do call them
-    is the tests above (``_spy_runs``).
-
-    Which kernels a fit compiles is decided by numba's typing, before LLVM optimises anything:
-    the process compiles without LLVM's optimisations (``NUMBA_OPT=0``; numba then declines to
-    cache the kernels, which this process does not need)."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_OPT": "0"}
+def _compiled_by_one_thread_fits(**env):
+    here = os.path.dirname(os.path.abspath(__file__))
     out = subprocess.run(
-        [sys.executable, "-c", _KERNELS_COMPILED], env=env, capture_output=True, text=True
+        [sys.executable, "-c", _KERNELS_COMPILED, here],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout.strip().splitlines()[-1])
-    # the parallel kernels of both engines, of the loop and of the row passes are found
-    found = report["parallel_kernels"]
-    for part in ("engines._exact.", "engines._hist.", "_compiled_loop.", "_row_passes."):
-        assert any(part in name for name in found), (part, found)
-    for engine in ("exact", "hist"):
-        assert report[engine]["serial"] >= 1, report
-        assert report[engine]["parallel compiled"] == [], report
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow  # compiles both engines and the loop from scratch, unless compile_kernels did
+@pytest.mark.timeout(1800)  # minutes of compiling when the machine is shared
+def test_one_thread_neither_calls_nor_compiles_the_parallel_kernels(tmp_path):
+    """One-thread fits (the default n_jobs; the compiled loop) compile the serial kernels only:
+    no kernel of the package that is parallel (numba's ``parallel=True``) or named for threads
+    (``*_par``: the loop's parallel entries and their helpers) has a signature after them, while
+    the serial witnesses, kernels compiled only as callees of the loop, have one (so a parallel
+    callee would show). The parallel kernels are found in the package, not listed here: a new
+    one is covered without editing this test. That two threads do call them is the tests above
+    (``_spy_runs``).
+
+    Only a cold cache shows what the loop calls (a cached caller hides its callees). The record
+    of ``tests/compile_kernels.py``, which compiled these kernel sources from scratch in one
+    process per engine, every option on one thread before two, is read when it exists;
+    otherwise a fresh process with an empty cache fits both engines, and its record is kept in
+    its place. Which kernels a fit compiles is decided by numba's typing, before LLVM optimises
+    anything: that process compiles without LLVM's optimisations (``NUMBA_OPT=0``; numba then
+    declines to cache the kernels, which it does not need). A call of a parallel kernel from
+    Python, which the kernel sources do not decide, is seen by a process on the warm cache
+    (a cached kernel it loads has a signature too)."""
+    reports = {engine: compile_kernels.stored_report(engine) for engine in ENGINES}
+    if None in reports.values():
+        reports = _compiled_by_one_thread_fits(NUMBA_CACHE_DIR=str(tmp_path), NUMBA_OPT="0")
+        for engine, report in reports.items():
+            compile_kernels.store_report(engine, report)
+    for engine, report in reports.items():
+        # the parallel kernels of both engines, of the loop and of the row passes are found
+        found = report["parallel_kernels"]
+        for part in ("engines._exact.", "engines._hist.", "_compiled_loop.", "_row_passes."):
+            assert any(part in name for name in found), (part, found)
+        assert report["serial"] >= 1, (engine, report)
+        assert report["parallel compiled"] == [], (engine, report)
+    warm = _compiled_by_one_thread_fits()
+    for engine, report in warm.items():
+        assert report["parallel compiled"] == [], (engine, report)
 
 
 _THREE_THREADS = """

@@ -16,6 +16,11 @@ command's own, its loky workers, Hydra's joblib-launcher workers and submitit's 
 
 Each injected fault appends one line to ``$PROXBOOST_TEST_FAULT_LOG`` (if set): the pid and the
 path, so that a test knows which process met it.
+
+A Slurm job that meets the fault ends without its result file, and submitit waits 15 s for that
+file (time for a slow shared file system to show it) before it hands the command the job's error
+stream. submitit's local jobs, which the tests run, write their file before they end: the wait is
+cut to none, and the command's handling of the job is unchanged.
 """
 
 import errno as _errno
@@ -122,3 +127,27 @@ if _SPEC:
                 return super().__new__(cls, kind, value, maxvalue, name, unlink)
 
         _multiprocessing.SemLock = _SemLock
+
+    import importlib.abc as _abc
+    import importlib.machinery as _machinery
+    import sys as _sys
+
+    class _NoResultWait(_abc.MetaPathFinder):
+        """Imports ``submitit.core.core`` with ``Job._results_timeout_s`` set to 0."""
+
+        def find_spec(self, name, path, target=None):
+            if name != "submitit.core.core":
+                return None
+            spec = _machinery.PathFinder.find_spec(name, path)
+            if spec is None:
+                return None
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                module.Job._results_timeout_s = 0
+
+            spec.loader.exec_module = exec_module
+            return spec
+
+    _sys.meta_path.insert(0, _NoResultWait())
