@@ -152,6 +152,41 @@ def test_write_load_and_skip(tmp_path):
         results.write_row(tmp_path, {"dataset": "engel"})
 
 
+def _identity_by_pandas(text):
+    """The oracle: the first row's ``identity`` as pandas reads it (what the store read before)."""
+    import io
+
+    try:
+        df = pd.read_csv(io.StringIO(text), usecols=lambda c: c == "identity", dtype=str)
+    except (ValueError, pd.errors.ParserError):
+        return None
+    if "identity" not in df.columns or not len(df) or pd.isna(df["identity"].iloc[0]):
+        return None
+    return str(df["identity"].iloc[0])
+
+
+def test_the_identity_is_read_as_pandas_reads_it(tmp_path):
+    """The resume check's reading of a row file's identity (the csv module) gives pandas' value
+    on written rows (quotes, commas and nested lists inside the JSON), on files whose identity
+    is missing or empty, and on text that is not a row file."""
+    identities = [IDENTITY, {"a": 'quote " inside', "b": [[1, 2], {"c": "x,\"y"}]}, {}]
+    texts = []
+    for k, identity in enumerate(identities):
+        path = results.write_row(tmp_path, _row(k, identity=identity))
+        texts.append(results.read_sealed(path))
+    texts += [
+        "a,b\n1,2\n",  # no identity column
+        "identity,b\n",  # a header only
+        "identity,b\n,2\n",  # an empty identity
+        'b,identity\n2,"{""k"": 1}"\n3,other\n',  # not the first column; the first row's
+        "",
+        'identity\n"unterminated\n',
+    ]
+    for text in texts:
+        assert results.identity_of_text(text) == _identity_by_pandas(text), text
+    assert json.loads(results.identity_of_text(texts[1])) == identities[1]
+
+
 def test_provenance(tmp_path):
     p = results.provenance()
     assert set(p) >= {

@@ -392,12 +392,16 @@ def stored_identity(path) -> str | None:
 
 
 def identity_of_text(text: str) -> str | None:
-    """The ``identity`` column of a stored file's text (without its seal), or None."""
+    """The ``identity`` column of a stored file's text (without its seal), in its first row, or
+    None. Read by the csv module, field for field as pandas writes and reads it: a sweep's
+    resume check reads every row file of its runs, and pandas took 40 times as long per file."""
+    rows = csv.reader(io.StringIO(text), strict=True)  # a quote left open: no identity
     try:
-        df = pd.read_csv(io.StringIO(text), usecols=lambda c: c == "identity", dtype=str)
-    except (ValueError, pd.errors.ParserError):
+        header = next(rows)
+        value = next(rows)[header.index("identity")]
+    except (StopIteration, ValueError, IndexError, csv.Error):
         return None
-    return str(df["identity"].iloc[0]) if "identity" in df.columns and len(df) else None
+    return value or None
 
 
 # -- reading ---------------------------------------------------------------------------------------
