@@ -169,7 +169,7 @@ def test_the_identity_is_read_as_pandas_reads_it(tmp_path):
     """The resume check's reading of a row file's identity (the csv module) gives pandas' value
     on written rows (quotes, commas and nested lists inside the JSON), on files whose identity
     is missing or empty, and on text that is not a row file."""
-    identities = [IDENTITY, {"a": 'quote " inside', "b": [[1, 2], {"c": "x,\"y"}]}, {}]
+    identities = [IDENTITY, {"a": 'quote " inside', "b": [[1, 2], {"c": 'x,"y'}]}, {}]
     texts = []
     for k, identity in enumerate(identities):
         path = results.write_row(tmp_path, _row(k, identity=identity))
