@@ -237,7 +237,8 @@ def test_each_jobs_configuration_is_the_one_hydra_composes(compose, data_mirror)
 @pytest.mark.slow
 def test_a_bad_value_in_one_job_of_a_sweep_is_still_reported(compose, tmp_path, monkeypatch):
     """check_jobs finds the same problems and mismatches, in the same order, with its
-    configurations built from a few compositions as with Hydra composing every job."""
+    configurations built from a few compositions as with Hydra composing every job (a small
+    sweep's, which it composes one by one, as from a few compositions)."""
     from hydra.core.global_hydra import GlobalHydra
     from hydra.types import RunMode
 
@@ -264,7 +265,14 @@ def test_a_bad_value_in_one_job_of_a_sweep_is_still_reported(compose, tmp_path, 
     jobs[3] = [*jobs[3], "protocol.n_splits=0"]
     jobs.insert(5, ["dataset=regression", "loss=pinball", "loss.tau=2", "algo=prox", "grid=smoke"])
     jobs.append(["dataset=classification", "loss=logistic", "progress=maybe", "grid=smoke"])
+    assert len(jobs) > job_configs.FEW_JOBS  # composed by JobConfigs, not one by one
     fast = check_jobs(config, jobs)
+    # a small sweep's jobs are composed one by one: the same checks as from JobConfigs
+    few = jobs[: job_configs.FEW_JOBS]
+    loader = GlobalHydra.instance().config_loader()
+    assert isinstance(job_configs.for_sweep(loader, "config", [], len(few)), job_configs.OneByOne)
+    by_parts = job_configs.JobConfigs(loader, "config")
+    assert check_jobs(config, few) == check_jobs(config, few, configs=by_parts)
     monkeypatch.setattr(job_configs.JobConfigs, "assembled", lambda self, overrides: None)
     assert fast == check_jobs(config, jobs)  # Hydra composes every job
     problems, mismatched = fast[:2]

@@ -39,7 +39,14 @@ from proxboost.experiments.datasets import ChecksumError, DatasetShapeError, Dat
 from proxboost.experiments.datasets._csv import absolute as csv_params
 from proxboost.experiments.fits import curves, pipeline
 from proxboost.experiments.fits.pipeline import plan_run
-from proxboost.experiments.launch import budget, config_keys, hydra_setup, orphans, plugins
+from proxboost.experiments.launch import (
+    budget,
+    config_keys,
+    hydra_setup,
+    job_configs,
+    orphans,
+    plugins,
+)
 from proxboost.experiments.launch.interrupts import (
     EXIT_INTERRUPTED,
     Interrupts,
@@ -47,7 +54,6 @@ from proxboost.experiments.launch.interrupts import (
     this_process,
 )
 from proxboost.experiments.launch.interrupts import report as report_interrupt
-from proxboost.experiments.launch.job_configs import JobConfigs
 from proxboost.experiments.plan.curves_plan import experiment_dir, is_stored, specs_from_config
 from proxboost.experiments.plan.methods import Algo, Engine
 from proxboost.experiments.plan.protocol import ProtocolError, TaskMismatchError
@@ -514,16 +520,17 @@ def check_jobs(config, jobs, planned=None, configs=None):
     ``configs``: the :class:`~proxboost.experiments.launch.job_configs.JobConfigs` to compose the
     jobs with, so that a caller checking several sweeps at one moment (the README's, in a test)
     composes each base and option once; by default (and when it was made for another config or
-    search path) one for this sweep."""
+    search path) one for this sweep (``job_configs.for_sweep``: a small sweep job by job)."""
     # each job's configuration as Hydra composes it, after the command's search path (a user's
-    # config folders), from a few compositions (0.1 s each) rather than one per job
+    # config folders); in a large sweep from a few compositions (0.1 s each) rather than one per
+    # job
     loader, name, searchpath = (
         GlobalHydra.instance().config_loader(),
         config.hydra.job.config_name,
         _searchpath(config.hydra),
     )
     if configs is None or not configs.composes(loader, name, searchpath):
-        configs = JobConfigs(loader, name, searchpath)
+        configs = job_configs.for_sweep(loader, name, searchpath, len(jobs))
     problems, mismatched, skipped, locations, experiments, complete = [], [], 0, [], [], 0
     for overrides in jobs:
         cfg = configs(overrides)
