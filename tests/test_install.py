@@ -159,6 +159,7 @@ def test_a_core_only_environment_fits_with_every_option(tmp_path):
             "install",
             "--quiet",
             "--disable-pip-version-check",
+            "--no-compile",  # the bytecode of every installed module: 15 of its 28 s
             "-c",
             str(REPO / "constraints.txt"),
             "-e",

@@ -38,8 +38,8 @@ __all__ = ["FEW_JOBS", "JobConfigs", "OneByOne", "for_sweep"]
 #: Sweeps of at most this many jobs are composed job by job (:class:`OneByOne`): the compositions
 #: :class:`JobConfigs` makes (the primary config, the base, a probe per option and per choice of
 #: the base: 7 for a sweep of two algorithms, 10 for eight jobs) cost more than the jobs' own
-#: below about 16 jobs (measured: 2 jobs 1.6 s against 0.5 s, 8 jobs 2.3 s against 1.6 s, 32
-#: jobs 5.2 s against 8.5 s).
+#: below about 16 jobs (measured in one process at a load of 3, beside the test suite: 2 jobs
+#: 1.6 s against 0.5 s, 8 jobs 2.3 s against 1.6 s, 32 jobs 5.2 s against 8.5 s).
 FEW_JOBS = 12
 
 
