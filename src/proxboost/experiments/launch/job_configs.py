@@ -57,6 +57,8 @@ class OneByOne:
         self.loader, self.config_name, self.searchpath = loader, config_name, list(searchpath)
 
     def composes(self, loader, config_name, searchpath) -> bool:
+        """Whether these are the configurations of ``config_name`` with ``searchpath`` by
+        ``loader``."""
         return (loader, config_name, list(searchpath)) == (
             self.loader,
             self.config_name,
@@ -69,14 +71,14 @@ class OneByOne:
         )
 
 
-class JobConfigs:
+class JobConfigs(OneByOne):
     """The configurations of the jobs of one sweep: ``config_name`` composed with the command's
     ``searchpath`` overrides and then a job's, as ``loader.load_configuration`` composes it for a
     run. Made for one check of a sweep (the compositions it keeps are of this moment: working
     folder, environment, config files)."""
 
     def __init__(self, loader, config_name, searchpath=()):
-        self.loader, self.config_name, self.searchpath = loader, config_name, list(searchpath)
+        super().__init__(loader, config_name, searchpath)
         self._repo = private_api.config_repository(loader, config_name, self.searchpath)
         self._compositions = {}  # overrides → Hydra's config, None where it failed
         self._plain = {}  # (group, option) → whether the option is plain
@@ -84,26 +86,13 @@ class JobConfigs:
         self._base_layers = {}  # base overrides → its files (path, package, keys) or None
         self._pickled = {}  # base overrides → its configuration, pickled (copied for each job)
 
-    def composes(self, loader, config_name, searchpath) -> bool:
-        """Whether these are the configurations of ``config_name`` with ``searchpath`` by
-        ``loader``."""
-        return (loader, config_name, list(searchpath)) == (
-            self.loader,
-            self.config_name,
-            self.searchpath,
-        )
-
     def __call__(self, overrides):
         """The configuration of the job of ``overrides`` (Hydra's error where it has one)."""
         try:
             cfg = self.assembled(list(overrides))
         except Exception:  # Hydra's own composition below reports it, as it would
             cfg = None
-        if cfg is None:
-            cfg = self.loader.load_configuration(
-                self.config_name, [*self.searchpath, *overrides], RunMode.RUN
-            )
-        return cfg
+        return super().__call__(overrides) if cfg is None else cfg
 
     def assembled(self, overrides):
         """The job's configuration built from the base and probes, or None where that is not
