@@ -51,7 +51,11 @@ PYTEST = $(PY) -m pytest -q $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS))
 test: lint
 	$(PY) tests/compile_kernels.py
 	$(PYTEST) -m "not serial" --durations=15
-	$(PY) -m pytest -q -m serial
+	$(PY) -m pytest -q -m serial $(SERIAL_FILES)
+
+# The files declaring a `serial` test (collecting only them, not the whole suite, saves seconds
+# of the one-process phase; conftest.py adds no serial mark of its own)
+SERIAL_FILES = $(or $(shell grep -l 'mark\.serial' tests/test_*.py),tests)
 
 # The inner loop while editing: every test not marked slow, and the first case of each `grid`
 # (tests/conftest.py); the target is 90 s on an idle 2-core machine with the compiled cache warm.
