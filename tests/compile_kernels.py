@@ -104,6 +104,7 @@ def store_report(engine: str, report: dict) -> None:
 
 
 def stored_report(engine: str) -> dict | None:
+    """The record of ``engine``'s one-thread fits for these kernel sources, or None."""
     path = report_path(engine)
     if path is None or not path.exists():
         return None

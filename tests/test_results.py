@@ -1,6 +1,7 @@
 """Results store: identity spelling and hash, atomic writes, one row per identity and split, load,
 skip of stored rows, provenance."""
 
+import io
 import json
 import math
 import os
@@ -154,8 +155,6 @@ def test_write_load_and_skip(tmp_path):
 
 def _identity_by_pandas(text):
     """The oracle: the first row's ``identity`` as pandas reads it (what the store read before)."""
-    import io
-
     try:
         df = pd.read_csv(io.StringIO(text), usecols=lambda c: c == "identity", dtype=str)
     except (ValueError, pd.errors.ParserError):

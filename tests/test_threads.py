@@ -485,8 +485,8 @@ def test_the_compiled_loop_on_threads_gives_the_one_thread_and_python_numbers(
         _assert_same(fits[n_jobs], python)
 
 
-# A fresh process's one-thread fits on both engines (argv: the tests' folder; with
-# ``--store``, kept as compile_kernels.py keeps its record), then what they compiled, per engine.
+# A process's one-thread fits on both engines (argv: the tests' folder, for compile_kernels.py),
+# then what they compiled, per engine (compile_kernels.compiled_report).
 _KERNELS_COMPILED = """
 import json, sys
 import numpy as np
