@@ -61,7 +61,7 @@ def reaches_several_leaves(expected, tree_depth, n):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 8, 13, 2 * exact_predictor.CHUNK + 7])
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 7, 8, 9, 13, 16, 2 * exact_predictor.CHUNK + 7])
 def test_exact_leaves_are_the_plain_walks(seed, n):
     rng = np.random.RandomState(seed)
     p = 5
@@ -77,7 +77,7 @@ def test_exact_leaves_are_the_plain_walks(seed, n):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 8, 13, 2 * hist_predictor.CHUNK + 7])
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 7, 8, 9, 13, 16, 2 * hist_predictor.CHUNK + 7])
 def test_hist_leaves_are_the_plain_walks(seed, n):
     rng = np.random.RandomState(seed)
     p = 5

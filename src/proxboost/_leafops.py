@@ -135,31 +135,33 @@ def _select(a, lo, hi, k):
 # the comparison (Lomuto's scheme without a branch): a leaf's values are in no useful order, so
 # a branch on each comparison was mispredicted about half the time, and quickselect of 77 to
 # 1,000 values took two to three times as long as these passes (whitewine's leaves at depth 5).
+# Their indices are unsigned, as those of the counting sort below: numba adds wrap-around code
+# for an index that may be negative, which made quickselect about 1.5 times as slow.
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _front_below(a, lo, hi, pivot):
     """Move the values of a[lo:hi] below ``pivot`` to its front; return where they end."""
-    j = lo
-    for i in range(lo, hi):
+    j = np.uint64(lo)
+    for i in range(np.uint64(lo), np.uint64(hi)):
         v = a[i]
         a[i] = a[j]
         a[j] = v
-        j += np.int64(v < pivot)
-    return j
+        j += np.uint64(v < pivot)
+    return np.int64(j)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _front_not_above(a, lo, hi, pivot):
     """Move the values of a[lo:hi] not above ``pivot`` (equal to it, as NaN counts in the
     three-way partition) to its front; return where they end."""
-    j = lo
-    for i in range(lo, hi):
+    j = np.uint64(lo)
+    for i in range(np.uint64(lo), np.uint64(hi)):
         v = a[i]
         a[i] = a[j]
         a[j] = v
-        j += np.int64(not v > pivot)
-    return j
+        j += np.uint64(not v > pivot)
+    return np.int64(j)
 
 
 @njit(cache=True, nogil=True)
@@ -387,13 +389,13 @@ def _count_rows(leaf_ids, signs, rows, count, positive):
     hinge ``signs``, to ``positive[leaf]``): the counting sort's first pass, also run on
     chunks of rows by ``_leaf_threads``."""
     if signs.shape[0] > 0:
-        for i in range(rows[0], rows[1]):
-            leaf = leaf_ids[i]
+        for i in range(np.uint64(rows[0]), np.uint64(rows[1])):
+            leaf = np.uint64(leaf_ids[i])
             count[leaf] += 1
             positive[leaf] += 1 if signs[i] > 0 else 0  # branch-free: signs are random
     else:
-        for i in range(rows[0], rows[1]):
-            count[leaf_ids[i]] += 1
+        for i in range(np.uint64(rows[0]), np.uint64(rows[1])):
+            count[np.uint64(leaf_ids[i])] += 1
 
 
 @njit(cache=True, nogil=True)
@@ -401,11 +403,11 @@ def _place_rows(values, leaf_ids, rows, fill, grouped):
     """Place the values of the rows ``rows`` = (start, end) in ``grouped`` from each leaf's
     cursor ``fill[leaf]``: the counting sort's second pass, also run on chunks of rows by
     ``_leaf_threads``."""
-    for i in range(rows[0], rows[1]):
-        leaf = leaf_ids[i]
+    for i in range(np.uint64(rows[0]), np.uint64(rows[1])):
+        leaf = np.uint64(leaf_ids[i])
         k = fill[leaf]
         fill[leaf] = k + 1  # before the store below: no reload of fill through aliasing
-        grouped[k] = values[i]
+        grouped[np.uint64(k)] = values[i]
 
 
 @njit(cache=True, nogil=True)

@@ -1,4 +1,4 @@
-"""Prediction of the exact engine: float32 rows to compact leaf ids, four rows at a time
+"""Prediction of the exact engine: float32 rows to compact leaf ids, eight rows at a time
 without a branch (:mod:`proxboost.engines._descent` says how and why); :func:`leaf_of` is the
 plain walk, which the tests compare them with."""
 
