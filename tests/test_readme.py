@@ -175,6 +175,10 @@ NOT_RUN = {
         "a timing benchmark that rewrites its table in docs/engines.md (four draws of minutes of "
         "fits on both cores; judged only on an idle machine)"
     ),
+    "python benchmarks/bench_threads.py --draws 4 --write-docs": (
+        "a timing benchmark that rewrites its table in docs/engines.md (four draws of minutes of "
+        "fits on both cores; judged only on an idle machine)"
+    ),
     "python benchmarks/bench_threads.py --write-docs": (
         "a timing benchmark that rewrites its table in docs/engines.md (minutes of fits on both "
         "cores; judged only on an idle machine)"

@@ -132,11 +132,9 @@ def _select(a, lo, hi, k):
 
 
 # The partition's two passes swap every value with the front's cursor and advance the cursor by
-# the comparison (Lomuto's scheme without a branch): a leaf's values are in no useful order, so
-# a branch on each comparison was mispredicted about half the time, and quickselect of 77 to
-# 1,000 values took two to three times as long as these passes (whitewine's leaves at depth 5).
-# Their indices are unsigned, as those of the counting sort below: numba adds wrap-around code
-# for an index that may be negative, which made quickselect about 1.5 times as slow.
+# the comparison (Lomuto's scheme without a branch): a branch per comparison was mispredicted
+# half the time (a leaf's values are in no useful order), quickselect 2-3x as slow. Indices are
+# unsigned (also in the counting sort): numba's wrap-around code made it about 1.5x as slow.
 
 
 @njit(cache=True, nogil=True, inline="always")
