@@ -4,13 +4,15 @@ down four at a time without a branch, along a branch-free layout of the tree.
 Oracle: the plain walk from the root (``leaf_of``, one row at a time with branches), on random
 trees of every shape the growers make (unbalanced, leaves at any depth, a single leaf, node
 arrays larger than the tree with stale entries after it), rows with missing values going either
-way, row counts around multiples of four and of the parallel chunk, and on the trees of real fits.
+way, row counts around multiples of four and of the parallel chunk, on the trees of real fits, and
+with the compiled loop's layout scratch reused from one tree to the next.
 """
 
 import numpy as np
 import pytest
 
 from proxboost import BoostingRegressor
+from proxboost.engines._descent import Steps, leaves_of_rows
 from proxboost.engines._exact import predictor as exact_predictor
 from proxboost.engines._hist import predictor as hist_predictor
 from proxboost.engines._threads import engine_threads, numba_threads
@@ -125,3 +127,61 @@ def test_fitted_trees_send_new_rows_where_the_plain_walk_does(engine):
             expected = walked(hist_predictor.leaf_of, Xp, nodes, missing, tree.missing_bin)
         assert len(np.unique(expected)) > 1  # the rows reach several leaves
         assert np.array_equal(tree.apply(Xp), expected)
+
+
+def padded(tree, capacity, rng):
+    """``random_tree``'s arrays padded with stale entries to ``capacity`` nodes (two trees of
+    one compiled loop share its node capacity)."""
+    extra = capacity - tree[2].shape[0]
+    stale = (rng.randint(0, 5, extra), rng.normal(size=extra), rng.randint(-1, capacity, extra))
+    pads = (stale[0], stale[1], stale[2], stale[2], stale[0], rng.randint(2, size=extra))
+    return tuple(np.r_[a, pad].astype(a.dtype) for a, pad in zip(tree, pads, strict=True))
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist"])
+@pytest.mark.parametrize("seed", range(10))
+def test_a_reused_steps_work_gives_the_new_trees_leaves(engine, seed):
+    # the compiled loop fills one StepsWork tree after tree: a node split in the first tree and a
+    # leaf (or not reached) in the second keeps the first tree's columns, never followed
+    rng = np.random.RandomState(seed)
+    p, n = 5, 203
+    if engine == "exact":
+        module = exact_predictor
+        X = rng.normal(size=(n, p)).astype(np.float32)
+        X[rng.rand(n, p) < 0.15] = np.nan
+
+        def fill(tree, work):
+            return module.fill_steps(*tree[:4], tree[5], work)
+
+        def walk(tree):
+            return walked(module.leaf_of, X, *tree)
+    else:
+        module = hist_predictor
+        missing_bin = rng.randint(200, 256, size=p)
+        X = rng.randint(0, 200, size=(n, p)).astype(np.uint8)
+        at_missing = rng.rand(n, p) < 0.15
+        X[at_missing] = np.broadcast_to(missing_bin, (n, p))[at_missing]
+
+        def nodes(tree):
+            threshold = np.floor(100 + 60 * tree[1]).clip(0, 255).astype(np.uint8)
+            return (tree[0], threshold, tree[2], tree[3], tree[4])
+
+        def fill(tree, work):
+            return module.fill_steps(nodes(tree), tree[5], missing_bin, work)
+
+        def walk(tree):
+            return walked(module.leaf_of, X, nodes(tree), tree[5], missing_bin)
+
+    first = random_tree(rng, p, 6, stale=0)
+    second = random_tree(rng, p, 1 + seed % 4, stale=0)
+    while len(np.unique(walk(second))) < 2:  # a tree whose comparison means something
+        second = random_tree(rng, p, 1 + seed % 4, stale=0)
+    capacity = max(first[2].shape[0], second[2].shape[0]) + 3
+    first, second = padded(first, capacity, rng), padded(second, capacity, rng)
+    work = module.steps_work(capacity)
+    fill(first, work)
+    depth = fill(second, work)
+    steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
+    got = np.full(n, -7, np.intp)
+    leaves_of_rows(X, 0, n, steps, second[4], got)
+    assert np.array_equal(got, walk(second))

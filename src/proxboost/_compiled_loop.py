@@ -70,7 +70,10 @@ from proxboost._row_passes import _pointwise as _pointwise
 from proxboost._row_passes import _prox as _prox
 from proxboost._row_passes import loss_value as loss_value
 from proxboost._row_passes import pairwise_sum as pairwise_sum
+from proxboost.engines import _descent as descent
 from proxboost.engines import exact, hist
+from proxboost.engines._descent import Steps
+from proxboost.engines._nodes import kernel
 from proxboost.engines._threads import engine_threads, numba_threads
 
 #: True: every fit runs the Python reference loop (``PROXBOOST_COMPILED_LOOP=0``; tests compare
@@ -115,8 +118,15 @@ Out = namedtuple(
 @njit(cache=True, nogil=True)
 def leaf_means_in(values, leaf_ids, n_leaves, w, work):
     """``losses.leaf_means`` (``w`` empty: unweighted) into ``work.means[:n_leaves]`` (returned;
-    ``work``: :data:`LeafWork`): bincount's row-order sums, then the division where the leaf has
-    weight."""
+    ``work``: :data:`LeafWork`): :func:`_leaf_means_into`."""
+    _leaf_means_into(values, leaf_ids, n_leaves, w, work)
+    return work.means[:n_leaves]
+
+
+@kernel
+def _leaf_means_into(values, leaf_ids, n_leaves, w, work):
+    """:func:`leaf_means_in` returning nothing (a kernel: the one-level loop's): bincount's
+    row-order sums, then the division where the leaf has weight."""
     counts, sums, out = work.counts, work.sums, work.means
     if n_leaves == 2:
         _two_leaf_sums(values, leaf_ids, w, work)
@@ -124,10 +134,9 @@ def leaf_means_in(values, leaf_ids, n_leaves, w, work):
         _leaf_sums(values, leaf_ids, n_leaves, w, work)
     for k in range(n_leaves):
         out[k] = sums[k] / counts[k] if counts[k] > 0 else 0.0
-    return out[:n_leaves]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _two_leaf_sums(values, leaf_ids, w, work):
     """:func:`leaf_means_in`'s weights and sums of two leaves (a stump's), in registers: each
     row adds its value to its leaf's sum and an exact +0.0 to the other's. Row after row, the
@@ -154,7 +163,7 @@ def _two_leaf_sums(values, leaf_ids, w, work):
     work.sums[1] = s1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _leaf_sums(values, leaf_ids, n_leaves, w, work):
     """:func:`leaf_means_in`'s weights and sums of each leaf, bincount's: in row order."""
     counts, sums = work.counts, work.sums
@@ -218,24 +227,24 @@ def _line_search(spec, y, H, leaf_ids, n_leaves, w, fit):
 # ---------------------------------------------------------------------------------------------
 # One iteration
 # ---------------------------------------------------------------------------------------------
-@njit(nogil=True)
+@njit(nogil=True, _nrt=False)
 def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals):
-    """(least-squares fit, shrunk line-searched leaf values c): ``_leaf_values`` of the
-    boosting loop (a leaf whose fitted value is exactly 0 keeps 0), both views of ``work``
-    (:data:`LeafWork`). Without weights, the line search of ``lad``, ``pinball`` and ``hinge``
-    runs in ``work`` too: :func:`_line_search`'s operations, without its arrays, the leaves'
-    intervals by the kernel ``intervals`` (``_leafops.leaf_intervals_in`` or, on threads,
-    ``_leaf_threads.leaf_intervals_in_par``: the same intervals). Not cached itself (a kernel
-    argument): compiled into each entry below, as :func:`_iterations`."""
+    """The least-squares fit into ``work.means[:n_leaves]`` and the shrunk line-searched leaf
+    values c into ``work.c[:n_leaves]`` (``work``: :data:`LeafWork`): ``_leaf_values`` of the
+    boosting loop (a leaf whose fitted value is exactly 0 keeps 0). Without weights, the line
+    search of ``lad``, ``pinball`` and ``hinge`` runs in ``work`` too: :func:`_line_search`'s
+    operations, without its arrays, the leaves' intervals by the kernel ``intervals``
+    (``_leafops.leaf_intervals_in`` or, on threads, ``_leaf_threads.leaf_intervals_in_par``:
+    the same intervals). Without reference counting, as :func:`_iterations`; not cached itself
+    (a kernel argument): compiled into each entry below."""
     w, y, H = fitted.tree_w, fitted.y, fitted.H
-    fit = leaf_means_in(target, leaf_ids, n_leaves, w, work)
+    _leaf_means_into(target, leaf_ids, n_leaves, w, work)
+    fit = work.means[:n_leaves]
     c = work.c[:n_leaves]
     n = y.shape[0]
     if spec.loss == LS or w.shape[0] > 0 or n == 0:
-        found = _line_search(spec, y, H, leaf_ids, n_leaves, w, fit)
-        for k in range(n_leaves):
-            c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found[k])
-        return fit, c
+        _searched(spec, fitted, leaf_ids, n_leaves, fit, c)
+        return
     u = work.u
     for i in range(n):
         u[i] = y[i] - H[i]
@@ -246,7 +255,15 @@ def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals):
     for k in range(n_leaves):
         found = _leaf_point(leaf.los[k], leaf.his[k], leaf.counts[k], spec.rule, fit[k])
         c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found)
-    return fit, c
+
+
+@njit(cache=True, nogil=True, _nrt=True)  # allocates: reference counting even under a kernel
+def _searched(spec, fitted, leaf_ids, n_leaves, fit, c):
+    """c = the shrunk :func:`_line_search` (least squares, weights, no rows: its arrays
+    allocated and freed here, not in the kernel calling it)."""
+    found = _line_search(spec, fitted.y, fitted.H, leaf_ids, n_leaves, fitted.tree_w, fit)
+    for k in range(n_leaves):
+        c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found[k])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -272,7 +289,7 @@ def _store(out, k, nodes, m, c):
     out.leaf_end[k] = lstart + c.shape[0]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _stops(spec, history, value, t):
     """scikit-learn's rule: stop unless ``value`` beats one of the last values by tol."""
     better = False
@@ -284,45 +301,95 @@ def _stops(spec, history, value, t):
     return not better
 
 
-@njit(nogil=True)
+@njit(nogil=True, _nrt=False)
 def _iterations(
-    grow, tree, apply, target, update, replay, record, intervals, engine, loop, elapsed
+    grow, steps, leaves, target, update, replay, record, intervals, engine, loop, scratch, elapsed
 ):
     """Iterations ``schedule.first`` .. ``schedule.last - 1`` of ``loop`` (:data:`Loop`; the
-    module docstring) with the engine kernels ``grow``, ``tree`` and ``apply`` (its
-    ``grow_in_loop``, ``tree_in_loop`` and ``apply_in_loop``, ``engine`` the engine's loop
-    record: each tree is grown into the arrays ``tree`` gives once) and the row passes ``target``,
-    ``update``, ``replay`` and ``record`` (:mod:`proxboost._row_passes`: one thread, or
-    their parallel ``*_par`` variants) and the leaves' ``intervals`` (:func:`_leaf_values`).
-    Returns (iterations done, stopped early). Not cached itself (its kernels are arguments):
-    compiled into each cached entry below."""
+    module docstring) with the engine kernels ``grow`` and ``steps`` (its ``grow_in_loop`` and
+    ``steps_in_loop``, ``engine`` the engine's loop record: each tree is grown into
+    ``scratch.nodes``), the predictor ``leaves`` (``_descent.leaves_of_rows`` or its parallel
+    variant), the row passes ``target``, ``update``, ``replay`` and ``record``
+    (:mod:`proxboost._row_passes`: one thread, or their parallel ``*_par`` variants) and the
+    leaves' ``intervals`` (:func:`_leaf_values`), every array in ``scratch`` (:data:`Scratch`).
+    Returns (iterations done, stopped early).
+
+    Compiled without reference counting: it allocates nothing (the entries below make the
+    scratch) and every kernel it calls returns numbers or nothing, so taking arrays out of the
+    records costs no atomic operation each (about a fifth of a small fit's iteration when it
+    did). Not cached itself (its kernels are arguments): compiled into each cached entry
+    below."""
     spec, fitted, delta, replays, schedule, out = loop
     idle, evaluation, validation = replays
-    nodes, leaf_ids = tree(engine)
-    n = fitted.y.shape[0]
-    work = leaf_work(n, n + 1)  # a tree has at most one leaf per row
+    nodes, leaf_ids, tree_target, work = scratch[:4]
+    outside = (nodes[5], scratch.leaves)  # the tree's leaf of each node, the rows' leaf ids
     done = 0
     for t in range(schedule.first, schedule.last):
         t0 = _now()
-        tree_target = target(spec, fitted, delta)
+        target(spec, fitted, delta, tree_target)
         m, n_leaves = grow(engine, tree_target, schedule.seeds[t - schedule.first])
-        fit, c = _leaf_values(spec, fitted, leaf_ids, n_leaves, tree_target, work, intervals)
+        _leaf_values(spec, fitted, leaf_ids, n_leaves, tree_target, work, intervals)
+        fit, c = work.means[:n_leaves], work.c[:n_leaves]
         alpha = schedule.alphas[t]
         update(spec, fitted, delta, (tree_target, leaf_ids, c, fit), alpha)
+        depth = -1  # the tree's steps, once some rows outside the fit need them
         if idle.F.shape[0] > 0:
-            replay(idle, apply(engine, idle.Xp, nodes), c, alpha)
+            depth = steps(engine, nodes, scratch.steps)
+            _replay_tree(leaves, replay, idle, _steps(scratch.steps, depth), outside, (c, alpha))
         elapsed += _now() - t0
         _store(out, done, nodes, m, c)
         out.times[done] = elapsed
+        if depth < 0 and (evaluation.record or validation.record):
+            depth = steps(engine, nodes, scratch.steps)
+        tree_steps = _steps(scratch.steps, depth)
         if evaluation.record:
-            replay(evaluation, apply(engine, evaluation.Xp, nodes), c, alpha)
+            _replay_tree(leaves, replay, evaluation, tree_steps, outside, (c, alpha))
         if validation.record:
-            replay(validation, apply(engine, validation.Xp, nodes), c, alpha)
-        record(spec, fitted, replays, out, done)
+            _replay_tree(leaves, replay, validation, tree_steps, outside, (c, alpha))
+        record(spec, fitted, replays, out, done, scratch.terms)
         done += 1
         if validation.record and _stops(spec, schedule.history, out.val[done - 1], t):
             return done, True
     return done, False
+
+
+@njit(nogil=True, _nrt=False)
+def _steps(work, depth):
+    """The :data:`~proxboost.engines._descent.Steps` an engine's ``steps_in_loop`` left in
+    ``work``, of the tree's ``depth``."""
+    return Steps(work.child, work.feature, work.threshold, work.missing, depth)
+
+
+@njit(nogil=True, _nrt=False)
+def _replay_tree(leaves, replay, rows, tree_steps, outside, step):
+    """The rows outside the fit ``rows`` (:data:`Rows`) through the tree: their leaves by the
+    predictor ``leaves`` (``outside``: the tree's leaf of each node, the scratch of leaf ids),
+    then F and H by the pass ``replay`` (``step``: the leaf values c, alpha). The kernels are
+    arguments of their own: in a tuple they would become first-class function values, which
+    numba cannot cache."""
+    leaf_of_node, leaf_ids = outside
+    leaves(rows.Xp, 0, rows.F.shape[0], tree_steps, leaf_of_node, leaf_ids)
+    replay(rows, leaf_ids, step[0], step[1])
+
+
+#: What the iterations reuse, made once per fit (:func:`_scratch`): the engine's tree arrays
+#: (``tree_in_loop``: the node arrays and the training rows' leaf ids), the tree's target, the
+#: leaf values' :data:`LeafWork`, the steps of the rows outside the fit
+#: (``_descent.StepsWork``) and their leaf ids, and the terms of a recorded loss.
+Scratch = namedtuple("Scratch", ["nodes", "leaf_ids", "target", "work", "steps", "leaves", "terms"])
+
+
+@njit(cache=True, nogil=True)
+def _scratch(loop, tree, steps):
+    """The :data:`Scratch` of ``loop`` (``tree``: the engine's ``tree_in_loop``, ``steps`` its
+    ``steps_work_in_loop``)."""
+    nodes, leaf_ids = tree
+    n = loop.fitted.y.shape[0]
+    idle, evaluation, validation = loop.replays
+    m = max(idle.F.shape[0], evaluation.F.shape[0], validation.F.shape[0])
+    work = leaf_work(n, n + 1)  # a tree has at most one leaf per row
+    target = np.empty(n)
+    return Scratch(nodes, leaf_ids, target, work, steps, np.empty(m, np.intp), np.empty(max(n, m)))
 
 
 # One cached entry per engine and thread mode: numba's cache cannot keep a function whose
@@ -331,14 +398,15 @@ def _iterations(
 # a kernel named as a plain global of this module, bound to a local name or put in a tuple
 # becomes a first-class function value, which numba cannot cache. The serial entries
 # name serial kernels only, so a one-thread fit never compiles a parallel one; the parallel
-# entries run under ``numba_threads(k)`` (``boost``).
+# entries run under ``numba_threads(k)`` (``boost``). Each makes the loop's scratch first.
 @njit(cache=True, nogil=True)
 def _run_exact(engine, loop, elapsed):
     """:func:`_iterations` of the exact engine on one thread."""
+    tree = exact.tree_in_loop(engine)
     return _iterations(
         exact.grow_in_loop,
-        exact.tree_in_loop,
-        exact.apply_in_loop,
+        exact.steps_in_loop,
+        descent.leaves_of_rows,
         passes.target,
         passes.update,
         passes.replay,
@@ -346,6 +414,7 @@ def _run_exact(engine, loop, elapsed):
         leafops.leaf_intervals_in,
         engine,
         loop,
+        _scratch(loop, tree, exact.steps_work_in_loop(tree[0])),
         elapsed,
     )
 
@@ -353,10 +422,11 @@ def _run_exact(engine, loop, elapsed):
 @njit(cache=True, nogil=True)
 def _run_hist(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on one thread."""
+    tree = hist.tree_in_loop(engine)
     return _iterations(
         hist.grow_in_loop,
-        hist.tree_in_loop,
-        hist.apply_in_loop,
+        hist.steps_in_loop,
+        descent.leaves_of_rows,
         passes.target,
         passes.update,
         passes.replay,
@@ -364,6 +434,7 @@ def _run_hist(engine, loop, elapsed):
         leafops.leaf_intervals_in,
         engine,
         loop,
+        _scratch(loop, tree, hist.steps_work_in_loop(tree[0])),
         elapsed,
     )
 
@@ -371,10 +442,11 @@ def _run_hist(engine, loop, elapsed):
 @njit(cache=True, nogil=True)
 def _run_exact_par(engine, loop, elapsed):
     """:func:`_iterations` of the exact engine on threads (``engine.par``: their scratch)."""
+    tree = exact.tree_in_loop(engine)
     return _iterations(
         exact.grow_in_loop,
-        exact.tree_in_loop,
-        exact.apply_in_loop_par,
+        exact.steps_in_loop,
+        descent.leaves_of_rows_par,
         passes.target_par,
         passes.update_par,
         passes.replay_par,
@@ -382,6 +454,7 @@ def _run_exact_par(engine, loop, elapsed):
         leaf_threads.leaf_intervals_in_par,
         engine,
         loop,
+        _scratch(loop, tree, exact.steps_work_in_loop(tree[0])),
         elapsed,
     )
 
@@ -389,10 +462,11 @@ def _run_exact_par(engine, loop, elapsed):
 @njit(cache=True, nogil=True)
 def _run_hist_par(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on threads (``engine.par``: their count)."""
+    tree = hist.tree_in_loop(engine)
     return _iterations(
         hist.grow_in_loop,
-        hist.tree_in_loop,
-        hist.apply_in_loop_par,
+        hist.steps_in_loop,
+        descent.leaves_of_rows_par,
         passes.target_par,
         passes.update_par,
         passes.replay_par,
@@ -400,6 +474,7 @@ def _run_hist_par(engine, loop, elapsed):
         leaf_threads.leaf_intervals_in_par,
         engine,
         loop,
+        _scratch(loop, tree, hist.steps_work_in_loop(tree[0])),
         elapsed,
     )
 

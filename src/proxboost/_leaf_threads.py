@@ -16,7 +16,7 @@ from proxboost._leafops import _count_rows, _group_two, _grouped_interval, _plac
 CHUNKS, CHUNK_ROWS = 16, 4096
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=True)  # allocates: reference counting even under a kernel
 def leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, work):
     """:func:`~proxboost._leafops.leaf_intervals_in` on threads (``n_jobs`` > 1), bit for bit:
     the same grouping (two leaves: ``_group_two``; more: the counting sort with the rows cut

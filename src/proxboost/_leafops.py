@@ -14,8 +14,7 @@ The leaf line searches of ``lad``, ``pinball`` and ``hinge`` (called by :mod:`pr
 * smaller leaves (and the rare sample misses) use an in-place quickselect with a three-way
   (Dutch flag) partition and a median-of-three pivot, so repeated values (pure leaves,
   constant predictions in early iterations) cost one pass; after ``2 log2(m) + 16`` rounds it
-  falls back to heapsort, so the worst case is O(m log m) (numba's ``np.sort`` would take
-  seconds to compile);
+  falls back to heapsort: O(m log m) at worst (numba's ``np.sort`` takes seconds to compile);
 * the (k+1)-th order statistic, when the minimisers form an interval, is the minimum of the
   values right of the selected k-th (all of them are >= the k-th after the selection);
 * with row weights, a weighted quickselect finds the value where the cumulative weight
@@ -23,8 +22,8 @@ The leaf line searches of ``lad``, ``pinball`` and ``hinge`` (called by :mod:`pr
   breakpoints.
 
 The kernels allocate O(n) scratch per call and hold no state (thread-safe, ``nogil``);
-:func:`leaf_intervals_in` takes its scratch from the caller (the compiled boosting loop's, made
-once per fit).
+:func:`leaf_intervals_in` and what it calls are kernels (no reference counting, nothing
+allocated): their scratch is the caller's (the compiled boosting loop's, made once per fit).
 
 Tie rules (``docs/estimators.md``), for a leaf whose minimisers form the interval [lo, hi]:
 
@@ -53,9 +52,10 @@ import numpy as np
 from numba import njit
 
 from proxboost._vocabulary import TIE_RULES
+from proxboost.engines._nodes import kernel
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _heapsort(a, lo, hi):
     """Sort a[lo:hi] in place (heapsort: O(m log m) worst case, and quick to compile)."""
     m = hi - lo
@@ -68,7 +68,7 @@ def _heapsort(a, lo, hi):
         _sift(a, lo, 0, end)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _sift(a, lo, root, m):
     v = a[lo + root]
     while True:
@@ -97,7 +97,7 @@ def _median_of_three(a, lo, hi):
     return y
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _select(a, lo, hi, k):
     """Rearrange a[lo:hi] so that a[k] is its (k - lo + 1)-th smallest value; return a[k].
 
@@ -162,23 +162,23 @@ def _front_not_above(a, lo, hi, pivot):
     return np.int64(j)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _order_pair(a, lo, hi, r, scratch):
     """(r-th, (r+1)-th) smallest values of a[lo:hi] (0-based r; +inf when r + 1 == m).
 
     Up to 1024 values: quickselect in place, then the minimum right of the r-th. Larger
     ranges: sample select. Two pivots bracketing rank r (+-1.5 sqrt(s) ranks around it) are
-    selected in an evenly strided sample of s = m^(3/4) values; one pass counts the values
-    below the lower pivot, copies those between the pivots to ``scratch`` and keeps the
-    smallest value above the upper pivot; the answer is then selected in the small copied part. When
-    the bracket misses rank
-    r (unlikely; adversarial orders only cost time), quickselect on the whole range.
+    selected in an evenly strided sample of s = m^(3/4) values (in ``scratch``); one pass counts
+    the values below the lower pivot, copies those between the pivots to ``scratch`` and keeps
+    the smallest value above the upper pivot; the answer is then selected in the small copied
+    part. When the bracket misses rank r (unlikely; adversarial orders only cost time),
+    quickselect on the whole range. A kernel: it allocates nothing (the loop's line searches).
     """
     m = hi - lo
     if m > 1024:
         s = np.int64(np.exp(np.log(m) * 0.75))
         stride = m // s
-        sample = np.empty(s)
+        sample = scratch[:s]  # read before the pass below overwrites it
         for i in range(s):
             sample[i] = a[lo + i * stride]
         pos = (r * s) // m
@@ -221,7 +221,7 @@ RULE_CODES = {"midpoint": MIDPOINT, "authors": AUTHORS}
 assert set(RULE_CODES) < set(TIE_RULES)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _tie_point(lo, hi, rule, g):
     """The point a leaf takes in its interval of minimisers [lo, hi] (see the module docstring)."""
     if rule == AUTHORS:  # smallest multiplier gamma = c / g among the optimal breakpoints
@@ -251,7 +251,7 @@ def _leaf_ranks(m, tau, n_pos, hinge):
     return lo_rank, lo_rank
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _leaf_interval(grouped, start, m, lo_rank, hi_rank, scratch):
     """[lo, hi] of the leaf whose m values are grouped[start:start + m] (rearranged), at ranks
     ``_leaf_ranks``; ``scratch``: at least m values."""
@@ -288,7 +288,7 @@ def leaf_scratch(n, n_leaves):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work):
     """Interval of minimisers [lo, hi] of every leaf into ``work.los[:n_leaves]`` and
     ``work.his[:n_leaves]``, and its number of values into ``work.counts[:n_leaves]`` (0: empty
@@ -313,7 +313,7 @@ def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work):
         )
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _grouped_interval(grouped, start, m, ranks, scratch):
     """[lo, hi] of the leaf of m values at ``start`` in ``grouped`` (``ranks``: tau, its positive
     signs, hinge; ``_leaf_ranks``), (-inf, inf) when empty; ``scratch``: at least m values."""
@@ -323,7 +323,7 @@ def _grouped_interval(grouped, start, m, ranks, scratch):
     return _leaf_interval(grouped, start, m, lo_rank, hi_rank, scratch)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _group_two(values, leaf_ids, signs, work):
     """:func:`leaf_intervals_in`'s grouping of two leaves (a stump's) in one branch-free pass:
     leaf 0's values from the front of ``grouped``, leaf 1's from the back, the counts (and
@@ -363,7 +363,7 @@ def _group_two(values, leaf_ids, signs, work):
     work.starts[1] = c0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _group_counting(values, leaf_ids, n_leaves, signs, work):
     """:func:`leaf_intervals_in`'s grouping: a counting sort by leaf, each leaf's values in row
     order from ``starts[leaf]``, with the counts (and positive signs)."""
@@ -381,7 +381,7 @@ def _group_counting(values, leaf_ids, n_leaves, signs, work):
     _place_rows(values, leaf_ids, (0, n), fill, work.grouped)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _count_rows(leaf_ids, signs, rows, count, positive):
     """Add the rows ``rows`` = (start, end) to ``count[leaf]`` (and their positive signs, with
     hinge ``signs``, to ``positive[leaf]``): the counting sort's first pass, also run on
@@ -396,7 +396,7 @@ def _count_rows(leaf_ids, signs, rows, count, positive):
             count[np.uint64(leaf_ids[i])] += 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _place_rows(values, leaf_ids, rows, fill, grouped):
     """Place the values of the rows ``rows`` = (start, end) in ``grouped`` from each leaf's
     cursor ``fill[leaf]``: the counting sort's second pass, also run on chunks of rows by
@@ -501,7 +501,7 @@ def _weighted_pair(a, b, lo, hi, target, tol, total, scratch, scratch_w):
     if m > 1024:
         s = np.int64(np.exp(np.log(m) * 0.75))
         stride = m // s
-        sample = np.empty(s)
+        sample = scratch[:s]  # read before the pass below overwrites it
         sample_w = np.empty(s)
         ws = 0.0
         for i in range(s):
@@ -625,7 +625,7 @@ def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule,
     return _points_of(los, his, counts, rule, g)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _leaf_point(lo, hi, count, rule, g):
     """The tie-rule point of a leaf of ``count`` values whose minimisers are [lo, hi]; 0 for an
     empty leaf. ``g``: its fitted value (``_tie_point`` reads it under the ``authors`` rule

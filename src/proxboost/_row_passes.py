@@ -17,10 +17,17 @@ them as NumPy does (left + right: the same number, ``tests/test_compiled_loop.py
 The compiled loop's entries reach these kernels as attributes of this module (``passes.target``):
 numba caches a function that calls kernels so named, not one that names them as plain globals
 (a first-class function value).
+
+The one-thread passes are compiled without reference counting (the engines' ``kernel``): they
+write into arrays the loop made once per fit and return numbers or nothing, and the loop that
+calls them is compiled the same way, so an iteration takes no array out of a record with an atomic
+operation (about a fifth of a small fit's time when it did, ``docs/engines.md``).
 """
 
 import numpy as np
 from numba import njit, prange
+
+from proxboost.engines._nodes import kernel
 
 LS, LAD, PINBALL, HINGE = 0, 1, 2, 3
 LOSS_CODES = {"ls": LS, "lad": LAD, "pinball": PINBALL, "hinge": HINGE}
@@ -58,7 +65,7 @@ def _block_sum(a, lo, n):
     return res
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=True)  # allocates: reference counting even under a kernel
 def pairwise_sum(a):
     """``np.sum(a)`` of a contiguous float64 vector, bit for bit: NumPy's recursion (halves cut
     at a multiple of 8 down to blocks of 128, left sum + right sum), with an explicit stack
@@ -186,16 +193,28 @@ def _rescaled(rows, values, terms):
 @njit(cache=True, nogil=True)
 def loss_value(spec, rows):
     """``Loss.value(y, F, w)`` of ``rows`` (its weights scaled beforehand, as ``value`` does)."""
+    return loss_value_in(spec, rows, np.empty(rows.y.shape[0]))
+
+
+@kernel
+def loss_value_in(spec, rows, terms):
+    """:func:`loss_value` with its terms in ``terms`` (at least as long as the rows)."""
     y, F, w = rows.y, rows.F, rows.w
     n = y.shape[0]
     weighted = w.shape[0] > 0
-    terms = np.empty(n)
     for i in range(n):
         _, terms[i] = _loss_term(spec, y[i], F[i], w[i] if weighted else 1.0, weighted)
-    total = pairwise_sum(terms)
+    total = pairwise_sum(terms[:n])
     if not np.isfinite(total):
-        return _rescaled(rows, _values(spec, rows), terms)
+        return _rescaled_value(spec, rows, terms[:n])
     return total / rows.count
+
+
+@njit(cache=True, nogil=True, _nrt=True)  # allocates: reference counting even under a kernel
+def _rescaled_value(spec, rows, terms):
+    """:func:`_rescaled` of the rows' losses (their array allocated and freed here, not in the
+    kernel calling it)."""
+    return _rescaled(rows, _values(spec, rows), terms)
 
 
 @njit(cache=True, nogil=True)
@@ -236,24 +255,20 @@ def _direction(spec, y, z, d):
     return r + d if spec.residual else r
 
 
-@njit(cache=True, nogil=True)
-def target(spec, fitted, delta):
-    """The tree's target (:func:`_direction` of every row)."""
+@kernel
+def target(spec, fitted, delta, out):
+    """The tree's target (:func:`_direction` of every row) into ``out``."""
     y, H = fitted.y, fitted.H
-    out = np.empty(y.shape[0])
     for i in range(y.shape[0]):
         out[i] = _direction(spec, y[i], H[i], delta[i])
-    return out
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def target_par(spec, fitted, delta):
+def target_par(spec, fitted, delta, out):
     """:func:`target` with the rows shared between threads."""
     y, H = fitted.y, fitted.H
-    out = np.empty(y.shape[0])
     for i in prange(y.shape[0]):
         out[i] = _direction(spec, y[i], H[i], delta[i])
-    return out
 
 
 @njit(cache=True, nogil=True)
@@ -267,7 +282,7 @@ def _next(h, f, c, alpha, momentum):
 # The passes below take their arrays out of the records before the loop, and their per-row
 # kernels take numbers: a kernel taking a record and a row index cost 1.5-2x the whole fit at
 # depth 1 (the records' arrays are reference-counted at every call, row after row).
-@njit(cache=True, nogil=True)
+@kernel
 def update(spec, fitted, delta, step, alpha):
     """F_{t+1} = H_t + c[leaf], Delta_{t+1} = target - fit[leaf], Nesterov's H_{t+1} of every
     training row (``step``: (target, leaf ids, leaf values c, least-squares fit))."""
@@ -292,7 +307,7 @@ def update_par(spec, fitted, delta, step, alpha):
         F[i], H[i] = _next(H[i], F[i], c[leaf], alpha, spec.accelerated)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def replay(rows, leaf_ids, c, alpha):
     """``_Replay.update`` of rows outside the fit (H skips the Nesterov term when alpha = 0)."""
     F, H = rows.F, rows.H
@@ -308,20 +323,22 @@ def replay_par(rows, leaf_ids, c, alpha):
         F[i], H[i] = _next(H[i], F[i], c[leaf_ids[i]], alpha, alpha != 0)
 
 
-@njit(cache=True, nogil=True)
-def record(spec, fitted, replays, out, k):
-    """The curves of iteration k: training, eval and validation losses."""
-    out.train[k] = loss_value(spec, fitted)
+@kernel
+def record(spec, fitted, replays, out, k, terms):
+    """The curves of iteration k: training, eval and validation losses (``terms``: scratch for
+    the longest of their rows)."""
+    out.train[k] = loss_value_in(spec, fitted, terms)
     evaluation, validation = replays[1], replays[2]
     if evaluation.record:
-        out.eval[k] = loss_value(spec, evaluation)
+        out.eval[k] = loss_value_in(spec, evaluation, terms)
     if validation.record:
-        out.val[k] = loss_value(spec, validation)
+        out.val[k] = loss_value_in(spec, validation, terms)
 
 
-@njit(cache=True, nogil=True)
-def record_par(spec, fitted, replays, out, k):
-    """:func:`record` with :func:`loss_value_par`."""
+@njit(cache=True, nogil=True, _nrt=True)  # allocates: reference counting even under a kernel
+def record_par(spec, fitted, replays, out, k, terms):
+    """:func:`record` with :func:`loss_value_par` (``terms`` unused: each sum on threads makes
+    its own)."""
     out.train[k] = loss_value_par(spec, fitted)
     evaluation, validation = replays[1], replays[2]
     if evaluation.record:

@@ -22,8 +22,10 @@ walk (``tests/test_engines_predictors.py``).
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, types
+from numba import njit, prange, types
 from numba.extending import overload
+
+from proxboost.engines._nodes import kernel
 
 #: A tree laid out for branch-free steps (arrays indexed by node id; only the nodes reached from
 #: the root are filled): ``child`` (:func:`descent`), and per split node its ``feature`` (0 at a
@@ -33,22 +35,43 @@ from numba.extending import overload
 #: bin); ``depth``, the number of steps that takes every row to its leaf.
 Steps = namedtuple("Steps", ["child", "feature", "threshold", "missing", "depth"])
 
+#: :data:`Steps`' arrays (at a node capacity) with :func:`descent`'s split list and its
+#: stack of pending (node, depth) pairs: made once (``steps_work`` of each predictor) and
+#: filled for each tree, as the compiled boosting loop does (``steps_in_loop`` of each engine).
+StepsWork = namedtuple(
+    "StepsWork", ["child", "feature", "threshold", "missing", "splits", "pending"]
+)
+
 #: Rows per chunk of a parallel predictor: many blocks of eight per thread.
 CHUNK = 1024
 
 
 @njit(cache=True, nogil=True)
-def descent(left, right):
-    """(``child``, ``depth``, ``splits``): ``child[2 k]`` and ``child[2 k + 1]`` the left and
-    right child of node k, a leaf its own two children; ``depth`` the number of steps that takes
-    any row from the root to its leaf; ``splits`` the split nodes reached from the root, whose
-    columns each predictor fills. By a walk from the root: node arrays of any capacity (the
-    compiled loop's are larger than its trees), the entries of nodes not reached never read."""
-    cap = left.shape[0]
-    child = np.empty(2 * cap, np.int64)
-    splits = np.empty(cap, np.int64)
+def new_steps_work(cap, threshold, missing):
+    """A :data:`StepsWork` of node capacity ``cap``, its ``threshold`` and ``missing`` columns
+    the given zero arrays (their dtype is the predictor's); ``feature`` zeros: a leaf's feature,
+    read by every step that stays at the leaf, is a valid column."""
+    return StepsWork(
+        np.empty(2 * cap, np.int64),
+        np.zeros(cap, np.int64),
+        threshold,
+        missing,
+        np.empty(cap, np.int64),
+        np.empty(2 * (cap + 1), np.int64),
+    )
+
+
+@kernel
+def descent(left, right, work):
+    """``child`` and ``splits`` of ``work`` (:data:`StepsWork`): ``child[2 k]`` and
+    ``child[2 k + 1]`` the left and right child of node k, a leaf its own two children;
+    ``splits`` the split nodes reached from the root, whose columns each predictor fills.
+    Returns (``depth``, the number of steps that takes any row from the root to its leaf; the
+    number of splits). By a walk from the root: node arrays of any capacity (the compiled
+    loop's are larger than its trees), the entries of nodes not reached never written or
+    read."""
+    child, splits, pending = work.child, work.splits, work.pending
     n_splits = 0
-    pending = np.empty(2 * (cap + 1), np.int64)  # (node, its depth) pairs
     pending[0] = 0
     pending[1] = 0
     top = 1
@@ -70,7 +93,7 @@ def descent(left, right):
             child[2 * k] = k
             child[2 * k + 1] = k
             depth = max(depth, d)
-    return child, depth, splits[:n_splits]
+    return depth, n_splits
 
 
 def goes_left(v, threshold, missing):
@@ -106,7 +129,7 @@ def step(X, i, node, steps):
     return steps.child[2 * k + 1 - np.uint64(left)]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def leaves_of_rows(X, start, end, steps, leaf_of_node, out):
     """out[i] = leaf id of row i of X (values or bins) for i in [start, end): eight rows down
     the tree together, then the rest one by one."""
@@ -147,3 +170,13 @@ def leaves_of_chunk(X, t, arrays, depth, leaf_of_node, out):
     n = X.shape[0]
     steps = Steps(arrays[0], arrays[1], arrays[2], arrays[3], depth)
     leaves_of_rows(X, t * CHUNK, min(n, (t + 1) * CHUNK), steps, leaf_of_node, out)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def leaves_of_rows_par(X, start, end, steps, leaf_of_node, out):
+    """:func:`leaves_of_rows` with chunks of ``CHUNK`` rows shared between threads (``start``
+    0: the compiled loop's rows outside the fit, all of them)."""
+    arrays = (steps.child, steps.feature, steps.threshold, steps.missing)
+    depth = steps.depth
+    for t in prange((end - start + CHUNK - 1) // CHUNK):
+        leaves_of_chunk(X, t, arrays, depth, leaf_of_node, out)

@@ -1,10 +1,31 @@
-"""What the compiled tree engines (``exact``, ``hist``) share: node modes and constants, the
-weight check, and which histogram buffers the children of a split node get."""
+"""What the compiled tree engines (``exact``, ``hist``) share: the kernels' decorators, node modes
+and constants, the weight check, and which histogram buffers the children of a split node
+get."""
 
 from collections import namedtuple
 
 import numpy as np
 from numba import njit
+
+# Kernels that allocate nothing are compiled without reference counting (`_nrt=False`, a numba
+# option that is not public API: pyproject.toml bounds numba to the tested versions): numba
+# otherwise increments and decrements the count of every array argument at each call (two atomic
+# operations per array), which took a quarter of the tree time in the per-feature scans.
+# The hot loops (bin scans; histogram zeroing, subtraction and building; partitions) index with
+# np.uint64: numba wraps negative signed indices around (extra operations on every access, which
+# also kept the range loops from being vectorised); these indices are never negative.
+# A function a kernel calls inherits its setting unless it sets its own (numba's rule): one that
+# allocates says `_nrt=True` (the line searches' and sums' arrays under the compiled boosting
+# loop), else numba refuses to compile its allocation there.
+kernel = njit(cache=True, nogil=True, _nrt=False)
+
+# The kernels called once per feature or once per node are inlined into their caller by numba
+# (``inline="always"``): a call passes the records field by field, every array as 7-9 machine
+# words, so each call taking ``Codes`` and ``Workspace`` stored about 300 words on the stack, and
+# LLVM does not inline kernels of that size across numba's compiled libraries. It mattered on
+# small trees (crabs, depth 3: about 15 % of the tree; docs/engines.md), not measurably on large
+# ones. The arithmetic is the same, operation for operation.
+inlined_kernel = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 SMALL_NODE = 32  # nodes of at most this many rows are split by sorting, not with histograms
 EPSILON = np.finfo(np.float64).eps  # scikit-learn's impurity and improvement tolerance

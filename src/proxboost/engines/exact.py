@@ -81,19 +81,14 @@ from sklearn.utils import check_random_state
 
 from proxboost.engines._exact.binning import code_features
 from proxboost.engines._exact.grower import grow, grow_in_place, grow_tree
-from proxboost.engines._exact.predictor import apply_tree, apply_tree_par
-from proxboost.engines._exact.records import (
-    FEATURE_THRESHOLD,
-    MAX_CODES,
-    Threads,
-    kernel,
-    new_scratch,
-)
+from proxboost.engines._exact.predictor import apply_tree, apply_tree_par, fill_steps, steps_work
+from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Threads, new_scratch
 from proxboost.engines._nodes import (
     EPSILON,
     SMALL_NODE,
     check_monotonic_cst,
     check_weight,
+    kernel,
     loop_nodes,
 )
 from proxboost.engines._packed import PackedNodes
@@ -390,6 +385,21 @@ def tree_in_loop(engine):
     0 only, so ``apply_in_loop`` reads them whole)."""
     tree = engine.scratch.tree
     return loop_nodes(tree, tree.threshold, engine.scratch.threshold_bins)
+
+
+@njit(cache=True, nogil=True)
+def steps_work_in_loop(nodes):
+    """The scratch ``steps_in_loop`` fills, at the node capacity of ``tree_in_loop``'s arrays."""
+    return steps_work(nodes[3].shape[0])
+
+
+@kernel
+def steps_in_loop(engine, nodes, work):
+    """The ``_descent.Steps`` of the tree ``nodes`` (``grow_in_loop``'s) into ``work``
+    (``steps_work_in_loop``), for the compiled loop's rows outside the fit. Returns the
+    depth."""
+    feature, threshold, _, left, right, _, _, missing = nodes
+    return fill_steps(feature, threshold, left, right, missing, work)
 
 
 @njit(cache=True, nogil=True)

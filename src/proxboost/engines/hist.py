@@ -107,13 +107,20 @@ from numba import njit
 from proxboost.engines._hist.binning import fit_feature
 from proxboost.engines._hist.grower import grow_in_scratch, grow_tree
 from proxboost.engines._hist.histogram import root_stats
-from proxboost.engines._hist.predictor import apply_tree, apply_tree_par, label_rows
+from proxboost.engines._hist.predictor import (
+    apply_tree,
+    apply_tree_par,
+    fill_steps,
+    label_rows,
+    steps_work,
+)
 from proxboost.engines._hist.records import Binned, new_scratch
 from proxboost.engines._nodes import (
     EPSILON,
     SMALL_NODE,
     check_monotonic_cst,
     check_weight,
+    kernel,
     loop_nodes,
 )
 from proxboost.engines._packed import PackedNodes
@@ -442,7 +449,7 @@ HistLoop = namedtuple(
 )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=True)  # reference counting even under the loop
 def grow_in_loop(engine, target, seed):
     """``HistEngine.grow`` inside the compiled loop (``seed`` unused: the engine is
     deterministic): the tree is left in the engine's scratch, whose arrays ``tree_in_loop``
@@ -482,6 +489,21 @@ def tree_in_loop(engine):
     only, so ``apply_in_loop`` reads them whole)."""
     tree = engine.scratch.tree
     return loop_nodes(tree, engine.scratch.threshold, tree.threshold)
+
+
+@njit(cache=True, nogil=True)
+def steps_work_in_loop(nodes):
+    """The scratch ``steps_in_loop`` fills, at the node capacity of ``tree_in_loop``'s arrays."""
+    return steps_work(nodes[3].shape[0])
+
+
+@kernel
+def steps_in_loop(engine, nodes, work):
+    """The ``_descent.Steps`` of the tree ``nodes`` (``grow_in_loop``'s) into ``work``
+    (``steps_work_in_loop``), for the compiled loop's rows outside the fit. Returns the
+    depth."""
+    feature, _, thr, left, right, leaf_of_node, _, missing = nodes
+    return fill_steps((feature, thr, left, right, leaf_of_node), missing, engine.missing_bin, work)
 
 
 @njit(cache=True, nogil=True)

@@ -27,8 +27,6 @@ from proxboost.engines._exact.records import (
     Limits,
     Node,
     Workspace,
-    inlined_kernel,
-    kernel,
     threads,
 )
 from proxboost.engines._exact.splitting import split_node, split_node_par
@@ -37,6 +35,8 @@ from proxboost.engines._nodes import (
     SMALL,
     Sums,
     child_buffers,
+    inlined_kernel,
+    kernel,
     monotone_child_bounds,
     own_tree,
     pure,

@@ -8,8 +8,7 @@ taken by the caller."""
 import numpy as np
 from numba import njit, prange
 
-from proxboost.engines._exact.records import inlined_kernel, kernel
-from proxboost.engines._nodes import feature_group
+from proxboost.engines._nodes import feature_group, inlined_kernel, kernel
 
 
 @kernel

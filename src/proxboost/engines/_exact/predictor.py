@@ -5,7 +5,15 @@ plain walk, which the tests compare them with."""
 import numpy as np
 from numba import njit, prange
 
-from proxboost.engines._descent import CHUNK, Steps, descent, leaves_of_chunk, leaves_of_rows
+from proxboost.engines._descent import (
+    CHUNK,
+    Steps,
+    descent,
+    leaves_of_chunk,
+    leaves_of_rows,
+    new_steps_work,
+)
+from proxboost.engines._nodes import kernel
 
 
 @njit(cache=True, nogil=True)
@@ -22,19 +30,33 @@ def leaf_of(X32, i, feature, threshold, left, right, leaf_of_node, missing_left)
 
 
 @njit(cache=True, nogil=True)
+def steps_work(cap):
+    """A ``_descent.StepsWork`` for trees of node capacity ``cap`` (threshold values, whether a
+    missing value goes left)."""
+    return new_steps_work(cap, np.zeros(cap), np.zeros(cap, np.bool_))
+
+
+@kernel
+def fill_steps(feature, threshold, left, right, missing_left, work):
+    """The tree's ``_descent.Steps`` into ``work`` (``steps_work``): ``descent``'s layout, the
+    split nodes' feature, threshold value and whether a missing value goes left. Returns the
+    depth. A work filled for an earlier tree keeps that tree's columns at nodes that are leaves
+    now: a leaf's two children are itself, so they are never used but as a valid feature."""
+    depth, n_splits = descent(left, right, work)
+    for j in range(n_splits):
+        k = work.splits[j]
+        work.feature[k] = feature[k]
+        work.threshold[k] = threshold[k]
+        work.missing[k] = missing_left[k] != 0
+    return depth
+
+
+@njit(cache=True, nogil=True)
 def steps_of(feature, threshold, left, right, missing_left):
-    """The tree's ``_descent.Steps``: ``descent``'s layout, the split nodes' feature, threshold
-    value and whether a missing value goes left."""
-    child, depth, splits = descent(left, right)
-    cap = left.shape[0]
-    feat = np.zeros(cap, np.int64)
-    thr = np.zeros(cap)
-    miss = np.zeros(cap, np.bool_)
-    for k in splits:
-        feat[k] = feature[k]
-        thr[k] = threshold[k]
-        miss[k] = missing_left[k] != 0
-    return Steps(child, feat, thr, miss, depth)
+    """The tree's ``_descent.Steps`` (``fill_steps`` on a work of its own)."""
+    work = steps_work(left.shape[0])
+    depth = fill_steps(feature, threshold, left, right, missing_left, work)
+    return Steps(work.child, work.feature, work.threshold, work.missing, depth)
 
 
 @njit(cache=True, nogil=True)

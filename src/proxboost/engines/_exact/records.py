@@ -4,9 +4,8 @@ scalars into plain structures: a field costs what a separate argument cost)."""
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
-from proxboost.engines._nodes import new_tree_arrays
+from proxboost.engines._nodes import kernel, new_tree_arrays
 
 MAX_CODES = 256  # features with at most this many distinct values get one code per value (uint8)
 FEATURE_THRESHOLD = np.float32(1e-7)  # scikit-learn's tolerance between feature values
@@ -19,23 +18,6 @@ VALUES_MISSING_LEFT = -2  # not x > threshold (True for NaN)
 # float32 value with the threshold (the same rows as x <= threshold, from the codes' 1 byte per
 # value instead of the values' rows: at 10^5 x 20 a partition then reads a quarter of the memory)
 INSIDE_BIN = -3
-
-# Kernels that allocate nothing are compiled without reference counting (`_nrt=False`, a numba
-# option that is not public API: pyproject.toml bounds numba to the tested versions): numba
-# otherwise increments and decrements the count of every array argument at each call (two atomic
-# operations per array), which took a quarter of the tree time in the per-feature scans.
-# The hot loops (bin scans; histogram zeroing, subtraction and building; partitions) index with
-# np.uint64: numba wraps negative signed indices around (extra operations on every access, which
-# also kept the range loops from being vectorised); these indices are never negative.
-kernel = njit(cache=True, nogil=True, _nrt=False)
-
-# The kernels called once per feature or once per node are inlined into their caller by numba
-# (``inline="always"``): a call passes the records field by field, every array as 7-9 machine
-# words, so each call taking ``Codes`` and ``Workspace`` stored about 300 words on the stack, and
-# LLVM does not inline kernels of that size across numba's compiled libraries. It mattered on
-# small trees (crabs, depth 3: about 15 % of the tree; docs/engines.md), not measurably on large
-# ones. The arithmetic is the same, operation for operation.
-inlined_kernel = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 #: The prepared training rows (read-only during a fit). Histogram layout: per bin the weighted
 #: target sum and the weight side by side (feature f's bins from ``2 * bin_offset[f]``); after

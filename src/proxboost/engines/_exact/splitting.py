@@ -31,11 +31,15 @@ from proxboost.engines._exact.records import (
     FEATURE_THRESHOLD,
     VALUES_MISSING_LEFT,
     Workspace,
-    inlined_kernel,
-    kernel,
     threads,
 )
-from proxboost.engines._nodes import SMALL_ROW_BITS, monotone_admissible, rank_below
+from proxboost.engines._nodes import (
+    SMALL_ROW_BITS,
+    inlined_kernel,
+    kernel,
+    monotone_admissible,
+    rank_below,
+)
 
 #: ``rank_small``'s key of a missing value (plus its place): above every value's (< 2**38).
 NAN_KEY = 1 << 40

@@ -5,7 +5,15 @@ which the tests compare them with."""
 import numpy as np
 from numba import njit, prange
 
-from proxboost.engines._descent import CHUNK, Steps, descent, leaves_of_chunk, leaves_of_rows
+from proxboost.engines._descent import (
+    CHUNK,
+    Steps,
+    descent,
+    leaves_of_chunk,
+    leaves_of_rows,
+    new_steps_work,
+)
+from proxboost.engines._nodes import kernel
 
 
 @njit(cache=True, nogil=True)
@@ -26,22 +34,35 @@ def leaf_of(bins, i, nodes, missing_left, missing_bin):
 
 
 @njit(cache=True, nogil=True)
-def steps_of(nodes, missing_left, missing_bin):
-    """The tree's ``_descent.Steps``: ``descent``'s layout, the split nodes' feature, threshold
-    bin and the bin that goes left besides those (the missing bin where missing values go left,
-    else -1)."""
+def steps_work(cap):
+    """A ``_descent.StepsWork`` for trees of node capacity ``cap`` (threshold bins, the bin that
+    goes left besides those)."""
+    return new_steps_work(cap, np.zeros(cap, np.int64), np.full(cap, -1, np.int64))
+
+
+@kernel
+def fill_steps(nodes, missing_left, missing_bin, work):
+    """The tree's ``_descent.Steps`` into ``work`` (``steps_work``): ``descent``'s layout, the
+    split nodes' feature, threshold bin and the bin that goes left besides those (the missing
+    bin where missing values go left, else -1). Returns the depth. A work filled for an earlier
+    tree keeps that tree's columns at nodes that are leaves now: a leaf's two children are
+    itself, so they are never used but as a valid feature."""
     feature, threshold, left, right, _ = nodes
-    child, depth, splits = descent(left, right)
-    cap = left.shape[0]
-    feat = np.zeros(cap, np.int64)
-    thr = np.zeros(cap, np.int64)
-    miss = np.full(cap, -1, np.int64)
-    for k in splits:
-        feat[k] = feature[k]
-        thr[k] = threshold[k]
-        if missing_left[k]:
-            miss[k] = missing_bin[feature[k]]
-    return Steps(child, feat, thr, miss, depth)
+    depth, n_splits = descent(left, right, work)
+    for j in range(n_splits):
+        k = work.splits[j]
+        work.feature[k] = feature[k]
+        work.threshold[k] = threshold[k]
+        work.missing[k] = missing_bin[feature[k]] if missing_left[k] else -1
+    return depth
+
+
+@njit(cache=True, nogil=True)
+def steps_of(nodes, missing_left, missing_bin):
+    """The tree's ``_descent.Steps`` (``fill_steps`` on a work of its own)."""
+    work = steps_work(nodes[2].shape[0])
+    depth = fill_steps(nodes, missing_left, missing_bin, work)
+    return Steps(work.child, work.feature, work.threshold, work.missing, depth)
 
 
 @njit(cache=True, nogil=True)
