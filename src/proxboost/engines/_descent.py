@@ -7,16 +7,17 @@ time. So the tree is first laid out as :data:`Steps`: both children of node k at
 many steps as the tree is deep and the child is an index computed from the comparison. Eight
 rows go down together: eight independent chains keep the core busy while each waits on its
 loads (four were about twice as fast as the plain walk on whitewine's 2,449 held-out rows at
-depth 5; eight with unsigned indices, below, about twice as fast again on its 1,225-row eval set).
-A step indexes with unsigned integers: numba adds wrap-around code for every possibly negative
-index, which took about a third of a step.
+depth 5; eight with unsigned indices, below, 1.6-1.9 times as fast again on its 1,225-row eval
+set). A step indexes with unsigned integers: numba adds wrap-around code for every possibly
+negative index, which took a quarter to 30 % of a step.
 
 The engines differ only in the comparison (:func:`goes_left`): ``exact`` reads float32 values
 (``x <= threshold``, a missing value, NaN, left where the node says), ``hist`` uint8 bins
 (``bin <= threshold``, the missing bin left where the node says). Each predictor fills the
-split nodes' columns of its :data:`Steps` (``steps_of`` in ``_exact/predictor.py`` and
-``_hist/predictor.py``) on :func:`descent`'s layout. The leaves reached are those of the plain
-walk (``tests/test_engines_predictors.py``).
+split nodes' columns of its :data:`Steps` (``fill_steps`` in ``_exact/predictor.py`` and
+``_hist/predictor.py``) on :func:`descent`'s layout, in a :data:`StepsWork` of its own
+(``steps_of``: ``predict``) or in the compiled loop's, filled again for each tree. The leaves
+reached are those of the plain walk (``tests/test_engines_predictors.py``).
 """
 
 from collections import namedtuple
@@ -65,11 +66,11 @@ def new_steps_work(cap, threshold, missing):
 def descent(left, right, work):
     """``child`` and ``splits`` of ``work`` (:data:`StepsWork`): ``child[2 k]`` and
     ``child[2 k + 1]`` the left and right child of node k, a leaf its own two children;
-    ``splits`` the split nodes reached from the root, whose columns each predictor fills.
-    Returns (``depth``, the number of steps that takes any row from the root to its leaf; the
-    number of splits). By a walk from the root: node arrays of any capacity (the compiled
-    loop's are larger than its trees), the entries of nodes not reached never written or
-    read."""
+    ``splits[:n_splits]`` the split nodes reached from the root, whose columns each predictor
+    fills. Returns (depth, n_splits), the depth being the number of steps that takes any row
+    from the root to its leaf. By a walk from the root: node arrays of any capacity (the
+    compiled loop's are larger than its trees), the entries of nodes not reached neither
+    written nor read."""
     child, splits, pending = work.child, work.splits, work.pending
     n_splits = 0
     pending[0] = 0
@@ -174,8 +175,9 @@ def leaves_of_chunk(X, t, arrays, depth, leaf_of_node, out):
 
 @njit(cache=True, nogil=True, parallel=True)
 def leaves_of_rows_par(X, start, end, steps, leaf_of_node, out):
-    """:func:`leaves_of_rows` with chunks of ``CHUNK`` rows shared between threads (``start``
-    0: the compiled loop's rows outside the fit, all of them)."""
+    """:func:`leaves_of_rows` of all the rows (``start`` 0 and ``end`` the row count: the
+    compiled loop calls either with the same arguments), chunks of ``CHUNK`` rows shared
+    between threads."""
     arrays = (steps.child, steps.feature, steps.threshold, steps.missing)
     depth = steps.depth
     for t in prange((end - start + CHUNK - 1) // CHUNK):
