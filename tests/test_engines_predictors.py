@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from proxboost import BoostingRegressor
-from proxboost.engines._descent import Steps, leaves_of_rows
+from proxboost.engines._descent import CHUNK, Steps, leaves_of_rows
 from proxboost.engines._exact import predictor as exact_predictor
 from proxboost.engines._hist import predictor as hist_predictor
 from proxboost.engines._threads import engine_threads, numba_threads
@@ -63,7 +63,7 @@ def reaches_several_leaves(expected, tree_depth, n):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 7, 8, 9, 13, 16, 2 * exact_predictor.CHUNK + 7])
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 7, 8, 9, 13, 16, 2 * CHUNK + 7])
 def test_exact_leaves_are_the_plain_walks(seed, n):
     rng = np.random.RandomState(seed)
     p = 5
@@ -79,7 +79,7 @@ def test_exact_leaves_are_the_plain_walks(seed, n):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 7, 8, 9, 13, 16, 2 * hist_predictor.CHUNK + 7])
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 7, 8, 9, 13, 16, 2 * CHUNK + 7])
 def test_hist_leaves_are_the_plain_walks(seed, n):
     rng = np.random.RandomState(seed)
     p = 5

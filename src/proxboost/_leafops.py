@@ -501,7 +501,7 @@ def _weighted_pair(a, b, lo, hi, target, tol, total, scratch, scratch_w):
     if m > 1024:
         s = np.int64(np.exp(np.log(m) * 0.75))
         stride = m // s
-        sample = scratch[:s]  # read before the pass below overwrites it
+        sample = np.empty(s)
         sample_w = np.empty(s)
         ws = 0.0
         for i in range(s):

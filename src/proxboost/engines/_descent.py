@@ -175,9 +175,10 @@ def leaves_of_chunk(X, t, arrays, depth, leaf_of_node, out):
 
 @njit(cache=True, nogil=True, parallel=True)
 def leaves_of_rows_par(X, start, end, steps, leaf_of_node, out):
-    """:func:`leaves_of_rows` of all the rows (``start`` 0 and ``end`` the row count: the
-    compiled loop calls either with the same arguments), chunks of ``CHUNK`` rows shared
-    between threads."""
+    """:func:`leaves_of_rows` of all the rows, chunks of ``CHUNK`` rows shared between threads
+    (the predictors' ``apply_tree_par`` and the compiled loop's rows outside the fit).
+    ``start`` is 0 and ``end`` the row count: the signature is :func:`leaves_of_rows`'s, so
+    that the compiled loop calls either with the same arguments."""
     arrays = (steps.child, steps.feature, steps.threshold, steps.missing)
     depth = steps.depth
     for t in prange((end - start + CHUNK - 1) // CHUNK):

@@ -3,14 +3,13 @@ without a branch (:mod:`proxboost.engines._descent` says how and why); :func:`le
 plain walk, which the tests compare them with."""
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from proxboost.engines._descent import (
-    CHUNK,
     Steps,
     descent,
-    leaves_of_chunk,
     leaves_of_rows,
+    leaves_of_rows_par,
     new_steps_work,
 )
 from proxboost.engines._nodes import kernel
@@ -70,15 +69,13 @@ def apply_tree(X32, feature, threshold, left, right, leaf_of_node, missing_left)
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def apply_tree_par(X32, feature, threshold, left, right, leaf_of_node, missing_left):
-    """``apply_tree`` with chunks of rows shared between threads (``n_jobs`` > 1): each row's
-    leaf is found as on one thread, so the same leaf ids."""
+    """``apply_tree`` with chunks of rows shared between threads (``n_jobs`` > 1,
+    ``_descent.leaves_of_rows_par``): each row's leaf is found as on one thread, so the same
+    leaf ids."""
     n = X32.shape[0]
     out = np.empty(n, np.intp)
     steps = steps_of(feature, threshold, left, right, missing_left)
-    arrays = (steps.child, steps.feature, steps.threshold, steps.missing)
-    depth = steps.depth
-    for t in prange((n + CHUNK - 1) // CHUNK):
-        leaves_of_chunk(X32, t, arrays, depth, leaf_of_node, out)
+    leaves_of_rows_par(X32, 0, n, steps, leaf_of_node, out)
     return out

@@ -3,14 +3,13 @@ branch (:mod:`proxboost.engines._descent` says how and why); :func:`leaf_of` is 
 which the tests compare them with."""
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from proxboost.engines._descent import (
-    CHUNK,
     Steps,
     descent,
-    leaves_of_chunk,
     leaves_of_rows,
+    leaves_of_rows_par,
     new_steps_work,
 )
 from proxboost.engines._nodes import kernel
@@ -74,18 +73,15 @@ def apply_tree(bins, nodes, missing_left, missing_bin):
     return out
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def apply_tree_par(bins, nodes, missing_left, missing_bin):
-    """``apply_tree`` with chunks of rows shared between threads (``n_jobs`` > 1): each row's
-    leaf is found as on one thread, so the same leaf ids."""
+    """``apply_tree`` with chunks of rows shared between threads (``n_jobs`` > 1,
+    ``_descent.leaves_of_rows_par``): each row's leaf is found as on one thread, so the same
+    leaf ids."""
     n = bins.shape[0]
     out = np.empty(n, np.intp)
     steps = steps_of(nodes, missing_left, missing_bin)
-    leaf_of_node = nodes[4]
-    arrays = (steps.child, steps.feature, steps.threshold, steps.missing)
-    depth = steps.depth
-    for t in prange((n + CHUNK - 1) // CHUNK):
-        leaves_of_chunk(bins, t, arrays, depth, leaf_of_node, out)
+    leaves_of_rows_par(bins, 0, n, steps, nodes[4], out)
     return out
 
 
