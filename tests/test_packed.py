@@ -50,7 +50,7 @@ def test_the_loops_trees_are_spans_of_shared_arrays_with_their_own_numbers(engin
 def test_a_pickled_model_keeps_the_sharing_and_its_predictions(engine):
     X, y = _data()
     est = BoostingRegressor(loss="lad", algo="prox", engine=engine, n_estimators=20).fit(X, y)
-    est.predict(X)  # the trees' views are cut and kept; a pickle leaves them out
+    list(est.staged_predict(X))  # every tree's views are cut and kept; a pickle leaves them out
     assert all(tree._views is not None for tree in est.estimators_)
     assert all("_views" not in tree.__getstate__() for tree in est.estimators_)
     back = pickle.loads(pickle.dumps(est))
@@ -79,3 +79,48 @@ def test_a_tree_pickled_before_the_arrays_were_packed_still_loads(cls):
         old.__setstate__(state)
         assert np.array_equal(old.apply(Xp), tree.apply(Xp))
         assert old.n_leaves == tree.n_leaves and old.node_count == tree.node_count
+
+
+def _per_tree_sum(est, X):
+    """The prediction as one Python call per tree adds it: the oracle of ``add_trees``."""
+    Xp = est.engine_.prepare(np.asarray(X, float))
+    F = np.full((len(X),) + np.shape(est.init_), est.init_)
+    for w, tree, c in zip(est.weights_[1:], est.estimators_, est.leaf_values_, strict=True):
+        F += w * c[tree.apply(Xp)]
+    return F
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"algo": "prox"},
+        {"algo": "accelerated_prox"},  # Nesterov's model weights
+        {"algo": "residual_gradient", "max_depth": 5},
+        {"loss": "pinball", "tau": [0.1, 0.5, 0.9]},  # one row of three values per leaf
+    ],
+)
+def test_a_models_prediction_adds_its_trees_as_one_call_per_tree_does(engine, params):
+    """``PackedNodes.add_trees`` (``predict``'s compiled sum over the trees) against the sum
+    of one ``apply`` per tree, bit for bit: the trees of one compiled loop (one group), a
+    warm start's two loops (two groups), and trees grown by the Python loop (each owning its
+    arrays: one group each)."""
+    from proxboost import _compiled_loop
+
+    X, y = _data()
+    kwargs = {"loss": "lad", "engine": engine, "n_estimators": 30, "random_state": 0, **params}
+    est = BoostingRegressor(**kwargs).fit(X, y)
+    assert np.array_equal(est.predict(X), _per_tree_sum(est, X))
+    est.set_params(warm_start=True, n_estimators=45).fit(X, y)
+    assert len({id(tree._arrays) for tree in est.estimators_}) == 2
+    assert np.array_equal(est.predict(X), _per_tree_sum(est, X))
+    try:
+        _compiled_loop.FORCE_PYTHON = True
+        alone = BoostingRegressor(**kwargs).fit(X, y)
+    finally:
+        _compiled_loop.FORCE_PYTHON = False
+    assert len({id(tree._arrays) for tree in alone.estimators_}) == len(alone.estimators_)
+    assert np.array_equal(alone.predict(X), _per_tree_sum(alone, X))
+    rows = np.random.default_rng(0).normal(size=(37, X.shape[1]))  # new rows, not a multiple of 8
+    rows[::5, 1] = np.nan
+    assert np.array_equal(est.predict(rows), _per_tree_sum(est, rows))

@@ -43,6 +43,7 @@ from proxboost._validation import (
 )
 from proxboost._vocabulary import TIE_RULES
 from proxboost.engines import ENGINES
+from proxboost.engines._packed import PackedNodes
 from proxboost.losses import (
     LOSSES,
     MultiQuantile,
@@ -379,7 +380,13 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
             _writeable(validate_data(self, X, reset=False, ensure_all_finite="allow-nan"))
         )
         F = _constant(Xp.shape[0], self.init_)
-        for w, tree, c in zip(self.weights_[1:], self.estimators_, self.leaf_values_):
+        trees = self.estimators_
+        kind = type(trees[0]) if trees else None
+        compiled = kind is not None and issubclass(kind, PackedNodes) and F.dtype == np.float64
+        if compiled and all(type(tree) is kind for tree in trees):  # no Python call per tree
+            kind.add_trees(Xp, trees, self.leaf_values_, self.weights_[1:], F)
+            return F
+        for w, tree, c in zip(self.weights_[1:], trees, self.leaf_values_):
             F += w * c[tree.apply(Xp)]
         return F
 

@@ -183,3 +183,23 @@ def leaves_of_rows_par(X, start, end, steps, leaf_of_node, out):
     depth = steps.depth
     for t in prange((end - start + CHUNK - 1) // CHUNK):
         leaves_of_chunk(X, t, arrays, depth, leaf_of_node, out)
+
+
+@kernel
+def largest_span(spans):
+    """The most nodes of a tree in ``spans`` (rows: first node, end node, ...), at least 1: the
+    capacity of a layout reused for all of them (a model's prediction, ``add_trees``)."""
+    cap = 1
+    for t in range(spans.shape[0]):
+        cap = max(cap, spans[t, 1] - spans[t, 0])
+    return cap
+
+
+@kernel
+def add_leaf_values(leaves, values, first, w, F):
+    """F[i, k] += w * values[first + leaves[i], k]: one tree's shrunk leaf values added to a
+    model's prediction F (n, K), the same product and sum per entry as NumPy's
+    ``F += w * c[leaves]``."""
+    for i in range(F.shape[0]):
+        for k in range(F.shape[1]):
+            F[i, k] += w * values[first + leaves[i], k]

@@ -81,7 +81,13 @@ from sklearn.utils import check_random_state
 
 from proxboost.engines._exact.binning import code_features
 from proxboost.engines._exact.grower import grow, grow_in_place, grow_tree
-from proxboost.engines._exact.predictor import apply_tree, apply_tree_par, fill_steps, steps_work
+from proxboost.engines._exact.predictor import (
+    add_trees,
+    apply_tree,
+    apply_tree_par,
+    fill_steps,
+    steps_work,
+)
 from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Threads, new_scratch
 from proxboost.engines._nodes import (
     EPSILON,
@@ -154,6 +160,10 @@ class ExactTree(PackedNodes):
         X32 = _as_float32(Xp)
         feature, threshold, left, right, leaf_of_node, _, missing = self._fields()
         return apply_tree(X32, feature, threshold, left, right, leaf_of_node, missing)
+
+    def _add_group(self, Xp, spans, values, weights, F):
+        """``PackedNodes.add_trees`` for the trees sharing this tree's arrays."""
+        add_trees(_as_float32(Xp), self._arrays, spans, values, weights, F)
 
 
 def _as_float32(Xp):

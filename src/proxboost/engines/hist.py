@@ -108,6 +108,7 @@ from proxboost.engines._hist.binning import fit_feature
 from proxboost.engines._hist.grower import grow_in_scratch, grow_tree
 from proxboost.engines._hist.histogram import root_stats
 from proxboost.engines._hist.predictor import (
+    add_trees,
     apply_tree,
     apply_tree_par,
     fill_steps,
@@ -165,6 +166,13 @@ class HistTree(PackedNodes):
         feature, threshold_bin, left, right, leaf_of_node, missing, _, _ = self._fields()
         nodes = (feature, threshold_bin, left, right, leaf_of_node)
         return apply_tree(Xp, nodes, missing, self.missing_bin)
+
+    def _shares_arrays(self, other):
+        return super()._shares_arrays(other) and self.missing_bin is other.missing_bin
+
+    def _add_group(self, Xp, spans, values, weights, F):
+        """``PackedNodes.add_trees`` for the trees sharing this tree's arrays."""
+        add_trees(_as_bins(Xp), self._arrays, self.missing_bin, spans, values, weights, F)
 
 
 def _as_bins(Xp):

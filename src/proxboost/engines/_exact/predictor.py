@@ -7,7 +7,9 @@ from numba import njit
 
 from proxboost.engines._descent import (
     Steps,
+    add_leaf_values,
     descent,
+    largest_span,
     leaves_of_rows,
     leaves_of_rows_par,
     new_steps_work,
@@ -79,3 +81,23 @@ def apply_tree_par(X32, feature, threshold, left, right, leaf_of_node, missing_l
     steps = steps_of(feature, threshold, left, right, missing_left)
     leaves_of_rows_par(X32, 0, n, steps, leaf_of_node, out)
     return out
+
+
+@njit(cache=True, nogil=True)
+def add_trees(X32, arrays, spans, values, weights, F):
+    """F += weights[t] * (tree t's leaf values of the rows), for the trees in ``spans`` in
+    their order: a model's prediction without a Python call per tree (``_forest.add_trees``).
+    ``arrays``: the trees' shared node arrays (``ExactTree.FIELDS`` order); ``spans[t]``: tree
+    t's (first node, end node, first leaf value); ``values``: the leaf values, one row of K per
+    leaf; F: (n, K). Each F[i, k] gets ``w * c`` added tree after tree, as ``F += w * c[leaves]``
+    adds it: the same numbers."""
+    feature, threshold, left, right, leaf_of_node, _, missing = arrays
+    n = X32.shape[0]
+    leaves = np.empty(n, np.intp)
+    work = steps_work(largest_span(spans))
+    for t in range(spans.shape[0]):
+        s, e, v = spans[t, 0], spans[t, 1], spans[t, 2]
+        depth = fill_steps(feature[s:e], threshold[s:e], left[s:e], right[s:e], missing[s:e], work)
+        steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
+        leaves_of_rows(X32, 0, n, steps, leaf_of_node[s:e], leaves)
+        add_leaf_values(leaves, values, v, weights[t], F)

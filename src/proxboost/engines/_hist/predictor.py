@@ -7,7 +7,9 @@ from numba import njit
 
 from proxboost.engines._descent import (
     Steps,
+    add_leaf_values,
     descent,
+    largest_span,
     leaves_of_rows,
     leaves_of_rows_par,
     new_steps_work,
@@ -90,3 +92,22 @@ def label_rows(bins, rows, nodes, missing_left, missing_bin, out):
     """out[r] = leaf of row r, for r in rows (the rows of weight 0, after growth)."""
     for r in rows:
         out[r] = leaf_of(bins, r, nodes, missing_left, missing_bin)
+
+
+@njit(cache=True, nogil=True)
+def add_trees(bins, arrays, missing_bin, spans, values, weights, F):
+    """F += weights[t] * (tree t's leaf values of the binned rows), for the trees in ``spans``
+    in their order (``arrays``: their shared node arrays in ``HistTree.FIELDS`` order;
+    ``missing_bin``: per feature; the rest as the exact engine's ``add_trees``): the same
+    numbers as ``F += w * c[leaves]`` tree after tree."""
+    feature, threshold, left, right, leaf_of_node, missing = arrays[:6]
+    n = bins.shape[0]
+    leaves = np.empty(n, np.intp)
+    work = steps_work(largest_span(spans))
+    for t in range(spans.shape[0]):
+        s, e, v = spans[t, 0], spans[t, 1], spans[t, 2]
+        nodes = (feature[s:e], threshold[s:e], left[s:e], right[s:e], leaf_of_node[s:e])
+        depth = fill_steps(nodes, missing[s:e], missing_bin, work)
+        steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
+        leaves_of_rows(bins, 0, n, steps, nodes[4], leaves)
+        add_leaf_values(leaves, values, v, weights[t], F)
