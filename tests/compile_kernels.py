@@ -168,6 +168,8 @@ def fit_everything(engine: str) -> None:
             BoostingRegressor(loss="lad", algo=algo, **common).fit(
                 X, y, sample_weight=weights, eval_set=(X, y)
             ).predict(X)
+    # a prediction of more than one chunk of rows (1,024) runs on the threads
+    BoostingRegressor(loss="lad", **common).fit(X, y).predict(np.tile(X, (10, 1)))
 
 
 def main() -> int:

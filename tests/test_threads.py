@@ -104,6 +104,29 @@ def test_any_thread_count_grows_the_one_thread_fit(engine, loss, algo, depth, we
         _assert_same(_numbers(_fit(loss, algo, depth, n_jobs, X, y, w, **kw), X), ref)
 
 
+@pytest.mark.parametrize("params", [{"algo": "accelerated_prox"}, {"tau": [0.2, 0.5, 0.8]}])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_prediction_on_threads_is_the_one_thread_prediction(engine, params):
+    """``predict`` with ``n_jobs`` > 1 shares chunks of ``_descent.CHUNK`` rows between threads
+    (from two chunks on): a warm-started model (two groups of trees), Nesterov's weights or
+    several quantiles, on rows with missing values, partial last chunks included, against one
+    thread bit for bit."""
+    from proxboost.engines._descent import CHUNK
+    from proxboost.engines._exact import predictor as exact_predictor
+    from proxboost.engines._hist import predictor as hist_predictor
+
+    X, y, _ = _data(0, n=3 * CHUNK + 5)
+    loss = "pinball" if "tau" in params else "lad"
+    est = BoostingRegressor(loss=loss, max_depth=4, n_estimators=8, engine=engine, **params)
+    est.fit(X, y).set_params(warm_start=True, n_estimators=12).fit(X, y)
+    ref = est.predict(X)
+    for n_jobs in N_JOBS[1:]:
+        assert np.array_equal(est.set_params(n_jobs=n_jobs).predict(X), ref)
+        assert np.array_equal(est.predict(X[: CHUNK + 1]), ref[: CHUNK + 1])
+    kernel = (exact_predictor if engine == "exact" else hist_predictor).add_trees_par
+    assert kernel.signatures  # the rows were shared between threads
+
+
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "integer-weights"])
 @pytest.mark.parametrize("loss", ["lad", "ls", "hinge"])
 @pytest.mark.parametrize("engine", ENGINES)

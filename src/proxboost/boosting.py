@@ -8,6 +8,8 @@ constraints in :mod:`proxboost._monotone`, the losses in :mod:`proxboost.losses`
 :mod:`proxboost.engines`.
 """
 
+import contextlib
+
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
@@ -43,7 +45,9 @@ from proxboost._validation import (
 )
 from proxboost._vocabulary import TIE_RULES
 from proxboost.engines import ENGINES
+from proxboost.engines._descent import CHUNK
 from proxboost.engines._packed import PackedNodes
+from proxboost.engines._threads import engine_threads, numba_threads
 from proxboost.losses import (
     LOSSES,
     MultiQuantile,
@@ -384,7 +388,10 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         kind = type(trees[0]) if trees else None
         compiled = kind is not None and issubclass(kind, PackedNodes) and F.dtype == np.float64
         if compiled and all(type(tree) is kind for tree in trees):  # no Python call per tree
-            kind.add_trees(Xp, trees, self.leaf_values_, self.weights_[1:], F)
+            # n_jobs threads take chunks of rows; one chunk stays on one thread
+            k = engine_threads(self.n_jobs) if Xp.shape[0] > CHUNK else 1
+            with numba_threads(k) if k > 1 else contextlib.nullcontext():
+                kind.add_trees(Xp, trees, self.leaf_values_, self.weights_[1:], F, k)
             return F
         for w, tree, c in zip(self.weights_[1:], trees, self.leaf_values_):
             F += w * c[tree.apply(Xp)]
@@ -493,11 +500,12 @@ _PARAMS_DOC = """
         (``docs/quantiles.md``, "Monotone constraints"); all zeros is the unconstrained fit.
         Not with ``tie_rule="authors_float"`` on ``lad``, ``pinball`` or ``hinge``.
     n_jobs : int or None, default=None
-        Threads growing each tree, as scikit-learn's ``n_jobs``: None one, -1 all cores, -k all
-        cores but k - 1 (0 refused); at most ``numba.config.NUMBA_NUM_THREADS``. Any value gives
-        the same trees and predictions bit for bit. Threads: the exact and hist engines
-        (histograms and splits in parallel over features, on numba's ``omp`` or ``tbb``
-        threading layer, else one thread with a warning); sklearn uses one thread. Not the
+        Threads growing each tree and predicting, as scikit-learn's ``n_jobs``: None one, -1 all
+        cores, -k all cores but k - 1 (0 refused); at most ``numba.config.NUMBA_NUM_THREADS``.
+        Any value gives the same trees and predictions bit for bit. Threads: the exact and hist
+        engines (histograms and splits in parallel over features; a prediction of more than
+        1,024 rows in chunks of rows; on numba's ``omp`` or ``tbb`` threading layer, else one
+        thread with a warning); sklearn uses one thread. Not the
         experiment pipeline's ``n_jobs`` (``conf/config.yaml``, ``run.py n_jobs=k``), which is
         the number of worker processes running whole fits side by side.
 """

@@ -78,12 +78,14 @@ class PackedNodes:
         return trees
 
     @classmethod
-    def add_trees(cls, Xp, trees, leaf_values, weights, F):
+    def add_trees(cls, Xp, trees, leaf_values, weights, F, threads=1):
         """F += weights[t] * leaf_values[t][trees[t].apply(Xp)] for every tree in order, in one
         compiled call per run of consecutive trees sharing their arrays (all the trees of one
         compiled loop) instead of one Python call per tree: the same numbers, each entry of
         F getting the same products added in the same order. ``F``: float64, (n,) or (n, K)
-        with (n_leaves, K) leaf values."""
+        with (n_leaves, K) leaf values. ``threads`` > 1: chunks of rows on that many threads (to
+        be called under ``_threads.numba_threads``), each row through the trees in the same
+        order: the same numbers."""
         F2 = F.reshape(F.shape[0], -1)  # a view: (n, 1) for one value per leaf
         first = 0
         while first < len(trees):
@@ -97,16 +99,16 @@ class PackedNodes:
             np.cumsum([len(c) for c in values[:-1]], out=spans[1:, 2])
             values = np.concatenate(values).astype(np.float64, copy=False)
             w = np.ascontiguousarray(weights[first:stop], dtype=np.float64)
-            trees[first]._add_group(Xp, spans, values.reshape(len(values), -1), w, F2)
+            trees[first]._add_group(Xp, spans, values.reshape(len(values), -1), w, F2, threads)
             first = stop
 
     def _shares_arrays(self, other):
         """Whether this tree reads the same arrays as ``other`` (and so the same kernel call)."""
         return self._arrays is other._arrays
 
-    def _add_group(self, Xp, spans, values, weights, F):
+    def _add_group(self, Xp, spans, values, weights, F, threads):
         """Add the trees of ``spans`` (rows: first node, end node, first leaf value) in this
-        tree's arrays to F (the engine's compiled ``add_trees``)."""
+        tree's arrays to F (the engine's compiled ``add_trees``, on ``threads`` threads)."""
         raise NotImplementedError
 
     @property

@@ -83,6 +83,7 @@ from proxboost.engines._exact.binning import code_features
 from proxboost.engines._exact.grower import grow, grow_in_place, grow_tree
 from proxboost.engines._exact.predictor import (
     add_trees,
+    add_trees_par,
     apply_tree,
     apply_tree_par,
     fill_steps,
@@ -161,9 +162,10 @@ class ExactTree(PackedNodes):
         feature, threshold, left, right, leaf_of_node, _, missing = self._fields()
         return apply_tree(X32, feature, threshold, left, right, leaf_of_node, missing)
 
-    def _add_group(self, Xp, spans, values, weights, F):
+    def _add_group(self, Xp, spans, values, weights, F, threads):
         """``PackedNodes.add_trees`` for the trees sharing this tree's arrays."""
-        add_trees(_as_float32(Xp), self._arrays, spans, values, weights, F)
+        add = add_trees if threads == 1 else add_trees_par
+        add(_as_float32(Xp), self._arrays, spans, values, weights, F)
 
 
 def _as_float32(Xp):

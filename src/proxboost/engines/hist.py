@@ -109,6 +109,7 @@ from proxboost.engines._hist.grower import grow_in_scratch, grow_tree
 from proxboost.engines._hist.histogram import root_stats
 from proxboost.engines._hist.predictor import (
     add_trees,
+    add_trees_par,
     apply_tree,
     apply_tree_par,
     fill_steps,
@@ -170,9 +171,10 @@ class HistTree(PackedNodes):
     def _shares_arrays(self, other):
         return super()._shares_arrays(other) and self.missing_bin is other.missing_bin
 
-    def _add_group(self, Xp, spans, values, weights, F):
+    def _add_group(self, Xp, spans, values, weights, F, threads):
         """``PackedNodes.add_trees`` for the trees sharing this tree's arrays."""
-        add_trees(_as_bins(Xp), self._arrays, self.missing_bin, spans, values, weights, F)
+        add = add_trees if threads == 1 else add_trees_par
+        add(_as_bins(Xp), self._arrays, self.missing_bin, spans, values, weights, F)
 
 
 def _as_bins(Xp):

@@ -3,9 +3,10 @@ without a branch (:mod:`proxboost.engines._descent` says how and why); :func:`le
 plain walk, which the tests compare them with."""
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from proxboost.engines._descent import (
+    CHUNK,
     Steps,
     add_leaf_values,
     descent,
@@ -101,3 +102,13 @@ def add_trees(X32, arrays, spans, values, weights, F):
         steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
         leaves_of_rows(X32, 0, n, steps, leaf_of_node[s:e], leaves)
         add_leaf_values(leaves, values, v, weights[t], F)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def add_trees_par(X32, arrays, spans, values, weights, F):
+    """``add_trees`` with chunks of ``CHUNK`` rows shared between threads (``n_jobs`` > 1), each
+    chunk through every tree in order: each entry of F gets the same sums."""
+    n = X32.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        rows = slice(t * CHUNK, min(n, (t + 1) * CHUNK))
+        add_trees(X32[rows], arrays, spans, values, weights, F[rows])

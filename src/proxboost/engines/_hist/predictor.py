@@ -3,9 +3,10 @@ branch (:mod:`proxboost.engines._descent` says how and why); :func:`leaf_of` is 
 which the tests compare them with."""
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from proxboost.engines._descent import (
+    CHUNK,
     Steps,
     add_leaf_values,
     descent,
@@ -111,3 +112,13 @@ def add_trees(bins, arrays, missing_bin, spans, values, weights, F):
         steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
         leaves_of_rows(bins, 0, n, steps, nodes[4], leaves)
         add_leaf_values(leaves, values, v, weights[t], F)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def add_trees_par(bins, arrays, missing_bin, spans, values, weights, F):
+    """``add_trees`` with chunks of ``CHUNK`` rows shared between threads (``n_jobs`` > 1), each
+    chunk through every tree in order: each entry of F gets the same sums."""
+    n = bins.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        rows = slice(t * CHUNK, min(n, (t + 1) * CHUNK))
+        add_trees(bins[rows], arrays, missing_bin, spans, values, weights, F[rows])
