@@ -50,7 +50,9 @@ def test_the_loops_trees_are_spans_of_shared_arrays_with_their_own_numbers(engin
 def test_a_pickled_model_keeps_the_sharing_and_its_predictions(engine):
     X, y = _data()
     est = BoostingRegressor(loss="lad", algo="prox", engine=engine, n_estimators=20).fit(X, y)
-    list(est.staged_predict(X))  # every tree's views are cut and kept; a pickle leaves them out
+    # the per-tree oracle reads every tree's fields: their views are cut and kept; a pickle
+    # leaves them out
+    assert np.array_equal(est.predict(X), _per_tree_sum(est, X))
     assert all(tree._views is not None for tree in est.estimators_)
     assert all("_views" not in tree.__getstate__() for tree in est.estimators_)
     back = pickle.loads(pickle.dumps(est))
@@ -90,6 +92,28 @@ def _per_tree_sum(est, X):
     return F
 
 
+def _per_tree_stages(est, X):
+    """The staged predictions as one Python call per tree computes them (Nesterov's recursion):
+    the oracle of ``stage_trees``."""
+    Xp = est.engine_.prepare(np.asarray(X, float))
+    F = H = np.full((len(X),) + np.shape(est.init_), est.init_)
+    stages = []
+    for tree, c, alpha in zip(est.estimators_, est.leaf_values_, est.alphas_, strict=True):
+        F_next = H + c[tree.apply(Xp)]
+        H = F_next + alpha * (F_next - F) if alpha else F_next
+        F = F_next
+        stages.append(F.copy())
+    return stages
+
+
+def _same_stages(est, X):
+    got = list(est.staged_predict(X))
+    want = _per_tree_stages(est, X)
+    assert len(got) == len(want)
+    for a, b in zip(got, want, strict=True):
+        assert a.shape == b.shape and np.array_equal(a, b)
+
+
 @pytest.mark.parametrize("engine", ["exact", "hist"])
 @pytest.mark.parametrize(
     "params",
@@ -100,12 +124,13 @@ def _per_tree_sum(est, X):
         {"loss": "pinball", "tau": [0.1, 0.5, 0.9]},  # one row of three values per leaf
     ],
 )
-def test_a_models_prediction_adds_its_trees_as_one_call_per_tree_does(engine, params):
+def test_a_models_prediction_adds_its_trees_as_one_call_per_tree_does(monkeypatch, engine, params):
     """``PackedNodes.add_trees`` (``predict``'s compiled sum over the trees) against the sum
     of one ``apply`` per tree, bit for bit: the trees of one compiled loop (one group), a
     warm start's two loops (two groups), and trees grown by the Python loop (each owning its
-    arrays: one group each)."""
-    from proxboost import _compiled_loop
+    arrays: one group each). The staged predictions likewise, against the Python recursion,
+    in one block and in blocks of a few stages that cut across a warm start's two groups."""
+    from proxboost import _compiled_loop, boosting
 
     X, y = _data()
     kwargs = {"loss": "lad", "engine": engine, "n_estimators": 30, "random_state": 0, **params}
@@ -124,3 +149,8 @@ def test_a_models_prediction_adds_its_trees_as_one_call_per_tree_does(engine, pa
     rows = np.random.default_rng(0).normal(size=(37, X.shape[1]))  # new rows, not a multiple of 8
     rows[::5, 1] = np.nan
     assert np.array_equal(est.predict(rows), _per_tree_sum(est, rows))
+    # staged predictions: the same recursion, bit for bit, in blocks of stages
+    for model in (est, alone):
+        _same_stages(model, rows)
+    monkeypatch.setattr(boosting, "STAGES_BYTES", 8 * 37 * 7)  # blocks of 7 (or 2) stages
+    _same_stages(est, rows)

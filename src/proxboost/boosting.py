@@ -385,9 +385,8 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         )
         F = _constant(Xp.shape[0], self.init_)
         trees = self.estimators_
-        kind = type(trees[0]) if trees else None
-        compiled = kind is not None and issubclass(kind, PackedNodes) and F.dtype == np.float64
-        if compiled and all(type(tree) is kind for tree in trees):  # no Python call per tree
+        kind = _compiled_kind(trees, F)
+        if kind is not None:  # no Python call per tree
             # n_jobs threads take chunks of rows; one chunk stays on one thread
             k = engine_threads(self.n_jobs) if Xp.shape[0] > CHUNK else 1
             with numba_threads(k) if k > 1 else contextlib.nullcontext():
@@ -404,7 +403,21 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
             _writeable(validate_data(self, X, reset=False, ensure_all_finite="allow-nan"))
         )
         F = H = _constant(Xp.shape[0], self.init_)
-        for tree, c, alpha in zip(self.estimators_, self.leaf_values_, self.alphas_):
+        trees = self.estimators_
+        kind = _compiled_kind(trees, F)
+        if kind is not None:  # blocks of stages computed by one compiled call per run of trees
+            n = Xp.shape[0]
+            FH = (F.reshape(n, -1).copy(), F.reshape(n, -1).copy())
+            per_block = max(1, STAGES_BYTES // (8 * FH[0].size))
+            for first in range(0, len(trees), per_block):
+                stop = min(len(trees), first + per_block)
+                out = np.empty((stop - first,) + FH[0].shape)
+                values, alphas = self.leaf_values_[first:stop], self.alphas_[first:stop]
+                kind.stage_trees(Xp, trees[first:stop], values, alphas, FH, out)
+                for stage in out:
+                    yield stage.reshape(F.shape)
+            return
+        for tree, c, alpha in zip(trees, self.leaf_values_, self.alphas_):
             F_next = H + c[tree.apply(Xp)]
             H = F_next + alpha * (F_next - F) if alpha else F_next
             F = F_next
@@ -441,6 +454,21 @@ def _data_key(*arrays) -> tuple:
             else:
                 key.append((a.shape, np.sum(a, axis=0).tobytes()))
     return tuple(key)
+
+
+def _compiled_kind(trees, F):
+    """The class of the fitted ``trees`` when a prediction can add them in compiled calls (all
+    of one compiled engine's ``PackedNodes`` class, F float64), else None (one Python call
+    per tree: the ``sklearn`` engine)."""
+    kind = type(trees[0]) if trees else None
+    if kind is None or not issubclass(kind, PackedNodes) or F.dtype != np.float64:
+        return None
+    return kind if all(type(tree) is kind for tree in trees) else None
+
+
+#: Memory of one block of staged predictions (``staged_predict``): stages per block so that
+#: a block takes about 8 MB, however many rows and levels
+STAGES_BYTES = 8 << 20
 
 
 _PARAMS_DOC = """

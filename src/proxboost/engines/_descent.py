@@ -203,3 +203,17 @@ def add_leaf_values(leaves, values, first, w, F):
     for i in range(F.shape[0]):
         for k in range(F.shape[1]):
             F[i, k] += w * values[first + leaves[i], k]
+
+
+@kernel
+def add_stage(leaves, values, first, alpha, FH, out):
+    """One tree's step of a staged prediction (``staged_predict``): per entry, as the Python
+    recursion computes it, f = H + c[leaf], then H = f + alpha (f - F) (f where alpha is 0)
+    and F = f; out = f. ``FH``: (F, H), each (n, K), updated in place."""
+    F, H = FH
+    for i in range(F.shape[0]):
+        for k in range(F.shape[1]):
+            f = H[i, k] + values[first + leaves[i], k]
+            H[i, k] = f + alpha * (f - F[i, k]) if alpha != 0.0 else f
+            F[i, k] = f
+            out[i, k] = f

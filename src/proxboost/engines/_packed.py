@@ -8,9 +8,10 @@ sixth of a whole fit on a small dataset; one small object per tree costs a tenth
 tree grown alone owns its arrays (the span is all of them). Either way a field is the same view
 of the same numbers.
 
-A model's prediction reads no field: it hands each run of trees sharing their arrays to the
-engine's compiled ``add_trees`` whole (:meth:`PackedNodes.add_trees`), one call where each tree
-cost a Python call of its own.
+A model's prediction and its staged predictions read no field: they hand each run of trees
+sharing their arrays to the engine's compiled ``add_trees`` or ``stage_trees`` whole
+(:meth:`PackedNodes.add_trees`, :meth:`PackedNodes.stage_trees`), one call where each tree cost
+a Python call of its own.
 
 Pickling keeps the sharing (pickle writes an object shared by many trees once), so a model's
 pickle holds each array once too.
@@ -87,20 +88,20 @@ class PackedNodes:
         be called under ``_threads.numba_threads``), each row through the trees in the same
         order: the same numbers."""
         F2 = F.reshape(F.shape[0], -1)  # a view: (n, 1) for one value per leaf
-        first = 0
-        while first < len(trees):
-            stop = first + 1
-            while stop < len(trees) and trees[stop]._shares_arrays(trees[first]):
-                stop += 1
-            group, values = trees[first:stop], leaf_values[first:stop]
-            spans = np.zeros((stop - first, 3), np.int64)  # first node, end node, first value
-            spans[:, 0] = [tree._start for tree in group]
-            spans[:, 1] = [tree._stop for tree in group]
-            np.cumsum([len(c) for c in values[:-1]], out=spans[1:, 2])
-            values = np.concatenate(values).astype(np.float64, copy=False)
+        for first, stop, spans, values in _runs(trees, leaf_values):
             w = np.ascontiguousarray(weights[first:stop], dtype=np.float64)
-            trees[first]._add_group(Xp, spans, values.reshape(len(values), -1), w, F2, threads)
-            first = stop
+            trees[first]._add_group(Xp, spans, values, w, F2, threads)
+
+    @classmethod
+    def stage_trees(cls, Xp, trees, leaf_values, alphas, FH, out):
+        """out[t] = the prediction after tree t (``staged_predict``), tree after tree from the
+        model's F and H (``FH``: float64, (n, K) each, updated): f = H + c[leaves], then
+        H = f + alpha (f - F) (f where alpha is 0) and F = f, entry by entry as the Python
+        recursion computes it; one compiled call per run of trees sharing their arrays.
+        ``out``: (len(trees), n, K)."""
+        for first, stop, spans, values in _runs(trees, leaf_values):
+            a = np.ascontiguousarray(alphas[first:stop], dtype=np.float64)
+            trees[first]._stage_group(Xp, spans, values, a, FH, out[first:stop])
 
     def _shares_arrays(self, other):
         """Whether this tree reads the same arrays as ``other`` (and so the same kernel call)."""
@@ -109,6 +110,11 @@ class PackedNodes:
     def _add_group(self, Xp, spans, values, weights, F, threads):
         """Add the trees of ``spans`` (rows: first node, end node, first leaf value) in this
         tree's arrays to F (the engine's compiled ``add_trees``, on ``threads`` threads)."""
+        raise NotImplementedError
+
+    def _stage_group(self, Xp, spans, values, alphas, FH, out):
+        """The staged predictions of the trees of ``spans`` in this tree's arrays (the engine's
+        compiled ``stage_trees``)."""
         raise NotImplementedError
 
     @property
@@ -136,3 +142,22 @@ class PackedNodes:
         for name in self._slots():
             if name in state and name not in self.FIELDS:
                 setattr(self, name, state[name])
+
+
+def _runs(trees, leaf_values):
+    """Per run of consecutive trees sharing their arrays: (first, stop, spans, values), the
+    spans (first node, end node, first leaf value) of trees[first:stop] in their shared arrays
+    and their leaf values end to end, one row of K per leaf."""
+    first = 0
+    while first < len(trees):
+        stop = first + 1
+        while stop < len(trees) and trees[stop]._shares_arrays(trees[first]):
+            stop += 1
+        group, values = trees[first:stop], leaf_values[first:stop]
+        spans = np.zeros((stop - first, 3), np.int64)
+        spans[:, 0] = [tree._start for tree in group]
+        spans[:, 1] = [tree._stop for tree in group]
+        np.cumsum([len(c) for c in values[:-1]], out=spans[1:, 2])
+        values = np.concatenate(values).astype(np.float64, copy=False)
+        yield first, stop, spans, values.reshape(len(values), -1)
+        first = stop

@@ -87,6 +87,7 @@ from proxboost.engines._exact.predictor import (
     apply_tree,
     apply_tree_par,
     fill_steps,
+    stage_trees,
     steps_work,
 )
 from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Threads, new_scratch
@@ -166,6 +167,10 @@ class ExactTree(PackedNodes):
         """``PackedNodes.add_trees`` for the trees sharing this tree's arrays."""
         add = add_trees if threads == 1 else add_trees_par
         add(_as_float32(Xp), self._arrays, spans, values, weights, F)
+
+    def _stage_group(self, Xp, spans, values, alphas, FH, out):
+        """``PackedNodes.stage_trees`` for the trees sharing this tree's arrays."""
+        stage_trees(_as_float32(Xp), self._arrays, spans, values, alphas, FH, out)
 
 
 def _as_float32(Xp):

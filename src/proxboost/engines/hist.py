@@ -114,6 +114,7 @@ from proxboost.engines._hist.predictor import (
     apply_tree_par,
     fill_steps,
     label_rows,
+    stage_trees,
     steps_work,
 )
 from proxboost.engines._hist.records import Binned, new_scratch
@@ -175,6 +176,10 @@ class HistTree(PackedNodes):
         """``PackedNodes.add_trees`` for the trees sharing this tree's arrays."""
         add = add_trees if threads == 1 else add_trees_par
         add(_as_bins(Xp), self._arrays, self.missing_bin, spans, values, weights, F)
+
+    def _stage_group(self, Xp, spans, values, alphas, FH, out):
+        """``PackedNodes.stage_trees`` for the trees sharing this tree's arrays."""
+        stage_trees(_as_bins(Xp), self._arrays, self.missing_bin, spans, values, alphas, FH, out)
 
 
 def _as_bins(Xp):

@@ -9,6 +9,7 @@ from proxboost.engines._descent import (
     CHUNK,
     Steps,
     add_leaf_values,
+    add_stage,
     descent,
     largest_span,
     leaves_of_rows,
@@ -85,23 +86,42 @@ def apply_tree_par(X32, feature, threshold, left, right, leaf_of_node, missing_l
 
 
 @njit(cache=True, nogil=True)
+def span_leaves(X32, arrays, span, work, leaves):
+    """``leaves`` = leaf ids of the rows X32 in the tree ``span`` (first node, end node, ...) of
+    the node ``arrays`` that trees share (``ExactTree.FIELDS`` order; ``PackedNodes``), its
+    layout filled in ``work`` (``steps_work`` of at least its node count)."""
+    feature, threshold, left, right, leaf_of_node, _, missing = arrays
+    s, e = span[0], span[1]
+    depth = fill_steps(feature[s:e], threshold[s:e], left[s:e], right[s:e], missing[s:e], work)
+    steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
+    leaves_of_rows(X32, 0, X32.shape[0], steps, leaf_of_node[s:e], leaves)
+
+
+@njit(cache=True, nogil=True)
 def add_trees(X32, arrays, spans, values, weights, F):
     """F += weights[t] * (tree t's leaf values of the rows), for the trees in ``spans`` in
-    their order: a model's prediction without a Python call per tree (``_forest.add_trees``).
-    ``arrays``: the trees' shared node arrays (``ExactTree.FIELDS`` order); ``spans[t]``: tree
-    t's (first node, end node, first leaf value); ``values``: the leaf values, one row of K per
-    leaf; F: (n, K). Each F[i, k] gets ``w * c`` added tree after tree, as ``F += w * c[leaves]``
-    adds it: the same numbers."""
-    feature, threshold, left, right, leaf_of_node, _, missing = arrays
-    n = X32.shape[0]
-    leaves = np.empty(n, np.intp)
+    their order: a model's prediction without a Python call per tree (``PackedNodes.add_trees``).
+    ``arrays``: the trees' shared node arrays; ``spans[t]``: tree t's (first node, end node,
+    first leaf value); ``values``: the leaf values, one row of K per leaf; F: (n, K). Each
+    F[i, k] gets ``w * c`` added tree after tree, as ``F += w * c[leaves]`` adds it: the same
+    numbers."""
+    leaves = np.empty(X32.shape[0], np.intp)
     work = steps_work(largest_span(spans))
     for t in range(spans.shape[0]):
-        s, e, v = spans[t, 0], spans[t, 1], spans[t, 2]
-        depth = fill_steps(feature[s:e], threshold[s:e], left[s:e], right[s:e], missing[s:e], work)
-        steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
-        leaves_of_rows(X32, 0, n, steps, leaf_of_node[s:e], leaves)
-        add_leaf_values(leaves, values, v, weights[t], F)
+        span_leaves(X32, arrays, spans[t], work, leaves)
+        add_leaf_values(leaves, values, spans[t, 2], weights[t], F)
+
+
+@njit(cache=True, nogil=True)
+def stage_trees(X32, arrays, spans, values, alphas, FH, out):
+    """out[t] = the prediction after tree t (``staged_predict``), for the trees in ``spans``
+    in their order, from the model's F and H = ``FH`` (each (n, K), updated: Nesterov's
+    recursion with ``alphas``; ``_descent.add_stage``); the rest as :func:`add_trees`."""
+    leaves = np.empty(X32.shape[0], np.intp)
+    work = steps_work(largest_span(spans))
+    for t in range(spans.shape[0]):
+        span_leaves(X32, arrays, spans[t], work, leaves)
+        add_stage(leaves, values, spans[t, 2], alphas[t], FH, out[t])
 
 
 @njit(cache=True, nogil=True, parallel=True)

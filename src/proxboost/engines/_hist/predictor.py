@@ -9,6 +9,7 @@ from proxboost.engines._descent import (
     CHUNK,
     Steps,
     add_leaf_values,
+    add_stage,
     descent,
     largest_span,
     leaves_of_rows,
@@ -96,22 +97,39 @@ def label_rows(bins, rows, nodes, missing_left, missing_bin, out):
 
 
 @njit(cache=True, nogil=True)
+def span_leaves(bins, arrays, missing_bin, span, work, leaves):
+    """``leaves`` = leaf ids of the binned rows in the tree ``span`` (first node, end node,
+    ...) of the node ``arrays`` that trees share (``HistTree.FIELDS`` order; ``PackedNodes``;
+    ``missing_bin``: per feature), its layout filled in ``work``."""
+    feature, threshold, left, right, leaf_of_node, missing = arrays[:6]
+    s, e = span[0], span[1]
+    nodes = (feature[s:e], threshold[s:e], left[s:e], right[s:e], leaf_of_node[s:e])
+    depth = fill_steps(nodes, missing[s:e], missing_bin, work)
+    steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
+    leaves_of_rows(bins, 0, bins.shape[0], steps, nodes[4], leaves)
+
+
+@njit(cache=True, nogil=True)
 def add_trees(bins, arrays, missing_bin, spans, values, weights, F):
     """F += weights[t] * (tree t's leaf values of the binned rows), for the trees in ``spans``
-    in their order (``arrays``: their shared node arrays in ``HistTree.FIELDS`` order;
-    ``missing_bin``: per feature; the rest as the exact engine's ``add_trees``): the same
-    numbers as ``F += w * c[leaves]`` tree after tree."""
-    feature, threshold, left, right, leaf_of_node, missing = arrays[:6]
-    n = bins.shape[0]
-    leaves = np.empty(n, np.intp)
+    in their order (the exact engine's ``add_trees``): the same numbers as
+    ``F += w * c[leaves]`` tree after tree."""
+    leaves = np.empty(bins.shape[0], np.intp)
     work = steps_work(largest_span(spans))
     for t in range(spans.shape[0]):
-        s, e, v = spans[t, 0], spans[t, 1], spans[t, 2]
-        nodes = (feature[s:e], threshold[s:e], left[s:e], right[s:e], leaf_of_node[s:e])
-        depth = fill_steps(nodes, missing[s:e], missing_bin, work)
-        steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
-        leaves_of_rows(bins, 0, n, steps, nodes[4], leaves)
-        add_leaf_values(leaves, values, v, weights[t], F)
+        span_leaves(bins, arrays, missing_bin, spans[t], work, leaves)
+        add_leaf_values(leaves, values, spans[t, 2], weights[t], F)
+
+
+@njit(cache=True, nogil=True)
+def stage_trees(bins, arrays, missing_bin, spans, values, alphas, FH, out):
+    """out[t] = the prediction after tree t (``staged_predict``; the exact engine's
+    ``stage_trees``)."""
+    leaves = np.empty(bins.shape[0], np.intp)
+    work = steps_work(largest_span(spans))
+    for t in range(spans.shape[0]):
+        span_leaves(bins, arrays, missing_bin, spans[t], work, leaves)
+        add_stage(leaves, values, spans[t, 2], alphas[t], FH, out[t])
 
 
 @njit(cache=True, nogil=True, parallel=True)
