@@ -106,6 +106,19 @@ def _per_tree_stages(est, X):
     return stages
 
 
+def _per_tree_importances(est):
+    """The importances as one ``np.bincount`` per tree computes them: the oracle of
+    ``gains_by_feature``."""
+    p = est.n_features_in_
+    per_tree = [
+        np.bincount(tree.split_feature, tree.split_gain, minlength=p)
+        for tree in est.estimators_
+        if len(tree.split_feature) > 0
+    ]
+    mean = np.mean(per_tree, axis=0)
+    return mean / mean.sum()
+
+
 def _same_stages(est, X):
     got = list(est.staged_predict(X))
     want = _per_tree_stages(est, X)
@@ -129,7 +142,8 @@ def test_a_models_prediction_adds_its_trees_as_one_call_per_tree_does(monkeypatc
     of one ``apply`` per tree, bit for bit: the trees of one compiled loop (one group), a
     warm start's two loops (two groups), and trees grown by the Python loop (each owning its
     arrays: one group each). The staged predictions likewise, against the Python recursion,
-    in one block and in blocks of a few stages that cut across a warm start's two groups."""
+    in one block and in blocks of a few stages that cut across a warm start's two groups; and
+    the importances against one ``np.bincount`` per tree."""
     from proxboost import _compiled_loop, boosting
 
     X, y = _data()
@@ -149,6 +163,9 @@ def test_a_models_prediction_adds_its_trees_as_one_call_per_tree_does(monkeypatc
     rows = np.random.default_rng(0).normal(size=(37, X.shape[1]))  # new rows, not a multiple of 8
     rows[::5, 1] = np.nan
     assert np.array_equal(est.predict(rows), _per_tree_sum(est, rows))
+    # importances: the per-tree bincounts' numbers
+    for model in (est, alone):
+        assert np.array_equal(model.feature_importances_, _per_tree_importances(model))
     # staged predictions: the same recursion, bit for bit, in blocks of stages
     for model in (est, alone):
         _same_stages(model, rows)

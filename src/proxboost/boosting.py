@@ -365,12 +365,18 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         when no tree splits). Nesterov's model weights do not enter.
         """
         check_is_fitted(self)
-        per_tree = [
-            np.bincount(tree.split_feature, tree.split_gain, minlength=self.n_features_in_)
-            for tree in self.estimators_
-            if len(tree.split_feature) > 0
-        ]
-        if not per_tree:
+        trees = self.estimators_
+        kind = _compiled_kind(trees)
+        if kind is not None:  # one compiled call per run of trees: the same sums
+            gains = kind.gains_by_feature(trees, self.n_features_in_)
+            per_tree = gains[np.array([tree.n_leaves > 1 for tree in trees], dtype=bool)]
+        else:
+            per_tree = [
+                np.bincount(tree.split_feature, tree.split_gain, minlength=self.n_features_in_)
+                for tree in trees
+                if len(tree.split_feature) > 0
+            ]
+        if len(per_tree) == 0:
             return np.zeros(self.n_features_in_)
         mean = np.mean(per_tree, axis=0)
         total = mean.sum()
@@ -456,12 +462,13 @@ def _data_key(*arrays) -> tuple:
     return tuple(key)
 
 
-def _compiled_kind(trees, F):
-    """The class of the fitted ``trees`` when a prediction can add them in compiled calls (all
-    of one compiled engine's ``PackedNodes`` class, F float64), else None (one Python call
-    per tree: the ``sklearn`` engine)."""
+def _compiled_kind(trees, F=None):
+    """The class of the fitted ``trees`` when a prediction (into ``F``, float64) or their
+    importances can read them in compiled calls (all of one compiled engine's ``PackedNodes``
+    class), else None (one Python call per tree: the ``sklearn`` engine)."""
     kind = type(trees[0]) if trees else None
-    if kind is None or not issubclass(kind, PackedNodes) or F.dtype != np.float64:
+    float64 = F is None or F.dtype == np.float64
+    if kind is None or not issubclass(kind, PackedNodes) or not float64:
         return None
     return kind if all(type(tree) is kind for tree in trees) else None
 

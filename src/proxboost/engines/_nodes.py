@@ -254,3 +254,14 @@ def check_monotonic_cst(monotonic_cst, p):
     if cst.shape != (p,) or not np.isin(cst, (-1, 0, 1)).all():
         raise ValueError(f"monotonic_cst must hold one of -1, 0, 1 per feature ({p}); got {cst!r}")
     return np.ascontiguousarray(cst, dtype=np.int8)
+
+
+@kernel
+def split_gains(feature, left, gain, spans, out):
+    """out[t, f] += the split gains of tree t's split nodes on feature f, node after node as
+    ``np.bincount(split_feature, split_gain)`` adds them, for the trees ``spans`` (rows: first
+    node, end node) of the node arrays they share (``PackedNodes.gains_by_feature``)."""
+    for t in range(spans.shape[0]):
+        for j in range(spans[t, 0], spans[t, 1]):
+            if left[j] >= 0:
+                out[t, feature[j]] += gain[j]

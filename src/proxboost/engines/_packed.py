@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from proxboost.engines._nodes import split_gains
+
 
 def _field(index: int, doc: str) -> property:
     """A read-only attribute: entry ``index`` of the tree's arrays, cut to its span."""
@@ -103,6 +105,19 @@ class PackedNodes:
             a = np.ascontiguousarray(alphas[first:stop], dtype=np.float64)
             trees[first]._stage_group(Xp, spans, values, a, FH, out[first:stop])
 
+    @classmethod
+    def gains_by_feature(cls, trees, n_features):
+        """(len(trees), n_features): per tree, its split gains summed by feature, each sum in
+        node order as ``np.bincount(tree.split_feature, tree.split_gain)`` adds it (the same
+        numbers), one compiled call per run of trees sharing their arrays."""
+        out = np.zeros((len(trees), n_features))
+        at = {name: k for k, name in enumerate(cls.FIELDS)}
+        for first, stop, spans, _ in _runs(trees, None):
+            arrays = trees[first]._arrays
+            feature, left, gain = arrays[at["feature"]], arrays[at["left"]], arrays[at["gain"]]
+            split_gains(feature, left, np.asarray(gain, np.float64), spans, out[first:stop])
+        return out
+
     def _shares_arrays(self, other):
         """Whether this tree reads the same arrays as ``other`` (and so the same kernel call)."""
         return self._arrays is other._arrays
@@ -147,17 +162,22 @@ class PackedNodes:
 def _runs(trees, leaf_values):
     """Per run of consecutive trees sharing their arrays: (first, stop, spans, values), the
     spans (first node, end node, first leaf value) of trees[first:stop] in their shared arrays
-    and their leaf values end to end, one row of K per leaf."""
+    and their leaf values end to end, one row of K per leaf (``leaf_values`` None: no values,
+    None)."""
     first = 0
     while first < len(trees):
         stop = first + 1
         while stop < len(trees) and trees[stop]._shares_arrays(trees[first]):
             stop += 1
-        group, values = trees[first:stop], leaf_values[first:stop]
+        group = trees[first:stop]
+        values = None if leaf_values is None else leaf_values[first:stop]
         spans = np.zeros((stop - first, 3), np.int64)
         spans[:, 0] = [tree._start for tree in group]
         spans[:, 1] = [tree._stop for tree in group]
-        np.cumsum([len(c) for c in values[:-1]], out=spans[1:, 2])
-        values = np.concatenate(values).astype(np.float64, copy=False)
-        yield first, stop, spans, values.reshape(len(values), -1)
+        if leaf_values is None:
+            yield first, stop, spans, None
+        else:
+            np.cumsum([len(c) for c in values[:-1]], out=spans[1:, 2])
+            values = np.concatenate(values).astype(np.float64, copy=False)
+            yield first, stop, spans, values.reshape(len(values), -1)
         first = stop
