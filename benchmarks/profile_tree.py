@@ -23,15 +23,23 @@ regression model (20 features) at any size, with T = 20 and no eval set (the thr
 including the time a thread spends waiting in the thread pool (numba's ``omp`` layer spins):
 a kernel's share on two threads against its share on one says how well it is parallel.
 
+With ``--annotate KERNEL`` (part of a compiled function's name, e.g. ``grow_nodes``), also where
+inside that kernel the samples fall: LLVM inlines most of the node loop (split search,
+partitions, subtractions) into ``grower.grow_nodes``, so its share alone says little. The
+kernel's machine code is disassembled (``objdump``) with each instruction's sample count into
+``--annotate-out``, and the hottest stretches of 50 instructions are printed with their share;
+reading which loop a stretch is (its loads, sums and compares) is left to you.
+
 Usage: ``python benchmarks/profile_tree.py whitewine 5 [--seconds 8] [--fit [--engine hist]
-[--n-jobs 2]]``, ``python benchmarks/profile_tree.py regression 3 --fit --n-samples 200000``
-(Linux with ``perf``). The shares are relative: a loaded machine slows every kernel alike,
-roughly.
+[--n-jobs 2]] [--annotate grow_nodes]``, ``python benchmarks/profile_tree.py regression 3 --fit
+--n-samples 200000`` (Linux with ``perf``). The shares are relative: a loaded machine slows
+every kernel alike, roughly.
 """
 
 import argparse
 import bisect
 import collections
+import ctypes
 import os
 import re
 import shutil
@@ -41,6 +49,7 @@ import tempfile
 import time
 
 MARK = "PROFILE_TREE_CHILD"
+ANNOTATE = "PROFILE_TREE_ANNOTATE"
 
 
 def _grow_loop():
@@ -81,6 +90,37 @@ def _functions(dispatcher):
     return sorted(set(found))
 
 
+def _mapping_end(address):
+    """The end of the memory mapping of this process that holds ``address``."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if lo <= address < hi:
+                return hi
+    return address
+
+
+def _write_symbols(functions, symbols_path):
+    """The compiled functions' addresses, and with ``ANNOTATE`` in the environment the machine
+    code of the first function whose name holds it (up to the next function or the end of its
+    mapping) with its address, for ``annotate``."""
+    with open(symbols_path, "w") as f:
+        f.writelines(f"{a:x} {name}\n" for a, name in functions)
+    wanted = os.environ.get(ANNOTATE)
+    if not wanted:
+        return
+    starts = sorted(a for a, _ in functions)
+    for address, name in functions:
+        if wanted in _short(name):
+            after = [a for a in starts if a > address]
+            end = min(after[0] if after else address + (1 << 20), _mapping_end(address))
+            with open(symbols_path + ".code", "wb") as f:
+                f.write(ctypes.string_at(address, end - address))
+            with open(symbols_path + ".where", "w") as f:
+                f.write(f"{address} {_short(name)}\n")
+            return
+
+
 def _fit_child(data, depth, seconds, symbols_path, fit_options):
     """``child`` with ``--fit``: whole fits (the compiled loop and the Python work around it).
     ``data`` is (X, y, eval set or None); ``fit_options`` the engine, n_jobs, T, the levels and
@@ -112,8 +152,7 @@ def _fit_child(data, depth, seconds, symbols_path, fit_options):
     runs = _compiled_loop.RUNS_PAR if n_jobs > 1 else _compiled_loop.RUNS
     if levels:
         runs = _compiled_multi.RUNS
-    with open(symbols_path, "w") as f:
-        f.writelines(f"{a:x} {name}\n" for a, name in _functions(runs[engine]))
+    _write_symbols(_functions(runs[engine]), symbols_path)
     print(
         f"({X.shape[0]} x {X.shape[1]}), depth {depth}, {engine}, n_jobs {n_jobs}: "
         f"{per_fit / T * 1e6:.0f} us/iteration"
@@ -156,8 +195,7 @@ def child(dataset, depth, seconds, symbols_path, args):
     t0 = time.perf_counter()
     loop(record, target, 5)
     per_tree = (time.perf_counter() - t0) / 5
-    with open(symbols_path, "w") as f:
-        f.writelines(f"{a:x} {name}\n" for a, name in _functions(loop))
+    _write_symbols(_functions(loop), symbols_path)
     print(f"{dataset} ({shape[0]} x {shape[1]}), depth {depth}: {per_tree * 1e6:.0f} us/tree")
     sys.stdout.flush()
     t_start = time.clock_gettime(time.CLOCK_MONOTONIC)
@@ -206,6 +244,55 @@ def shares(perf_data, symbols_path):
     return {k: v / max(total, 1) for k, v in counts.most_common()}
 
 
+def annotate(perf_data, symbols_path, out_path, stretch=50):
+    """Write the annotated kernel's disassembly with each instruction's samples (in the
+    profiled window) to ``out_path``; print its hottest stretches of ``stretch`` instructions."""
+    if not os.path.exists(symbols_path + ".where"):
+        print("--annotate: no compiled function of that name (see the shares above)")
+        return
+    with open(symbols_path + ".where") as f:
+        start, name = f.read().split()
+    start = int(start)
+    size = os.path.getsize(symbols_path + ".code")
+    with open(symbols_path + ".window") as f:
+        t_start, t_end = map(float, f.read().split())
+    out = subprocess.run(
+        ["perf", "script", "-i", perf_data, "-F", "time,ip"], capture_output=True, text=True
+    ).stdout
+    hits, total = collections.Counter(), 0
+    for line in out.splitlines():
+        m = re.match(r"\s*([\d.]+):\s+([0-9a-f]+)", line)
+        if not m or not t_start <= float(m[1]) <= t_end:
+            continue
+        total += 1
+        offset = int(m[2], 16) - start
+        if 0 <= offset < size:
+            hits[offset] += 1
+    listing = subprocess.run(
+        ["objdump", "-D", "-b", "binary", "-mi386:x86-64", symbols_path + ".code"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    rows = []
+    for line in listing.splitlines():
+        m = re.match(r"\s*([0-9a-f]+):\s", line)
+        if m:
+            rows.append((hits.get(int(m[1], 16), 0), line.strip()))
+    with open(out_path, "w") as f:
+        f.write(f"{name}: {sum(hits.values())} of {total} samples; per instruction:\n")
+        f.writelines(f"{n:6d}  {text}\n" for n, text in rows)
+    blocks = [rows[i : i + stretch] for i in range(0, len(rows), stretch)]
+    ranked = sorted(range(len(blocks)), key=lambda i: -sum(n for n, _ in blocks[i]))
+    print(f"{name}: {sum(hits.values()) / max(total, 1):.1%} of the samples; hottest stretches:")
+    for i in ranked[:10]:
+        n = sum(c for c, _ in blocks[i])
+        if n == 0:
+            break
+        top = max(blocks[i], key=lambda r: r[0])[1]
+        print(f"  {n / max(total, 1):6.1%}  from {blocks[i][0][1].split(':')[0]}: hottest {top}")
+    print(f"the annotated disassembly: {out_path}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset")
@@ -221,7 +308,13 @@ def main():
     parser.add_argument(
         "--levels", help="with --fit: pinball at these levels in one model (e.g. 0.05,0.5,0.95)"
     )
+    parser.add_argument(
+        "--annotate", metavar="KERNEL", help="where the samples fall inside this kernel"
+    )
+    parser.add_argument("--annotate-out", default="profile_annotated.txt")
     args = parser.parse_args()
+    if args.annotate and shutil.which("objdump") is None:
+        raise SystemExit("--annotate needs objdump (apt-get install binutils)")
     if args.levels:
         args.levels = [float(v) for v in args.levels.split(",")]
     if (args.engine != "exact" or args.n_jobs != 1 or args.loss != "lad") and not args.fit:
@@ -233,6 +326,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         symbols, data = os.path.join(tmp, "symbols.txt"), os.path.join(tmp, "perf.data")
         env = {**os.environ, MARK: symbols, "NUMBA_CACHE_DIR": os.path.join(tmp, "numba")}
+        if args.annotate:
+            env[ANNOTATE] = args.annotate
         command = ["perf", "record", "-q", "-F", "999", "-k", "CLOCK_MONOTONIC", "-o", data]
         command += [sys.executable, *sys.argv]
         if subprocess.run(command, env=env).returncode != 0:
@@ -240,6 +335,8 @@ def main():
         print(f"share of the CPU samples (load {os.getloadavg()[0]:.2f}):")
         for name, share in list(shares(data, symbols).items())[:20]:
             print(f"  {share:6.1%}  {name}")
+        if args.annotate:
+            annotate(data, symbols, os.path.abspath(args.annotate_out))
 
 
 if __name__ == "__main__":

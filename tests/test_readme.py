@@ -232,6 +232,10 @@ NOT_RUN = {
         "a timing benchmark comparing two revisions, run alternately from their worktrees on an "
         "idle machine (minutes on both cores)"
     ),
+    "python benchmarks/profile_tree.py whitewine 5 --fit --annotate grow_nodes": (
+        "a profile of whole fits under Linux perf that compiles every kernel from an empty cache "
+        "(minutes), with the node loop's disassembly"
+    ),
     "python benchmarks/profile_tree.py crabs 3 --fit": (
         "a profile of whole fits under Linux perf that compiles every kernel from an empty cache "
         "(minutes)"

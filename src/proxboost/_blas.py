@@ -185,7 +185,7 @@ def _ddot(typingctx, t, w, M):
     return types.float64(t, w, M), codegen
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def vecmat(w, M, t, out):
     """``out[:] = w[:t] @ M[:t]`` as NumPy computes it (1 <= t; ``w`` and ``M`` C-contiguous,
     ``M`` of shape (T, k) with T >= t, ``out`` of length k)."""

@@ -83,7 +83,7 @@ FORCE_PYTHON = os.environ.get("PROXBOOST_COMPILED_LOOP", "") == "0"
 _EMPTY = np.empty(0)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _now():
     """Seconds of ``CLOCK_MONOTONIC`` (``time.perf_counter``'s clock)."""
     return monotonic()
@@ -115,7 +115,7 @@ Out = namedtuple(
 # ---------------------------------------------------------------------------------------------
 # Leaf values (bincount's row-order sums, each leaf's line search as the Python loop's)
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def leaf_means_in(values, leaf_ids, n_leaves, w, work):
     """``losses.leaf_means`` (``w`` empty: unweighted) into ``work.means[:n_leaves]`` (returned;
     ``work``: :data:`LeafWork`): :func:`_leaf_means_into`."""
@@ -181,7 +181,7 @@ def _leaf_sums(values, leaf_ids, n_leaves, w, work):
             sums[leaf] += values[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def leaf_means(values, leaf_ids, n_leaves, w):
     """:func:`leaf_means_in` with a scratch of its own (of leaves only: it reads no row
     scratch)."""
@@ -195,7 +195,7 @@ def leaf_means(values, leaf_ids, n_leaves, w):
 LeafWork = namedtuple("LeafWork", ["counts", "sums", "means", "u", "leaf", "c"])
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def leaf_work(n, n_leaves):
     """A :data:`LeafWork` for up to ``n`` rows and ``n_leaves`` leaves."""
     return LeafWork(
@@ -204,7 +204,7 @@ def leaf_work(n, n_leaves):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _line_search(spec, y, H, leaf_ids, n_leaves, w, fit):
     """``loss.line_search(y, H, leaf_ids, n_leaves, w, tie_rule, fit)`` (``w`` empty:
     unweighted)."""
@@ -227,7 +227,7 @@ def _line_search(spec, y, H, leaf_ids, n_leaves, w, fit):
 # ---------------------------------------------------------------------------------------------
 # One iteration
 # ---------------------------------------------------------------------------------------------
-@njit(nogil=True, _nrt=False)
+@njit(error_model="numpy", nogil=True, _nrt=False)
 def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals):
     """The least-squares fit into ``work.means[:n_leaves]`` and the shrunk line-searched leaf
     values c into ``work.c[:n_leaves]`` (``work``: :data:`LeafWork`): ``_leaf_values`` of the
@@ -257,7 +257,8 @@ def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals):
         c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found)
 
 
-@njit(cache=True, nogil=True, _nrt=True)  # allocates: reference counting even under a kernel
+# allocates: reference counting even under a kernel
+@njit(error_model="numpy", cache=True, nogil=True, _nrt=True)
 def _searched(spec, fitted, leaf_ids, n_leaves, fit, c):
     """c = the shrunk :func:`_line_search` (least squares, weights, no rows: its arrays
     allocated and freed here, not in the kernel calling it)."""
@@ -266,7 +267,7 @@ def _searched(spec, fitted, leaf_ids, n_leaves, fit, c):
         c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found[k])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(error_model="numpy", cache=True, nogil=True, _nrt=False)
 def _store(out, k, nodes, m, c):
     """Append tree k's node arrays (their first ``m`` entries) and leaf values to ``out``.
     Compiled without reference counting (it allocates nothing and returns nothing: as the
@@ -289,7 +290,7 @@ def _store(out, k, nodes, m, c):
     out.leaf_end[k] = lstart + c.shape[0]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(error_model="numpy", cache=True, nogil=True, _nrt=False)
 def _stops(spec, history, value, t):
     """scikit-learn's rule: stop unless ``value`` beats one of the last values by tol."""
     better = False
@@ -301,7 +302,7 @@ def _stops(spec, history, value, t):
     return not better
 
 
-@njit(nogil=True, _nrt=False)
+@njit(error_model="numpy", nogil=True, _nrt=False)
 def _iterations(
     grow, steps, leaves, target, update, replay, record, intervals, engine, loop, scratch, elapsed
 ):
@@ -353,14 +354,14 @@ def _iterations(
     return done, False
 
 
-@njit(nogil=True, _nrt=False)
+@njit(error_model="numpy", nogil=True, _nrt=False)
 def _steps(work, depth):
     """The :data:`~proxboost.engines._descent.Steps` an engine's ``steps_in_loop`` left in
     ``work``, of the tree's ``depth``."""
     return Steps(work.child, work.feature, work.threshold, work.missing, depth)
 
 
-@njit(nogil=True, _nrt=False)
+@njit(error_model="numpy", nogil=True, _nrt=False)
 def _replay_tree(leaves, replay, rows, tree_steps, outside, step):
     """The rows outside the fit ``rows`` (:data:`Rows`) through the tree: their leaves by the
     predictor ``leaves`` (``outside``: the tree's leaf of each node, the scratch of leaf ids),
@@ -379,7 +380,7 @@ def _replay_tree(leaves, replay, rows, tree_steps, outside, step):
 Scratch = namedtuple("Scratch", ["nodes", "leaf_ids", "target", "work", "steps", "leaves", "terms"])
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _scratch(loop, tree, steps):
     """The :data:`Scratch` of ``loop`` (``tree``: the engine's ``tree_in_loop``, ``steps`` its
     ``steps_work_in_loop``)."""
@@ -399,7 +400,7 @@ def _scratch(loop, tree, steps):
 # becomes a first-class function value, which numba cannot cache. The serial entries
 # name serial kernels only, so a one-thread fit never compiles a parallel one; the parallel
 # entries run under ``numba_threads(k)`` (``boost``). Each makes the loop's scratch first.
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _run_exact(engine, loop, elapsed):
     """:func:`_iterations` of the exact engine on one thread."""
     tree = exact.tree_in_loop(engine)
@@ -419,7 +420,7 @@ def _run_exact(engine, loop, elapsed):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _run_hist(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on one thread."""
     tree = hist.tree_in_loop(engine)
@@ -439,7 +440,7 @@ def _run_hist(engine, loop, elapsed):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _run_exact_par(engine, loop, elapsed):
     """:func:`_iterations` of the exact engine on threads (``engine.par``: their scratch)."""
     tree = exact.tree_in_loop(engine)
@@ -459,7 +460,7 @@ def _run_exact_par(engine, loop, elapsed):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _run_hist_par(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on threads (``engine.par``: their count)."""
     tree = hist.tree_in_loop(engine)

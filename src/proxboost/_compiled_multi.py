@@ -98,7 +98,7 @@ LevelWork = namedtuple(
 _EPS = float(np.finfo(float).eps)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _gap_bounds(levels, t, alphas, accelerated):
     """``GapBudget.next_min_steps(model_weights(alphas[: t + 1]))`` of the trees 0..t-1:
     ``_multi_quantile.gap_bounds``'s operations in its order, its two ``w @ G`` products by the
@@ -124,7 +124,7 @@ def _gap_bounds(levels, t, alphas, accelerated):
     return bounds
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _record_gaps(levels, t, c):
     """Tree t's rows of the gap budget (``_multi_quantile.tree_gaps`` of its shrunk leaf values
     c, shape (n_leaves, K)): exact operations (differences, minima, maxima, absolute values)."""
@@ -157,7 +157,7 @@ def _record_gaps(levels, t, c):
 # ---------------------------------------------------------------------------------------------
 # One level in the single-level kernels
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _level(spec, tau):
     """The :data:`~proxboost._compiled_loop.Spec` of the pinball loss at level ``tau``."""
     return Spec(
@@ -173,7 +173,7 @@ def _level(spec, tau):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _level_rows(rows, k):
     """Level k's :data:`~proxboost._compiled_loop.Rows` of level-major ``rows`` (views)."""
     return Rows(rows.Xp, rows.y, rows.w, rows.count, rows.F[k], rows.H[k], rows.record, rows.tree_w)
@@ -182,7 +182,7 @@ def _level_rows(rows, k):
 # ---------------------------------------------------------------------------------------------
 # One iteration
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _target(spec, taus, fitted, delta, t):
     """The tree's target: the direction of level t mod K at its H_t (the other levels'
     directions, which the Python loop computes and drops, change nothing), plus Delta_t for the
@@ -198,7 +198,7 @@ def _target(spec, taus, fitted, delta, t):
     return target
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _group(leaf_ids, n_leaves, work):
     """Group the rows by leaf into ``work`` (:data:`LevelWork`): ``order`` the rows leaf after
     leaf, each leaf's in row order (``np.argsort(leaf_ids, kind="stable")``), ``starts[leaf]``
@@ -217,7 +217,7 @@ def _group(leaf_ids, n_leaves, work):
         fill[leaf] += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _line_searches(spec, taus, fitted, n_leaves, fit, work):
     """Each level's own line search at its H_t: the columns of ``MultiQuantile.line_search``
     before the ordering, shape (n_leaves, K). Without weights, the rows are grouped by leaf once
@@ -251,7 +251,7 @@ def _line_searches(spec, taus, fitted, n_leaves, fit, work):
     return c
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _violated(c, b):
     """The leaves where some c[:, k] - c[:, k - 1] < b[k - 1] (``np.flatnonzero`` order)."""
     n_leaves, K = c.shape
@@ -267,7 +267,7 @@ def _violated(c, b):
     return leaves[:count]
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _order_leaves(spec, taus, fitted, fit, b, c, work):
     """``MultiQuantile._ordered`` (no bounds): pool adjacent violators, in place, in the leaves
     of ``c`` that break c[:, k] - c[:, k - 1] >= b[k - 1]. The rows grouped by leaf are
@@ -294,7 +294,7 @@ def _order_leaves(spec, taus, fitted, fit, b, c, work):
     _ordered_leaves(U, ws, starts, violated, taus, shifts, spec.rule, g, c, shifted, work.kept)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _work(fitted, leaf_ids, K):
     """The fit's :data:`LevelWork`: ``starts`` and ``fill`` sized for one leaf per row."""
     n = fitted.y.shape[0]
@@ -307,7 +307,7 @@ def _work(fitted, leaf_ids, K):
     )  # fmt: skip
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _all_nonpositive(values):
     """``np.all(values <= 0.0)`` (NaN is not), without the temporary array."""
     for value in values:
@@ -316,7 +316,7 @@ def _all_nonpositive(values):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _leaf_values(spec, levels, fitted, work, n_leaves, target, t, alphas):
     """(least-squares fit, shrunk leaf values c of shape (n_leaves, K)): the several-levels
     branch of ``BoostingLoop._leaf_values``, with tree t's rows of the gap budget recorded
@@ -338,7 +338,7 @@ def _leaf_values(spec, levels, fitted, work, n_leaves, target, t, alphas):
     return fit, c
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _update(spec, fitted, delta, step, alpha):
     """F_{t+1} = H_t + c[leaf], Delta_{t+1} = target - fit[leaf], Nesterov's H_{t+1} of every
     level (``step``: (target, leaf ids, leaf values c, least-squares fit))."""
@@ -352,7 +352,7 @@ def _update(spec, fitted, delta, step, alpha):
             F[k, i], H[k, i] = _next(H[k, i], F[k, i], c[leaf, k], alpha, spec.accelerated)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _replay(rows, leaf_ids, c, alpha):
     """``_Replay.update`` of rows outside the fit (H skips the Nesterov term when alpha = 0)."""
     F, H = rows.F, rows.H
@@ -362,14 +362,14 @@ def _replay(rows, leaf_ids, c, alpha):
             F[k, i], H[k, i] = _next(H[k, i], F[k, i], c[leaf, k], alpha, alpha != 0)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _losses(spec, taus, rows, into):
     """``MultiQuantile.value`` of ``rows`` into ``into``: each level's ``Loss.value``."""
     for k in range(taus.shape[0]):
         into[k] = loss_value(_level(spec, taus[k]), _level_rows(rows, k))
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _record(spec, taus, fitted, replays, out, k):
     """The curves of iteration k: training, eval and validation losses, one per level."""
     _losses(spec, taus, fitted, out.train[k])
@@ -380,7 +380,7 @@ def _record(spec, taus, fitted, replays, out, k):
         _losses(spec, taus, validation, out.val[k])
 
 
-@njit(nogil=True)
+@njit(error_model="numpy", nogil=True)
 def _iterations(
     grow, tree, apply, engine, spec, levels, fitted, delta, replays, schedule, out, elapsed
 ):
@@ -417,7 +417,7 @@ def _iterations(
 
 
 # One cached entry per engine, as in ``_compiled_loop`` (numba caches no function taking kernels)
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _run_exact(engine, spec, levels, fitted, delta, replays, schedule, out, elapsed):
     """:func:`_iterations` of the exact engine."""
     return _iterations(
@@ -436,7 +436,7 @@ def _run_exact(engine, spec, levels, fitted, delta, replays, schedule, out, elap
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _run_hist(engine, spec, levels, fitted, delta, replays, schedule, out, elapsed):
     """:func:`_iterations` of the hist engine."""
     return _iterations(

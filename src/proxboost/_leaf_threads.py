@@ -16,7 +16,8 @@ from proxboost._leafops import _count_rows, _group_two, _grouped_interval, _plac
 CHUNKS, CHUNK_ROWS = 16, 4096
 
 
-@njit(cache=True, nogil=True, _nrt=True)  # allocates: reference counting even under a kernel
+# allocates: reference counting even under a kernel
+@njit(error_model="numpy", cache=True, nogil=True, _nrt=True)
 def leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, work):
     """:func:`~proxboost._leafops.leaf_intervals_in` on threads (``n_jobs`` > 1), bit for bit:
     the same grouping (two leaves: ``_group_two``; more: the counting sort with the rows cut
@@ -40,7 +41,7 @@ def leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, work):
     )
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def _intervals_par(grouped, counts, n_pos, starts, tau, hinge, los, his, scratch):
     """:func:`leaf_intervals_in_par`'s selections: the interval of leaf k < len(los) from its
     ``counts[k]`` values at ``starts[k]`` in ``grouped`` into ``los[k]``, ``his[k]``, the leaves
@@ -54,7 +55,7 @@ def _intervals_par(grouped, counts, n_pos, starts, tau, hinge, los, his, scratch
         his[leaf] = hi
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def _group_chunks(values, leaf_ids, signs, cursor, counts, n_pos, starts, grouped):
     """``_leafops._group_counting`` with the rows cut into the chunks of ``cursor`` ((chunks,
     n_leaves) zeros; up to ``CHUNKS`` of at least ``CHUNK_ROWS`` rows, shared between the

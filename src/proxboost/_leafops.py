@@ -84,7 +84,7 @@ def _sift(a, lo, root, m):
     a[lo + root] = v
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(error_model="numpy", cache=True, nogil=True, inline="always")
 def _median_of_three(a, lo, hi):
     """Median of the first, middle and last values of a[lo:hi]: the quickselect pivot."""
     x, y, z = a[lo], a[lo + (hi - lo) // 2], a[hi - 1]
@@ -137,7 +137,7 @@ def _select(a, lo, hi, k):
 # unsigned (also in the counting sort): numba's wrap-around code made it about 1.5x as slow.
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(error_model="numpy", cache=True, nogil=True, inline="always")
 def _front_below(a, lo, hi, pivot):
     """Move the values of a[lo:hi] below ``pivot`` to its front; return where they end."""
     j = np.uint64(lo)
@@ -149,7 +149,7 @@ def _front_below(a, lo, hi, pivot):
     return np.int64(j)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(error_model="numpy", cache=True, nogil=True, inline="always")
 def _front_not_above(a, lo, hi, pivot):
     """Move the values of a[lo:hi] not above ``pivot`` (equal to it, as NaN counts in the
     three-way partition) to its front; return where they end."""
@@ -237,7 +237,7 @@ def _tie_point(lo, hi, rule, g):
     return lo if np.isfinite(lo) else hi
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(error_model="numpy", cache=True, nogil=True, inline="always")
 def _leaf_ranks(m, tau, n_pos, hinge):
     """(lo_rank, hi_rank), 1-based, of the interval of minimisers of a leaf of m > 0 values (see
     :func:`_leaf_intervals`)."""
@@ -278,7 +278,7 @@ LeafScratch = namedtuple(
 )
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def leaf_scratch(n, n_leaves):
     """A :data:`LeafScratch` for up to ``n`` rows and ``n_leaves`` leaves."""
     return LeafScratch(
@@ -408,7 +408,7 @@ def _place_rows(values, leaf_ids, rows, fill, grouped):
         grouped[np.uint64(k)] = values[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
     """(lo, hi, count) of every leaf: :func:`leaf_intervals_in` with a scratch of its own."""
     work = leaf_scratch(values.shape[0], n_leaves)
@@ -416,7 +416,7 @@ def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
     return work.los, work.his, work.counts
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g):
     """Tie-rule point of every leaf (``_leaf_intervals``; an empty leaf gets 0).
     ``g``: the leaves' fitted values (read by the ``authors`` rule only)."""
@@ -424,7 +424,7 @@ def _leaf_points(values, leaf_ids, n_leaves, tau, signs, rule, g):
     return _points_of(los, his, counts, rule, g)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _weighted_select(a, b, lo, hi, target, tol):
     """Smallest value v of a[lo:hi] (weights b[lo:hi]) whose cumulative weight S(<= v) is at
     least ``target - tol``; returns (v, S(<= v)). Rearranges a and b together.
@@ -484,7 +484,7 @@ def _weighted_select(a, b, lo, hi, target, tol):
     return a[lo], acc + b[lo]
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _weighted_pair(a, b, lo, hi, target, tol, total, scratch, scratch_w):
     """Interval of minimisers [v, v'] of a weighted leaf a[lo:hi] (weights b[lo:hi], sum
     ``total``): v the smallest value with S(v) >= target - tol; v' the next value above v when
@@ -547,7 +547,7 @@ def _weighted_pair(a, b, lo, hi, target, tol, total, scratch, scratch_w):
     return v, nxt
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _weighted_leaf_intervals(values, weights, leaf_ids, n_leaves, tau, signs):
     """Weighted ``_leaf_intervals``: rows of weight 0 are dropped (they are no breakpoints; a
     leaf of such rows only counts as empty).
@@ -618,7 +618,7 @@ def _weighted_leaf_intervals(values, weights, leaf_ids, n_leaves, tau, signs):
     return los, his, counts
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _weighted_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g):
     """Weighted ``_leaf_points`` (``_weighted_leaf_intervals``; an empty leaf gets 0)."""
     los, his, counts = _weighted_leaf_intervals(values, weights, leaf_ids, n_leaves, tau, signs)
@@ -635,7 +635,7 @@ def _leaf_point(lo, hi, count, rule, g):
     return _tie_point(lo, hi, rule, g)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _points_of(los, his, counts, rule, g):
     """The tie-rule point of each leaf's interval of minimisers (:func:`_leaf_point`); ``g`` may
     be empty unless the rule is ``authors``."""
@@ -648,7 +648,7 @@ def _points_of(los, his, counts, rule, g):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _bounded_tie_point(lo, hi, rule, g, lower, upper):
     """The point a leaf takes under the bounds [lower, upper] (``lower <= upper``): the tie
     rule on its minimisers [lo, hi] intersected with the bounds, or, when they do not meet, the
@@ -662,7 +662,7 @@ def _bounded_tie_point(lo, hi, rule, g, lower, upper):
     return min(max(point, lower), upper)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _bounded_points_of(los, his, counts, rule, g, lower, upper):
     """``_points_of`` under per-leaf bounds. An empty leaf (its objective is 0 everywhere) takes
     the ``midpoint`` rule's point of its bounds: 0 when they contain it."""
@@ -677,7 +677,7 @@ def _bounded_points_of(los, his, counts, rule, g, lower, upper):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _bounded_leaf_points(values, weights, leaf_ids, n_leaves, tau, signs, rule, g, bounds):
     """``_leaf_points`` (``weights`` empty) or ``_weighted_leaf_points`` under per-leaf bounds
     ``(lower, upper)``: ``_bounded_tie_point`` of each leaf."""
@@ -792,7 +792,7 @@ _EXP_CLIP = 700.0  # losses.EXP_CLIP (the overflow policy: every exponent clippe
 _LN2 = np.log(2.0)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(error_model="numpy", cache=True, nogil=True, inline="always")
 def _margin_derivatives(kind, beta, m):
     """(phi'(m), phi''(m)) of the logistic loss log2(1 + e^-m) or the exponential loss
     e^(-beta m), exponents clipped at +-700 as the losses' ``_dphi`` and ``_d2phi``."""
@@ -805,7 +805,7 @@ def _margin_derivatives(kind, beta, m):
     return -beta * e, beta * beta * e
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _leaf_slope(kind, beta, margins, y, w, start, stop, c):
     """(F'(c), F''(c)) of a leaf's objective F(c) = sum_i w_i phi(margin_i + y_i c) over its
     rows start:stop (grouped; w normalised to sum 1 in the leaf, so that sums of saturated
@@ -819,7 +819,7 @@ def _leaf_slope(kind, beta, margins, y, w, start, stop, c):
     return d1, d2
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _bounded_root(kind, beta, rows, lo, hi):
     """The minimiser on [lo, hi] (finite) of one leaf's strictly convex objective: the bound
     where its increasing derivative F' keeps one sign, else the root of F' by safeguarded
@@ -857,7 +857,7 @@ def _bounded_root(kind, beta, rows, lo, hi):
     return c
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _bounded_margin_points(kind, beta, margins, y, w, leaf_ids, lower, upper):
     """``_bounded_root`` of every leaf (rows grouped by leaf with one counting sort)."""
     n = margins.shape[0]

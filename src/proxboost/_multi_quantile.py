@@ -39,7 +39,7 @@ from proxboost._leafops import _bounded_tie_point, _select
 ROUNDING_MARGIN = 8.0
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _sorted_quantile_interval(points, weights, tau):
     """(x_(j), x_(j+1)) where the cumulative weight of the sorted points meets tau W (to 1e-9
     W: a tie), else (x_(j), x_(j)) at the first cumulative weight above tau W; (inf, inf) for no
@@ -61,7 +61,7 @@ def _sorted_quantile_interval(points, weights, tau):
     return np.inf, np.inf
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _unit_rank(m, tau):
     """(j, tie) of m unit weights at level tau: the first rank j whose cumulative weight j + 1
     equals tau m (to 1e-9 m: ``tie``) or exceeds it; (-1, False) for none. The ranks skipped at
@@ -77,7 +77,7 @@ def _unit_rank(m, tau):
     return -1, False
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _unit_quantile_interval(points, tau):
     """:func:`_sorted_quantile_interval` with every weight 1, without sorting: the cumulative
     weights are then the integers 1..m, exact in any order, so which rank j is reached depends
@@ -96,7 +96,7 @@ def _unit_quantile_interval(points, tau):
     return lo, part[j + 1 :].min()
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _pooled_points(U, start, stop, shifts, first, last):
     """The pooled points U[i, k] - shifts[k] of rows start..stop and levels first..last."""
     points = np.empty((stop - start) * (last - first + 1))
@@ -108,7 +108,7 @@ def _pooled_points(U, start, stop, shifts, first, last):
     return points
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near, kept):
     """:func:`_unit_quantile_interval` of the pooled points (:func:`_pooled_points`) without
     partitioning them all: one pass counts the points below ``near`` = (low, high), keeps those
@@ -165,7 +165,7 @@ def _pooled_unit_interval(U, start, stop, shifts, first, last, tau, near, kept):
     return (lo, lo) if not tie else (lo, np.inf)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _weighted_quantile_point(points, weights, tau, rule, g, bounds):
     """Tie-rule point of argmin_c sum_i weights_i rho_tau(points_i - c) on [lower, upper] =
     ``bounds``: the weighted tau-quantile, or the rule's point of [x_(j), x_(j+1)] when tau W
@@ -184,7 +184,7 @@ def _weighted_quantile_point(points, weights, tau, rule, g, bounds):
     return _bounded_tie_point(lo, hi, rule, g, bounds[0], bounds[1])
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g, bounds, near, kept):
     """The common c~ of levels first..last of one leaf: the weighted quantile of the pooled
     points U[i, k] - shifts[k] at the mean of the levels, on ``bounds`` (the block's common
@@ -213,7 +213,7 @@ def _pooled_point(U, ws, start, stop, taus, shifts, first, last, rule, g, bounds
     return _weighted_quantile_point(points, weights, tau, rule, g, bounds)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _ordered_leaves(U, ws, starts, leaves, taus, shifts, rule, g, c, shifted, kept):
     """Pool adjacent violators in each of ``leaves`` (rows starts[leaf]:starts[leaf + 1] of U):
     c[leaf, k] = c~_k + shifts[k] with c~ non-decreasing, each block at its pooled optimum on

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def nesterov_alphas(n_estimators):
     """Nesterov's alpha_1 .. alpha_T (beta_0 = 1, so alpha_1 = 0 and alpha_2 ~ 0.2818)."""
     alphas = np.empty(n_estimators)
@@ -36,7 +36,7 @@ def model_weights(alphas):
     return _model_weights(np.ascontiguousarray(alphas, dtype=np.float64))
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _model_weights(alphas):
     T = alphas.shape[0]
     weights = np.ones(T + 1)

@@ -36,7 +36,7 @@ LOSS_CODES = {"ls": LS, "lad": LAD, "pinball": PINBALL, "hinge": HINGE}
 # ---------------------------------------------------------------------------------------------
 # NumPy's reductions, operation for operation
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _block_sum(a, lo, n):
     """NumPy's ``pairwise_sum`` of a[lo:lo+n] for n <= 128: 8 accumulators, then the rest."""
     if n < 8:
@@ -65,7 +65,8 @@ def _block_sum(a, lo, n):
     return res
 
 
-@njit(cache=True, nogil=True, _nrt=True)  # allocates: reference counting even under a kernel
+# allocates: reference counting even under a kernel
+@njit(error_model="numpy", cache=True, nogil=True, _nrt=True)
 def pairwise_sum(a):
     """``np.sum(a)`` of a contiguous float64 vector, bit for bit: NumPy's recursion (halves cut
     at a multiple of 8 down to blocks of 128, left sum + right sum), with an explicit stack
@@ -104,7 +105,7 @@ def pairwise_sum(a):
     return sums[0]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def pairwise_sum_par(a):
     """:func:`pairwise_sum` with its two top-level halves summed on two threads: NumPy's
     recursion adds the left half's sum to the right half's (the cut at a multiple of 8), and
@@ -123,7 +124,7 @@ def pairwise_sum_par(a):
 # ---------------------------------------------------------------------------------------------
 # The losses (``proxboost.losses``), elementwise as their NumPy expressions
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _pointwise(spec, y, z):
     """The pointwise loss of one row (``Loss.value`` before its mean)."""
     u = y - z
@@ -139,7 +140,7 @@ def _pointwise(spec, y, z):
     return 0.0 if 0.0 >= m else m
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _gradient(spec, y, z):
     """``negative_gradient`` of one row."""
     if spec.loss == LS:
@@ -153,7 +154,7 @@ def _gradient(spec, y, z):
     return y if y * z < 1.0 else 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _prox(spec, y, z):
     """``prox_residual`` of one row."""
     step = spec.step
@@ -171,14 +172,14 @@ def _prox(spec, y, z):
     return y if m < 1.0 - step else (0.0 if m > 1.0 else (y - z) / step)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _loss_term(spec, y, f, w, weighted):
     """One row's loss and its weighted term (the loss itself without weights)."""
     value = _pointwise(spec, y, f)
     return value, (w * value if weighted else value)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _rescaled(rows, values, terms):
     """The rescaled sum of ``Loss.value`` when the plain one overflows (rare: on one thread
     even in the parallel loop)."""
@@ -190,7 +191,7 @@ def _rescaled(rows, values, terms):
     return top * (pairwise_sum(terms) / rows.count)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def loss_value(spec, rows):
     """``Loss.value(y, F, w)`` of ``rows`` (its weights scaled beforehand, as ``value`` does)."""
     return loss_value_in(spec, rows, np.empty(rows.y.shape[0]))
@@ -210,14 +211,15 @@ def loss_value_in(spec, rows, terms):
     return total / rows.count
 
 
-@njit(cache=True, nogil=True, _nrt=True)  # allocates: reference counting even under a kernel
+# allocates: reference counting even under a kernel
+@njit(error_model="numpy", cache=True, nogil=True, _nrt=True)
 def _rescaled_value(spec, rows, terms):
     """:func:`_rescaled` of the rows' losses (their array allocated and freed here, not in the
     kernel calling it)."""
     return _rescaled(rows, _values(spec, rows), terms)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _values(spec, rows):
     """The rows' unweighted losses, for :func:`_rescaled` only: computed again where a sum
     overflowed (rare) rather than stored for every sum, the same numbers (one expression)."""
@@ -228,7 +230,7 @@ def _values(spec, rows):
     return values
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def loss_value_par(spec, rows):
     """:func:`loss_value` with the rows' terms computed by several threads (each by the same
     expression) and their sum's two halves on two (:func:`pairwise_sum_par`)."""
@@ -247,7 +249,7 @@ def loss_value_par(spec, rows):
 # ---------------------------------------------------------------------------------------------
 # The passes of one iteration over the rows (``spec``, ``Rows``: ``_compiled_loop``'s records)
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _direction(spec, y, z, d):
     """One row of the tree's target: the direction r_t at H_t = z, plus Delta_t = d for the
     residual variants."""
@@ -263,7 +265,7 @@ def target(spec, fitted, delta, out):
         out[i] = _direction(spec, y[i], H[i], delta[i])
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def target_par(spec, fitted, delta, out):
     """:func:`target` with the rows shared between threads."""
     y, H = fitted.y, fitted.H
@@ -271,7 +273,7 @@ def target_par(spec, fitted, delta, out):
         out[i] = _direction(spec, y[i], H[i], delta[i])
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def _next(h, f, c, alpha, momentum):
     """One row's (F_{t+1}, H_{t+1}) = (H_t + c, F_{t+1} + alpha (F_{t+1} - F_t)), the
     Nesterov term only with ``momentum`` (``h``, ``f``: H_t, F_t; ``c``: its leaf's value)."""
@@ -295,7 +297,7 @@ def update(spec, fitted, delta, step, alpha):
         F[i], H[i] = _next(H[i], F[i], c[leaf], alpha, spec.accelerated)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def update_par(spec, fitted, delta, step, alpha):
     """:func:`update` with the rows shared between threads."""
     target, leaf_ids, c, fit = step
@@ -315,7 +317,7 @@ def replay(rows, leaf_ids, c, alpha):
         F[i], H[i] = _next(H[i], F[i], c[leaf_ids[i]], alpha, alpha != 0)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def replay_par(rows, leaf_ids, c, alpha):
     """:func:`replay` with the rows shared between threads."""
     F, H = rows.F, rows.H
@@ -335,7 +337,8 @@ def record(spec, fitted, replays, out, k, terms):
         out.val[k] = loss_value_in(spec, validation, terms)
 
 
-@njit(cache=True, nogil=True, _nrt=True)  # allocates: reference counting even under a kernel
+# allocates: reference counting even under a kernel
+@njit(error_model="numpy", cache=True, nogil=True, _nrt=True)
 def record_par(spec, fitted, replays, out, k, terms):
     """:func:`record` with :func:`loss_value_par` (``terms`` unused: each sum on threads makes
     its own)."""

@@ -47,7 +47,7 @@ StepsWork = namedtuple(
 CHUNK = 1024
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def new_steps_work(cap, threshold, missing):
     """A :data:`StepsWork` of node capacity ``cap``, its ``threshold`` and ``missing`` columns
     the given zero arrays (their dtype is the predictor's); ``feature`` zeros: a leaf's feature,
@@ -120,7 +120,7 @@ def _goes_left(v, threshold, missing):
     return bin_goes_left
 
 
-@njit(nogil=True)
+@njit(error_model="numpy", nogil=True)
 def step(X, i, node, steps):
     """Row i's node after ``node``: its left or right child (a leaf stays), the slot computed
     from the comparison (unsigned indices: no wrap-around code)."""
@@ -163,7 +163,7 @@ def leaves_of_rows(X, start, end, steps, leaf_of_node, out):
         i += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def leaves_of_chunk(X, t, arrays, depth, leaf_of_node, out):
     """:func:`leaves_of_rows` on chunk t of ``CHUNK`` rows, for a parallel loop over chunks
     (``arrays``: the :data:`Steps` but their depth; the record is made here, not in the parallel
@@ -173,7 +173,7 @@ def leaves_of_chunk(X, t, arrays, depth, leaf_of_node, out):
     leaves_of_rows(X, t * CHUNK, min(n, (t + 1) * CHUNK), steps, leaf_of_node, out)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def leaves_of_rows_par(X, start, end, steps, leaf_of_node, out):
     """:func:`leaves_of_rows` of all the rows, chunks of ``CHUNK`` rows shared between threads
     (the predictors' ``apply_tree_par`` and the compiled loop's rows outside the fit).

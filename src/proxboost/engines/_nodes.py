@@ -17,7 +17,7 @@ from numba import njit
 # A function a kernel calls inherits its setting unless it sets its own (numba's rule): one that
 # allocates says `_nrt=True` (the line searches' and sums' arrays under the compiled boosting
 # loop), else numba refuses to compile its allocation there.
-kernel = njit(cache=True, nogil=True, _nrt=False)
+kernel = njit(error_model="numpy", cache=True, nogil=True, _nrt=False)
 
 # The kernels called once per feature or once per node are inlined into their caller by numba
 # (``inline="always"``): a call passes the records field by field, every array as 7-9 machine
@@ -25,7 +25,7 @@ kernel = njit(cache=True, nogil=True, _nrt=False)
 # LLVM does not inline kernels of that size across numba's compiled libraries. It mattered on
 # small trees (crabs, depth 3: about 15 % of the tree; docs/engines.md), not measurably on large
 # ones. The arithmetic is the same, operation for operation.
-inlined_kernel = njit(cache=True, nogil=True, _nrt=False, inline="always")
+inlined_kernel = njit(error_model="numpy", cache=True, nogil=True, _nrt=False, inline="always")
 
 SMALL_NODE = 32  # nodes of at most this many rows are split by sorting, not with histograms
 EPSILON = np.finfo(np.float64).eps  # scikit-learn's impurity and improvement tolerance
@@ -60,7 +60,7 @@ def new_tree_arrays(max_nodes, n, threshold_dtype):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(error_model="numpy", cache=True, nogil=True, inline="always")
 def rank_below(key, m, ki):
     """The number of key[:m] below ki: a row's place in its small node's sort, where each key
     is the row's value or bin times 2**SMALL_ROW_BITS plus its place in the node (all keys
@@ -74,7 +74,7 @@ def rank_below(key, m, ki):
     return rank
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def reset_tree(tree, max_nodes):
     """``tree``'s first ``max_nodes`` nodes and every row's leaf id as a new tree starts them:
     no feature, threshold 0, no children, no leaf, gain 0, missing values right; leaf ids -1."""
@@ -89,7 +89,7 @@ def reset_tree(tree, max_nodes):
     tree.leaf_ids[:] = -1
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def own_tree(tree, n_nodes, n_leaves):
     """The tree grown in an engine's scratch as arrays of its own (``grow_tree``'s return: the
     node arrays, every row's leaf id, the number of leaves): the scratch is reused by the next
@@ -107,7 +107,7 @@ def own_tree(tree, n_nodes, n_leaves):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def loop_nodes(tree, thresholds, threshold_bins):
     """The arrays the compiled boosting loop grows each tree into (an engine's
     ``tree_in_loop``): the node arrays (feature, threshold value, threshold bin, left, right,
@@ -140,7 +140,7 @@ def check_weight(sample_weight, n):
     return w
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def pure(target, rows, start, end):
     """Whether the rows ``rows[start:end]`` (those of positive weight) all carry one target value,
     by exact comparison: such a node is a leaf. scikit-learn stops at an impurity below float64
@@ -157,14 +157,14 @@ def pure(target, rows, start, end):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def feature_group(p, t, k):
     """Features [first, last) of thread t of k: contiguous groups of p // k or p // k + 1 (the
     share of each thread in the engines' parallel histograms)."""
     return t * p // k, (t + 1) * p // k
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def child_buffers(buf, small_left, need_l, need_r, free, n_free):
     """Histogram buffers of the two children of a node whose histogram is in buffer ``buf``.
 
@@ -204,7 +204,7 @@ def child_buffers(buf, small_left, need_l, need_r, free, n_free):
     return into, need_large, large_buf, small_buf, n_free
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def release(free, buf, n_free):
     """Return histogram buffer ``buf`` (if any: ``buf >= 0``) to the free stack ``free[:n_free]``;
     the new stack size."""
@@ -218,7 +218,7 @@ def release(free, buf, n_free):
 # ``DecisionTreeRegressor(monotonic_cst=...)`` (``_criterion.pyx``: ``check_monotonicity``,
 # ``middle_value``; ``_tree.pyx``: the children's bounds), so that the compiled engines grow
 # scikit-learn's trees. Values are the children's means sum / weight of the target.
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def monotone_admissible(sign, sl, wl, s_node, w_node, lower, upper):
     """Whether a candidate split on a feature of constraint ``sign`` (-1, 0, 1), with left sums
     (sl, wl) in a node of sums (s_node, w_node) and value bounds [lower, upper], may be taken:
@@ -232,7 +232,7 @@ def monotone_admissible(sign, sl, wl, s_node, w_node, lower, upper):
     return inside and (vl - vr) * sign <= 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def monotone_child_bounds(sign, lower, upper, sl, wl, s_node, w_node):
     """The children's value bounds (lower_l, upper_l, lower_r, upper_r) of a split on a feature
     of constraint ``sign`` in a node bounded by [lower, upper]: the node's bounds on an

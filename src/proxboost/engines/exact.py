@@ -394,7 +394,7 @@ def grow_in_loop(engine, target, seed):
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def tree_in_loop(engine):
     """The arrays ``grow_in_loop`` grows each tree into, at the node capacity: (node arrays
     (feature, threshold, threshold bin (zeros), left, right, leaf_of_node, gain, missing), every
@@ -404,7 +404,7 @@ def tree_in_loop(engine):
     return loop_nodes(tree, tree.threshold, engine.scratch.threshold_bins)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def steps_work_in_loop(nodes):
     """The scratch ``steps_in_loop`` fills, at the node capacity of ``tree_in_loop``'s arrays."""
     return steps_work(nodes[3].shape[0])
@@ -419,14 +419,14 @@ def steps_in_loop(engine, nodes, work):
     return fill_steps(feature, threshold, left, right, missing, work)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def apply_in_loop(engine, Xp, nodes):
     """Leaf ids of the prepared rows ``Xp`` (float32) in the tree ``nodes`` (``grow_in_loop``)."""
     feature, threshold, _, left, right, leaf_of_node, _, missing = nodes
     return apply_tree(Xp, feature, threshold, left, right, leaf_of_node, missing)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def apply_in_loop_par(engine, Xp, nodes):
     """``apply_in_loop`` with the rows shared between threads (the same leaf ids)."""
     feature, threshold, _, left, right, leaf_of_node, _, missing = nodes

@@ -464,7 +464,8 @@ HistLoop = namedtuple(
 )
 
 
-@njit(cache=True, nogil=True, _nrt=True)  # reference counting even under the loop
+# reference counting even under the loop
+@njit(error_model="numpy", cache=True, nogil=True, _nrt=True)
 def grow_in_loop(engine, target, seed):
     """``HistEngine.grow`` inside the compiled loop (``seed`` unused: the engine is
     deterministic): the tree is left in the engine's scratch, whose arrays ``tree_in_loop``
@@ -496,7 +497,7 @@ def grow_in_loop(engine, target, seed):
     return m, n_leaves
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def tree_in_loop(engine):
     """The arrays ``grow_in_loop`` grows each tree into, at the node capacity: (node arrays
     (feature, threshold, threshold bin, left, right, leaf_of_node, gain, missing), every row's
@@ -506,7 +507,7 @@ def tree_in_loop(engine):
     return loop_nodes(tree, engine.scratch.threshold, tree.threshold)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def steps_work_in_loop(nodes):
     """The scratch ``steps_in_loop`` fills, at the node capacity of ``tree_in_loop``'s arrays."""
     return steps_work(nodes[3].shape[0])
@@ -521,14 +522,14 @@ def steps_in_loop(engine, nodes, work):
     return fill_steps((feature, thr, left, right, leaf_of_node), missing, engine.missing_bin, work)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def apply_in_loop(engine, Xp, nodes):
     """Leaf ids of the binned rows ``Xp`` in the tree ``nodes`` (``grow_in_loop``)."""
     feature, _, thr, left, right, leaf_of_node, _, missing = nodes
     return apply_tree(Xp, (feature, thr, left, right, leaf_of_node), missing, engine.missing_bin)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def apply_in_loop_par(engine, Xp, nodes):
     """``apply_in_loop`` with the rows shared between threads (the same leaf ids)."""
     feature, _, thr, left, right, leaf_of_node, _, missing = nodes

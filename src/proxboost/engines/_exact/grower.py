@@ -232,7 +232,7 @@ def copy_side(target, w, work, start, first, last, out, side):
     out[side, 2] = q
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def partition_rows_par(codes, target, w, work, node, split, labels, par):
     """``partition_rows`` on ``par``'s k threads (``split``: (f, thr, code); ``labels``: the
     left child's node label, or -1 when no coarse feature needs them): the same rows in the
@@ -337,7 +337,7 @@ def label_block(codes, rows, segment, split, leaf_ids, first_leaf):
     return n_left
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def label_last_level_par(codes, target, w, work, tree, node, split, first_leaf, par):
     """``label_last_level`` on ``par``'s k threads (k >= 2): thread 0 accumulates the left
     side's sums over the node's rows in row order (the serial kernel's additions), the others
@@ -820,7 +820,7 @@ def range_bounds(above, below, weight, g_pos, g_neg):
     return share >= RANGE_TIGHTNESS * weight
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def grow(codes, target, w, scratch, n_act, max_depth, max_nodes, seed, eps, thr, small, monotonic):
     """Grow one tree depth-first (scikit-learn's node order); see the exact engine's docstring.
 
@@ -833,7 +833,7 @@ def grow(codes, target, w, scratch, n_act, max_depth, max_nodes, seed, eps, thr,
     return grow_tree(codes, target, w, scratch, sizes, (eps, thr, small), monotonic, None)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def grow_tree(codes, target, w, scratch, sizes, consts, monotonic, par):
     """``grow`` with ``sizes`` = (n_act, max_depth, max_nodes, seed), ``consts`` = (eps, thr,
     small) and ``par``: None (one thread, ``grow``) or the threads' scratch (``n_jobs`` > 1;

@@ -225,7 +225,7 @@ def build_root_hist(codes, target, work, u):
     add_root_rows(codes, target, work, u, (0, codes.codes.shape[1]))
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def root_counts(B, off, total_bins):
     """The root's histogram with unit weights: the count of each bin (sums left zero)."""
     counts = np.zeros(2 * total_bins)
@@ -242,7 +242,7 @@ def root_counts(B, off, total_bins):
 # compiled at their first use with threads only.
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def build_hist_par(codes, target, w, work, u, start, end, k):
     """``build_hist`` on k threads, in parallel over features (the same sums: each bin's rows in
     row order).
@@ -258,7 +258,7 @@ def build_hist_par(codes, target, w, work, u, start, end, k):
         add_rows(codes, target, w, work, u, (start, end), feature_group(p, t, k))
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def build_root_hist_par(codes, target, work, u, k):
     """``build_root_hist`` on k threads, in parallel over features (the same sums, in row order;
     one pass over the rows per thread, as ``build_hist_par``)."""

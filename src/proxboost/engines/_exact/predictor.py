@@ -19,7 +19,7 @@ from proxboost.engines._descent import (
 from proxboost.engines._nodes import kernel
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def leaf_of(X32, i, feature, threshold, left, right, leaf_of_node, missing_left):
     """Leaf id of row i (see ``apply_tree``): the plain walk from the root."""
     node = 0
@@ -32,7 +32,7 @@ def leaf_of(X32, i, feature, threshold, left, right, leaf_of_node, missing_left)
     return leaf_of_node[node]
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def steps_work(cap):
     """A ``_descent.StepsWork`` for trees of node capacity ``cap`` (threshold values, whether a
     missing value goes left)."""
@@ -54,7 +54,7 @@ def fill_steps(feature, threshold, left, right, missing_left, work):
     return depth
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def steps_of(feature, threshold, left, right, missing_left):
     """The tree's ``_descent.Steps`` (``fill_steps`` on a work of its own)."""
     work = steps_work(left.shape[0])
@@ -62,7 +62,7 @@ def steps_of(feature, threshold, left, right, missing_left):
     return Steps(work.child, work.feature, work.threshold, work.missing, depth)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def apply_tree(X32, feature, threshold, left, right, leaf_of_node, missing_left):
     """Leaf id of each row: from the root, ``x <= threshold`` goes left, a missing value (NaN)
     where the node's ``missing_left`` says."""
@@ -73,7 +73,7 @@ def apply_tree(X32, feature, threshold, left, right, leaf_of_node, missing_left)
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def apply_tree_par(X32, feature, threshold, left, right, leaf_of_node, missing_left):
     """``apply_tree`` with chunks of rows shared between threads (``n_jobs`` > 1,
     ``_descent.leaves_of_rows_par``): each row's leaf is found as on one thread, so the same
@@ -85,7 +85,7 @@ def apply_tree_par(X32, feature, threshold, left, right, leaf_of_node, missing_l
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def span_leaves(X32, arrays, span, work, leaves):
     """``leaves`` = leaf ids of the rows X32 in the tree ``span`` (first node, end node, ...) of
     the node ``arrays`` that trees share (``ExactTree.FIELDS`` order; ``PackedNodes``), its
@@ -97,7 +97,7 @@ def span_leaves(X32, arrays, span, work, leaves):
     leaves_of_rows(X32, 0, X32.shape[0], steps, leaf_of_node[s:e], leaves)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def add_trees(X32, arrays, spans, values, weights, F):
     """F += weights[t] * (tree t's leaf values of the rows), for the trees in ``spans`` in
     their order: a model's prediction without a Python call per tree (``PackedNodes.add_trees``).
@@ -112,7 +112,7 @@ def add_trees(X32, arrays, spans, values, weights, F):
         add_leaf_values(leaves, values, spans[t, 2], weights[t], F)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def stage_trees(X32, arrays, spans, values, alphas, FH, out):
     """out[t] = the prediction after tree t (``staged_predict``), for the trees in ``spans``
     in their order, from the model's F and H = ``FH`` (each (n, K), updated: Nesterov's
@@ -124,7 +124,7 @@ def stage_trees(X32, arrays, spans, values, alphas, FH, out):
         add_stage(leaves, values, spans[t, 2], alphas[t], FH, out[t])
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def add_trees_par(X32, arrays, spans, values, weights, F):
     """``add_trees`` with chunks of ``CHUNK`` rows shared between threads (``n_jobs`` > 1), each
     chunk through every tree in order: each entry of F gets the same sums."""

@@ -936,7 +936,7 @@ def replay_visits(work, n_known, par):
     return best_f, visit[4]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def split_node_par(codes, target, w, work, node, n_known, buf, limits, par):
     """``split_node`` on a node with histogram buffer ``buf``, the features scanned in parallel
     and reduced in the serial visiting order (module docstring): the same result bit for bit,

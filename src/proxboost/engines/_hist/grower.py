@@ -33,7 +33,7 @@ from proxboost.engines._nodes import (
 )
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def goes_left(bins, r, f, thr, nan_left):
     """Whether row r goes left: ``bins[r, f] <= thr``, or ``bins[r, f] == nan_left`` (the
     missing values' bin where they go left; -1 otherwise)."""
@@ -41,7 +41,7 @@ def goes_left(bins, r, f, thr, nan_left):
     return b <= thr or b == nan_left
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
     """Stable partition of rows[start:end] by ``goes_left``. Returns (mid, left sums, right
     sums: weight, w g, w g^2 of each side, each accumulated over its rows in row order).
@@ -87,14 +87,14 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
 PARALLEL_ROWS = 1 << 14
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def block(start, end, t, k):
     """Rows [lo, hi) of block t of k: contiguous blocks of ``end - start`` rows."""
     n = end - start
     return start + t * n // k, start + (t + 1) * n // k
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def copy_side(target, w, rows, tmp, start, first, last):
     """rows[start + j] = tmp[j] for j in [first, last), and the sums (weight, w g, w g^2) of
     these rows, accumulated in their order as ``partition`` does."""
@@ -113,7 +113,7 @@ def copy_side(target, w, rows, tmp, start, first, last):
     return c_sum, s_sum, q_sum
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def partition_par(bins, target, w, rows, tmp, start, end, split, k):
     """``partition`` on k threads (``split``: (f, thr, nan_left)): the same rows in the same
     places and the same sums bit for bit.
@@ -155,7 +155,7 @@ def partition_par(bins, target, w, rows, tmp, start, end, split, k):
     return start + n_left, left, Sums(sums[1, 0], sums[1, 1], sums[1, 2])
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def child_mode(depth, target, rows, segment, sums, limits):
     """LEAF, SMALL (split by sorting) or 0 (split with a histogram) for a node at ``depth`` whose
     rows are ``rows[segment[0]:segment[1]]``: a leaf at impurity q / W - (s / W)^2 <= epsilon
@@ -174,7 +174,7 @@ def child_mode(depth, target, rows, segment, sums, limits):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def find_split(binned, target, w, scratch, work, buf, start, end, sums, bounds, par):
     """Best (feature, last left bin, first right bin, proxy, missing left) of a node
     (rows[start:end], sums) whose mode is ``buf``: from its histogram, or by sorting (SMALL).
@@ -232,7 +232,7 @@ def find_split(binned, target, w, scratch, work, buf, start, end, sums, bounds, 
     return best_f, best_b, nxt, proxy, left
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def threshold_bin(binned, f, b, nxt):
     """The edge between the node's bins b and nxt of feature f nearest to the midpoint of their
     representative values; the last value bin when nxt is the missing values' bin (they alone
@@ -252,7 +252,7 @@ def threshold_bin(binned, f, b, nxt):
     return thr
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def children_histograms(binned, target, w, scratch, work, buf, segment, modes, n_free, par):
     """The children's modes (``modes``: from ``child_mode``), with their histograms when they
     need one: the smaller child's from its rows, the larger's by subtraction from the parent's
@@ -293,7 +293,7 @@ def children_histograms(binned, target, w, scratch, work, buf, segment, modes, n
     return mode_l, mode_r, n_free
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def push(stack, top, node_id, start, end, depth, mode, sums, bounds):
     """Put a pending node on the stack at ``top`` (``bounds``: its value's (lower, upper))."""
     stack.node_id[top] = node_id
@@ -308,7 +308,7 @@ def push(stack, top, node_id, start, end, depth, mode, sums, bounds):
     stack.upper[top] = bounds[1]
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats, par):
     """The root's mode, its histogram built (from the cached ``root_stats``) when it has one.
     Returns (mode, n_free)."""
@@ -333,7 +333,7 @@ def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats,
     return mode, n_free
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def label_last_level(bins, rows, segment, split, leaf_ids, first_leaf):
     """Rows ``rows[segment[0]:segment[1]]`` of a split ``(f, b, nan_left)`` on the last level:
     leaf ``first_leaf`` (``goes_left``) or the next one. Returns the left side's row count."""
@@ -347,7 +347,7 @@ def label_last_level(bins, rows, segment, split, leaf_ids, first_leaf):
     return n_left
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def label_last_level_par(bins, rows, segment, split, leaf_ids, first_leaf, k):
     """``label_last_level`` on k threads, each on its block of the rows (the same leaf ids;
     the left row count is a sum of integers)."""
@@ -358,7 +358,7 @@ def label_last_level_par(bins, rows, segment, split, leaf_ids, first_leaf, k):
     return counts.sum()
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def label_rows(bins, rows, segment, split, leaf_ids, first_leaf, par):
     """``label_last_level``, on ``par``'s threads when there are some and the segment is
     large (``PARALLEL_ROWS``)."""
@@ -369,7 +369,7 @@ def label_rows(bins, rows, segment, split, leaf_ids, first_leaf, par):
     return label_last_level_par(bins, rows, segment, split, leaf_ids, first_leaf, par)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def split_rows(binned, target, w, scratch, segment, split, par):
     """``partition`` of the segment's rows by ``split`` = (f, thr, nan_left), on ``par``'s
     threads when there are some and the segment is large (``PARALLEL_ROWS``). Returns (mid,
@@ -386,7 +386,7 @@ def split_rows(binned, target, w, scratch, segment, split, par):
     return partition_par(bins, target, w, rows, tmp, start, end, split, par)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def missing_goes_left(binned, f, left, n_left, n_right):
     """Where a missing value goes at a split on feature f (``left``: the split's missing values
     go left): as HistGradientBoosting, the split's direction on a feature with missing values
@@ -396,7 +396,7 @@ def missing_goes_left(binned, f, left, n_left, n_right):
     return np.uint8(n_left > n_right)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, root_stats, root, par):
     """The node loop of ``grow_tree`` on its preallocated records. Returns (n_nodes, n_leaves)."""
     rows = scratch.rows
@@ -478,7 +478,7 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
     return n_nodes, n_leaves
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def new_records(p, scratch, max_nodes):
     """The per-tree records (workspace, node arrays, node stack) on the engine's ``scratch``,
     reset as a new tree needs them: histogram ranges and node arrays as freshly allocated ones
@@ -494,7 +494,7 @@ def new_records(p, scratch, max_nodes):
     return work, scratch.tree, scratch.stack
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def grow_tree(
     binned, target, w, scratch, n_act, max_depth, max_nodes, eps, small, root_stats, monotonic, par
 ):
@@ -524,7 +524,7 @@ def grow_tree(
     return own_tree(tree, n_nodes, n_leaves)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def grow_in_scratch(
     binned, target, w, scratch, n_act, max_depth, max_nodes, eps, small, root_stats, monotonic, par
 ):

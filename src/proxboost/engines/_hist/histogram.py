@@ -17,7 +17,7 @@ from numba import njit, prange
 from proxboost.engines._nodes import feature_group
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def add_rows(H, bins, offsets, target, w, rows, segment, group):
     """Add rows[segment[0]:segment[1]] to the bins of features [first, last) (``group``) of
     histogram H, four rows at a time (independent updates; each bin still receives its rows in
@@ -81,13 +81,13 @@ def add_rows(H, bins, offsets, target, w, rows, segment, group):
         j += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def build_hist(H, bins, offsets, target, w, rows, start, end):
     """Add rows[start:end] to histogram H (``add_rows`` on every feature)."""
     add_rows(H, bins, offsets, target, w, rows, (start, end), (0, bins.shape[1]))
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def root_stats(bins, offsets, w, rows, n_act):
     """The root histogram of rows[:n_act] without its target sums: weights and row counts per bin.
 
@@ -108,7 +108,7 @@ def root_stats(bins, offsets, w, rows, n_act):
     return stats
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def add_root_sums(H, bins, offsets, target, w, n_act, group):
     """The root's target sums (``build_root_sums``) on the bins of features [first, last)
     (``group``), four rows at a time (each bin still receives its rows in row order)."""
@@ -144,7 +144,7 @@ def add_root_sums(H, bins, offsets, target, w, n_act, group):
         r += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def build_root_sums(H, bins, offsets, target, w, rows, n_act, stats):
     """Root histogram of rows[:n_act] from its known weights and counts (``root_stats``): only
     the target sums are accumulated, in row order (as ``build_hist``).
@@ -158,7 +158,7 @@ def build_root_sums(H, bins, offsets, target, w, rows, n_act, stats):
     add_root_sums(H, bins, offsets, target, w, n_act, (0, bins.shape[1]))
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def zero_ranges(H, offsets, lo, hi, S):
     """H = 0 on the given bin ranges."""
     for f in range(offsets.shape[0] - 1):
@@ -167,7 +167,7 @@ def zero_ranges(H, offsets, lo, hi, S):
             H[i] = 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def subtract_ranges(H, Hs, offsets, lo, hi, S):
     """H -= Hs on the given bin ranges (histogram subtraction)."""
     for f in range(offsets.shape[0] - 1):
@@ -176,7 +176,7 @@ def subtract_ranges(H, Hs, offsets, lo, hi, S):
             H[i] -= Hs[i]
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def build_hist_par(H, bins, offsets, target, w, rows, start, end, k):
     """``build_hist`` on k threads, in parallel over features (the same sums: each bin's rows in
     row order).
@@ -192,7 +192,7 @@ def build_hist_par(H, bins, offsets, target, w, rows, start, end, k):
         add_rows(H, bins, offsets, target, w, rows, (start, end), feature_group(p, t, k))
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def build_root_sums_par(H, bins, offsets, target, w, rows, n_act, stats, k):
     """``build_root_sums`` on k threads, in parallel over features (the same sums, in row order;
     one pass over the rows per thread, as ``build_hist_par``)."""

@@ -19,7 +19,7 @@ from proxboost.engines._descent import (
 from proxboost.engines._nodes import kernel
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def leaf_of(bins, i, nodes, missing_left, missing_bin):
     """Leaf id of row i: from the root, ``bin <= threshold`` goes left, a missing value (its
     feature's ``missing_bin``) where the node's ``missing_left`` says. ``nodes``: (feature,
@@ -36,7 +36,7 @@ def leaf_of(bins, i, nodes, missing_left, missing_bin):
     return leaf_of_node[node]
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def steps_work(cap):
     """A ``_descent.StepsWork`` for trees of node capacity ``cap`` (threshold bins, the bin that
     goes left besides those)."""
@@ -60,7 +60,7 @@ def fill_steps(nodes, missing_left, missing_bin, work):
     return depth
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def steps_of(nodes, missing_left, missing_bin):
     """The tree's ``_descent.Steps`` (``fill_steps`` on a work of its own)."""
     work = steps_work(nodes[2].shape[0])
@@ -68,7 +68,7 @@ def steps_of(nodes, missing_left, missing_bin):
     return Steps(work.child, work.feature, work.threshold, work.missing, depth)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def apply_tree(bins, nodes, missing_left, missing_bin):
     """Leaf id of each binned row."""
     n = bins.shape[0]
@@ -77,7 +77,7 @@ def apply_tree(bins, nodes, missing_left, missing_bin):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def apply_tree_par(bins, nodes, missing_left, missing_bin):
     """``apply_tree`` with chunks of rows shared between threads (``n_jobs`` > 1,
     ``_descent.leaves_of_rows_par``): each row's leaf is found as on one thread, so the same
@@ -89,14 +89,14 @@ def apply_tree_par(bins, nodes, missing_left, missing_bin):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def label_rows(bins, rows, nodes, missing_left, missing_bin, out):
     """out[r] = leaf of row r, for r in rows (the rows of weight 0, after growth)."""
     for r in rows:
         out[r] = leaf_of(bins, r, nodes, missing_left, missing_bin)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def span_leaves(bins, arrays, missing_bin, span, work, leaves):
     """``leaves`` = leaf ids of the binned rows in the tree ``span`` (first node, end node,
     ...) of the node ``arrays`` that trees share (``HistTree.FIELDS`` order; ``PackedNodes``;
@@ -109,7 +109,7 @@ def span_leaves(bins, arrays, missing_bin, span, work, leaves):
     leaves_of_rows(bins, 0, bins.shape[0], steps, nodes[4], leaves)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def add_trees(bins, arrays, missing_bin, spans, values, weights, F):
     """F += weights[t] * (tree t's leaf values of the binned rows), for the trees in ``spans``
     in their order (the exact engine's ``add_trees``): the same numbers as
@@ -121,7 +121,7 @@ def add_trees(bins, arrays, missing_bin, spans, values, weights, F):
         add_leaf_values(leaves, values, spans[t, 2], weights[t], F)
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def stage_trees(bins, arrays, missing_bin, spans, values, alphas, FH, out):
     """out[t] = the prediction after tree t (``staged_predict``; the exact engine's
     ``stage_trees``)."""
@@ -132,7 +132,7 @@ def stage_trees(bins, arrays, missing_bin, spans, values, alphas, FH, out):
         add_stage(leaves, values, spans[t, 2], alphas[t], FH, out[t])
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def add_trees_par(bins, arrays, missing_bin, spans, values, weights, F):
     """``add_trees`` with chunks of ``CHUNK`` rows shared between threads (``n_jobs`` > 1), each
     chunk through every tree in order: each entry of F gets the same sums."""

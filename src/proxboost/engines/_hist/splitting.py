@@ -13,7 +13,7 @@ from numba import njit, prange
 from proxboost.engines._nodes import SMALL_ROW_BITS, monotone_admissible, rank_below
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def best_split(H, offsets, lo, hi, m, nonempty, S, bounds, nan_bin):
     """Best (feature, last left bin, proxy, missing left) of a node with histogram H (S slots
     per bin) and weight m, among the candidates the monotone constraints admit (``bounds``: the
@@ -51,7 +51,7 @@ def best_split(H, offsets, lo, hi, m, nonempty, S, bounds, nan_bin):
     return best_f, best_b, best_proxy, best_left
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def missing_left_pass(H, o, nonempty, k, node, S, best_proxy, cst):
     """The candidates between a feature's values with its missing values left, in a node with
     (sum, weight) ``node``: ``nonempty[:k]`` lists its non-empty bins (histogram offset o), the
@@ -77,7 +77,7 @@ def missing_left_pass(H, o, nonempty, k, node, S, best_proxy, cst):
     return best_b, best_proxy
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def rank_by_bin(bins, target, w, rows, segment, small):
     """Rows ``rows[start:end]``'s bins of feature f (``segment`` = (start, end, f)) in increasing
     order, equal bins in row order (a stable sort), with their w g and w, into ``small``'s first
@@ -98,7 +98,7 @@ def rank_by_bin(bins, target, w, rows, segment, small):
             wts[rank] = c
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def best_split_small(bins, target, w, rows, start, end, node, small, bounds, nan_bin):
     """Best (feature, last left bin, first right bin, proxy, missing left) of a small node, by
     sorting its rows (``node``: its (sum, weight); ``bounds``: as ``best_split``'s).
@@ -157,7 +157,7 @@ def best_split_small(bins, target, w, rows, start, end, node, small, bounds, nan
     return best_f, best_b, best_next, best_proxy, best_left
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def small_missing_left_pass(keys, vals, wts, w, m, node, best_proxy, cst):
     """The candidates between a small node's values of one feature with its missing values
     left: ``keys[:m]`` its rows' bins sorted (the missing values' last), ``vals``, ``wts`` their
@@ -190,7 +190,7 @@ def small_missing_left_pass(keys, vals, wts, w, m, node, best_proxy, cst):
     return best_j, best_proxy
 
 
-@njit(cache=True, nogil=True)
+@njit(error_model="numpy", cache=True, nogil=True)
 def feature_best(H, f, node, lo, hi, nonempty, S, bounds, nan_bin, o):
     """``best_split``'s scan of feature f alone, from -inf (``node``: the node's (sum, weight)):
     (last left bin, proxy, missing left) of its first best candidate, (-1, -inf, False) when it
@@ -230,7 +230,7 @@ def feature_best(H, f, node, lo, hi, nonempty, S, bounds, nan_bin, o):
     return best_b, best_proxy, best_left
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def best_split_par(H, offsets, lo, hi, m, S, bounds, nan_bin):
     """``best_split`` with the features scanned in parallel (see the module docstring); its own
     scratch of non-empty bins per feature."""
