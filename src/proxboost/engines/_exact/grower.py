@@ -117,7 +117,8 @@ def partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse):
     (mid, left sums, right sums).
 
     Branch-free (both destinations written, cursors advanced by the side): the sides of
-    consecutive rows are unpredictable.
+    consecutive rows are unpredictable. With unit weights a side's weight is its row count, the
+    sum of its ones exactly, so no weight is summed per row (a fifth of the loop's additions).
     """
     X32 = codes.values
     B = codes.codes
@@ -142,8 +143,9 @@ def partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse):
         g = target[ru]
         cgl = (c * g) if m else 0.0
         cgr = 0.0 if m else (c * g)
-        wl += c if m else 0.0
-        wr += 0.0 if m else c
+        if w is not None:  # unit weights: counted below
+            wl += c if m else 0.0
+            wr += 0.0 if m else c
         sl += cgl
         ql += cgl * g
         sr += cgr
@@ -156,6 +158,9 @@ def partition_rows(codes, target, w, work, node, f, thr, code, label_l, coarse):
             nid[ru] = label_l if m else label_r
     for j in range(ir):
         rows[np.uint64(il + j)] = tmp[np.uint64(j)]
+    if w is None:  # a sum of ones is the row count, exactly (below 2**53)
+        wl = float(il - node.start)
+        wr = float(ir)
     return il, Sums(wl, sl, ql), Sums(wr, sr, qr)
 
 
@@ -286,11 +291,14 @@ def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_lea
         c = 1.0 if w is None else w[r]
         g = target[r]
         wg = (c * g) if m else 0.0
-        wl += c if m else 0.0
+        if w is not None:  # unit weights: counted below
+            wl += c if m else 0.0
         sl += wg
         ql += wg * g
         n_left += m
         leaf_ids[r] = first_leaf if m else first_leaf + 1
+    if w is None:  # a sum of ones is the row count, exactly (below 2**53)
+        wl = float(n_left)
     return Sums(wl, sl, ql), n_left
 
 

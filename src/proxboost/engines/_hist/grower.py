@@ -49,7 +49,8 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
     Branch-free (both destinations written, cursors advanced by the side, the other side's sums
     given an exact +0.0): the sides of consecutive rows are unpredictable, and a mispredicted
     branch per row cost twice the time of the whole loop. Adding +0.0 leaves every sum as the
-    side's own rows make it (a sum started at +0.0 is never -0.0)."""
+    side's own rows make it (a sum started at +0.0 is never -0.0). With unit weights a side's
+    weight is its row count: the sum of its ones, exactly, without a sum per row."""
     il = start
     ir = 0
     cl = 0.0
@@ -66,8 +67,9 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
         cg = c * g
         cgl = cg if m else 0.0
         cgr = 0.0 if m else cg
-        cl += c if m else 0.0
-        cr += 0.0 if m else c
+        if w is not None:  # unit weights: counted below
+            cl += c if m else 0.0
+            cr += 0.0 if m else c
         sl += cgl
         ql += cgl * g
         sr += cgr
@@ -78,6 +80,9 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
         ir += 1 - m
     for j in range(ir):
         rows[il + j] = tmp[j]
+    if w is None:  # a sum of ones is the row count, exactly (below 2**53)
+        cl = float(il - start)
+        cr = float(ir)
     return il, Sums(cl, sl, ql), Sums(cr, sr, qr)
 
 
