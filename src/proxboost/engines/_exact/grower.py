@@ -229,9 +229,12 @@ def copy_side(target, w, work, start, first, last, out, side):
         c = 1.0 if w is None else w[ru]
         g = target[ru]
         cg = c * g
-        wsum += c
+        if w is not None:  # unit weights: the row count, below
+            wsum += c
         s += cg
         q += cg * g
+    if w is None:  # a sum of ones is the row count, exactly (as in ``partition_rows``)
+        wsum = float(last - first)
     out[side, 0] = wsum
     out[side, 1] = s
     out[side, 2] = q
@@ -314,15 +317,20 @@ def left_sums(codes, target, w, rows, segment, split, out):
     wl = 0.0
     sl = 0.0
     ql = 0.0
+    n_left = 0
     for j in range(segment[0], segment[1]):
         r = np.uint64(rows[np.uint64(j)])
         m = goes_left(X32, B, r, bf, thr, code)
         c = 1.0 if w is None else w[r]
         g = target[r]
         wg = (c * g) if m else 0.0
-        wl += c if m else 0.0
+        if w is not None:  # unit weights: the row count, below
+            wl += c if m else 0.0
+        n_left += m
         sl += wg
         ql += wg * g
+    if w is None:  # a sum of ones is the row count, exactly (as in ``label_last_level``)
+        wl = float(n_left)
     out[0, 0] = wl
     out[0, 1] = sl
     out[0, 2] = ql

@@ -112,9 +112,12 @@ def copy_side(target, w, rows, tmp, start, first, last):
         c = 1.0 if w is None else w[r]
         g = target[r]
         cg = c * g
-        c_sum += c
+        if w is not None:  # unit weights: the row count, below
+            c_sum += c
         s_sum += cg
         q_sum += cg * g
+    if w is None:  # a sum of ones is the row count, exactly (as in ``partition``)
+        c_sum = float(last - first)
     return c_sum, s_sum, q_sum
 
 
