@@ -175,9 +175,13 @@ NOT_RUN = {
         "a timing benchmark that rewrites its table in docs/engines.md (four draws of minutes of "
         "fits on both cores; judged only on an idle machine)"
     ),
-    "python benchmarks/bench_threads.py --draws 4 --write-docs": (
-        "a timing benchmark that rewrites its table in docs/engines.md (four draws of minutes of "
+    "python benchmarks/bench_threads.py --draws 3 --write-docs": (
+        "a timing benchmark that rewrites its table in docs/engines.md (three draws of minutes of "
         "fits on both cores; judged only on an idle machine)"
+    ),
+    "python benchmarks/profile_tree.py regression 3 --fit --n-samples 200000 --n-jobs 2": (
+        "a profile of two-thread fits under Linux perf that compiles every kernel from an empty "
+        "cache (minutes)"
     ),
     "python benchmarks/bench_threads.py --write-docs": (
         "a timing benchmark that rewrites its table in docs/engines.md (minutes of fits on both "
