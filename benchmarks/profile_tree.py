@@ -225,23 +225,28 @@ def shares(perf_data, symbols_path):
             address, name = line.split(" ", 1)
             symbols.append((int(address, 16), _short(name.strip())))
     starts = [a for a, _ in symbols]
+    counts, total = collections.Counter(), 0
+    for ip, dso in _samples(perf_data, symbols_path):
+        total += 1
+        if "perf-" in dso:  # JIT code: the nearest function start below the sample
+            i = bisect.bisect_right(starts, ip) - 1
+            counts[symbols[i][1] if i >= 0 else "compiled (unknown)"] += 1
+        else:
+            counts[os.path.basename(dso)] += 1
+    return {k: v / max(total, 1) for k, v in counts.most_common()}
+
+
+def _samples(perf_data, symbols_path):
+    """(instruction address, library) of every sample in the profiled window."""
     with open(symbols_path + ".window") as f:
         t_start, t_end = map(float, f.read().split())
     out = subprocess.run(
         ["perf", "script", "-i", perf_data, "-F", "time,ip,dso"], capture_output=True, text=True
     ).stdout
-    counts, total = collections.Counter(), 0
     for line in out.splitlines():
         m = re.match(r"\s*([\d.]+):\s+([0-9a-f]+)\s+\((.*)\)", line)
-        if not m or not t_start <= float(m[1]) <= t_end:
-            continue
-        total += 1
-        if "perf-" in m[3]:  # JIT code: the nearest function start below the sample
-            i = bisect.bisect_right(starts, int(m[2], 16)) - 1
-            counts[symbols[i][1] if i >= 0 else "compiled (unknown)"] += 1
-        else:
-            counts[os.path.basename(m[3])] += 1
-    return {k: v / max(total, 1) for k, v in counts.most_common()}
+        if m and t_start <= float(m[1]) <= t_end:
+            yield int(m[2], 16), m[3]
 
 
 def annotate(perf_data, symbols_path, out_path, stretch=50):
@@ -254,20 +259,11 @@ def annotate(perf_data, symbols_path, out_path, stretch=50):
         start, name = f.read().split()
     start = int(start)
     size = os.path.getsize(symbols_path + ".code")
-    with open(symbols_path + ".window") as f:
-        t_start, t_end = map(float, f.read().split())
-    out = subprocess.run(
-        ["perf", "script", "-i", perf_data, "-F", "time,ip"], capture_output=True, text=True
-    ).stdout
     hits, total = collections.Counter(), 0
-    for line in out.splitlines():
-        m = re.match(r"\s*([\d.]+):\s+([0-9a-f]+)", line)
-        if not m or not t_start <= float(m[1]) <= t_end:
-            continue
+    for ip, _ in _samples(perf_data, symbols_path):
         total += 1
-        offset = int(m[2], 16) - start
-        if 0 <= offset < size:
-            hits[offset] += 1
+        if 0 <= ip - start < size:
+            hits[ip - start] += 1
     listing = subprocess.run(
         ["objdump", "-D", "-b", "binary", "-mi386:x86-64", symbols_path + ".code"],
         capture_output=True,
