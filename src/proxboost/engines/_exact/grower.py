@@ -29,7 +29,8 @@ from proxboost.engines._exact.records import (
     Workspace,
     threads,
 )
-from proxboost.engines._exact.splitting import split_node, split_node_par
+from proxboost.engines._exact.split_threads import split_node_par
+from proxboost.engines._exact.splitting import split_node
 from proxboost.engines._nodes import (
     LEAF,
     SMALL,

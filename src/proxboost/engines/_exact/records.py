@@ -197,9 +197,10 @@ def new_scratch(n, p, n_buf, hist_size, max_nodes, depth, small):
 
 
 #: Scratch of the threads (``n_jobs`` > 1; None on one thread): per thread, the arrays of a
-#: feature's scan that the serial kernels keep in the workspace, and per feature, the result of
-#: its scan (split finding in parallel over features, then reduced in scikit-learn's visiting
-#: order: ``splitting.split_node_par``).
+#: feature's scan that the serial kernels keep in the workspace; per feature, the result of its
+#: scan and its coarse bins left to scan inside; the work items the threads take one at a time
+#: (split finding in parallel over features, then over coarse bins, reduced in scikit-learn's
+#: visiting order: ``splitting.split_node_par``).
 Threads = namedtuple(
     "Threads",
     [
@@ -214,6 +215,18 @@ Threads = namedtuple(
         "proxy",  # (p,) float64: the proxy of its first best candidate
         "edges",  # (p, 2) float64: its values a, b
         "bins",  # (p, 3) int64: its lo_bin, hi_bin and the missing rows' direction
+        "edge_j",  # (p,) int64: a coarse feature's best between-bin candidate (its j_best)
+        "n_inner",  # (p,) int64: how many of its bins have room for an inner candidate
+        "inner_bin",  # (p, MAX_CODES) int64: these bins
+        "inner_j",  # (p, MAX_CODES) int64: their places among the feature's non-empty bins
+        "inner_sums",  # (p, MAX_CODES, 2) float64: the w g and w of the rows left of each
+        "inner_found",  # (p, MAX_CODES) int64: each one's result (0 none, 1 a candidate)
+        "inner_best",  # (p, MAX_CODES, 3) float64: its first best candidate's proxy, a, b
+        "inner_key",  # (p, MAX_CODES) float64: a bound on each one's inner candidates' proxy
+        "items",  # (p * MAX_CODES, 2) int64: the second pass's (feature, index) pairs
+        "item_key",  # (p * MAX_CODES,) float64: their bounds, negated (the largest first)
+        "thread_best",  # (k,) float64: the best proxy each thread has found on the node
+        "next_item",  # (2,) int64: the next feature and inner bin to take (``fetch_add``)
         "left_before",  # (k + 1,) int64: a parallel partition's left rows before each block
         "side_sums",  # (2, 3) float64: its two sides' weight, w g, w g^2
     ],

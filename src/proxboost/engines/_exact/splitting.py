@@ -8,30 +8,16 @@ from the node's *floor* (``edge_floor``): the best candidate read from the histo
 the node's best cannot be below. The coarse bins whose bound is below it are then skipped from the
 first feature on, not only once the loop has met a good candidate; the split is unchanged (the
 running best only filters, see below). On smaller nodes reading every bin once more costs more
-than the skipped bins would (threads always start from the floor: they share no running best).
+than the skipped bins would.
 
-With threads (``n_jobs`` > 1), ``split_node_par`` finds the split of a node with a histogram in
-two steps. First every feature the serial loop would visit (all but the known constants: with
-scikit-learn's ``max_features = p`` the loop visits each once) is scanned in parallel, each
-from the floor: its first best candidate in scan order if it may win, or "constant". Constancy
-does not depend on the running best (it is read from the node's non-empty bins or values before any
-candidate), and a scan started from the running best ``B`` returns the same candidate as one
-started from ``-inf`` when its proxy is above ``B``, nothing otherwise: the running best only
-filters (strict ``>``; its pre-tests and the coarse bins' bounds never reject a candidate that
-beats it). Then the serial loop is replayed on these results: the same ``our_rand_r`` draws over
-the same feature and constant bookkeeping (so the same order and generator state afterwards),
-each visited feature's best taken only with a proxy strictly above the best so far. The split
-is therefore the serial one bit for bit, ties between features included. Compiled at its first
-use only."""
+With threads (``n_jobs`` > 1), a node with a histogram is split by
+:mod:`proxboost.engines._exact.split_threads` (the same split bit for bit)."""
 
 import numpy as np
-from numba import njit, prange
 
 from proxboost.engines._exact.records import (
     FEATURE_THRESHOLD,
     VALUES_MISSING_LEFT,
-    Workspace,
-    threads,
 )
 from proxboost.engines._nodes import (
     SMALL_ROW_BITS,
@@ -341,12 +327,22 @@ def inner_bound_may_beat(sl, wl, wb, pos, neg, node, min_weight, best):
     w_rr = w_node - w_hi
     refine = aa * w_rr + cc * w_lo >= best * (w_lo * w_rr) * (1.0 - 1e-9)
     if refine:  # the corners
-        bound = max(
-            max(proxy(lo_l, w_lo, s_node, w_node), proxy(hi_l, w_lo, s_node, w_node)),
-            max(proxy(lo_l, w_hi, s_node, w_node), proxy(hi_l, w_hi, s_node, w_node)),
-        )
-        refine = bound_may_beat(bound, best)
+        refine = bound_may_beat(corner_bound(sl, wl, wb, pos, neg, node, min_weight), best)
     return refine
+
+
+@kernel
+def corner_bound(sl, wl, wb, pos, neg, node, min_weight):
+    """The largest proxy at the corners of the box of ``inner_bound_may_beat``: a bound on the
+    proxy of the candidates inside the bin."""
+    s_node = node.sum
+    w_node = node.weight
+    w_lo = wl + min_weight
+    w_hi = wl + wb - min_weight
+    return max(
+        max(proxy(sl + neg, w_lo, s_node, w_node), proxy(sl + pos, w_lo, s_node, w_node)),
+        max(proxy(sl + neg, w_hi, s_node, w_node), proxy(sl + pos, w_hi, s_node, w_node)),
+    )
 
 
 @kernel
@@ -361,6 +357,12 @@ def range_bound_may_beat(sl, wl, s, wb, work, node, min_weight, best):
     ``inner_bound_may_beat`` lets through candidates taking a bin's whole positive part in one
     row; this bound does not, which matters where the range is lopsided (pinball's proximal
     directions at tau = 0.9 lie in [tau - 1, tau])."""
+    return bound_may_beat(range_bound(sl, wl, s, wb, work, node, min_weight), best)
+
+
+@kernel
+def range_bound(sl, wl, s, wb, work, node, min_weight):
+    """The bound of ``range_bound_may_beat``: the proxy's largest value over the parallelogram."""
     g_pos = work.target_range[1]
     g_neg = work.target_range[2]
     s_node = node.sum
@@ -380,7 +382,7 @@ def range_bound_may_beat(sl, wl, s, wb, work, node, min_weight, best):
         w_down = (wb * g_pos - s) / span  # where S' = -g_neg W' meets s - S' = g_pos (wb - W')
         if min_weight < w_down < wb - min_weight:
             bound = max(bound, proxy(sl - g_neg * w_down, wl + w_down, s_node, w_node))
-    return bound_may_beat(bound, best)
+    return bound
 
 
 @inlined_kernel
@@ -398,9 +400,14 @@ def scan_binned(codes, target, w, work, node, f, buf, min_weight, best):
     a candidate between two bins returns them (lo_bin, hi_bin; those of a coarse feature are
     then resolved into values a, b), one inside a coarse bin its values (a, b) and lo_bin = -1.
     """
+    m = nonempty_bins(work, buf, codes.bin_offset[f], f)
+    return scan_listed(codes, target, w, work, node, f, buf, m, min_weight, best)
+
+
+@inlined_kernel
+def scan_listed(codes, target, w, work, node, f, buf, m, min_weight, best):
+    """``scan_binned`` once feature f's m non-empty bins are listed in the workspace."""
     thr = FEATURE_THRESHOLD
-    o = codes.bin_offset[f]
-    m = nonempty_bins(work, buf, o, f)
     if codes.positive_offset[f] < 0:
         return scan_exact_coded(codes, work, buf, f, m, node, best)
     cv = work.bin_values
@@ -426,41 +433,79 @@ def coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start
     sums of the rows left of the first being ``start`` = (sl, wl): between the bins from the
     histogram, inside a bin exactly when a bound on their proxy may beat the best so far (see
     ``scan_binned``). Returns (found, best, a, b, lo_bin, hi_bin) as ``scan_binned``."""
-    thr = FEATURE_THRESHOLD
-    o = codes.bin_offset[f]
-    cv = work.bin_values
-    cg = work.bin_targets
-    cw = work.bin_weights
     found, best, lo_bin, hi_bin, j_best, n_in = scan_bin_edges(
         codes, work, buf, f, m, node, min_weight, best, start
     )
-    H = work.hist[buf]
-    po = codes.positive_offset[f]
     a = 0.0
     bb = 0.0
     for t in range(n_in):
         j = work.inner_bins[t]
         b = work.nonempty[np.uint64(j)]
-        sl = work.inner_sum[t]
-        wl = work.inner_weight[t]
-        i = 2 * (o + b)
-        s_b = H[np.uint64(i)]
-        w_b = H[np.uint64(i + 1)]
-        pos, neg = sign_parts(work, s_b, w_b, H, po + b)
-        if inner_bound_may_beat(
-            sl, wl, w_b, pos, neg, node, min_weight, best
-        ) and range_bound_may_beat(sl, wl, s_b, w_b, work, node, min_weight, best):
-            k = collect_bin(codes, target, w, work, node, f, b)
-            res, best, va, vb, _, _ = scan_values(
-                cv, cg, cw, w, k, sl, wl, node, work.monotonic[f], thr, best, j < j_best
-            )
-            if res > 0:
-                found = 1
-                a = va
-                bb = vb
-                lo_bin = -1
-                j_best = -1  # the later bins come after this candidate
+        inner = (b, work.inner_sum[t], work.inner_weight[t])
+        res, best, va, vb = inner_candidate(
+            codes, target, w, work, node, f, buf, inner, min_weight, best, j < j_best
+        )
+        if res > 0:
+            found = 1
+            a = va
+            bb = vb
+            lo_bin = -1
+            j_best = -1  # the later bins come after this candidate
     return found, best, a, bb, lo_bin, hi_bin
+
+
+@inlined_kernel
+def inner_may_beat(codes, work, node, f, buf, inner, min_weight, best):
+    """Whether coarse bin b of feature f (``inner`` = (b, sl, wl), as ``inner_candidate``) may
+    hold a candidate beating ``best``: both bounds on its inner candidates' proxy allow it."""
+    b, sl, wl = inner
+    H = work.hist[buf]
+    i = 2 * (codes.bin_offset[f] + b)
+    s_b = H[np.uint64(i)]
+    w_b = H[np.uint64(i + 1)]
+    pos, neg = sign_parts(work, s_b, w_b, H, codes.positive_offset[f] + b)
+    if not inner_bound_may_beat(sl, wl, w_b, pos, neg, node, min_weight, best):
+        return False
+    return range_bound_may_beat(sl, wl, s_b, w_b, work, node, min_weight, best)
+
+
+@kernel
+def inner_bound(codes, work, node, f, buf, inner, min_weight):
+    """The tighter of the two bounds of ``inner_may_beat`` on bin b's inner candidates."""
+    b, sl, wl = inner
+    H = work.hist[buf]
+    i = 2 * (codes.bin_offset[f] + b)
+    s_b = H[np.uint64(i)]
+    w_b = H[np.uint64(i + 1)]
+    pos, neg = sign_parts(work, s_b, w_b, H, codes.positive_offset[f] + b)
+    corners = corner_bound(sl, wl, w_b, pos, neg, node, min_weight)
+    return min(corners, range_bound(sl, wl, s_b, w_b, work, node, min_weight))
+
+
+@inlined_kernel
+def inner_candidate(codes, target, w, work, node, f, buf, inner, min_weight, best, tie_wins):
+    """The candidates inside coarse bin b of feature f, ``inner`` = (b, sl, wl) with the sums
+    of the node's rows left of the bin: its rows collected and scanned (``scan_values``) only
+    when the bounds on their proxy may beat ``best``. Returns (found, best, a, b)."""
+    b, sl, wl = inner
+    if inner_may_beat(codes, work, node, f, buf, inner, min_weight, best):
+        k = collect_bin(codes, target, w, work, node, f, b)
+        res, best, va, vb, _, _ = scan_values(
+            work.bin_values,
+            work.bin_targets,
+            work.bin_weights,
+            w,
+            k,
+            sl,
+            wl,
+            node,
+            work.monotonic[f],
+            FEATURE_THRESHOLD,
+            best,
+            tie_wins,
+        )
+        return res, best, va, vb
+    return 0, best, 0.0, 0.0
 
 
 @inlined_kernel
@@ -716,8 +761,8 @@ def edge_floor(codes, work, node, n_known, buf, min_weight):
     Every feature is visited (scikit-learn's ``max_features = p``), so the node's best is at
     least the floor, and a scan started from just below it finds every candidate that may win
     (proxy >= floor; ties included) as a scan from -inf would, while skipping the coarse bins
-    whose bound is below: the loop's first features prune as its last ones do, and threads
-    prune without sharing a running best. The split is unchanged bit for bit."""
+    whose bound is below: the loop's first features prune as its last ones do. The split is
+    unchanged bit for bit. (Threads do not use it: their first step reads the same bins.)"""
     features = work.features
     coarse = False
     for i in range(n_known, features.shape[0]):
@@ -851,102 +896,3 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
             best = prox
             found = (f, a, b, lo_bin, hi_bin, direction)
     return finish_split(codes, work, node, n_known, visit[4], found)
-
-
-# -- threads (n_jobs > 1) -------------------------------------------------------------------------
-
-
-@kernel
-def thread_work(work, par, t):
-    """The workspace of thread t: the shared one with the thread's own scan arrays."""
-    return Workspace(
-        work.rows,
-        work.spare_rows,
-        work.node_label,
-        work.target_range,
-        work.hist,
-        work.bin_lo,
-        work.bin_hi,
-        work.free_buffers,
-        par.bin_values[t],
-        par.bin_targets[t],
-        par.bin_weights[t],
-        work.small_values,
-        work.small_targets,
-        work.small_weights,
-        par.nonempty[t],
-        par.inner_bins[t],
-        par.inner_sum[t],
-        par.inner_weight[t],
-        work.features,
-        work.constant,
-        work.rng_state,
-        work.monotonic,
-    )
-
-
-@kernel
-def scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known, floor):
-    """Thread t of ``par``'s k scans the features at positions n_known + t, n_known + t + k, ...
-    of the workspace's ``features`` on the node (histogram buffer ``buf``), each from ``floor``
-    (``edge_floor``), the serial loop's kernels on the thread's own arrays; results in ``par``
-    per feature."""
-    tw = thread_work(work, par, t)
-    features = work.features
-    k = threads(par)
-    for i in range(n_known + t, features.shape[0], k):
-        f = features[i]
-        direction = -1
-        if codes.nan_bin[f] >= 0:
-            res, prox, a, b, lo_bin, hi_bin, direction = scan_binned_missing(
-                codes, target, w, tw, node, f, buf, limits.min_weight, floor
-            )
-        else:
-            res, prox, a, b, lo_bin, hi_bin = scan_binned(
-                codes, target, w, tw, node, f, buf, limits.min_weight, floor
-            )
-        par.found[f] = res
-        par.proxy[f] = prox
-        par.edges[f, 0] = a
-        par.edges[f, 1] = b
-        par.bins[f, 0] = lo_bin
-        par.bins[f, 1] = hi_bin
-        par.bins[f, 2] = direction
-
-
-@kernel
-def replay_visits(work, n_known, par):
-    """``split_node``'s feature loop on the scans in ``par``: the same draws, swaps and constant
-    bookkeeping, each visited feature's best taken when its proxy is strictly above the best so
-    far (the serial scan's first best). Returns (best feature or -1, n_total_constants)."""
-    features = work.features
-    p = features.shape[0]
-    visit = (p, 0, 0, 0, n_known)
-    best = -np.inf
-    best_f = -1
-    while visiting(visit, p):
-        f_j, visit = draw_feature(features, work.rng_state, n_known, visit)
-        if f_j < 0:
-            continue
-        f = features[f_j]
-        visit = settle_feature(features, f_j, par.found[f] < 0, visit)
-        if par.found[f] > 0 and par.proxy[f] > best:
-            best = par.proxy[f]
-            best_f = f
-    return best_f, visit[4]
-
-
-@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
-def split_node_par(codes, target, w, work, node, n_known, buf, limits, par):
-    """``split_node`` on a node with histogram buffer ``buf``, the features scanned in parallel
-    and reduced in the serial visiting order (module docstring): the same result bit for bit,
-    and the same generator state and feature order afterwards."""
-    floor = edge_floor(codes, work, node, n_known, buf, limits.min_weight)
-    for t in prange(threads(par)):
-        scan_chunk(codes, target, w, work, node, buf, limits, par, t, n_known, floor)
-    best_f, n_total = replay_visits(work, n_known, par)
-    if best_f < 0:
-        return finish_split(codes, work, node, n_known, n_total, (-1, 0.0, 0.0, -1, -1, -1))
-    edges, bins = par.edges[best_f], par.bins[best_f]
-    best = (best_f, edges[0], edges[1], bins[0], bins[1], bins[2])
-    return finish_split(codes, work, node, n_known, n_total, best)
