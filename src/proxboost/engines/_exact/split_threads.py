@@ -35,6 +35,7 @@ from numba import njit, prange
 from proxboost.engines._atomic import fetch_add
 from proxboost.engines._exact.records import Workspace, threads
 from proxboost.engines._exact.splitting import (
+    bound_may_beat,
     draw_feature,
     finish_split,
     inner_bound,
@@ -182,6 +183,7 @@ def list_inner(work, n_known, par):
             par.items[n, 0] = f
             par.items[n, 1] = j
             par.item_key[n] = -par.inner_key[f, j]
+            par.inner_found[f, j] = 0  # until the second pass finds a candidate there
             n += 1
     sort_items(par.item_key, par.items, n)
     return n
@@ -214,17 +216,22 @@ def sort_items(keys, items, n):
 def second_pass(codes, target, w, work, node, buf, limits, par, t, n_items):
     """Thread t's share of the second pass: the listed inner bins one at a time as it takes them,
     each evaluated (``inner_candidate``) from the best any thread has found so far; its first
-    best candidate (if it may win) in ``par``."""
+    best candidate (if it may win) in ``par``. The bins come largest bound first: once a bin's
+    bound cannot beat the best, no later one can (the bounds only fall, the best only rises),
+    and the thread stops; the bins left untaken keep ``list_inner``'s "none"."""
     tw = thread_work(work, par, t)
     while True:
         i = fetch_add(par.next_item, 1)
         if i >= n_items:
             break
+        start = shared_start(par)
+        if not bound_may_beat(-par.item_key[i], start):
+            break  # (``inner_candidate`` would find nothing here, nor in any later bin)
         f = par.items[i, 0]
         j = par.items[i, 1]
         inner = (par.inner_bin[f, j], par.inner_sums[f, j, 0], par.inner_sums[f, j, 1])
         res, prox, a, b = inner_candidate(
-            codes, target, w, tw, node, f, buf, inner, limits.min_weight, shared_start(par), False
+            codes, target, w, tw, node, f, buf, inner, limits.min_weight, start, False
         )
         par.inner_found[f, j] = res
         par.inner_best[f, j, 0] = prox

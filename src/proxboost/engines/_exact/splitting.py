@@ -331,7 +331,7 @@ def inner_bound_may_beat(sl, wl, wb, pos, neg, node, min_weight, best):
     return refine
 
 
-@kernel
+@inlined_kernel
 def corner_bound(sl, wl, wb, pos, neg, node, min_weight):
     """The largest proxy at the corners of the box of ``inner_bound_may_beat``: a bound on the
     proxy of the candidates inside the bin."""
@@ -360,7 +360,7 @@ def range_bound_may_beat(sl, wl, s, wb, work, node, min_weight, best):
     return bound_may_beat(range_bound(sl, wl, s, wb, work, node, min_weight), best)
 
 
-@kernel
+@inlined_kernel
 def range_bound(sl, wl, s, wb, work, node, min_weight):
     """The bound of ``range_bound_may_beat``: the proxy's largest value over the parallelogram."""
     g_pos = work.target_range[1]
