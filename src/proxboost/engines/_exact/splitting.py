@@ -455,15 +455,23 @@ def coarse_pass(codes, target, w, work, node, f, buf, m, min_weight, best, start
 
 
 @inlined_kernel
-def inner_may_beat(codes, work, node, f, buf, inner, min_weight, best):
-    """Whether coarse bin b of feature f (``inner`` = (b, sl, wl), as ``inner_candidate``) may
-    hold a candidate beating ``best``: both bounds on its inner candidates' proxy allow it."""
-    b, sl, wl = inner
+def bin_sums(codes, work, f, buf, b):
+    """Coarse bin b of feature f in histogram ``buf``: its w g and w sums and the bounds on the
+    w g sum of any of its rows (``sign_parts``)."""
     H = work.hist[buf]
     i = 2 * (codes.bin_offset[f] + b)
     s_b = H[np.uint64(i)]
     w_b = H[np.uint64(i + 1)]
     pos, neg = sign_parts(work, s_b, w_b, H, codes.positive_offset[f] + b)
+    return s_b, w_b, pos, neg
+
+
+@inlined_kernel
+def inner_may_beat(codes, work, node, f, buf, inner, min_weight, best):
+    """Whether coarse bin b of feature f (``inner`` = (b, sl, wl), as ``inner_candidate``) may
+    hold a candidate beating ``best``: both bounds on its inner candidates' proxy allow it."""
+    b, sl, wl = inner
+    s_b, w_b, pos, neg = bin_sums(codes, work, f, buf, b)
     if not inner_bound_may_beat(sl, wl, w_b, pos, neg, node, min_weight, best):
         return False
     return range_bound_may_beat(sl, wl, s_b, w_b, work, node, min_weight, best)
@@ -473,11 +481,7 @@ def inner_may_beat(codes, work, node, f, buf, inner, min_weight, best):
 def inner_bound(codes, work, node, f, buf, inner, min_weight):
     """The tighter of the two bounds of ``inner_may_beat`` on bin b's inner candidates."""
     b, sl, wl = inner
-    H = work.hist[buf]
-    i = 2 * (codes.bin_offset[f] + b)
-    s_b = H[np.uint64(i)]
-    w_b = H[np.uint64(i + 1)]
-    pos, neg = sign_parts(work, s_b, w_b, H, codes.positive_offset[f] + b)
+    s_b, w_b, pos, neg = bin_sums(codes, work, f, buf, b)
     corners = corner_bound(sl, wl, w_b, pos, neg, node, min_weight)
     return min(corners, range_bound(sl, wl, s_b, w_b, work, node, min_weight))
 
