@@ -6,7 +6,7 @@ subtraction from the parent's (see :mod:`proxboost.engines.exact`).
 ``par``: None (one thread: the serial kernels) or the threads' scratch (``records.Threads``,
 ``n_jobs`` > 1), with which the histograms are built and the splits of the nodes with a
 histogram found in parallel over features (``histogram.build_hist_par``,
-``splitting.split_node_par``: the same numbers bit for bit). Its type picks the kernels when
+``split_threads.split_node_par``: the same numbers bit for bit). Its type picks the kernels when
 numba compiles (``par is None`` is decided at compile time), so the one-thread grower neither
 calls nor compiles the parallel ones."""
 

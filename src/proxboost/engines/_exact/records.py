@@ -200,7 +200,7 @@ def new_scratch(n, p, n_buf, hist_size, max_nodes, depth, small):
 #: feature's scan that the serial kernels keep in the workspace; per feature, the result of its
 #: scan and its coarse bins left to scan inside; the work items the threads take one at a time
 #: (split finding in parallel over features, then over coarse bins, reduced in scikit-learn's
-#: visiting order: ``splitting.split_node_par``).
+#: visiting order: ``split_threads.split_node_par``).
 Threads = namedtuple(
     "Threads",
     [
