@@ -28,6 +28,7 @@ from sklearn.tree import DecisionTreeRegressor
 from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop
 from proxboost.engines import _threads, make_engine
 from proxboost.engines._exact import grower as exact_grower
+from proxboost.engines._exact.binning import code_features
 from proxboost.engines._hist import grower as hist_grower
 
 N_JOBS = (1, 2, 4)
@@ -317,6 +318,39 @@ def test_exact_ties_between_features_keep_the_serial_winner():
         assert trees[1][1][0] == ref.tree_.feature[0]
         roots.append(trees[0][1][0])
     assert len(set(roots)) >= 2  # the tie is decided by the visiting order, not by index
+
+
+def _four_blocks(m, repeat_first):
+    """One coarse feature (over 256 distinct values) whose targets are +1, -1, +1, -1 in four
+    blocks of m rows along it: the cuts after the first and after the third block give the same
+    two terms of the proxy in the other order, so the same float (an exact tie inside one
+    feature). The first block's values are repeated ``repeat_first`` times each, which moves the
+    coarse bins' edges."""
+    first = np.repeat(np.arange(m // repeat_first), repeat_first)
+    x = np.concatenate([first, np.arange(m // repeat_first, m // repeat_first + 3 * m)])
+    y = np.repeat([1.0, -1.0, 1.0, -1.0], m)
+    return x.astype(float)[:, None], y
+
+
+@pytest.mark.parametrize(
+    "m,repeat_first,first_on_an_edge",
+    [(85, 1, False), (256, 4, True)],
+    ids=["first-cut-inside-a-bin", "first-cut-on-an-edge"],
+)
+def test_exact_ties_inside_a_coarse_feature_keep_the_first_cut(m, repeat_first, first_on_an_edge):
+    """Of two tied cuts in one coarse feature, the serial scan keeps the first in value order,
+    whether it lies inside a coarse bin (found by the bins' inner scans, after the between-bin
+    candidate: the settling's tie rule j < j_best) or on a bin edge (an inner candidate of a
+    later bin, equal, must not replace it). The threads must keep it too."""
+    X, y = _four_blocks(m, repeat_first)
+    codes, _ = code_features(X.astype(np.float32))
+    edges = codes.sorted_values[0, codes.bin_start[0, 1 : codes.n_bins[0]] - 1]
+    first, third = X[m - 1, 0], X[3 * m - 1, 0]
+    assert (first in edges) == first_on_an_edge and (third in edges) != first_on_an_edge
+    grown = _larger_trees("exact", X, y, None, random_state=0, depth=1)
+    assert grown[0][2][0] == (first + X[m, 0]) / 2  # the first cut (the serial winner)
+    for other in grown[1:]:
+        _assert_same(other, grown[0])
 
 
 @pytest.mark.parametrize("engine", ENGINES)
