@@ -217,6 +217,26 @@ def test_ties_follow_the_seed():
     assert len(features) >= 2  # different seeds, different trees
 
 
+def test_ties_follow_the_seed_where_the_floor_scans_the_features_first():
+    """As above, on a node that reads the floor first (a coarse feature, and more rows than
+    the histogram has bins): the exact-coded copies' scans are kept by the floor and read by
+    the feature loop, which must still keep the copy the seed visits first (scikit-learn's).
+    The root only: below it scikit-learn's copies no longer tie exactly (each feature's sort
+    leaves the node's rows in another order, so its sums round differently), ours still do."""
+    rng = np.random.RandomState(2)
+    n = 3000
+    x = rng.randint(0, 40, n) * 0.5  # exact-coded: 40 values
+    X = np.column_stack([x, rng.randn(n), x, x])  # feature 1 is coarse (3000 values)
+    y = x + rng.randn(n)
+    roots = set()
+    for seed in range(12):
+        _, tree, reg = _grow_both(X, y, 1, seed)
+        assert tree.feature[0] == reg.tree_.feature[0]
+        assert tree.threshold[0] == reg.tree_.threshold[0]
+        roots.add(int(tree.feature[0]))
+    assert len(roots) >= 2 and 1 not in roots  # a copy of x, decided by the seed
+
+
 def test_feature_threshold_merges_close_values(compare_trees):
     """Values closer than 1e-7 (float32) give no candidate between them; a node spread over such
     values only is constant. scikit-learn is the oracle."""

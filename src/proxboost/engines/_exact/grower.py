@@ -764,6 +764,7 @@ def new_records(scratch, p, max_nodes, seed, monotonic):
         scratch.inner_bins,
         scratch.inner_sum,
         scratch.inner_weight,
+        scratch.floor_scans,
         scratch.features,
         scratch.constant,
         scratch.rng_state,

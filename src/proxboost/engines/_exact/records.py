@@ -68,6 +68,9 @@ Workspace = namedtuple(
         "inner_bins",  # (MAX_CODES,) int64: bins with room for a candidate inside
         "inner_sum",  # (MAX_CODES,) float64: the w g left of each of them
         "inner_weight",  # (MAX_CODES,) float64: the w left of each of them
+        # (p, 6) float64: per exact-coded feature, its candidates' scan from -inf by the node's
+        # floor (``splitting.edge_floor``): found (-1 constant, 0, 1), proxy, a, b, lo_bin, hi_bin
+        "floor_scans",
         "features",  # (p,) int64: scikit-learn's feature permutation
         "constant",  # (p,) int64: the features known constant, in their order
         "rng_state",  # (1,) int64: scikit-learn's xorshift state
@@ -138,6 +141,7 @@ Scratch = namedtuple(
         "inner_bins",
         "inner_sum",
         "inner_weight",
+        "floor_scans",
         "features",
         "constant",
         "rng_state",
@@ -172,6 +176,7 @@ def new_scratch(n, p, n_buf, hist_size, max_nodes, depth, small):
         inner_bins=np.empty(MAX_CODES, np.int64),
         inner_sum=np.empty(MAX_CODES),
         inner_weight=np.empty(MAX_CODES),
+        floor_scans=np.empty((p, 6)),
         features=np.empty(p, np.int64),
         constant=np.empty(p, np.int64),
         rng_state=np.empty(1, np.int64),

@@ -73,6 +73,7 @@ def thread_work(work, par, t):
         par.inner_bins[t],
         par.inner_sum[t],
         par.inner_weight[t],
+        work.floor_scans,
         work.features,
         work.constant,
         work.rng_state,

@@ -760,37 +760,65 @@ def edge_floor(codes, work, node, n_known, buf, min_weight):
     candidate between two non-empty bins of every feature without missing values in the
     histogram ``buf`` (coarse features' edges, exact-coded features' candidates), returned
     just below it (the next float down); -inf without a coarse feature, whose inner bins are
-    all it serves.
+    all it serves. Returns (floor, whether the exact-coded features' scans were kept).
 
     Every feature is visited (scikit-learn's ``max_features = p``), so the node's best is at
     least the floor, and a scan started from just below it finds every candidate that may win
     (proxy >= floor; ties included) as a scan from -inf would, while skipping the coarse bins
     whose bound is below: the loop's first features prune as its last ones do. The split is
-    unchanged bit for bit. (Threads do not use it: their first step reads the same bins.)"""
+    unchanged bit for bit. (Threads do not use it: their first step reads the same bins.)
+
+    The exact-coded features' scans are kept in ``work.floor_scans``: the loop reads them
+    instead of scanning those features again (``floor_scan``)."""
     features = work.features
     coarse = False
     for i in range(n_known, features.shape[0]):
         f = features[i]
         coarse |= codes.nan_bin[f] < 0 and codes.positive_offset[f] >= 0
     if not coarse:
-        return -np.inf
+        return -np.inf, False
     floor = -np.inf
     for i in range(n_known, features.shape[0]):
         f = features[i]
         if codes.nan_bin[f] >= 0:
             continue
         m = nonempty_bins(work, buf, codes.bin_offset[f], f)
+        kept = work.floor_scans[f]
+        kept[0] = -1.0  # one non-empty bin: a constant feature (as ``scan_exact_coded``)
         if m < 2:
             continue
         if codes.positive_offset[f] < 0:
-            found, best, _, _, _, _ = scan_exact_coded(codes, work, buf, f, m, node, -np.inf)
+            found, best, a, b, lo_bin, hi_bin = scan_exact_coded(
+                codes, work, buf, f, m, node, -np.inf
+            )
+            kept[0] = found
+            kept[1] = best
+            kept[2] = a
+            kept[3] = b
+            kept[4] = lo_bin
+            kept[5] = hi_bin
         else:
             found, best, _, _, _, _ = scan_bin_edges(
                 codes, work, buf, f, m, node, min_weight, -np.inf, (0.0, 0.0)
             )
         if found > 0 and best > floor:
             floor = best
-    return np.nextafter(floor, -np.inf) if floor > -np.inf else floor
+    return (np.nextafter(floor, -np.inf) if floor > -np.inf else floor), True
+
+
+@kernel
+def floor_scan(work, f, best):
+    """``scan_binned`` of an exact-coded feature f without missing values from the running
+    ``best``, read from its scan from -inf kept by ``edge_floor``: a scan from ``best`` finds
+    the first candidate of the feature's largest proxy P when P > best (the candidate the scan
+    from -inf kept: the first to reach P), nothing otherwise; -1 for a constant feature. The
+    same tuple, bit for bit."""
+    kept = work.floor_scans[f]
+    if kept[0] < 0.0:
+        return -1, best, 0.0, 0.0, -1, -1
+    if kept[0] > 0.0 and kept[1] > best:
+        return 1, kept[1], kept[2], kept[3], np.int64(kept[4]), np.int64(kept[5])
+    return 0, best, 0.0, 0.0, -1, -1
 
 
 # -- scikit-learn's visit of the features ------------------------------------------------------
@@ -868,10 +896,11 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
     p = features.shape[0]
     visit = (p, 0, 0, 0, n_known)
     best = -np.inf
+    kept = False
     if buf >= 0 and node.end - node.start >= codes.bin_offset[codes.bin_offset.shape[0] - 1]:
         # the floor reads every bin once more: it pays for itself only where the coarse bins
         # it lets the first features skip hold more rows than the histogram has bins
-        best = edge_floor(codes, work, node, n_known, buf, limits.min_weight)
+        best, kept = edge_floor(codes, work, node, n_known, buf, limits.min_weight)
     found = (-1, 0.0, 0.0, -1, -1, -1)
     while visiting(visit, p):
         f_j, visit = draw_feature(features, work.rng_state, n_known, visit)
@@ -887,6 +916,8 @@ def split_node(codes, target, w, work, node, n_known, buf, limits):
             res, prox, a, b, lo_bin, hi_bin, direction = scan_missing(
                 codes, target, w, work, node, f, buf, limits, best
             )
+        elif kept and codes.positive_offset[f] < 0:  # scanned by the floor
+            res, prox, a, b, lo_bin, hi_bin = floor_scan(work, f, best)
         elif buf >= 0:
             res, prox, a, b, lo_bin, hi_bin = scan_binned(
                 codes, target, w, work, node, f, buf, limits.min_weight, best
