@@ -228,17 +228,25 @@ def _line_search(spec, y, H, leaf_ids, n_leaves, w, fit):
 # One iteration
 # ---------------------------------------------------------------------------------------------
 @njit(error_model="numpy", nogil=True, _nrt=False)
-def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals):
+def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals, leaf_sums):
     """The least-squares fit into ``work.means[:n_leaves]`` and the shrunk line-searched leaf
     values c into ``work.c[:n_leaves]`` (``work``: :data:`LeafWork`): ``_leaf_values`` of the
-    boosting loop (a leaf whose fitted value is exactly 0 keeps 0). Without weights, the line
-    search of ``lad``, ``pinball`` and ``hinge`` runs in ``work`` too: :func:`_line_search`'s
-    operations, without its arrays, the leaves' intervals by the kernel ``intervals``
+    boosting loop (a leaf whose fitted value is exactly 0 keeps 0). The fit's weights and sums
+    are the engine's ``leaf_sums`` when it has some (``exact``: each added in row order while
+    the tree grew, bincount's numbers), else added up here (:func:`_leaf_means_into`).
+    Without weights, the line search of ``lad``, ``pinball`` and ``hinge`` runs in ``work``
+    too: :func:`_line_search`'s operations, without its arrays, the leaves' intervals by the
+    kernel ``intervals``
     (``_leafops.leaf_intervals_in`` or, on threads, ``_leaf_threads.leaf_intervals_in_par``:
     the same intervals). Without reference counting, as :func:`_iterations`; not cached itself
     (a kernel argument): compiled into each entry below."""
     w, y, H = fitted.tree_w, fitted.y, fitted.H
-    _leaf_means_into(target, leaf_ids, n_leaves, w, work)
+    if leaf_sums.shape[0] > 0:
+        for k in range(n_leaves):
+            count = leaf_sums[k, 0]
+            work.means[k] = leaf_sums[k, 1] / count if count > 0 else 0.0
+    else:
+        _leaf_means_into(target, leaf_ids, n_leaves, w, work)
     fit = work.means[:n_leaves]
     c = work.c[:n_leaves]
     n = y.shape[0]
@@ -329,7 +337,9 @@ def _iterations(
         t0 = _now()
         target(spec, fitted, delta, tree_target)
         m, n_leaves = grow(engine, tree_target, schedule.seeds[t - schedule.first])
-        _leaf_values(spec, fitted, leaf_ids, n_leaves, tree_target, work, intervals)
+        _leaf_values(
+            spec, fitted, leaf_ids, n_leaves, tree_target, work, intervals, scratch.leaf_sums
+        )
         fit, c = work.means[:n_leaves], work.c[:n_leaves]
         alpha = schedule.alphas[t]
         update(spec, fitted, delta, (tree_target, leaf_ids, c, fit), alpha)
@@ -376,21 +386,25 @@ def _replay_tree(leaves, replay, rows, tree_steps, outside, step):
 #: What the iterations reuse, made once per fit (:func:`_scratch`): the engine's tree arrays
 #: (``tree_in_loop``: the node arrays and the training rows' leaf ids), the tree's target, the
 #: leaf values' :data:`LeafWork`, the steps of the rows outside the fit
-#: (``_descent.StepsWork``) and their leaf ids, and the terms of a recorded loss.
-Scratch = namedtuple("Scratch", ["nodes", "leaf_ids", "target", "work", "steps", "leaves", "terms"])
+#: (``_descent.StepsWork``) and their leaf ids, the terms of a recorded loss, and the engine's
+#: leaf sums (``leaf_sums_in_loop``; no rows when it has none).
+Scratch = namedtuple(
+    "Scratch", ["nodes", "leaf_ids", "target", "work", "steps", "leaves", "terms", "leaf_sums"]
+)
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def _scratch(loop, tree, steps):
+def _scratch(loop, tree, steps, leaf_sums):
     """The :data:`Scratch` of ``loop`` (``tree``: the engine's ``tree_in_loop``, ``steps`` its
-    ``steps_work_in_loop``)."""
+    ``steps_work_in_loop``, ``leaf_sums`` its ``leaf_sums_in_loop``)."""
     nodes, leaf_ids = tree
     n = loop.fitted.y.shape[0]
     idle, evaluation, validation = loop.replays
     m = max(idle.F.shape[0], evaluation.F.shape[0], validation.F.shape[0])
     work = leaf_work(n, n + 1)  # a tree has at most one leaf per row
     target = np.empty(n)
-    return Scratch(nodes, leaf_ids, target, work, steps, np.empty(m, np.intp), np.empty(max(n, m)))
+    leaves, terms = np.empty(m, np.intp), np.empty(max(n, m))
+    return Scratch(nodes, leaf_ids, target, work, steps, leaves, terms, leaf_sums)
 
 
 # One cached entry per engine and thread mode: numba's cache cannot keep a function whose
@@ -415,7 +429,7 @@ def _run_exact(engine, loop, elapsed):
         leafops.leaf_intervals_in,
         engine,
         loop,
-        _scratch(loop, tree, exact.steps_work_in_loop(tree[0])),
+        _scratch(loop, tree, exact.steps_work_in_loop(tree[0]), exact.leaf_sums_in_loop(engine)),
         elapsed,
     )
 
@@ -435,7 +449,7 @@ def _run_hist(engine, loop, elapsed):
         leafops.leaf_intervals_in,
         engine,
         loop,
-        _scratch(loop, tree, hist.steps_work_in_loop(tree[0])),
+        _scratch(loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine)),
         elapsed,
     )
 
@@ -455,7 +469,7 @@ def _run_exact_par(engine, loop, elapsed):
         leaf_threads.leaf_intervals_in_par,
         engine,
         loop,
-        _scratch(loop, tree, exact.steps_work_in_loop(tree[0])),
+        _scratch(loop, tree, exact.steps_work_in_loop(tree[0]), exact.leaf_sums_in_loop(engine)),
         elapsed,
     )
 
@@ -475,7 +489,7 @@ def _run_hist_par(engine, loop, elapsed):
         leaf_threads.leaf_intervals_in_par,
         engine,
         loop,
-        _scratch(loop, tree, hist.steps_work_in_loop(tree[0])),
+        _scratch(loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine)),
         elapsed,
     )
 

@@ -417,6 +417,14 @@ def tree_in_loop(engine):
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
+def leaf_sums_in_loop(engine):
+    """Where ``grow_in_loop`` leaves each leaf's weight and w g sum (rows: leaves), each added
+    in row order as ``np.bincount`` adds them: the compiled loop's least-squares leaf values
+    read them instead of a pass over the rows."""
+    return engine.scratch.leaf_sums
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
 def steps_work_in_loop(nodes):
     """The scratch ``steps_in_loop`` fills, at the node capacity of ``tree_in_loop``'s arrays."""
     return steps_work(nodes[3].shape[0])

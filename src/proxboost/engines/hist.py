@@ -508,6 +508,12 @@ def tree_in_loop(engine):
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
+def leaf_sums_in_loop(engine):
+    """No leaf sums (``exact.leaf_sums_in_loop``): the compiled loop adds them up itself."""
+    return np.empty((0, 2))
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
 def steps_work_in_loop(nodes):
     """The scratch ``steps_in_loop`` fills, at the node capacity of ``tree_in_loop``'s arrays."""
     return steps_work(nodes[3].shape[0])

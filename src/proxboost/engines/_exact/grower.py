@@ -279,7 +279,9 @@ def partition_rows_par(codes, target, w, work, node, split, labels, par):
 @kernel
 def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_leaf):
     """Split on the last level: the node's rows get the leaf ids ``first_leaf`` (left) and
-    ``first_leaf + 1`` (right), no partition. Returns the left side's sums and row count."""
+    ``first_leaf + 1`` (right), no partition. Returns the left side's sums, the right side's
+    weight and sum (its leaf's, ``leaf_sums``; square sum 0: not needed) and the left row
+    count."""
     X32 = codes.values
     B = codes.codes
     rows = work.rows
@@ -287,6 +289,8 @@ def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_lea
     wl = 0.0
     sl = 0.0
     ql = 0.0
+    wr = 0.0
+    sr = 0.0
     n_left = 0
     bf = np.uint64(f)
     for j in range(node.start, node.end):
@@ -297,20 +301,24 @@ def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_lea
         wg = (c * g) if m else 0.0
         if w is not None:  # unit weights: counted below
             wl += c if m else 0.0
+            wr += 0.0 if m else c
         sl += wg
         ql += wg * g
+        sr += 0.0 if m else (c * g)
         n_left += m
         leaf_ids[r] = first_leaf if m else first_leaf + 1
     if w is None:  # a sum of ones is the row count, exactly (below 2**53)
         wl = float(n_left)
-    return Sums(wl, sl, ql), n_left
+        wr = float(node.end - node.start - n_left)
+    return Sums(wl, sl, ql), Sums(wr, sr, 0.0), n_left
 
 
 @kernel
 def left_sums(codes, target, w, rows, segment, split, out):
     """The weight, sum and square sum of the left rows (``goes_left`` on ``split`` = (f, thr,
-    code)) among rows[segment[0]:segment[1]], accumulated as ``label_last_level`` does (the
-    right rows add an exact +0.0), into ``out[0]``."""
+    code)) among rows[segment[0]:segment[1]] into ``out[0]``, the right rows' weight and sum
+    into ``out[1]``, accumulated as ``label_last_level`` does (the other side's rows add an
+    exact +0.0)."""
     X32 = codes.values
     B = codes.codes
     f, thr, code = split
@@ -318,6 +326,8 @@ def left_sums(codes, target, w, rows, segment, split, out):
     wl = 0.0
     sl = 0.0
     ql = 0.0
+    wr = 0.0
+    sr = 0.0
     n_left = 0
     for j in range(segment[0], segment[1]):
         r = np.uint64(rows[np.uint64(j)])
@@ -327,14 +337,20 @@ def left_sums(codes, target, w, rows, segment, split, out):
         wg = (c * g) if m else 0.0
         if w is not None:  # unit weights: the row count, below
             wl += c if m else 0.0
+            wr += 0.0 if m else c
         n_left += m
         sl += wg
         ql += wg * g
+        sr += 0.0 if m else (c * g)
     if w is None:  # a sum of ones is the row count, exactly (as in ``label_last_level``)
         wl = float(n_left)
+        wr = float(segment[1] - segment[0] - n_left)
     out[0, 0] = wl
     out[0, 1] = sl
     out[0, 2] = ql
+    out[1, 0] = wr
+    out[1, 1] = sr
+    out[1, 2] = 0.0
 
 
 @kernel
@@ -358,7 +374,8 @@ def label_block(codes, rows, segment, split, leaf_ids, first_leaf):
 def label_last_level_par(codes, target, w, work, tree, node, split, first_leaf, par):
     """``label_last_level`` on ``par``'s k threads (k >= 2): thread 0 accumulates the left
     side's sums over the node's rows in row order (the serial kernel's additions), the others
-    write the leaf ids of their blocks of rows. The same sums, ids and row count."""
+    write the leaf ids of their blocks of rows. The same sums, ids and row count (returned as
+    ``label_last_level`` returns them)."""
     k = threads(par)
     counts = par.left_before
     rows = work.rows
@@ -373,13 +390,14 @@ def label_last_level_par(codes, target, w, work, tree, node, split, first_leaf, 
     for t in range(1, k):
         n_left += counts[t]
     out = par.side_sums
-    return Sums(out[0, 0], out[0, 1], out[0, 2]), n_left
+    return Sums(out[0, 0], out[0, 1], out[0, 2]), Sums(out[1, 0], out[1, 1], 0.0), n_left
 
 
 @inlined_kernel
 def label_rows(codes, target, w, work, tree, node, split, first_leaf, par):
     """``label_last_level``, on ``par``'s threads when there are some and the node is large
-    (``PARALLEL_ROWS``). Returns the left side's sums and row count."""
+    (``PARALLEL_ROWS``). Returns the left side's sums, the right side's and the left row
+    count."""
     f, thr, code = split
     if par is None:
         return label_last_level(codes, target, w, work, tree, node, f, thr, code, first_leaf)
@@ -404,8 +422,8 @@ def split_rows(codes, target, w, work, node, split, label_l, coarse, par):
 def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, n_leaves, par):
     """The threshold of ``split`` (feature, a, b, code) and the node's rows divided by it:
     labelled as leaves on the last level, else partitioned. Returns (threshold, mid, left sums,
-    right sums; the right ones zero on the last level, where they are not needed), ``mid -
-    node.start`` being the left child's row count. The missing rows alone on the right (a = b
+    right sums; on the last level the right square sum is 0, not needed), ``mid - node.start``
+    being the left child's row count. The missing rows alone on the right (a = b
     = inf) get scikit-learn's threshold +inf."""
     f, a, b, code = split
     thr = a / 2.0 + b / 2.0
@@ -414,8 +432,9 @@ def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, 
     if code == VALUES_MISSING_RIGHT and codes.positive_offset[f] >= 0 and codes.nan_bin[f] < 0:
         code = INSIDE_BIN - coarse_bin_of(codes, f, a)
     if last_level:  # children are leaves: label the rows (left / right), no partition
-        left, n_left = label_rows(codes, target, w, work, tree, node, (f, thr, code), n_leaves, par)
-        return thr, node.start + n_left, left, Sums(0.0, 0.0, 0.0)
+        split3 = (f, thr, code)
+        left, right, n_left = label_rows(codes, target, w, work, tree, node, split3, n_leaves, par)
+        return thr, node.start + n_left, left, right
     coarse = codes.coarse_features.shape[0] > 0  # node labels serve the coarse features only
     split3 = (f, thr, code)
     mid, left, right = split_rows(codes, target, w, work, node, split3, label_l, coarse, par)
@@ -438,8 +457,11 @@ def record_split(tree, node_id, split, n_left, node):
 
 @kernel
 def make_leaf(work, tree, node_id, node, leaf):
-    """Node ``node_id`` becomes leaf ``leaf``, with all its rows."""
+    """Node ``node_id`` becomes leaf ``leaf``, with all its rows (and the node's weight and sum,
+    ``leaf_sums``)."""
     tree.leaf_of_node[node_id] = leaf
+    work.leaf_sums[leaf, 0] = node.weight
+    work.leaf_sums[leaf, 1] = node.sum
     for j in range(node.start, node.end):
         tree.leaf_ids[work.rows[j]] = leaf
 
@@ -699,6 +721,11 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par):
         if last_level:
             n_free = release(work.free_buffers, buf, n_free)
             last_level_leaves(tree, node_id, n_nodes, n_leaves)
+            leaf_sums = work.leaf_sums
+            leaf_sums[n_leaves, 0] = sums_l.weight
+            leaf_sums[n_leaves, 1] = sums_l.sum
+            leaf_sums[n_leaves + 1, 0] = sums_r.weight
+            leaf_sums[n_leaves + 1, 1] = sums_r.sum
             n_nodes += 2
             n_leaves += 2
             continue
@@ -765,6 +792,7 @@ def new_records(scratch, p, max_nodes, seed, monotonic):
         scratch.inner_sum,
         scratch.inner_weight,
         scratch.floor_scans,
+        scratch.leaf_sums,
         scratch.features,
         scratch.constant,
         scratch.rng_state,

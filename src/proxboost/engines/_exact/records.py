@@ -71,6 +71,10 @@ Workspace = namedtuple(
         # (p, 6) float64: per exact-coded feature, its candidates' scan from -inf by the node's
         # floor (``splitting.edge_floor``): found (-1 constant, 0, 1), proxy, a, b, lo_bin, hi_bin
         "floor_scans",
+        # (max_nodes, 2) float64: per leaf, the weight and the w g sum of its rows, each added in
+        # row order (the node's or the last level's sums; the compiled loop's least-squares leaf
+        # values read them instead of a pass over the rows: bincount's sums, bit for bit)
+        "leaf_sums",
         "features",  # (p,) int64: scikit-learn's feature permutation
         "constant",  # (p,) int64: the features known constant, in their order
         "rng_state",  # (1,) int64: scikit-learn's xorshift state
@@ -142,6 +146,7 @@ Scratch = namedtuple(
         "inner_sum",
         "inner_weight",
         "floor_scans",
+        "leaf_sums",
         "features",
         "constant",
         "rng_state",
@@ -177,6 +182,7 @@ def new_scratch(n, p, n_buf, hist_size, max_nodes, depth, small):
         inner_sum=np.empty(MAX_CODES),
         inner_weight=np.empty(MAX_CODES),
         floor_scans=np.empty((p, 6)),
+        leaf_sums=np.empty((max_nodes, 2)),
         features=np.empty(p, np.int64),
         constant=np.empty(p, np.int64),
         rng_state=np.empty(1, np.int64),

@@ -74,6 +74,7 @@ def thread_work(work, par, t):
         par.inner_sum[t],
         par.inner_weight[t],
         work.floor_scans,
+        work.leaf_sums,
         work.features,
         work.constant,
         work.rng_state,
