@@ -314,7 +314,7 @@ def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_lea
 
 
 @kernel
-def left_sums(codes, target, w, rows, segment, split, out):
+def last_level_sums(codes, target, w, rows, segment, split, out):
     """The weight, sum and square sum of the left rows (``goes_left`` on ``split`` = (f, thr,
     code)) among rows[segment[0]:segment[1]] into ``out[0]``, the right rows' weight and sum
     into ``out[1]``, accumulated as ``label_last_level`` does (the other side's rows add an
@@ -372,8 +372,8 @@ def label_block(codes, rows, segment, split, leaf_ids, first_leaf):
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def label_last_level_par(codes, target, w, work, tree, node, split, first_leaf, par):
-    """``label_last_level`` on ``par``'s k threads (k >= 2): thread 0 accumulates the left
-    side's sums over the node's rows in row order (the serial kernel's additions), the others
+    """``label_last_level`` on ``par``'s k threads (k >= 2): thread 0 accumulates both
+    sides' sums over the node's rows in row order (the serial kernel's additions), the others
     write the leaf ids of their blocks of rows. The same sums, ids and row count (returned as
     ``label_last_level`` returns them)."""
     k = threads(par)
@@ -381,7 +381,7 @@ def label_last_level_par(codes, target, w, work, tree, node, split, first_leaf, 
     rows = work.rows
     for t in prange(k):
         if t == 0:
-            left_sums(codes, target, w, rows, (node.start, node.end), split, par.side_sums)
+            last_level_sums(codes, target, w, rows, (node.start, node.end), split, par.side_sums)
             counts[0] = 0
         else:
             segment = block(node.start, node.end, t - 1, k - 1)
