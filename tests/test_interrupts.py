@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -172,6 +173,24 @@ def test_an_interrupted_pool_is_torn_down_before_the_interpreter_exits():
     interrupted.stop_workers()
     assert not manager.is_alive()
     assert call_queue._closed and not (call_queue._thread and call_queue._thread.is_alive())
+
+
+def test_a_launcher_worker_leaving_releases_the_claims_it_holds(tmp_path):
+    # a claim the worker made and its run had not recorded yet (an interrupt as it was made):
+    # the worker ends with os._exit, so nothing but leave_worker can release it
+    claim = tmp_path / "run" / ".split-00.claim"
+    code = (
+        "import sys, pathlib\n"
+        "from proxboost.experiments.store import row_claims\n"
+        "from proxboost.experiments.launch.interrupts import leave_worker\n"
+        "assert row_claims._create(pathlib.Path(sys.argv[1]))\n"
+        "leave_worker(130)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(claim)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 130, done.stderr
+    assert claim.parent.is_dir() and not claim.exists()
 
 
 def _shm_entries(pids, since):

@@ -75,10 +75,9 @@ def test_a_row_is_claimed_by_one_process_only_and_released_at_the_end(tmp_path):
     assert not list((tmp_path / "run").glob("*.claim"))  # none remains
 
 
-def test_an_interrupt_between_a_claim_and_its_record_leaves_it_to_release_all(tmp_path):
-    # the claim file exists and the run never recorded it (an interrupt right after the
-    # creation): RowClaims' exit cannot release it, release_all (which the interrupt handling of
-    # run.py calls) does; without it the claim stays until this process ends
+def test_an_interrupt_while_a_new_claims_row_is_checked_leaves_it_to_the_runs_exit(tmp_path):
+    # a claim is recorded as the run's before the stored check (which reads the row's file), so
+    # an interrupt there leaves nothing behind once the run exits
     rows = _rows(tmp_path)
 
     def interrupted(k):
@@ -86,6 +85,31 @@ def test_an_interrupt_between_a_claim_and_its_record_leaves_it_to_release_all(tm
 
     with pytest.raises(KeyboardInterrupt), claims.RowClaims(rows, interrupted, "run") as mine:
         mine.take(0)
+    assert not mine.mine
+    assert not list((tmp_path / "run").glob("*.claim"))
+    assert claims.claim_path(rows[0]) not in claims._HELD.tokens
+
+
+def test_an_interrupt_between_a_claim_and_its_record_leaves_it_to_release_all(
+    tmp_path, monkeypatch
+):
+    # the claim file is written and the run never recorded it (an interrupt as the creation
+    # returns): RowClaims' exit cannot release it, release_all (which run.py's interrupt
+    # handling and a launcher worker's exit call) does; without it the claim stays until this
+    # process ends
+    rows = _rows(tmp_path)
+    close = os.close
+
+    def interrupted_close(fd):
+        close(fd)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), claims.RowClaims(rows, lambda k: False, "run") as mine:
+        monkeypatch.setattr(claims.os, "close", interrupted_close)
+        try:
+            mine.take(0)
+        finally:
+            monkeypatch.undo()
     assert claims.claim_path(rows[0]).exists() and not mine.mine
     claims.release_all()
     assert not list((tmp_path / "run").glob("*.claim"))

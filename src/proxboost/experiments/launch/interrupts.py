@@ -206,8 +206,12 @@ def in_launcher_worker() -> bool:
 
 def leave_worker(code: int):
     """End this launcher worker now, releasing what it holds: its job's thread pool may still
-    run a fit, so the process does not wait for it; the exit handlers of :mod:`multiprocessing`
-    unlink the named semaphores it created, and the launcher sees the worker end."""
+    run a fit, so the process does not wait for it; the row claims it holds are released (one
+    made just before the interrupt may not be its run's yet, and the sweep's process, which
+    removes a dead worker's claims, may have stopped waiting for this one); the exit handlers of
+    :mod:`multiprocessing` unlink the named semaphores it created, and the launcher sees the
+    worker end."""
+    row_claims.release_all()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -353,11 +353,13 @@ class RowClaims:
                 return False
             else:
                 log.warning("%s: took over row %s (%s)", self.label, key, judged[0])
-        if self.is_stored(key):  # stored before the claim was made: nothing to do
-            _release(path)
-            return False
+        # recorded at once, so that an interrupt during the check below (it reads the row's file)
+        # leaves the claim to this run's exit
         self.mine.add(key)
         self.others.pop(key, None)
+        if self.is_stored(key):  # stored before the claim was made: nothing to do
+            self.done(key)
+            return False
         return True
 
     def done(self, key):
