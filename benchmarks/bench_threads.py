@@ -167,7 +167,7 @@ def kernels(rounds, n=1_000_000):
             lambda: g.partition_par(bins, target, None, every.copy(), spare, 0, n, split, 2),
         ),
         "last level's labels (5·10^5 rows)": (
-            lambda: g.label_last_level(bins, half, (0, n // 2), split, ids, 0),
+            lambda: g.label_block(bins, half, (0, n // 2), split, ids, 0),
             lambda: g.label_last_level_par(bins, half, (0, n // 2), split, ids, 0, 2),
         ),
     }

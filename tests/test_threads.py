@@ -225,13 +225,17 @@ def test_hist_parallel_partition_and_labels_are_the_serial_ones(k):
         for a, b in zip(serial[1:], par[1:]):
             assert np.array_equal(np.signbit(a), np.signbit(b)) and tuple(a) == tuple(b)
         ids = np.full((2, n), -1)
-        counts = [
-            label(bins, rows0, (start, end), split, ids[i], 3, *extra)
-            for i, (label, extra) in enumerate(
-                [(hist_grower.label_last_level, ()), (hist_grower.label_last_level_par, (k,))]
-            )
-        ]
-        assert counts[0] == counts[1] and np.array_equal(ids[0], ids[1])
+        labelled = hist_grower.label_last_level(
+            bins, target, w, rows0, (start, end), split, ids[0], 3
+        )
+        n_left = hist_grower.label_last_level_par(bins, rows0, (start, end), split, ids[1], 3, k)
+        assert labelled[0] == n_left == serial[0] - start and np.array_equal(ids[0], ids[1])
+        # the serial labels' sums of each side (the last level's leaf sums): the partition's
+        # (row order, an exact +0.0 from the other side), signs of zeros included
+        for side in (1, 2):
+            got, want = labelled[side], serial[side]
+            assert (got.weight, got.sum) == (want.weight, want.sum)
+            assert np.signbit(got.sum) == np.signbit(want.sum)
 
 
 def test_the_leaves_line_search_on_threads_is_the_serial_one():
@@ -271,13 +275,9 @@ def test_the_leaves_line_search_on_threads_is_the_serial_one():
         numba.set_num_threads(before)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.slow
-def test_threads_partition_large_nodes_as_one_thread(engine):
-    """Nodes of at least ``PARALLEL_ROWS`` rows are partitioned (or, on the last level,
-    labelled) on the threads: 50,000 rows (weights with zeros leave about 33,000 taking part),
-    coarse features for ``exact`` (node labels written by the partition), missing values: the
-    one-thread trees and leaf ids."""
+def _large_data():
+    """50,000 rows (weights with zeros leave about 33,000 taking part): nodes of at least
+    ``PARALLEL_ROWS`` rows, partitioned or labelled on the threads."""
     assert exact_grower.PARALLEL_ROWS == hist_grower.PARALLEL_ROWS < 30_000
     rng = np.random.default_rng(7)
     n = 50_000
@@ -290,7 +290,34 @@ def test_threads_partition_large_nodes_as_one_thread(engine):
         ]
     )
     y = X[:, 0] + X[:, 2] + np.sign(X[:, 1]) + rng.standard_t(3, size=n)
-    w = rng.integers(0, 3, n).astype(float)
+    return X, y, rng.integers(0, 3, n).astype(float)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.slow
+def test_the_compiled_loop_on_threads_gives_the_one_thread_numbers_on_large_nodes(engine):
+    """The compiled loop on nodes of at least ``PARALLEL_ROWS`` rows: on the last level the
+    threads label the rows, and the leaves' sums the loop divides come from the threads'
+    kernel (``exact``) or from the loop's own pass (``hist``, whose threads leave none): the
+    one-thread fit's numbers, with and without weights, at depths 1 (the root labelled) and 3."""
+    X, y, w = _large_data()
+    for sw in (None, w):
+        for depth in (1, 3):
+            ref = _numbers(_fit("lad", "prox", depth, 1, X, y, sw, engine=engine), X)
+            for n_jobs in N_JOBS[1:]:
+                _assert_same(
+                    _numbers(_fit("lad", "prox", depth, n_jobs, X, y, sw, engine=engine), X), ref
+                )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.slow
+def test_threads_partition_large_nodes_as_one_thread(engine):
+    """Nodes of at least ``PARALLEL_ROWS`` rows are partitioned (or, on the last level,
+    labelled) on the threads: 50,000 rows (weights with zeros leave about 33,000 taking part),
+    coarse features for ``exact`` (node labels written by the partition), missing values: the
+    one-thread trees and leaf ids."""
+    X, y, w = _large_data()
     for sw in (None, w):
         for depth in (1, 5):  # depth 1: the root's rows labelled as leaves on the threads
             grown = _larger_trees(engine, X, y, sw, random_state=0, depth=depth)

@@ -509,7 +509,15 @@ def tree_in_loop(engine):
 
 @njit(error_model="numpy", cache=True, nogil=True)
 def leaf_sums_in_loop(engine):
-    """No leaf sums (``exact.leaf_sums_in_loop``): the compiled loop adds them up itself."""
+    """Where ``grow_in_loop`` leaves each leaf's weight and w g sum (rows: leaves), each added
+    in row order as ``np.bincount`` adds them: the compiled loop's least-squares leaf values
+    read them instead of a pass over the rows (as ``exact.leaf_sums_in_loop``). On one thread
+    only: on threads the last level's labels are shared between the threads, and its sums,
+    which one thread must add in row order, cost more in the grower (a second gather of each
+    row's bin and target) than the loop's pass over the rows in their order; none is given
+    then (no rows), and the loop adds them up itself."""
+    if engine.par is None:
+        return engine.scratch.leaf_sums
     return np.empty((0, 2))
 
 

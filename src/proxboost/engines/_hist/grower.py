@@ -342,7 +342,7 @@ def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats,
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def label_last_level(bins, rows, segment, split, leaf_ids, first_leaf):
+def label_block(bins, rows, segment, split, leaf_ids, first_leaf):
     """Rows ``rows[segment[0]:segment[1]]`` of a split ``(f, b, nan_left)`` on the last level:
     leaf ``first_leaf`` (``goes_left``) or the next one. Returns the left side's row count."""
     f, b, nan_left = split
@@ -355,26 +355,57 @@ def label_last_level(bins, rows, segment, split, leaf_ids, first_leaf):
     return n_left
 
 
+@njit(error_model="numpy", cache=True, nogil=True)
+def label_last_level(bins, target, w, rows, segment, split, leaf_ids, first_leaf):
+    """The last level's split of a node: its rows labelled with their leaf (``label_block``),
+    and each side's sums (``last_level_sums``), in one pass. Returns (left row count, left
+    sums, right sums; square sums 0, not needed)."""
+    f, b, nan_left = split
+    n_left = 0
+    cl = 0.0
+    sl = 0.0
+    cr = 0.0
+    sr = 0.0
+    for j in range(segment[0], segment[1]):
+        r = rows[j]
+        m = goes_left(bins, r, f, b, nan_left)
+        leaf_ids[r] = first_leaf if m else first_leaf + 1
+        c = 1.0 if w is None else w[r]
+        cg = c * target[r]
+        if w is not None:  # unit weights: counted below
+            cl += c if m else 0.0
+            cr += 0.0 if m else c
+        sl += cg if m else 0.0
+        sr += 0.0 if m else cg
+        n_left += m
+    if w is None:  # a sum of ones is the row count, exactly (below 2**53)
+        cl = float(n_left)
+        cr = float(segment[1] - segment[0] - n_left)
+    return n_left, Sums(cl, sl, 0.0), Sums(cr, sr, 0.0)
+
+
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
 def label_last_level_par(bins, rows, segment, split, leaf_ids, first_leaf, k):
-    """``label_last_level`` on k threads, each on its block of the rows (the same leaf ids;
-    the left row count is a sum of integers)."""
+    """``label_last_level``'s leaf ids on k threads, each on its block of the rows (the same
+    ids; the left row count is a sum of integers). No sums: on threads the compiled loop adds
+    the leaves' sums up itself (``hist.leaf_sums_in_loop``)."""
     counts = np.zeros(k, np.int64)
     for t in prange(k):
         lo, hi = block(segment[0], segment[1], t, k)
-        counts[t] = label_last_level(bins, rows, (lo, hi), split, leaf_ids, first_leaf)
+        counts[t] = label_block(bins, rows, (lo, hi), split, leaf_ids, first_leaf)
     return counts.sum()
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def label_rows(bins, rows, segment, split, leaf_ids, first_leaf, par):
+def label_rows(bins, target, w, rows, segment, split, leaf_ids, first_leaf, par):
     """``label_last_level``, on ``par``'s threads when there are some and the segment is
-    large (``PARALLEL_ROWS``)."""
+    large (``PARALLEL_ROWS``), where the sides' sums are left at 0 (not needed there)."""
     if par is None:
-        return label_last_level(bins, rows, segment, split, leaf_ids, first_leaf)
+        return label_last_level(bins, target, w, rows, segment, split, leaf_ids, first_leaf)
     if segment[1] - segment[0] < PARALLEL_ROWS:
-        return label_last_level(bins, rows, segment, split, leaf_ids, first_leaf)
-    return label_last_level_par(bins, rows, segment, split, leaf_ids, first_leaf, par)
+        return label_last_level(bins, target, w, rows, segment, split, leaf_ids, first_leaf)
+    n_left = label_last_level_par(bins, rows, segment, split, leaf_ids, first_leaf, par)
+    return n_left, Sums(0.0, 0.0, 0.0), Sums(0.0, 0.0, 0.0)
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
@@ -405,6 +436,38 @@ def missing_goes_left(binned, f, left, n_left, n_right):
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
+def make_leaf(tree, scratch, node, segment, leaf, sums):
+    """Node ``node`` becomes leaf ``leaf``, with its rows ``scratch.rows[segment[0]:
+    segment[1]]`` and its weight and sum (``scratch.leaf_sums``: added in row order by the
+    partition or the root's pass that made the node)."""
+    tree.leaf_of_node[node] = leaf
+    scratch.leaf_sums[leaf, 0] = sums.weight
+    scratch.leaf_sums[leaf, 1] = sums.sum
+    rows = scratch.rows
+    for j in range(segment[0], segment[1]):
+        tree.leaf_ids[rows[j]] = leaf
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def last_level_leaves(binned, target, w, scratch, segment, split, children, first_leaf, par):
+    """The ``children`` (left, right node ids) of a node split on the last level become the
+    leaves ``first_leaf`` and the next one: its rows labelled (``label_rows``), each side's
+    weight and sum into ``scratch.leaf_sums``. Returns the left row count."""
+    tree = scratch.tree
+    tree.leaf_of_node[children[0]] = first_leaf
+    tree.leaf_of_node[children[1]] = first_leaf + 1
+    n_l, sums_l, sums_r = label_rows(
+        binned.bins, target, w, scratch.rows, segment, split, tree.leaf_ids, first_leaf, par
+    )
+    leaf_sums = scratch.leaf_sums
+    leaf_sums[first_leaf, 0] = sums_l.weight
+    leaf_sums[first_leaf, 1] = sums_l.sum
+    leaf_sums[first_leaf + 1, 0] = sums_r.weight
+    leaf_sums[first_leaf + 1, 1] = sums_r.sum
+    return n_l
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
 def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, root_stats, root, par):
     """The node loop of ``grow_tree`` on its preallocated records. Returns (n_nodes, n_leaves)."""
     rows = scratch.rows
@@ -429,9 +492,7 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         )
         if best_f < 0:  # leaf
             n_free = release(work.free_buffers, buf, n_free)
-            tree.leaf_of_node[node] = n_leaves
-            for j in range(start, end):
-                tree.leaf_ids[rows[j]] = n_leaves
+            make_leaf(tree, scratch, node, (start, end), n_leaves, sums)
             n_leaves += 1
             continue
         lnode = n_nodes
@@ -446,10 +507,10 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         nan_code = binned.nan_bin[best_f] if nan_left else -1
         if depth + 1 >= limits.max_depth:  # both children are leaves: label rows, no partition
             n_free = release(work.free_buffers, buf, n_free)
-            tree.leaf_of_node[lnode] = n_leaves
-            tree.leaf_of_node[rnode] = n_leaves + 1
             split = (best_f, best_b, nan_code)
-            n_l = label_rows(binned.bins, rows, (start, end), split, tree.leaf_ids, n_leaves, par)
+            n_l = last_level_leaves(
+                binned, target, w, scratch, (start, end), split, (lnode, rnode), n_leaves, par
+            )
             tree.missing_left[node] = missing_goes_left(
                 binned, best_f, nan_left, n_l, end - start - n_l
             )

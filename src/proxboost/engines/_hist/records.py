@@ -33,6 +33,10 @@ Scratch = namedtuple(
         "tree",  # TreeArrays: (max_nodes,) node arrays (threshold: a bin), (n,) leaf ids
         "stack",  # NodeStack: 2 * depth + 4 pending nodes
         "threshold",  # (max_nodes,) float64: the compiled loop's split values of the bins
+        # (max_nodes, 2) float64: per leaf, the weight and the w g sum of its rows, each added in
+        # row order (the node's sums, or the last level's: the compiled loop's least-squares
+        # leaf values read them instead of a pass over the rows, bincount's sums bit for bit)
+        "leaf_sums",
     ],
 )
 
@@ -60,6 +64,7 @@ def new_scratch(n, p, n_buf, stats_size, max_nodes, depth, small):
             *(np.empty(cap, np.int32) for _ in range(5)), *(np.empty(cap) for _ in range(5))
         ),
         threshold=np.empty(max_nodes),
+        leaf_sums=np.empty((max_nodes, 2)),
     )
 
 
