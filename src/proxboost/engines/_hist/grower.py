@@ -357,9 +357,11 @@ def label_block(bins, rows, segment, split, leaf_ids, first_leaf):
 
 @njit(error_model="numpy", cache=True, nogil=True)
 def label_last_level(bins, target, w, rows, segment, split, leaf_ids, first_leaf):
-    """The last level's split of a node: its rows labelled with their leaf (``label_block``),
-    and each side's sums (``last_level_sums``), in one pass. Returns (left row count, left
-    sums, right sums; square sums 0, not needed)."""
+    """The last level's split of a node: its rows labelled with their leaf (as
+    ``label_block``) and each side's weight and w g sum, in one pass, each side's rows adding
+    theirs in row order and the other side's an exact +0.0 (as ``partition``): the leaves'
+    sums, ``np.bincount``'s bit for bit. Returns (left row count, left sums, right sums;
+    square sums 0, not needed)."""
     f, b, nan_left = split
     n_left = 0
     cl = 0.0
