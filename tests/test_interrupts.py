@@ -258,14 +258,17 @@ def _interrupt(tmp_path, args, sig, whole_group):
     return text, proc.returncode, latency, len(list(res.rglob("split-*.csv")))
 
 
-# Six splits of 300 iterations: after the first row is stored, the others take several times
-# longer than the signal needs to arrive, so the run cannot finish before it.
+# Twelve splits of 300 iterations: after the first row is stored, the others take several times
+# longer than the signal needs to arrive, so the run cannot finish before it. (With six, a
+# loaded machine could store a joblib sweep's twelve rows, about 0.7 s of fits, before the
+# test's signal was sent and handled.)
+_N_SPLITS = 12
 _INTERRUPTED_RUN = [
     "dataset.params.n_samples=200",
     "dataset.params.n_features=5",
     "loss=lad",
     "grid=smoke",
-    "protocol.n_splits=6",
+    f"protocol.n_splits={_N_SPLITS}",
     "protocol.max_estimators=300",
     "progress=false",
 ]
@@ -294,7 +297,7 @@ def test_an_interrupt_stops_at_once_and_the_rerun_finishes(
         tmp_path, [*run, "n_jobs=2", *run_dirs], sig, whole_group
     )
     print(f"{sig.name} latency {latency:.2f} s")  # reported with -s
-    n_rows = 12 if launcher else 6
+    n_rows = 2 * _N_SPLITS if launcher else _N_SPLITS  # two algos in the launcher's sweeps
     assert stored < n_rows, f"the run ended before the signal (exit code {code}): {text[-800:]}"
     assert code == 130 and latency <= 10, (code, latency, text[-2000:])
     assert f"interrupted: {stored} rows stored; rerun the same command to finish" in text
@@ -304,6 +307,7 @@ def test_an_interrupt_stops_at_once_and_the_rerun_finishes(
     again = run_py(*run, "n_jobs=1", *run_dirs)  # n_jobs is not part of the rows' identity
     assert again.returncode == 0, again.stdout + again.stderr
     if not launcher:
-        assert f"{stored}/6 splits stored, {6 - stored} to run" in again.stdout + again.stderr
+        expected = f"{stored}/{_N_SPLITS} splits stored, {_N_SPLITS - stored} to run"
+        assert expected in again.stdout + again.stderr
     df = results.load(tmp_path / "res")
     assert len(df) == n_rows and not df.duplicated(["algo", "split"]).any()
