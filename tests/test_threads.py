@@ -304,6 +304,7 @@ def test_the_compiled_loop_on_threads_gives_the_one_thread_numbers_on_large_node
     for sw in (None, w):
         for depth in (1, 3):
             ref = _numbers(_fit("lad", "prox", depth, 1, X, y, sw, engine=engine), X)
+            assert ref[1].max() == 2**depth  # every level split
             for n_jobs in N_JOBS[1:]:
                 _assert_same(
                     _numbers(_fit("lad", "prox", depth, n_jobs, X, y, sw, engine=engine), X), ref

@@ -232,8 +232,9 @@ def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals, leaf
     """The least-squares fit into ``work.means[:n_leaves]`` and the shrunk line-searched leaf
     values c into ``work.c[:n_leaves]`` (``work``: :data:`LeafWork`): ``_leaf_values`` of the
     boosting loop (a leaf whose fitted value is exactly 0 keeps 0). The fit's weights and sums
-    are the engine's ``leaf_sums`` when it has some (``exact``: each added in row order while
-    the tree grew, bincount's numbers), else added up here (:func:`_leaf_means_into`).
+    are the engine's ``leaf_sums`` when it has some (``exact``, and ``hist`` on one thread: each
+    added in row order while the tree grew, bincount's numbers), else added up here
+    (:func:`_leaf_means_into`).
     Without weights, the line search of ``lad``, ``pinball`` and ``hinge`` runs in ``work``
     too: :func:`_line_search`'s operations, without its arrays, the leaves' intervals by the
     kernel ``intervals``

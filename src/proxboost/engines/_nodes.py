@@ -130,6 +130,14 @@ def loop_nodes(tree, thresholds, threshold_bins):
 Sums = namedtuple("Sums", ["weight", "sum", "sq_sum"])
 
 
+@njit(error_model="numpy", cache=True, nogil=True)
+def keep_leaf_sums(leaf_sums, leaf, sums):
+    """Row ``leaf`` of an engine's ``leaf_sums`` ((max_nodes, 2): weight, w g sum) from the
+    :data:`Sums` of the leaf's rows, for the compiled loop's least-squares leaf values."""
+    leaf_sums[leaf, 0] = sums.weight
+    leaf_sums[leaf, 1] = sums.sum
+
+
 def check_weight(sample_weight, n):
     """``sample_weight`` as a contiguous float64 array of shape (n,), finite and non-negative."""
     w = np.ascontiguousarray(sample_weight, dtype=np.float64)

@@ -37,6 +37,7 @@ from proxboost.engines._nodes import (
     Sums,
     child_buffers,
     inlined_kernel,
+    keep_leaf_sums,
     kernel,
     monotone_child_bounds,
     own_tree,
@@ -460,8 +461,7 @@ def make_leaf(work, tree, node_id, node, leaf):
     """Node ``node_id`` becomes leaf ``leaf``, with all its rows (and the node's weight and sum,
     ``leaf_sums``)."""
     tree.leaf_of_node[node_id] = leaf
-    work.leaf_sums[leaf, 0] = node.weight
-    work.leaf_sums[leaf, 1] = node.sum
+    keep_leaf_sums(work.leaf_sums, leaf, Sums(node.weight, node.sum, 0.0))
     for j in range(node.start, node.end):
         tree.leaf_ids[work.rows[j]] = leaf
 
@@ -721,11 +721,8 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par):
         if last_level:
             n_free = release(work.free_buffers, buf, n_free)
             last_level_leaves(tree, node_id, n_nodes, n_leaves)
-            leaf_sums = work.leaf_sums
-            leaf_sums[n_leaves, 0] = sums_l.weight
-            leaf_sums[n_leaves, 1] = sums_l.sum
-            leaf_sums[n_leaves + 1, 0] = sums_r.weight
-            leaf_sums[n_leaves + 1, 1] = sums_r.sum
+            keep_leaf_sums(work.leaf_sums, n_leaves, sums_l)
+            keep_leaf_sums(work.leaf_sums, n_leaves + 1, sums_r)
             n_nodes += 2
             n_leaves += 2
             continue

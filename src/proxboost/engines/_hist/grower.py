@@ -25,6 +25,7 @@ from proxboost.engines._nodes import (
     SMALL,
     Sums,
     child_buffers,
+    keep_leaf_sums,
     monotone_child_bounds,
     own_tree,
     pure,
@@ -443,8 +444,7 @@ def make_leaf(tree, scratch, node, segment, leaf, sums):
     segment[1]]`` and its weight and sum (``scratch.leaf_sums``: added in row order by the
     partition or the root's pass that made the node)."""
     tree.leaf_of_node[node] = leaf
-    scratch.leaf_sums[leaf, 0] = sums.weight
-    scratch.leaf_sums[leaf, 1] = sums.sum
+    keep_leaf_sums(scratch.leaf_sums, leaf, sums)
     rows = scratch.rows
     for j in range(segment[0], segment[1]):
         tree.leaf_ids[rows[j]] = leaf
@@ -461,11 +461,8 @@ def last_level_leaves(binned, target, w, scratch, segment, split, children, firs
     n_l, sums_l, sums_r = label_rows(
         binned.bins, target, w, scratch.rows, segment, split, tree.leaf_ids, first_leaf, par
     )
-    leaf_sums = scratch.leaf_sums
-    leaf_sums[first_leaf, 0] = sums_l.weight
-    leaf_sums[first_leaf, 1] = sums_l.sum
-    leaf_sums[first_leaf + 1, 0] = sums_r.weight
-    leaf_sums[first_leaf + 1, 1] = sums_r.sum
+    keep_leaf_sums(scratch.leaf_sums, first_leaf, sums_l)
+    keep_leaf_sums(scratch.leaf_sums, first_leaf + 1, sums_r)
     return n_l
 
 
