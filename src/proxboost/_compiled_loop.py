@@ -236,12 +236,13 @@ def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals, leaf
     added in row order while the tree grew, bincount's numbers), else added up here
     (:func:`_leaf_means_into`).
     Without weights, the line search of ``lad``, ``pinball`` and ``hinge`` runs in ``work``
-    too: :func:`_line_search`'s operations, without its arrays, the leaves' intervals by the
-    kernel ``intervals``
+    too: :func:`_line_search`'s operations, without its arrays (its values y - H_t are in
+    ``work.u``, left there by the tree's target pass: :func:`_iterations`), the leaves'
+    intervals by the kernel ``intervals``
     (``_leafops.leaf_intervals_in`` or, on threads, ``_leaf_threads.leaf_intervals_in_par``:
     the same intervals). Without reference counting, as :func:`_iterations`; not cached itself
     (a kernel argument): compiled into each entry below."""
-    w, y, H = fitted.tree_w, fitted.y, fitted.H
+    w, y = fitted.tree_w, fitted.y
     if leaf_sums.shape[0] > 0:
         for k in range(n_leaves):
             count = leaf_sums[k, 0]
@@ -254,9 +255,7 @@ def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals, leaf
     if spec.loss == LS or w.shape[0] > 0 or n == 0:
         _searched(spec, fitted, leaf_ids, n_leaves, fit, c)
         return
-    u = work.u
-    for i in range(n):
-        u[i] = y[i] - H[i]
+    u = work.u[:n]
     tau = 0.5 if spec.loss != PINBALL else spec.tau
     signs = y if spec.loss == HINGE else y[:0]
     leaf = work.leaf
@@ -333,10 +332,14 @@ def _iterations(
     idle, evaluation, validation = replays
     nodes, leaf_ids, tree_target, work = scratch[:4]
     outside = (nodes[5], scratch.leaves)  # the tree's leaf of each node, the rows' leaf ids
+    # y - H_t for the line search run in ``work`` (``_leaf_values``: ``lad``, ``pinball`` and
+    # ``hinge`` without weights), left in ``work.u`` by the target pass; else no rows
+    in_work = spec.loss != LS and fitted.tree_w.shape[0] == 0
+    residuals = work.u[: fitted.y.shape[0] if in_work else 0]
     done = 0
     for t in range(schedule.first, schedule.last):
         t0 = _now()
-        target(spec, fitted, delta, tree_target)
+        target(spec, fitted, delta, tree_target, residuals)
         m, n_leaves = grow(engine, tree_target, schedule.seeds[t - schedule.first])
         _leaf_values(
             spec, fitted, leaf_ids, n_leaves, tree_target, work, intervals, scratch.leaf_sums

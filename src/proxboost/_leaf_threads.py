@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from proxboost._leafops import _count_rows, _group_two, _grouped_interval, _place_rows
+from proxboost.engines._atomic import fetch_add
 
 #: :func:`_group_chunks`'s largest number of chunks and smallest chunk (rows)
 CHUNKS, CHUNK_ROWS = 16, 4096
@@ -36,20 +37,42 @@ def leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, work):
         _group_chunks(values, leaf_ids, signs, cursor, counts, n_pos, starts, work.grouped)
     los, his = work.los[:n_leaves], work.his[:n_leaves]
     hinge = signs.shape[0] > 0
+    order = np.argsort(-work.counts[:n_leaves], kind="mergesort")  # the largest leaf first
     _intervals_par(
-        work.grouped, work.counts, work.n_pos, work.starts, tau, hinge, los, his, work.scratch
-    )
+        work.grouped, work.counts, work.n_pos, work.starts, (tau, hinge), los, his, work.scratch,
+        order, np.zeros(1, np.int64),
+    )  # fmt: skip
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
-def _intervals_par(grouped, counts, n_pos, starts, tau, hinge, los, his, scratch):
+def _intervals_par(grouped, counts, n_pos, starts, level, los, his, scratch, order, taken):
     """:func:`leaf_intervals_in_par`'s selections: the interval of leaf k < len(los) from its
-    ``counts[k]`` values at ``starts[k]`` in ``grouped`` into ``los[k]``, ``his[k]``, the leaves
-    shared between threads."""
-    for leaf in prange(los.shape[0]):
+    ``counts[k]`` values at ``starts[k]`` in ``grouped`` into ``los[k]``, ``his[k]``
+    (``level``: tau, hinge), the leaves shared between threads.
+
+    The threads take the leaves in ``order`` (the largest first) one at a time from a shared
+    counter (``taken``, one int64: how many were taken), each leaf's selection on the thread
+    that took it: a selection costs about its leaf's size, and depth-3 trees have leaves of
+    10⁴ and 3·10⁵ rows side by side, so a static share (the first half of the leaves to one
+    thread) left one thread with most of the work. Every prange iteration takes leaves until
+    none is left, so any thread count works the same way (numba's ``prange`` cannot take work
+    dynamically on the ``omp`` layer: ``engines/_atomic.py``), and each leaf's interval is the
+    one-thread one."""
+    for _ in prange(los.shape[0]):
+        _take_leaves(grouped, counts, n_pos, starts, level, los, his, scratch, order, taken)
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def _take_leaves(grouped, counts, n_pos, starts, level, los, his, scratch, order, taken):
+    """:func:`_intervals_par`'s work for one thread: leaves in ``order`` until none is left."""
+    while True:
+        j = fetch_add(taken, 0)
+        if j >= order.shape[0]:
+            return
+        leaf = order[j]
         start = starts[leaf]
         m = counts[leaf]
-        ranks = (tau, n_pos[leaf], hinge)
+        ranks = (level[0], n_pos[leaf], level[1])
         lo, hi = _grouped_interval(grouped, start, m, ranks, scratch[start : start + m])
         los[leaf] = lo
         his[leaf] = hi

@@ -258,19 +258,32 @@ def _direction(spec, y, z, d):
 
 
 @kernel
-def target(spec, fitted, delta, out):
-    """The tree's target (:func:`_direction` of every row) into ``out``."""
+def target(spec, fitted, delta, out, residuals):
+    """The tree's target (:func:`_direction` of every row) into ``out``, and y - H_t into
+    ``residuals`` when it has rows: the values of the leaves' line search, which H_t is still
+    when it runs (computed here, where y and H_t are read anyway, rather than in a pass of
+    their own)."""
     y, H = fitted.y, fitted.H
-    for i in range(y.shape[0]):
-        out[i] = _direction(spec, y[i], H[i], delta[i])
+    if residuals.shape[0] > 0:
+        for i in range(y.shape[0]):
+            out[i] = _direction(spec, y[i], H[i], delta[i])
+            residuals[i] = y[i] - H[i]
+    else:
+        for i in range(y.shape[0]):
+            out[i] = _direction(spec, y[i], H[i], delta[i])
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
-def target_par(spec, fitted, delta, out):
+def target_par(spec, fitted, delta, out, residuals):
     """:func:`target` with the rows shared between threads."""
     y, H = fitted.y, fitted.H
-    for i in prange(y.shape[0]):
-        out[i] = _direction(spec, y[i], H[i], delta[i])
+    if residuals.shape[0] > 0:
+        for i in prange(y.shape[0]):
+            out[i] = _direction(spec, y[i], H[i], delta[i])
+            residuals[i] = y[i] - H[i]
+    else:
+        for i in prange(y.shape[0]):
+            out[i] = _direction(spec, y[i], H[i], delta[i])
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
