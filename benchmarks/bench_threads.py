@@ -24,8 +24,9 @@ cores itself, so the load after it is printed, not judged).
 
 With ``--kernels``, instead: the wall time of each of the hist engine's tree kernels on 10^6 x
 20 random bins (a node's histogram on half the rows, the root's histogram, the partition of all
-rows, the last level's labels of half the rows), serial and on 2 threads, median of ``--rounds``
-interleaved rounds: which parts of a tree the threads speed up, and which they do not.
+rows, the last level's labels and sums of two splits of a quarter of the rows each), serial
+and on 2 threads (the two splits one after the other, or one per thread), median of
+``--rounds`` interleaved rounds: which parts of a tree the threads speed up, and which not.
 
 With ``--draws K``, the whole table is taken K times, ``--pause`` seconds apart: on a virtual
 machine two draws of the same table can differ more than the differences it is meant to show
@@ -153,6 +154,13 @@ def kernels(rounds, n=1_000_000):
     stats = hist_histogram.root_stats(bins, offsets, None, every, n)
     h, g = hist_histogram, hist_grower
     split = (3, 127, -1)
+    # the last level's two splits of a quarter of the rows each (as a depth-2 tree's), shared
+    # between the threads one split each (``label_pending_par``)
+    quarters = np.array([[0, n // 4], [n // 4, n // 2]], np.int64)
+    pending = (bins, target, None, half)
+    two_splits = (quarters, np.array([split, split], np.int64), np.array([0, 2], np.int64))
+    two_splits += ((np.empty(2, np.int64), np.empty((2, 4))),)
+    order = np.arange(2, dtype=np.int64)
     cases = {
         "histogram of a node (5·10^5 rows)": (
             lambda: h.build_hist(H, bins, offsets, target, None, half, 0, n // 2),
@@ -166,9 +174,12 @@ def kernels(rounds, n=1_000_000):
             lambda: g.partition(bins, target, None, every.copy(), spare, 0, n, *split),
             lambda: g.partition_par(bins, target, None, every.copy(), spare, 0, n, split, 2),
         ),
-        "last level's labels (5·10^5 rows)": (
-            lambda: g.label_block(bins, half, (0, n // 2), split, ids, 0),
-            lambda: g.label_last_level_par(bins, half, (0, n // 2), split, ids, 0, 2),
+        "last level's labels and sums, two splits (5·10^5 rows)": (
+            lambda: [
+                g.label_last_level(bins, target, None, half, tuple(seg), split, ids, 2 * i)
+                for i, seg in enumerate(quarters)
+            ],
+            lambda: g.label_pending_par(*pending, ids, *two_splits, order, np.zeros(1, np.int64)),
         ),
     }
     times = {name: ([], []) for name in cases}

@@ -224,18 +224,66 @@ def test_hist_parallel_partition_and_labels_are_the_serial_ones(k):
         assert par[0] == serial[0]
         for a, b in zip(serial[1:], par[1:]):
             assert np.array_equal(np.signbit(a), np.signbit(b)) and tuple(a) == tuple(b)
-        ids = np.full((2, n), -1)
-        labelled = hist_grower.label_last_level(
-            bins, target, w, rows0, (start, end), split, ids[0], 3
-        )
-        n_left = hist_grower.label_last_level_par(bins, rows0, (start, end), split, ids[1], 3, k)
-        assert labelled[0] == n_left == serial[0] - start and np.array_equal(ids[0], ids[1])
+        ids = np.full(n, -1)
+        labelled = hist_grower.label_last_level(bins, target, w, rows0, (start, end), split, ids, 3)
+        assert labelled[0] == serial[0] - start
+        expected = np.full(n, -1)  # leaf 3: the rows the partition puts left; 4: the others
+        expected[rows0[start:end]] = 4
+        expected[serial_rows[start : serial[0]]] = 3
+        assert np.array_equal(ids, expected)
         # the serial labels' sums of each side (the last level's leaf sums): the partition's
         # (row order, an exact +0.0 from the other side), signs of zeros included
         for side in (1, 2):
             got, want = labelled[side], serial[side]
             assert (got.weight, got.sum) == (want.weight, want.sum)
             assert np.signbit(got.sum) == np.signbit(want.sum)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_hist_last_level_splits_on_threads_are_labelled_as_on_one_thread(k):
+    """The hist engine's last level on k threads (``label_pending_par``: the splits shared
+    between the threads, each labelled and added up by one thread) gives every split's rows the
+    serial kernel's leaves, left row counts and both sides' sums bit for bit (signs of zeros
+    included), whatever the splits' sizes and the order the threads take them in."""
+    rng = np.random.default_rng(10 + k)
+    for trial in range(30):
+        n = int(rng.integers(1, 3000))
+        bins = rng.integers(0, 10, size=(n, 4)).astype(np.uint8)
+        target = rng.normal(size=n)
+        target[rng.random(n) < 0.1] = -0.0
+        w = None if trial % 2 else rng.integers(0, 3, n).astype(float)
+        rows = rng.permutation(n).astype(np.intp)
+        cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n + 1, rng.integers(0, 9))]))
+        m = cuts.shape[0] - 1
+        segment = np.stack([cuts[:-1], cuts[1:]], axis=1).astype(np.int64)
+        split = np.stack(
+            [rng.integers(0, 4, m), rng.integers(0, 10, m), rng.choice([-1, 9], m)], axis=1
+        ).astype(np.int64)
+        firsts = 2 * np.arange(m, dtype=np.int64)
+        want_ids = np.full(n, -1)
+        want = []
+        for i in range(m):
+            rule = tuple(int(v) for v in split[i])
+            want.append(
+                hist_grower.label_last_level(
+                    bins, target, w, rows, tuple(segment[i]), rule, want_ids, firsts[i]
+                )
+            )
+        ids = np.full(n, -1)
+        n_left, sums = np.full(m, -1, np.int64), np.full((m, 4), np.nan)
+        order = rng.permutation(m).astype(np.int64)
+        with _threads.numba_threads(min(k, numba.config.NUMBA_NUM_THREADS)):
+            hist_grower.label_pending_par(
+                bins, target, w, rows, ids, segment, split, firsts, (n_left, sums), order,
+                np.zeros(1, np.int64),
+            )  # fmt: skip
+        assert np.array_equal(ids, want_ids)
+        for i, (n_l, left, right) in enumerate(want):
+            assert n_left[i] == n_l
+            got = sums[i]
+            expected = np.array([left.weight, left.sum, right.weight, right.sum])
+            assert np.array_equal(got, expected)
+            assert np.array_equal(np.signbit(got), np.signbit(expected))
 
 
 def test_the_leaves_line_search_on_threads_is_the_serial_one():

@@ -511,14 +511,10 @@ def tree_in_loop(engine):
 def leaf_sums_in_loop(engine):
     """Where ``grow_in_loop`` leaves each leaf's weight and w g sum (rows: leaves), each added
     in row order as ``np.bincount`` adds them: the compiled loop's least-squares leaf values
-    read them instead of a pass over the rows (as ``exact.leaf_sums_in_loop``). On one thread
-    only: on threads the last level's labels are shared between the threads, and its sums,
-    which one thread must add in row order, cost more in the grower (a second gather of each
-    row's bin and target) than the loop's pass over the rows in their order; none is given
-    then (no rows), and the loop adds them up itself."""
-    if engine.par is None:
-        return engine.scratch.leaf_sums
-    return np.empty((0, 2))
+    read them instead of a pass over the rows (as ``exact.leaf_sums_in_loop``), on any thread
+    count (on threads each last-level split's rows are labelled and added up by one thread:
+    ``grower.label_pending``)."""
+    return engine.scratch.leaf_sums
 
 
 @njit(error_model="numpy", cache=True, nogil=True)

@@ -10,6 +10,7 @@ at compile time), so the one-thread grower neither calls nor compiles the parall
 import numpy as np
 from numba import njit, prange
 
+from proxboost.engines._atomic import fetch_add
 from proxboost.engines._hist.histogram import (
     build_hist,
     build_hist_par,
@@ -87,9 +88,9 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
     return il, Sums(cl, sl, ql), Sums(cr, sr, qr)
 
 
-#: Segments of fewer rows are partitioned and labelled by the serial kernels even with threads:
-#: a parallel region's start and join cost more than it saves on them. (Both give the same rows
-#: and sums, so the threshold moves no number.)
+#: Segments of fewer rows are partitioned by the serial kernel even with threads: a parallel
+#: region's start and join cost more than it saves on them. (Both give the same rows and sums,
+#: so the threshold moves no number.)
 PARALLEL_ROWS = 1 << 14
 
 
@@ -343,23 +344,10 @@ def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats,
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def label_block(bins, rows, segment, split, leaf_ids, first_leaf):
-    """Rows ``rows[segment[0]:segment[1]]`` of a split ``(f, b, nan_left)`` on the last level:
-    leaf ``first_leaf`` (``goes_left``) or the next one. Returns the left side's row count."""
-    f, b, nan_left = split
-    n_left = 0
-    for j in range(segment[0], segment[1]):
-        r = rows[j]
-        m = goes_left(bins, r, f, b, nan_left)
-        leaf_ids[r] = first_leaf if m else first_leaf + 1
-        n_left += m
-    return n_left
-
-
-@njit(error_model="numpy", cache=True, nogil=True)
 def label_last_level(bins, target, w, rows, segment, split, leaf_ids, first_leaf):
-    """The last level's split of a node: its rows labelled with their leaf (as
-    ``label_block``) and each side's weight and w g sum, in one pass, each side's rows adding
+    """The last level's split ``(f, b, nan_left)`` of a node: its rows ``rows[segment[0]:
+    segment[1]]`` labelled with leaf ``first_leaf`` (``goes_left``) or the next one, and each
+    side's weight and w g sum, in one pass, each side's rows adding
     theirs in row order and the other side's an exact +0.0 (as ``partition``): the leaves'
     sums, ``np.bincount``'s bit for bit. Returns (left row count, left sums, right sums;
     square sums 0, not needed)."""
@@ -388,27 +376,68 @@ def label_last_level(bins, target, w, rows, segment, split, leaf_ids, first_leaf
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
-def label_last_level_par(bins, rows, segment, split, leaf_ids, first_leaf, k):
-    """``label_last_level``'s leaf ids on k threads, each on its block of the rows (the same
-    ids; the left row count is a sum of integers). No sums: on threads the compiled loop adds
-    the leaves' sums up itself (``hist.leaf_sums_in_loop``)."""
-    counts = np.zeros(k, np.int64)
-    for t in prange(k):
-        lo, hi = block(segment[0], segment[1], t, k)
-        counts[t] = label_block(bins, rows, (lo, hi), split, leaf_ids, first_leaf)
-    return counts.sum()
+def label_pending_par(bins, target, w, rows, leaf_ids, segment, split, firsts, out, order, taken):
+    """The threads' labels of the last level's splits (``label_pending``): each thread takes
+    the splits in ``order`` (the largest first) one at a time from the shared counter ``taken``
+    and labels the split's rows with ``label_last_level`` (``segment``, ``split``, ``firsts``:
+    the splits' fields, :data:`~proxboost.engines._hist.records.Pending`), leaving its left row
+    count and both sides' sums in ``out`` = (n_left, sums). Each split's rows are labelled and
+    added up by one thread in row order, so the sums are the one-thread ones on any thread
+    count. Arrays one by one: numba drops a parallel loop's writes to an array it reaches
+    through a named tuple (numba's GitHub issue 7135)."""
+    for _ in prange(order.shape[0]):
+        take_pending(bins, target, w, rows, leaf_ids, segment, split, firsts, out, order, taken)
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def label_rows(bins, target, w, rows, segment, split, leaf_ids, first_leaf, par):
-    """``label_last_level``, on ``par``'s threads when there are some and the segment is
-    large (``PARALLEL_ROWS``), where the sides' sums are left at 0 (not needed there)."""
-    if par is None:
-        return label_last_level(bins, target, w, rows, segment, split, leaf_ids, first_leaf)
-    if segment[1] - segment[0] < PARALLEL_ROWS:
-        return label_last_level(bins, target, w, rows, segment, split, leaf_ids, first_leaf)
-    n_left = label_last_level_par(bins, rows, segment, split, leaf_ids, first_leaf, par)
-    return n_left, Sums(0.0, 0.0, 0.0), Sums(0.0, 0.0, 0.0)
+def take_pending(bins, target, w, rows, leaf_ids, segment, split, firsts, out, order, taken):
+    """``label_pending_par``'s work for one thread: splits in ``order`` until none is left."""
+    n_left, sums = out
+    while True:
+        j = fetch_add(taken, 0)
+        if j >= order.shape[0]:
+            return
+        i = order[j]
+        rule = (split[i, 0], split[i, 1], split[i, 2])
+        n_l, left, right = label_last_level(
+            bins, target, w, rows, (segment[i, 0], segment[i, 1]), rule, leaf_ids, firsts[i]
+        )
+        n_left[i] = n_l
+        sums[i, 0] = left.weight
+        sums[i, 1] = left.sum
+        sums[i, 2] = right.weight
+        sums[i, 3] = right.sum
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def label_pending(binned, target, w, scratch, n_pending, par):
+    """The last level's splits that the node loop left in ``scratch.pending`` (on threads:
+    ``last_level_leaves``), labelled on ``par``'s threads (``label_pending_par``), then each
+    split's leaf sums and missing values' direction, as ``last_level_leaves`` sets them on one
+    thread. The threads share the splits rather than each split's rows: the sides' sums, added
+    in row order, cannot be cut between threads, and the compiled loop reads them (its
+    least-squares leaf values) instead of a pass over all rows on one thread."""
+    pending = scratch.pending
+    m = n_pending
+    if m == 0:
+        return
+    sizes = pending.segment[:m, 1] - pending.segment[:m, 0]
+    order = np.argsort(-sizes, kind="mergesort")  # the largest split first
+    pending.taken[0] = 0
+    label_pending_par(
+        binned.bins, target, w, scratch.rows, scratch.tree.leaf_ids, pending.segment,
+        pending.split, pending.first_leaf, (pending.n_left, pending.sums), order, pending.taken,
+    )  # fmt: skip
+    for i in range(m):
+        sums = pending.sums[i]
+        leaf = pending.first_leaf[i]
+        keep_leaf_sums(scratch.leaf_sums, leaf, Sums(sums[0], sums[1], 0.0))
+        keep_leaf_sums(scratch.leaf_sums, leaf + 1, Sums(sums[2], sums[3], 0.0))
+        n_l = pending.n_left[i]
+        n_r = pending.segment[i, 1] - pending.segment[i, 0] - n_l
+        f = pending.split[i, 0]
+        left = pending.nan_left[i]
+        scratch.tree.missing_left[pending.node[i]] = missing_goes_left(binned, f, left, n_l, n_r)
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
@@ -451,19 +480,35 @@ def make_leaf(tree, scratch, node, segment, leaf, sums):
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def last_level_leaves(binned, target, w, scratch, segment, split, children, first_leaf, par):
-    """The ``children`` (left, right node ids) of a node split on the last level become the
-    leaves ``first_leaf`` and the next one: its rows labelled (``label_rows``), each side's
-    weight and sum into ``scratch.leaf_sums``. Returns the left row count."""
+def last_level_leaves(binned, target, w, scratch, at, segment, split, children, n_pending, par):
+    """The ``children`` (left, right node ids) of node ``at[0]`` split on the last level
+    (``at``: node, its left child's leaf id, whether missing values go left) become leaves: on
+    one thread its rows labelled now (``label_last_level``), each side's weight and sum into
+    ``scratch.leaf_sums`` and the missing values' direction set; on threads the split is left
+    in ``scratch.pending`` as entry ``n_pending``, for ``label_pending`` after the node loop.
+    Returns the number of pending splits."""
     tree = scratch.tree
+    node, first_leaf, nan_left = at
     tree.leaf_of_node[children[0]] = first_leaf
     tree.leaf_of_node[children[1]] = first_leaf + 1
-    n_l, sums_l, sums_r = label_rows(
-        binned.bins, target, w, scratch.rows, segment, split, tree.leaf_ids, first_leaf, par
+    if par is not None:
+        pending = scratch.pending
+        pending.node[n_pending] = node
+        pending.segment[n_pending, 0] = segment[0]
+        pending.segment[n_pending, 1] = segment[1]
+        for k in range(3):
+            pending.split[n_pending, k] = split[k]
+        pending.first_leaf[n_pending] = first_leaf
+        pending.nan_left[n_pending] = nan_left
+        return n_pending + 1
+    n_l, sums_l, sums_r = label_last_level(
+        binned.bins, target, w, scratch.rows, segment, split, tree.leaf_ids, first_leaf
     )
     keep_leaf_sums(scratch.leaf_sums, first_leaf, sums_l)
     keep_leaf_sums(scratch.leaf_sums, first_leaf + 1, sums_r)
-    return n_l
+    n_r = segment[1] - segment[0] - n_l
+    tree.missing_left[node] = missing_goes_left(binned, split[0], nan_left, n_l, n_r)
+    return n_pending
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
@@ -477,6 +522,7 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
     top = 1
     n_nodes = 1
     n_leaves = 0
+    n_pending = 0  # the last level's splits left to the threads (``last_level_leaves``)
     while top > 0:
         top -= 1
         node = stack.node_id[top]
@@ -506,12 +552,10 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         nan_code = binned.nan_bin[best_f] if nan_left else -1
         if depth + 1 >= limits.max_depth:  # both children are leaves: label rows, no partition
             n_free = release(work.free_buffers, buf, n_free)
+            at = (node, n_leaves, nan_left)
             split = (best_f, best_b, nan_code)
-            n_l = last_level_leaves(
-                binned, target, w, scratch, (start, end), split, (lnode, rnode), n_leaves, par
-            )
-            tree.missing_left[node] = missing_goes_left(
-                binned, best_f, nan_left, n_l, end - start - n_l
+            n_pending = last_level_leaves(
+                binned, target, w, scratch, at, (start, end), split, (lnode, rnode), n_pending, par
             )
             n_leaves += 2
             continue
@@ -543,6 +587,8 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         push(stack, top, rnode, mid, end, depth + 1, mode_r, sums_r, (lo_r, hi_r))
         push(stack, top + 1, lnode, start, mid, depth + 1, mode_l, sums_l, (lo_l, hi_l))
         top += 2
+    if par is not None:
+        label_pending(binned, target, w, scratch, n_pending, par)
     return n_nodes, n_leaves
 
 

@@ -37,6 +37,24 @@ Scratch = namedtuple(
         # row order (the node's sums, or the last level's: the compiled loop's least-squares
         # leaf values read them instead of a pass over the rows, bincount's sums bit for bit)
         "leaf_sums",
+        "pending",  # Pending: the last level's splits the threads label after the node loop
+    ],
+)
+
+#: The last level's splits whose rows the threads label after the node loop (``n_jobs`` > 1:
+#: ``grower.label_pending``), one entry per split, at most one per two nodes: each split's
+#: rows labelled and its sides' sums added by one thread, in row order.
+Pending = namedtuple(
+    "Pending",
+    [
+        "node",  # (m,) int64: the split node
+        "segment",  # (m, 2) int64: its rows' segment [start, end) of ``rows``
+        "split",  # (m, 3) int64: feature, threshold bin, missing values' bin if they go left (-1)
+        "first_leaf",  # (m,) int64: its left child's leaf id (the right child's is the next)
+        "nan_left",  # (m,) bool: the split sends missing values left
+        "n_left",  # (m,) int64: its left row count (written by the threads)
+        "sums",  # (m, 4) float64: left weight, left w g sum, right weight, right w g sum (threads)
+        "taken",  # (1,) int64: how many splits the threads have taken (a shared counter)
     ],
 )
 
@@ -65,6 +83,21 @@ def new_scratch(n, p, n_buf, stats_size, max_nodes, depth, small):
         ),
         threshold=np.empty(max_nodes),
         leaf_sums=np.empty((max_nodes, 2)),
+        pending=new_pending(max_nodes // 2 + 1),
+    )
+
+
+def new_pending(m):
+    """A :data:`Pending` of m entries."""
+    return Pending(
+        node=np.empty(m, np.int64),
+        segment=np.empty((m, 2), np.int64),
+        split=np.empty((m, 3), np.int64),
+        first_leaf=np.empty(m, np.int64),
+        nan_left=np.empty(m, np.bool_),
+        n_left=np.empty(m, np.int64),
+        sums=np.empty((m, 4)),
+        taken=np.zeros(1, np.int64),
     )
 
 
