@@ -125,8 +125,8 @@ def leaf_means_in(values, leaf_ids, n_leaves, w, work):
 
 @kernel
 def _leaf_means_into(values, leaf_ids, n_leaves, w, work):
-    """:func:`leaf_means_in` returning nothing (a kernel: the one-level loop's): bincount's
-    row-order sums, then the division where the leaf has weight."""
+    """:func:`leaf_means_in` returning nothing (a kernel): bincount's row-order sums, then the
+    division where the leaf has weight."""
     counts, sums, out = work.counts, work.sums, work.means
     if n_leaves == 2:
         _two_leaf_sums(values, leaf_ids, w, work)
@@ -228,13 +228,12 @@ def _line_search(spec, y, H, leaf_ids, n_leaves, w, fit):
 # One iteration
 # ---------------------------------------------------------------------------------------------
 @njit(error_model="numpy", nogil=True, _nrt=False)
-def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals, leaf_sums):
+def _leaf_values(spec, fitted, leaf_ids, n_leaves, work, intervals, leaf_sums):
     """The least-squares fit into ``work.means[:n_leaves]`` and the shrunk line-searched leaf
     values c into ``work.c[:n_leaves]`` (``work``: :data:`LeafWork`): ``_leaf_values`` of the
     boosting loop (a leaf whose fitted value is exactly 0 keeps 0). The fit's weights and sums
-    are the engine's ``leaf_sums`` when it has some (``exact``, and ``hist`` on one thread: each
-    added in row order while the tree grew, bincount's numbers), else added up here
-    (:func:`_leaf_means_into`).
+    are the engine's ``leaf_sums`` (both engines, on any thread count: each added in row order
+    while the tree grew, bincount's numbers).
     Without weights, the line search of ``lad``, ``pinball`` and ``hinge`` runs in ``work``
     too: :func:`_line_search`'s operations, without its arrays (its values y - H_t are in
     ``work.u``, left there by the tree's target pass: :func:`_iterations`), the leaves'
@@ -243,12 +242,9 @@ def _leaf_values(spec, fitted, leaf_ids, n_leaves, target, work, intervals, leaf
     the same intervals). Without reference counting, as :func:`_iterations`; not cached itself
     (a kernel argument): compiled into each entry below."""
     w, y = fitted.tree_w, fitted.y
-    if leaf_sums.shape[0] > 0:
-        for k in range(n_leaves):
-            count = leaf_sums[k, 0]
-            work.means[k] = leaf_sums[k, 1] / count if count > 0 else 0.0
-    else:
-        _leaf_means_into(target, leaf_ids, n_leaves, w, work)
+    for k in range(n_leaves):
+        count = leaf_sums[k, 0]
+        work.means[k] = leaf_sums[k, 1] / count if count > 0 else 0.0
     fit = work.means[:n_leaves]
     c = work.c[:n_leaves]
     n = y.shape[0]
@@ -341,9 +337,7 @@ def _iterations(
         t0 = _now()
         target(spec, fitted, delta, tree_target, residuals)
         m, n_leaves = grow(engine, tree_target, schedule.seeds[t - schedule.first])
-        _leaf_values(
-            spec, fitted, leaf_ids, n_leaves, tree_target, work, intervals, scratch.leaf_sums
-        )
+        _leaf_values(spec, fitted, leaf_ids, n_leaves, work, intervals, scratch.leaf_sums)
         fit, c = work.means[:n_leaves], work.c[:n_leaves]
         alpha = schedule.alphas[t]
         update(spec, fitted, delta, (tree_target, leaf_ids, c, fit), alpha)
@@ -391,7 +385,7 @@ def _replay_tree(leaves, replay, rows, tree_steps, outside, step):
 #: (``tree_in_loop``: the node arrays and the training rows' leaf ids), the tree's target, the
 #: leaf values' :data:`LeafWork`, the steps of the rows outside the fit
 #: (``_descent.StepsWork``) and their leaf ids, the terms of a recorded loss, and the engine's
-#: leaf sums (``leaf_sums_in_loop``; no rows when it has none).
+#: leaf sums (``leaf_sums_in_loop``: each leaf's weight and w g sum, added while the tree grew).
 Scratch = namedtuple(
     "Scratch", ["nodes", "leaf_ids", "target", "work", "steps", "leaves", "terms", "leaf_sums"]
 )

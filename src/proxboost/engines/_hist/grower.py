@@ -410,9 +410,10 @@ def take_pending(bins, target, w, rows, leaf_ids, segment, split, firsts, out, o
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def label_pending(binned, target, w, scratch, n_pending, par):
+def label_pending(binned, target, w, scratch, n_pending):
     """The last level's splits that the node loop left in ``scratch.pending`` (on threads:
-    ``last_level_leaves``), labelled on ``par``'s threads (``label_pending_par``), then each
+    ``last_level_leaves``), labelled on the fit's threads (``label_pending_par``, on numba's
+    thread count, which the engine sets to its own around a fit: ``numba_threads``), then each
     split's leaf sums and missing values' direction, as ``last_level_leaves`` sets them on one
     thread. The threads share the splits rather than each split's rows: the sides' sums, added
     in row order, cannot be cut between threads, and the compiled loop reads them (its
@@ -588,7 +589,7 @@ def grow_nodes(binned, target, w, scratch, work, tree, stack, limits, n_act, roo
         push(stack, top + 1, lnode, start, mid, depth + 1, mode_l, sums_l, (lo_l, hi_l))
         top += 2
     if par is not None:
-        label_pending(binned, target, w, scratch, n_pending, par)
+        label_pending(binned, target, w, scratch, n_pending)
     return n_nodes, n_leaves
 
 
