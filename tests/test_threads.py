@@ -195,21 +195,27 @@ def test_exact_threads_on_large_nodes_and_coarse_features(seed):
             _assert_same(other, grown[0])
 
 
+def _random_binned_rows(rng, n, weighted):
+    """n rows of 4 features of 10 bins, targets with some -0.0, weights with zeros (or None) and
+    the rows in a random order: the hist kernels' inputs in the tests below."""
+    bins = rng.integers(0, 10, size=(n, 4)).astype(np.uint8)
+    target = rng.normal(size=n)
+    target[rng.random(n) < 0.1] = -0.0
+    w = rng.integers(0, 3, n).astype(float) if weighted else None
+    return bins, target, w, rng.permutation(n).astype(np.intp)
+
+
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 def test_hist_parallel_partition_and_labels_are_the_serial_ones(k):
     """The hist engine's partition on k threads (blocks of rows counted, then moved, then each
     side copied back with its sums) puts every row where the serial kernel does and returns the
-    same sums bit for bit, signs of zeros included; the parallel last-level labels are the
-    serial ones. Kernels called directly: in a fit they run on nodes of ``PARALLEL_ROWS`` rows
-    or more only."""
+    same sums bit for bit, signs of zeros included; the serial last-level labels put each row
+    on the partition's side, with the partition's sums. Kernels called directly: in a fit the
+    parallel partition runs on nodes of ``PARALLEL_ROWS`` rows or more only."""
     rng = np.random.default_rng(k)
     for trial in range(40):
         n = int(rng.integers(1, 2000))
-        bins = rng.integers(0, 10, size=(n, 4)).astype(np.uint8)
-        target = rng.normal(size=n)
-        target[rng.random(n) < 0.1] = -0.0
-        w = None if trial % 2 else rng.integers(0, 3, n).astype(float)
-        rows0 = rng.permutation(n).astype(np.intp)
+        bins, target, w, rows0 = _random_binned_rows(rng, n, weighted=trial % 2 == 0)
         start = int(rng.integers(0, n))
         end = int(rng.integers(start, n + 1))
         split = (int(rng.integers(0, 4)), int(rng.integers(0, 10)), int(rng.choice([-1, 9])))
@@ -248,11 +254,7 @@ def test_hist_last_level_splits_on_threads_are_labelled_as_on_one_thread(k):
     rng = np.random.default_rng(10 + k)
     for trial in range(30):
         n = int(rng.integers(1, 3000))
-        bins = rng.integers(0, 10, size=(n, 4)).astype(np.uint8)
-        target = rng.normal(size=n)
-        target[rng.random(n) < 0.1] = -0.0
-        w = None if trial % 2 else rng.integers(0, 3, n).astype(float)
-        rows = rng.permutation(n).astype(np.intp)
+        bins, target, w, rows = _random_binned_rows(rng, n, weighted=trial % 2 == 0)
         cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n + 1, rng.integers(0, 9))]))
         m = cuts.shape[0] - 1
         segment = np.stack([cuts[:-1], cuts[1:]], axis=1).astype(np.int64)
