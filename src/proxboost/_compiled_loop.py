@@ -228,34 +228,32 @@ def _line_search(spec, y, H, leaf_ids, n_leaves, w, fit):
 # One iteration
 # ---------------------------------------------------------------------------------------------
 @njit(error_model="numpy", nogil=True, _nrt=False)
-def _leaf_values(spec, fitted, leaf_ids, n_leaves, work, intervals, leaf_sums):
+def _leaf_values(spec, fitted, leaf_ids, n_leaves, work, intervals, leaf_sums, residuals):
     """The least-squares fit into ``work.means[:n_leaves]`` and the shrunk line-searched leaf
     values c into ``work.c[:n_leaves]`` (``work``: :data:`LeafWork`): ``_leaf_values`` of the
     boosting loop (a leaf whose fitted value is exactly 0 keeps 0). The fit's weights and sums
     are the engine's ``leaf_sums`` (both engines, on any thread count: each added in row order
     while the tree grew, bincount's numbers).
-    Without weights, the line search of ``lad``, ``pinball`` and ``hinge`` runs in ``work``
-    too: :func:`_line_search`'s operations, without its arrays (its values y - H_t are in
-    ``work.u``, left there by the tree's target pass: :func:`_iterations`), the leaves'
+    Where the tree's target pass left the line search's values y - H_t in ``residuals`` (rows:
+    ``lad``, ``pinball`` and ``hinge`` without weights, :func:`_iterations`), the line search
+    runs in ``work`` too: :func:`_line_search`'s operations, without its arrays, the leaves'
     intervals by the kernel ``intervals``
     (``_leafops.leaf_intervals_in`` or, on threads, ``_leaf_threads.leaf_intervals_in_par``:
     the same intervals). Without reference counting, as :func:`_iterations`; not cached itself
     (a kernel argument): compiled into each entry below."""
-    w, y = fitted.tree_w, fitted.y
     for k in range(n_leaves):
         count = leaf_sums[k, 0]
         work.means[k] = leaf_sums[k, 1] / count if count > 0 else 0.0
     fit = work.means[:n_leaves]
     c = work.c[:n_leaves]
-    n = y.shape[0]
-    if spec.loss == LS or w.shape[0] > 0 or n == 0:
+    if residuals.shape[0] == 0:  # least squares, weights or no rows: its own arrays
         _searched(spec, fitted, leaf_ids, n_leaves, fit, c)
         return
-    u = work.u[:n]
+    y = fitted.y
     tau = 0.5 if spec.loss != PINBALL else spec.tau
     signs = y if spec.loss == HINGE else y[:0]
     leaf = work.leaf
-    intervals(u, leaf_ids, n_leaves, tau, signs, leaf)
+    intervals(residuals, leaf_ids, n_leaves, tau, signs, leaf)
     for k in range(n_leaves):
         found = _leaf_point(leaf.los[k], leaf.his[k], leaf.counts[k], spec.rule, fit[k])
         c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found)
@@ -337,7 +335,9 @@ def _iterations(
         t0 = _now()
         target(spec, fitted, delta, tree_target, residuals)
         m, n_leaves = grow(engine, tree_target, schedule.seeds[t - schedule.first])
-        _leaf_values(spec, fitted, leaf_ids, n_leaves, work, intervals, scratch.leaf_sums)
+        _leaf_values(
+            spec, fitted, leaf_ids, n_leaves, work, intervals, scratch.leaf_sums, residuals
+        )
         fit, c = work.means[:n_leaves], work.c[:n_leaves]
         alpha = schedule.alphas[t]
         update(spec, fitted, delta, (tree_target, leaf_ids, c, fit), alpha)

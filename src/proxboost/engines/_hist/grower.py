@@ -414,10 +414,10 @@ def label_pending(binned, target, w, scratch, n_pending):
     """The last level's splits that the node loop left in ``scratch.pending`` (on threads:
     ``last_level_leaves``), labelled on the fit's threads (``label_pending_par``, on numba's
     thread count, which the engine sets to its own around a fit: ``numba_threads``), then each
-    split's leaf sums and missing values' direction, as ``last_level_leaves`` sets them on one
-    thread. The threads share the splits rather than each split's rows: the sides' sums, added
-    in row order, cannot be cut between threads, and the compiled loop reads them (its
-    least-squares leaf values) instead of a pass over all rows on one thread."""
+    split's leaf sums and missing values' direction (``last_level_done``, as on one thread).
+    The threads share the splits rather than each split's rows: the sides' sums, added in row
+    order, cannot be cut between threads, and the compiled loop reads them (its least-squares
+    leaf values) instead of a pass over all rows on one thread."""
     pending = scratch.pending
     m = n_pending
     if m == 0:
@@ -430,15 +430,24 @@ def label_pending(binned, target, w, scratch, n_pending):
         pending.split, pending.first_leaf, (pending.n_left, pending.sums), order, pending.taken,
     )  # fmt: skip
     for i in range(m):
+        at = (pending.node[i], pending.first_leaf[i], pending.nan_left[i])
         sums = pending.sums[i]
-        leaf = pending.first_leaf[i]
-        keep_leaf_sums(scratch.leaf_sums, leaf, Sums(sums[0], sums[1], 0.0))
-        keep_leaf_sums(scratch.leaf_sums, leaf + 1, Sums(sums[2], sums[3], 0.0))
-        n_l = pending.n_left[i]
-        n_r = pending.segment[i, 1] - pending.segment[i, 0] - n_l
-        f = pending.split[i, 0]
-        left = pending.nan_left[i]
-        scratch.tree.missing_left[pending.node[i]] = missing_goes_left(binned, f, left, n_l, n_r)
+        sides = (Sums(sums[0], sums[1], 0.0), Sums(sums[2], sums[3], 0.0))
+        counts = (pending.n_left[i], pending.segment[i, 1] - pending.segment[i, 0])
+        last_level_done(binned, scratch, at, pending.split[i, 0], counts, sides)
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def last_level_done(binned, scratch, at, f, counts, sides):
+    """What a last-level split of node ``at[0]`` on feature f leaves once its rows are
+    labelled (``at``: node, its left child's leaf id, whether missing values go left;
+    ``counts``: its left and all its rows; ``sides``: the left and right :data:`Sums`): both
+    leaves' sums and the missing values' direction."""
+    node, first_leaf, nan_left = at
+    keep_leaf_sums(scratch.leaf_sums, first_leaf, sides[0])
+    keep_leaf_sums(scratch.leaf_sums, first_leaf + 1, sides[1])
+    n_l = counts[0]
+    scratch.tree.missing_left[node] = missing_goes_left(binned, f, nan_left, n_l, counts[1] - n_l)
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
@@ -505,10 +514,8 @@ def last_level_leaves(binned, target, w, scratch, at, segment, split, children, 
     n_l, sums_l, sums_r = label_last_level(
         binned.bins, target, w, scratch.rows, segment, split, tree.leaf_ids, first_leaf
     )
-    keep_leaf_sums(scratch.leaf_sums, first_leaf, sums_l)
-    keep_leaf_sums(scratch.leaf_sums, first_leaf + 1, sums_r)
-    n_r = segment[1] - segment[0] - n_l
-    tree.missing_left[node] = missing_goes_left(binned, split[0], nan_left, n_l, n_r)
+    counts = (n_l, segment[1] - segment[0])
+    last_level_done(binned, scratch, at, split[0], counts, (sums_l, sums_r))
     return n_pending
 
 
