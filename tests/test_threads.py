@@ -28,6 +28,7 @@ from sklearn.tree import DecisionTreeRegressor
 from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop
 from proxboost.engines import _threads, make_engine
 from proxboost.engines._exact import grower as exact_grower
+from proxboost.engines._exact import records as exact_records
 from proxboost.engines._exact.binning import code_features
 from proxboost.engines._hist import grower as hist_grower
 
@@ -207,10 +208,11 @@ def _random_binned_rows(rng, n, weighted):
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 def test_hist_parallel_partition_and_labels_are_the_serial_ones(k):
-    """The hist engine's partition on k threads (blocks of rows counted, then moved, then each
-    side copied back with its sums) puts every row where the serial kernel does and returns the
-    same sums bit for bit, signs of zeros included; the serial last-level labels put each row
-    on the partition's side, with the partition's sums. Kernels called directly: in a fit the
+    """The hist engine's partition on k threads (each thread's block of rows split into its
+    left and right rows, then one thread per side copying the side back with its sums) puts
+    every row where the serial kernel does and returns the same sums bit for bit, signs of
+    zeros included; the serial last-level labels put each row on the partition's side, with the
+    partition's sums. Kernels called directly: in a fit the
     parallel partition runs on nodes of ``PARALLEL_ROWS`` rows or more only."""
     rng = np.random.default_rng(k)
     for trial in range(40):
@@ -243,6 +245,75 @@ def test_hist_parallel_partition_and_labels_are_the_serial_ones(k):
             got, want = labelled[side], serial[side]
             assert (got.weight, got.sum) == (want.weight, want.sum)
             assert np.signbit(got.sum) == np.signbit(want.sum)
+
+
+def _exact_records(rng, n, k):
+    """The exact engine's records for a direct call of its partitions: prepared rows with
+    coarse features (more than 256 values), exact-coded ones (ties) and missing values; the
+    workspace on the engine's scratch; the threads' scratch of k threads."""
+    X = np.column_stack(
+        [
+            rng.normal(size=n),  # coarse once n > 256
+            rng.integers(0, 7, n).astype(float),  # exact-coded, ties
+            np.where(rng.random(n) < 0.2, np.nan, rng.normal(size=n)),  # missing values
+        ]
+    )
+    engine = make_engine("exact", n_jobs=k)
+    Xp = engine.prepare(X, fit=True)
+    scratch = engine._scratch(Xp, 4)
+    fields = [getattr(scratch, name) for name in exact_records.Workspace._fields[:-1]]
+    work = exact_records.Workspace(*fields, np.zeros(X.shape[1], np.int8))
+    return Xp.codes, work, engine._thread_scratch(Xp, k)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_exact_parallel_partition_is_the_serial_one(k):
+    """The exact engine's partition on k threads (each thread's block of rows split into its
+    left and right rows, then one thread per side copying the side back with its sums) puts
+    every row where the serial kernel does, gives the same node labels and returns the same
+    sums bit for bit, signs of zeros included, for the rules of every kind of split (codes of
+    an exact-coded feature, values with missing values going right or left, a coarse bin's
+    inner cut). Kernels called directly: in a fit the parallel partition runs on nodes of
+    ``PARALLEL_ROWS`` rows or more only."""
+    rng = np.random.default_rng(20 + k)
+    for trial in range(24):
+        n = int(rng.integers(1, 1500))
+        codes, work, par = _exact_records(rng, n, k)
+        target = rng.normal(size=n)
+        target[rng.random(n) < 0.1] = -0.0
+        w = rng.integers(0, 3, n).astype(float) if trial % 2 else None
+        order = rng.permutation(n).astype(work.rows.dtype)
+        start = int(rng.integers(0, n))
+        end = int(rng.integers(start, n + 1))
+        f = int(rng.integers(0, 3))
+        thr = float(rng.normal())
+        code = [
+            int(rng.integers(0, 7)) if f == 1 else exact_records.VALUES_MISSING_RIGHT,
+            exact_records.VALUES_MISSING_RIGHT,
+            exact_records.VALUES_MISSING_LEFT,
+            exact_records.INSIDE_BIN - int(rng.integers(0, codes.n_bins[0])),
+        ][trial % 4]
+        f = 0 if trial % 4 == 3 else f
+        node = exact_records.Node(5, start, end, 0.0, 0.0, -np.inf, np.inf)
+        labels = 7 if trial % 3 else -1
+        results = []
+        for parallel in (False, True):
+            work.rows[:n] = order
+            work.node_label[:n] = -1
+            if parallel:
+                got = exact_grower.partition_rows_par(
+                    codes, target, w, work, node, (f, thr, code), labels, par
+                )
+            else:
+                got = exact_grower.partition_rows(
+                    codes, target, w, work, node, f, thr, code, 7, labels >= 0
+                )
+            results.append((got, work.rows[:n].copy(), work.node_label[:n].copy()))
+        (serial, rows_s, labels_s), (par_got, rows_p, labels_p) = results
+        assert np.array_equal(rows_p, rows_s) and np.array_equal(labels_p, labels_s)
+        assert par_got[0] == serial[0]
+        for a, b in zip(serial[1:], par_got[1:]):
+            assert tuple(a) == tuple(b) and np.array_equal(np.signbit(a), np.signbit(b))
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])

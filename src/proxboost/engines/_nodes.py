@@ -166,6 +166,56 @@ def pure(target, rows, start, end):
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
+def row_block(start, end, t, k):
+    """Rows [lo, hi) of block t of k: contiguous blocks of ``end - start`` rows (the share of
+    each thread in the first pass of the engines' partitions on threads)."""
+    n = end - start
+    return start + t * n // k, start + (t + 1) * n // k
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def gather_side(target, w, rows, runs, segment, counts, side):
+    """The second pass of a partition on threads (both engines' ``partition`` on k threads):
+    side ``side`` (0 left, 1 right) of the node's rows ``rows[segment[0]:segment[1]]`` copied
+    back from the runs the first pass left in ``runs``, and its weight, w g and w g^2 sums.
+
+    The first pass cut the node's rows into k blocks (``row_block``; k = ``counts.shape[0]``,
+    ``counts[t]``: block t's left rows) and wrote each block's left rows in order from the
+    block's first slot up, its right rows in order from its last slot down. Reading the left
+    runs up and the right runs down, block after block, gives each side's rows in their order in
+    the node, where the one-thread partition puts them (stable), and adds the side's sums in
+    that order, the one-thread kernel's additions (its other side's rows add an exact +0.0,
+    which leaves a sum started at +0.0 unchanged). Returns (weight, w g, w g^2)."""
+    start, end = segment
+    k = counts.shape[0]
+    n_left = 0
+    for t in range(k):
+        n_left += counts[t]
+    o = start if side == 0 else start + n_left
+    first = o
+    c_sum = 0.0
+    s_sum = 0.0
+    q_sum = 0.0
+    for t in range(k):
+        lo, hi = row_block(start, end, t, k)
+        n = counts[t] if side == 0 else hi - lo - counts[t]
+        for i in range(n):
+            r = runs[lo + i] if side == 0 else runs[hi - 1 - i]
+            rows[o] = r
+            o += 1
+            c = 1.0 if w is None else w[r]
+            g = target[r]
+            cg = c * g
+            if w is not None:  # unit weights: the row count, below
+                c_sum += c
+            s_sum += cg
+            q_sum += cg * g
+    if w is None:  # a sum of ones is the row count, exactly (below 2**53)
+        c_sum = float(o - first)
+    return c_sum, s_sum, q_sum
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
 def feature_group(p, t, k):
     """Features [first, last) of thread t of k: contiguous groups of p // k or p // k + 1 (the
     share of each thread in the engines' parallel histograms)."""

@@ -330,7 +330,7 @@ class ExactEngine:
                     item_key=np.zeros(p * MAX_CODES),
                     thread_best=np.zeros(k),
                     next_item=np.zeros(2, np.int64),
-                    left_before=np.zeros(k + 1, np.int64),
+                    left_counts=np.zeros(k, np.int64),
                     side_sums=np.zeros((2, 3)),
                 ),
             )

@@ -36,6 +36,7 @@ from proxboost.engines._nodes import (
     SMALL,
     Sums,
     child_buffers,
+    gather_side,
     inlined_kernel,
     keep_leaf_sums,
     kernel,
@@ -44,6 +45,7 @@ from proxboost.engines._nodes import (
     pure,
     release,
     reset_tree,
+    row_block,
 )
 
 #: ``range_bounds``'s threshold. On lad/prox fits of the package's regression model (10^5 x 20,
@@ -173,73 +175,32 @@ PARALLEL_ROWS = 1 << 14
 
 
 @kernel
-def block(start, end, t, k):
-    """Rows [lo, hi) of block t of k: contiguous blocks of ``end - start`` rows."""
-    n = end - start
-    return start + t * n // k, start + (t + 1) * n // k
-
-
-@kernel
-def count_left(codes, rows, segment, f, thr, code):
-    """How many of rows[segment[0]:segment[1]] go left (``goes_left``)."""
-    X32 = codes.values
-    B = codes.codes
-    fu = np.uint64(f)
-    n_left = 0
-    for j in range(segment[0], segment[1]):
-        n_left += goes_left(X32, B, np.uint64(rows[np.uint64(j)]), fu, thr, code)
-    return n_left
-
-
-@kernel
-def scatter_block(codes, work, segment, places, split, labels):
-    """Rows rows[segment[0]:segment[1]] to their places in ``spare_rows`` (``places``: where
-    its first left and first right row go), in order on each side; node labels
-    (``labels``: left label, or -1 for none) as ``partition_rows``."""
+def runs_of_block(codes, work, segment, split, labels):
+    """The first pass of ``partition_rows_par`` on one block of rows ``rows[segment[0]:
+    segment[1]]``: its left rows (``goes_left`` on ``split`` = (f, thr, code)) written in order
+    into ``spare_rows`` from the block's first slot up, its right rows in order from its last
+    slot down (``_nodes.gather_side`` reads them back); node labels (``labels``: the left
+    label, or -1 for none) as ``partition_rows``. Returns the block's left row count."""
     X32 = codes.values
     B = codes.codes
     rows = work.rows
-    tmp = work.spare_rows
+    runs = work.spare_rows
     nid = work.node_label
     f, thr, code = split
     fu = np.uint64(f)
-    il, ir = places
-    for j in range(segment[0], segment[1]):
+    lo, hi = segment
+    il = lo
+    ir = hi - 1
+    for j in range(lo, hi):
         r = rows[np.uint64(j)]
         ru = np.uint64(r)
         m = goes_left(X32, B, ru, fu, thr, code)
-        tmp[np.uint64(il if m else ir)] = r
+        runs[np.uint64(il if m else ir)] = r
         il += m
-        ir += 1 - m
+        ir -= 1 - m
         if labels >= 0:
             nid[ru] = labels if m else labels + 1
-
-
-@kernel
-def copy_side(target, w, work, start, first, last, out, side):
-    """rows[start + j] = spare_rows[j] for j in [first, last), and these rows' weight, sum and
-    square sum accumulated in their order as ``partition_rows`` does, into ``out[side]``."""
-    rows = work.rows
-    tmp = work.spare_rows
-    wsum = 0.0
-    s = 0.0
-    q = 0.0
-    for j in range(first, last):
-        r = tmp[np.uint64(j)]
-        ru = np.uint64(r)
-        rows[np.uint64(start + j)] = r
-        c = 1.0 if w is None else w[ru]
-        g = target[ru]
-        cg = c * g
-        if w is not None:  # unit weights: the row count, below
-            wsum += c
-        s += cg
-        q += cg * g
-    if w is None:  # a sum of ones is the row count, exactly (as in ``partition_rows``)
-        wsum = float(last - first)
-    out[side, 0] = wsum
-    out[side, 1] = s
-    out[side, 2] = q
+    return il - lo
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
@@ -248,31 +209,26 @@ def partition_rows_par(codes, target, w, work, node, split, labels, par):
     left child's node label, or -1 when no coarse feature needs them): the same rows in the
     same places, the same labels and the same sums bit for bit.
 
-    Three parallel passes: each thread counts the left rows of its block of rows; then moves its
-    block's rows to their places in ``spare_rows`` (its left rows after the blocks before's,
-    its right rows after all left rows and the blocks before's right rows: the stable order);
-    then one thread per side copies the side back and accumulates its sums in row order
-    (``copy_side``), the serial kernel's order of additions."""
-    f, thr, code = split
+    Two parallel passes: each thread splits its block of rows into its left rows and its right
+    rows in ``spare_rows`` (``runs_of_block``); then one thread per side copies the side back,
+    block after block, and adds its sums in row order (``_nodes.gather_side``), the serial
+    kernel's order of additions."""
     k = threads(par)
     start = node.start
     end = node.end
-    before = par.left_before
-    before[0] = 0
+    counts = par.left_counts
     for t in prange(k):
-        before[t + 1] = count_left(codes, work.rows, block(start, end, t, k), f, thr, code)
-    for t in range(k):
-        before[t + 1] += before[t]
-    n_left = before[k]
-    for t in prange(k):
-        lo, hi = block(start, end, t, k)
-        places = (before[t], n_left + (lo - start) - before[t])
-        scatter_block(codes, work, (lo, hi), places, split, labels)
-    for side in prange(2):
-        first = 0 if side == 0 else n_left
-        last = n_left if side == 0 else end - start
-        copy_side(target, w, work, start, first, last, par.side_sums, side)
+        counts[t] = runs_of_block(codes, work, row_block(start, end, t, k), split, labels)
     out = par.side_sums
+    rows = work.rows
+    runs = work.spare_rows
+    for side in prange(2):
+        out[side, 0], out[side, 1], out[side, 2] = gather_side(
+            target, w, rows, runs, (start, end), counts, side
+        )
+    n_left = 0
+    for t in range(k):
+        n_left += counts[t]
     left = Sums(out[0, 0], out[0, 1], out[0, 2])
     return start + n_left, left, Sums(out[1, 0], out[1, 1], out[1, 2])
 
@@ -378,14 +334,14 @@ def label_last_level_par(codes, target, w, work, tree, node, split, first_leaf, 
     write the leaf ids of their blocks of rows. The same sums, ids and row count (returned as
     ``label_last_level`` returns them)."""
     k = threads(par)
-    counts = par.left_before
+    counts = par.left_counts
     rows = work.rows
     for t in prange(k):
         if t == 0:
             last_level_sums(codes, target, w, rows, (node.start, node.end), split, par.side_sums)
             counts[0] = 0
         else:
-            segment = block(node.start, node.end, t - 1, k - 1)
+            segment = row_block(node.start, node.end, t - 1, k - 1)
             counts[t] = label_block(codes, rows, segment, split, tree.leaf_ids, first_leaf)
     n_left = 0
     for t in range(1, k):

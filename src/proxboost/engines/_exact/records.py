@@ -238,7 +238,7 @@ Threads = namedtuple(
         "item_key",  # (p * MAX_CODES,) float64: their bounds, negated (the largest first)
         "thread_best",  # (k,) float64: the best proxy each thread has found on the node
         "next_item",  # (2,) int64: the next feature and inner bin to take (``fetch_add``)
-        "left_before",  # (k + 1,) int64: a parallel partition's left rows before each block
+        "left_counts",  # (k,) int64: per block of rows, its left rows (partitions, labels)
         "side_sums",  # (2, 3) float64: its two sides' weight, w g, w g^2
     ],
 )

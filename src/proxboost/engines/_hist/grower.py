@@ -26,12 +26,14 @@ from proxboost.engines._nodes import (
     SMALL,
     Sums,
     child_buffers,
+    gather_side,
     keep_leaf_sums,
     monotone_child_bounds,
     own_tree,
     pure,
     release,
     reset_tree,
+    row_block,
 )
 
 
@@ -95,32 +97,22 @@ PARALLEL_ROWS = 1 << 14
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def block(start, end, t, k):
-    """Rows [lo, hi) of block t of k: contiguous blocks of ``end - start`` rows."""
-    n = end - start
-    return start + t * n // k, start + (t + 1) * n // k
-
-
-@njit(error_model="numpy", cache=True, nogil=True)
-def copy_side(target, w, rows, tmp, start, first, last):
-    """rows[start + j] = tmp[j] for j in [first, last), and the sums (weight, w g, w g^2) of
-    these rows, accumulated in their order as ``partition`` does."""
-    c_sum = 0.0
-    s_sum = 0.0
-    q_sum = 0.0
-    for j in range(first, last):
-        r = tmp[j]
-        rows[start + j] = r
-        c = 1.0 if w is None else w[r]
-        g = target[r]
-        cg = c * g
-        if w is not None:  # unit weights: the row count, below
-            c_sum += c
-        s_sum += cg
-        q_sum += cg * g
-    if w is None:  # a sum of ones is the row count, exactly (as in ``partition``)
-        c_sum = float(last - first)
-    return c_sum, s_sum, q_sum
+def runs_of_block(bins, rows, runs, segment, split):
+    """The first pass of ``partition_par`` on one block of rows ``rows[segment[0]:segment[1]]``:
+    its left rows (``goes_left`` on ``split`` = (f, thr, nan_left)) written in order into
+    ``runs`` from the block's first slot up, its right rows in order from its last slot down
+    (``_nodes.gather_side`` reads them back). Returns the block's left row count."""
+    f, thr, nan_left = split
+    lo, hi = segment
+    il = lo
+    ir = hi - 1
+    for j in range(lo, hi):
+        r = rows[j]
+        m = goes_left(bins, r, f, thr, nan_left)
+        runs[il if m else ir] = r
+        il += m
+        ir -= 1 - m
+    return il - lo
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
@@ -128,39 +120,22 @@ def partition_par(bins, target, w, rows, tmp, start, end, split, k):
     """``partition`` on k threads (``split``: (f, thr, nan_left)): the same rows in the same
     places and the same sums bit for bit.
 
-    Three parallel passes: each thread counts the left rows of its block of rows; then moves its
-    block's rows to their places in ``tmp`` (its left rows after the blocks before's left rows,
-    its right rows after all left rows and the blocks before's right rows: the stable order);
-    then one thread per side copies the side back into ``rows`` and accumulates its sums in
-    row order (``copy_side``), so each side's sums are added in the serial kernel's order."""
-    f, thr, nan_left = split
-    left_before = np.zeros(k + 1, np.int64)
+    Two parallel passes: each thread splits its block of rows into its left rows and its right
+    rows in ``tmp`` (``runs_of_block``); then one thread per side copies the side back into
+    ``rows``, block after block, and adds its sums in row order (``_nodes.gather_side``), the
+    serial kernel's order of additions. (Counting the blocks' left rows first, to move each
+    row straight to its place, read every row's bin twice: a third more time on 5·10^5 rows.)"""
+    counts = np.empty(k, np.int64)
     for t in prange(k):
-        lo, hi = block(start, end, t, k)
-        n_left = 0
-        for j in range(lo, hi):
-            n_left += goes_left(bins, rows[j], f, thr, nan_left)
-        left_before[t + 1] = n_left
-    for t in range(k):
-        left_before[t + 1] += left_before[t]
-    n_left = left_before[k]
-    for t in prange(k):
-        lo, hi = block(start, end, t, k)
-        il = left_before[t]
-        ir = n_left + (lo - start) - left_before[t]
-        for j in range(lo, hi):
-            r = rows[j]
-            m = goes_left(bins, r, f, thr, nan_left)
-            tmp[il if m else ir] = r
-            il += m
-            ir += 1 - m
+        counts[t] = runs_of_block(bins, rows, tmp, row_block(start, end, t, k), split)
     sums = np.empty((2, 3))
     for side in prange(2):
-        first = 0 if side == 0 else n_left
-        last = n_left if side == 0 else end - start
-        sums[side, 0], sums[side, 1], sums[side, 2] = copy_side(
-            target, w, rows, tmp, start, first, last
+        sums[side, 0], sums[side, 1], sums[side, 2] = gather_side(
+            target, w, rows, tmp, (start, end), counts, side
         )
+    n_left = 0
+    for t in range(k):
+        n_left += counts[t]
     left = Sums(sums[0, 0], sums[0, 1], sums[0, 2])
     return start + n_left, left, Sums(sums[1, 0], sums[1, 1], sums[1, 2])
 
