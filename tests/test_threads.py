@@ -196,6 +196,61 @@ def test_exact_threads_on_large_nodes_and_coarse_features(seed):
             _assert_same(other, grown[0])
 
 
+def _dropped_last_level_split(tree, ids, y, sw):
+    """Whether a depth-2 tree made a node of depth 1 a leaf though the grower searched it for
+    a split (its impurity, from its rows' sums added in row order as the partition adds them,
+    above scikit-learn's tolerance; several target values; features that vary, so a split
+    exists): the one-thread grower found a split there and dropped it, its improvement below
+    the tolerance."""
+    if tree.left[0] < 0:
+        return False
+    c = np.ones_like(y) if sw is None else sw
+    for child in (tree.left[0], tree.right[0]):
+        rows = np.flatnonzero((ids == tree.leaf_of_node[child]) & (c > 0))  # taking part
+        if tree.left[child] >= 0 or rows.shape[0] < 2 or np.unique(y[rows]).shape[0] < 2:
+            continue
+        weight = total = squares = 0.0
+        for r in rows:
+            weight += c[r]
+            total += c[r] * y[r]
+            squares += c[r] * y[r] * y[r]
+        if squares / weight - (total / weight) ** 2.0 > np.finfo(np.float64).eps:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "integer-weights"])
+def test_exact_threads_regrow_a_tree_whose_deferred_last_split_does_not_improve(weighted):
+    """On threads, ``exact`` leaves its last level's splits until the node loop ends, but the
+    one-thread grower drops a last-level split whose improvement is below scikit-learn's
+    tolerance before numbering the next nodes. Targets 1e8 + N(0, 0.01) make the impurities,
+    computed from sums, lose their digits: such a split is dropped in some trees. There the
+    threads grow the tree again on one thread (with weights, from the rows taking part in
+    their first order), so every thread count gives the one-thread tree and leaf ids."""
+    checked = 0
+    for seed in range(300):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(40, 2))
+        y = 1e8 + rng.normal(size=40) * 0.1
+        sw = rng.integers(0, 3, 40).astype(float) if weighted else None
+        grown = []
+        for n_jobs in N_JOBS:
+            engine = make_engine("exact", n_jobs=n_jobs)
+            Xp = engine.prepare(X, fit=True)
+            ids, tree = engine.grow(Xp, y, 2, random_state=0, sample_weight=sw)
+            grown.append((ids, tree))
+        if not _dropped_last_level_split(grown[0][1], grown[0][0], y, sw):
+            continue
+        for ids, tree in grown[1:]:
+            assert np.array_equal(ids, grown[0][0])
+            for name in ("feature", "threshold", "left", "right", "leaf_of_node", "split_gain"):
+                assert np.array_equal(getattr(tree, name), getattr(grown[0][1], name)), name
+        checked += 1
+        if checked == 5:
+            return
+    pytest.fail(f"only {checked} trees with a dropped last-level split among 300 draws")
+
+
 def _random_binned_rows(rng, n, weighted):
     """n rows of 4 features of 10 bins, targets with some -0.0, weights with zeros (or None) and
     the rows in a random order: the hist kernels' inputs in the tests below."""

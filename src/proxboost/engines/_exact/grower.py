@@ -13,6 +13,7 @@ calls nor compiles the parallel ones."""
 import numpy as np
 from numba import njit, prange
 
+from proxboost.engines._atomic import fetch_add
 from proxboost.engines._exact.histogram import (
     build_hist,
     build_hist_par,
@@ -234,15 +235,15 @@ def partition_rows_par(codes, target, w, work, node, split, labels, par):
 
 
 @kernel
-def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_leaf):
-    """Split on the last level: the node's rows get the leaf ids ``first_leaf`` (left) and
-    ``first_leaf + 1`` (right), no partition. Returns the left side's sums, the right side's
-    weight and sum (its leaf's, ``leaf_sums``; square sum 0: not needed) and the left row
-    count."""
+def label_last_level(codes, target, w, rows, leaf_ids, segment, split, first_leaf):
+    """Split on the last level: the rows ``rows[segment[0]:segment[1]]`` get the leaf ids
+    ``first_leaf`` (left: ``goes_left`` on ``split`` = (f, thr, code)) and ``first_leaf + 1``,
+    no partition. Returns the left side's sums, the right side's weight and sum (its leaf's,
+    ``leaf_sums``; square sum 0: not needed) and the left row count, each side's sums added
+    over its rows in row order (the other side's rows add an exact +0.0)."""
     X32 = codes.values
     B = codes.codes
-    rows = work.rows
-    leaf_ids = tree.leaf_ids
+    f, thr, code = split
     wl = 0.0
     sl = 0.0
     ql = 0.0
@@ -250,7 +251,7 @@ def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_lea
     sr = 0.0
     n_left = 0
     bf = np.uint64(f)
-    for j in range(node.start, node.end):
+    for j in range(segment[0], segment[1]):
         r = np.uint64(rows[np.uint64(j)])
         m = goes_left(X32, B, r, bf, thr, code)
         c = 1.0 if w is None else w[r]
@@ -266,101 +267,113 @@ def label_last_level(codes, target, w, work, tree, node, f, thr, code, first_lea
         leaf_ids[r] = first_leaf if m else first_leaf + 1
     if w is None:  # a sum of ones is the row count, exactly (below 2**53)
         wl = float(n_left)
-        wr = float(node.end - node.start - n_left)
+        wr = float(segment[1] - segment[0] - n_left)
     return Sums(wl, sl, ql), Sums(wr, sr, 0.0), n_left
 
 
 @kernel
-def last_level_sums(codes, target, w, rows, segment, split, out):
-    """The weight, sum and square sum of the left rows (``goes_left`` on ``split`` = (f, thr,
-    code)) among rows[segment[0]:segment[1]] into ``out[0]``, the right rows' weight and sum
-    into ``out[1]``, accumulated as ``label_last_level`` does (the other side's rows add an
-    exact +0.0)."""
-    X32 = codes.values
-    B = codes.codes
-    f, thr, code = split
-    bf = np.uint64(f)
-    wl = 0.0
-    sl = 0.0
-    ql = 0.0
-    wr = 0.0
-    sr = 0.0
-    n_left = 0
-    for j in range(segment[0], segment[1]):
-        r = np.uint64(rows[np.uint64(j)])
-        m = goes_left(X32, B, r, bf, thr, code)
-        c = 1.0 if w is None else w[r]
-        g = target[r]
-        wg = (c * g) if m else 0.0
-        if w is not None:  # unit weights: the row count, below
-            wl += c if m else 0.0
-            wr += 0.0 if m else c
-        n_left += m
-        sl += wg
-        ql += wg * g
-        sr += 0.0 if m else (c * g)
-    if w is None:  # a sum of ones is the row count, exactly (as in ``label_last_level``)
-        wl = float(n_left)
-        wr = float(segment[1] - segment[0] - n_left)
-    out[0, 0] = wl
-    out[0, 1] = sl
-    out[0, 2] = ql
-    out[1, 0] = wr
-    out[1, 1] = sr
-    out[1, 2] = 0.0
-
-
-@kernel
-def label_block(codes, rows, segment, split, leaf_ids, first_leaf):
-    """``label_last_level``'s leaf ids on rows[segment[0]:segment[1]]; returns their left row
-    count."""
-    X32 = codes.values
-    B = codes.codes
-    f, thr, code = split
-    bf = np.uint64(f)
-    n_left = 0
-    for j in range(segment[0], segment[1]):
-        r = np.uint64(rows[np.uint64(j)])
-        m = goes_left(X32, B, r, bf, thr, code)
-        n_left += m
-        leaf_ids[r] = first_leaf if m else first_leaf + 1
-    return n_left
+def defer_split(codes, pending, i, node_id, node, split, leaves, stats):
+    """Entry i of ``pending`` (:data:`records.Pending`): node ``node_id``'s last-level split
+    ``split`` = (feature, a, b, code), left to the threads' ``label_pending`` after the node
+    loop (``leaves``: its left child's leaf id and its missing rows' direction; ``stats``: the
+    node's square sum and impurity)."""
+    thr, code = split_rule(codes, split)
+    pending.node[i] = node_id
+    pending.segment[i, 0] = node.start
+    pending.segment[i, 1] = node.end
+    pending.rule[i, 0] = split[0]
+    pending.rule[i, 1] = code
+    pending.threshold[i] = thr
+    pending.first_leaf[i] = leaves[0]
+    pending.direction[i] = leaves[1]
+    pending.node_sums[i, 0] = node.weight
+    pending.node_sums[i, 1] = node.sum
+    pending.node_sums[i, 2] = stats[0]
+    pending.node_sums[i, 3] = stats[1]
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
-def label_last_level_par(codes, target, w, work, tree, node, split, first_leaf, par):
-    """``label_last_level`` on ``par``'s k threads (k >= 2): thread 0 accumulates both
-    sides' sums over the node's rows in row order (the serial kernel's additions), the others
-    write the leaf ids of their blocks of rows. The same sums, ids and row count (returned as
-    ``label_last_level`` returns them)."""
-    k = threads(par)
-    counts = par.left_counts
-    rows = work.rows
-    for t in prange(k):
-        if t == 0:
-            last_level_sums(codes, target, w, rows, (node.start, node.end), split, par.side_sums)
-            counts[0] = 0
-        else:
-            segment = row_block(node.start, node.end, t - 1, k - 1)
-            counts[t] = label_block(codes, rows, segment, split, tree.leaf_ids, first_leaf)
-    n_left = 0
-    for t in range(1, k):
-        n_left += counts[t]
-    out = par.side_sums
-    return Sums(out[0, 0], out[0, 1], out[0, 2]), Sums(out[1, 0], out[1, 1], 0.0), n_left
+def label_pending_par(codes, target, w, rows, leaf_ids, splits, out, order, taken):
+    """The threads' labels of the last level's splits (``label_pending``): each thread takes
+    the splits in ``order`` (the largest first) one at a time from the shared counter ``taken``
+    and labels the split's rows with ``label_last_level`` (``splits``: the splits' segments,
+    rules, thresholds and first leaves, :data:`records.Pending`'s fields), leaving its left row
+    count and both sides' sums in ``out`` = (n_left, sums). Each split's rows are labelled and
+    added up by one thread in row order, so the sums are the one-thread ones on any thread
+    count. Arrays one by one: numba drops a parallel loop's writes to an array it reaches
+    through a named tuple (numba's GitHub issue 7135)."""
+    for _ in prange(order.shape[0]):
+        take_pending(codes, target, w, rows, leaf_ids, splits, out, order, taken)
 
 
-@inlined_kernel
-def label_rows(codes, target, w, work, tree, node, split, first_leaf, par):
-    """``label_last_level``, on ``par``'s threads when there are some and the node is large
-    (``PARALLEL_ROWS``). Returns the left side's sums, the right side's and the left row
-    count."""
-    f, thr, code = split
+@kernel
+def take_pending(codes, target, w, rows, leaf_ids, splits, out, order, taken):
+    """``label_pending_par``'s work for one thread: splits in ``order`` until none is left."""
+    segment, rule, threshold, firsts = splits
+    n_left, sums = out
+    while True:
+        j = fetch_add(taken, 0)
+        if j >= order.shape[0]:
+            return
+        i = order[j]
+        split = (rule[i, 0], threshold[i], rule[i, 1])
+        rows_i = (segment[i, 0], segment[i, 1])
+        left, right, n_l = label_last_level(
+            codes, target, w, rows, leaf_ids, rows_i, split, firsts[i]
+        )
+        n_left[i] = n_l
+        sums[i, 0] = left.weight
+        sums[i, 1] = left.sum
+        sums[i, 2] = left.sq_sum
+        sums[i, 3] = right.weight
+        sums[i, 4] = right.sum
+
+
+@njit(error_model="numpy", cache=True, nogil=True, _nrt=True)
+def label_pending(codes, target, w, work, tree, limits, pending, n_pending, par):
+    """The ``n_pending`` last-level splits that the node loop left in ``pending``
+    (``defer_split``), labelled on the fit's threads (``label_pending_par``, on numba's thread
+    count, which the engine and the compiled loop set around a fit: ``numba_threads``), then
+    each split finished as on one thread (``last_level_done``). The threads share the splits
+    rather than each split's rows: the sides' sums, added in row order, cannot be cut between
+    threads. Returns whether every split improves its node (scikit-learn's test, which the
+    one-thread grower makes before numbering the next nodes; False: the tree must be grown
+    again). On one thread (``par`` None) there is none, and nothing parallel is compiled."""
     if par is None:
-        return label_last_level(codes, target, w, work, tree, node, f, thr, code, first_leaf)
-    if node.end - node.start < PARALLEL_ROWS or threads(par) < 2:
-        return label_last_level(codes, target, w, work, tree, node, f, thr, code, first_leaf)
-    return label_last_level_par(codes, target, w, work, tree, node, split, first_leaf, par)
+        return True
+    m = n_pending
+    if m == 0:
+        return True
+    sizes = pending.segment[:m, 1] - pending.segment[:m, 0]
+    order = np.argsort(-sizes, kind="mergesort")  # the largest split first
+    pending.taken[0] = 0
+    splits = (pending.segment, pending.rule, pending.threshold, pending.first_leaf)
+    out = (pending.n_left, pending.sums)
+    label_pending_par(codes, target, w, work.rows, tree.leaf_ids, splits, out, order, pending.taken)
+    for i in range(m):
+        stats = pending.node_sums[i]
+        node = Node(-1, pending.segment[i, 0], pending.segment[i, 1], stats[1], stats[0], 0.0, 0.0)
+        sums = pending.sums[i]
+        left = Sums(sums[0], sums[1], sums[2])
+        _, _, gain, keep = children_impurity(node, stats[2], stats[3], left, limits)
+        if not keep:
+            return False
+        split = (pending.rule[i, 0], pending.threshold[i], gain, pending.direction[i])
+        sides = (left, Sums(sums[3], sums[4], 0.0))
+        last_level_done(work, tree, pending.node[i], node, split, pending.n_left[i], sides)
+    return True
+
+
+@kernel
+def last_level_done(work, tree, node_id, node, split, n_left, sides):
+    """What a kept last-level split of node ``node_id`` leaves once its rows are labelled
+    (``split``: feature, threshold, gain, missing rows' direction; ``n_left``: its left row
+    count; ``sides``: the left and right :data:`Sums`): the split recorded and both leaves'
+    sums kept. (Its children's ids and leaves are set when the node loop meets it.)"""
+    record_split(tree, node_id, split, n_left, node)
+    leaf = tree.leaf_of_node[tree.left[node_id]]
+    keep_leaf_sums(work.leaf_sums, leaf, sides[0])
+    keep_leaf_sums(work.leaf_sums, leaf + 1, sides[1])
 
 
 @inlined_kernel
@@ -375,25 +388,38 @@ def split_rows(codes, target, w, work, node, split, label_l, coarse, par):
     return partition_rows_par(codes, target, w, work, node, split, label_l if coarse else -1, par)
 
 
-@inlined_kernel
-def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, n_leaves, par):
-    """The threshold of ``split`` (feature, a, b, code) and the node's rows divided by it:
-    labelled as leaves on the last level, else partitioned. Returns (threshold, mid, left sums,
-    right sums; on the last level the right square sum is 0, not needed), ``mid - node.start``
-    being the left child's row count. The missing rows alone on the right (a = b
-    = inf) get scikit-learn's threshold +inf."""
+@kernel
+def split_rule(codes, split):
+    """The threshold and rule code of ``split`` = (feature, a, b, code) (``goes_left``): the
+    midpoint of a and b (a when it rounds to b); values compared, missing rows going right, on
+    a coarse feature without missing values becomes the bin's inner cut (the codes read, not the
+    values). The missing rows alone on the right (a = b = inf) get scikit-learn's threshold
+    +inf."""
     f, a, b, code = split
     thr = a / 2.0 + b / 2.0
     if thr == b and b != np.inf:
         thr = a
     if code == VALUES_MISSING_RIGHT and codes.positive_offset[f] >= 0 and codes.nan_bin[f] < 0:
         code = INSIDE_BIN - coarse_bin_of(codes, f, a)
+    return thr, code
+
+
+@inlined_kernel
+def divide_rows(codes, target, w, work, tree, node, split, last_level, label_l, n_leaves, par):
+    """The threshold of ``split`` (feature, a, b, code) and the node's rows divided by it:
+    labelled as leaves on the last level (one thread; the threads defer it, ``defer_split``),
+    else partitioned. Returns (threshold, mid, left sums, right sums; on the last level the
+    right square sum is 0, not needed), ``mid - node.start`` being the left child's row
+    count."""
+    thr, code = split_rule(codes, split)
+    split3 = (split[0], thr, code)
     if last_level:  # children are leaves: label the rows (left / right), no partition
-        split3 = (f, thr, code)
-        left, right, n_left = label_rows(codes, target, w, work, tree, node, split3, n_leaves, par)
+        segment = (node.start, node.end)
+        left, right, n_left = label_last_level(
+            codes, target, w, work.rows, tree.leaf_ids, segment, split3, n_leaves
+        )
         return thr, node.start + n_left, left, right
     coarse = codes.coarse_features.shape[0] > 0  # node labels serve the coarse features only
-    split3 = (f, thr, code)
     mid, left, right = split_rows(codes, target, w, work, node, split3, label_l, coarse, par)
     return thr, mid, left, right
 
@@ -493,9 +519,11 @@ def push(stack, top, parent, is_left, label, segment, depth, mode, n_constant, i
 
 
 @kernel
-def push_children(stack, top, parent, label_l, node, mid, depth, modes, n_const, imps, left, right):
-    """Push the children of ``parent`` (split at ``mid``; labels ``label_l``, ``label_l + 1``),
-    right then left: the left subtree is grown first (scikit-learn's order)."""
+def push_children(stack, top, parent, label_l, node, mid, depth, modes, n_const, imps, sides):
+    """Push the children of ``parent`` (split at ``mid``; labels ``label_l``, ``label_l + 1``;
+    ``sides``: their :data:`Sums`), right then left: the left subtree is grown first
+    (scikit-learn's order)."""
+    left, right = sides
     segment = (mid, node.end)
     push(stack, top, parent, False, label_l + 1, segment, depth, modes[1], n_const, imps[1], right)
     segment = (node.start, mid)
@@ -632,7 +660,7 @@ def find_split(codes, target, w, work, node, n_known, buf, limits, par):
 
 
 @kernel
-def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par):
+def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, pending, par):
     """The node loop of ``grow`` on its preallocated records (no reference counting: ``grow``
     allocates, this kernel only reads and writes; ``par``: the threads). Returns (n_nodes,
     n_leaves)."""
@@ -645,6 +673,7 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par):
     n_nodes = 0
     n_leaves = 0
     n_labels = 1
+    n_pending = 0  # the last level's splits left to the threads (``defer_split``)
     while top > 0:
         top -= 1
         node_id = n_nodes  # node ids in scikit-learn's depth-first order
@@ -656,6 +685,16 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par):
                 codes, target, w, work, node, n_known, buf, limits, par
             )
         last_level = depth + 1 >= limits.max_depth
+        if par is not None and best_f >= 0 and last_level:  # labelled after the loop
+            n_free = release(work.free_buffers, buf, n_free)
+            split = (best_f, a, b, code)
+            leaves = (n_leaves, direction)
+            defer_split(codes, pending, n_pending, node_id, node, split, leaves, (sq_sum, imp))
+            n_pending += 1
+            last_level_leaves(tree, node_id, n_nodes, n_leaves)
+            n_nodes += 2
+            n_leaves += 2
+            continue
         thr, mid, imp_l, imp_r, gain = 0.0, node.start, 0.0, 0.0, 0.0
         sums_l = sums_r = Sums(0.0, 0.0, 0.0)
         if best_f >= 0:
@@ -688,22 +727,14 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par):
         )
         modes = (mode_l, mode_r)
         imps = (imp_l, imp_r)
+        sides = (sums_l, sums_r)
         push_children(
-            stack,
-            top,
-            node_id,
-            n_labels - 2,
-            node,
-            mid,
-            depth + 1,
-            modes,
-            n_const,
-            imps,
-            sums_l,
-            sums_r,
+            stack, top, node_id, n_labels - 2, node, mid, depth + 1, modes, n_const, imps, sides
         )
         push_bounds(stack, top, work, node, best_f, sums_l)
         top += 2
+    if not label_pending(codes, target, w, work, tree, limits, pending, n_pending, par):
+        return -1, -1  # a deferred split does not improve its node: ``grow_in_place`` regrows
     return n_nodes, n_leaves
 
 
@@ -854,4 +885,33 @@ def grow_in_place(codes, target, w, scratch, sizes, consts, monotonic, par):
     work, tree, stack = new_records(scratch, p, max_nodes, seed, monotonic)
     root, wmin = root_pass(codes, target, w, work, n_act)
     limits = Limits(max_depth, eps, thr, small, wmin, root.weight)
-    return grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, par)
+    records = (work, tree, stack, limits)
+    n_nodes, n_leaves = grow_nodes(codes, target, w, *records, n_act, root, scratch.pending, par)
+    if n_nodes >= 0:
+        return n_nodes, n_leaves
+    # The threads deferred a last-level split that turns out not to improve its node (scikit-
+    # learn's test, which rounding alone can fail): the one-thread grower makes that node a
+    # leaf before numbering the next nodes, so the tree is grown again, on one thread, from the
+    # rows as they came in. Rare; the same tree as on one thread in every case.
+    restore_rows(work, w)
+    work, tree, stack = new_records(scratch, p, max_nodes, seed, monotonic)
+    root, wmin = root_pass(codes, target, w, work, n_act)
+    records = (work, tree, stack, limits)
+    return grow_nodes(codes, target, w, *records, n_act, root, scratch.pending, None)
+
+
+@kernel
+def restore_rows(work, w):
+    """The rows taking part and their node labels as a weighted tree starts from them (each
+    row of positive weight, in increasing order, label 0; the others keep label -1): the
+    partitions reorder the rows and relabel them, never the others. Unit weights: nothing
+    (``root_pass`` sets every row)."""
+    if w is None:
+        return
+    labels = work.node_label
+    j = 0
+    for r in range(labels.shape[0]):
+        if labels[r] >= 0:
+            work.rows[j] = r
+            labels[r] = 0
+            j += 1

@@ -153,6 +153,7 @@ Scratch = namedtuple(
         "tree",  # TreeArrays: (max_nodes,) node arrays, (n,) leaf ids
         "stack",  # NodeStack: 2 * depth + 4 pending nodes
         "threshold_bins",  # (max_nodes,) int32 zeros: the compiled loop's unused threshold bins
+        "pending",  # Pending: the last level's splits the threads label after the node loop
     ],
 )
 
@@ -204,6 +205,8 @@ def new_scratch(n, p, n_buf, hist_size, max_nodes, depth, small):
             )
         ),
         threshold_bins=np.zeros(max_nodes, np.int32),
+        # the last level's splits (threads): at most one per two rows, 2^(depth - 1) in all
+        pending=new_pending(max(min(2 ** (depth - 1), n // 2), 1)),
     )
 
 
@@ -238,10 +241,45 @@ Threads = namedtuple(
         "item_key",  # (p * MAX_CODES,) float64: their bounds, negated (the largest first)
         "thread_best",  # (k,) float64: the best proxy each thread has found on the node
         "next_item",  # (2,) int64: the next feature and inner bin to take (``fetch_add``)
-        "left_counts",  # (k,) int64: per block of rows, its left rows (partitions, labels)
+        "left_counts",  # (k,) int64: per block of rows, its left rows (partitions)
         "side_sums",  # (2, 3) float64: its two sides' weight, w g, w g^2
     ],
 )
+
+#: The last level's splits whose rows the threads label after the node loop (``n_jobs`` > 1:
+#: ``grower.label_pending``), one entry per split: each split's rows labelled and its sides'
+#: sums added by one thread, in row order.
+Pending = namedtuple(
+    "Pending",
+    [
+        "node",  # (m,) int64: the split node's id
+        "segment",  # (m, 2) int64: its rows' segment [start, end) of ``rows``
+        "rule",  # (m, 2) int64: the split's feature and code (``grower.goes_left``)
+        "threshold",  # (m,) float64: its threshold
+        "first_leaf",  # (m,) int64: its left child's leaf id (the right child's is the next)
+        "direction",  # (m,) int64: its missing rows' direction (0 right, 1 left, -1 none)
+        "node_sums",  # (m, 4) float64: the node's weight, w g sum, square sum and impurity
+        "n_left",  # (m,) int64: its left row count (written by the threads)
+        "sums",  # (m, 5) float64: left weight, w g, w g^2; right weight, w g (threads)
+        "taken",  # (1,) int64: how many splits the threads have taken (a shared counter)
+    ],
+)
+
+
+def new_pending(m):
+    """A :data:`Pending` of m entries."""
+    return Pending(
+        node=np.empty(m, np.int64),
+        segment=np.empty((m, 2), np.int64),
+        rule=np.empty((m, 2), np.int64),
+        threshold=np.empty(m),
+        first_leaf=np.empty(m, np.int64),
+        direction=np.empty(m, np.int64),
+        node_sums=np.empty((m, 4)),
+        n_left=np.empty(m, np.int64),
+        sums=np.empty((m, 5)),
+        taken=np.zeros(1, np.int64),
+    )
 
 
 @kernel
