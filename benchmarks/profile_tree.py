@@ -19,9 +19,11 @@ are one ``pinball`` model of those levels (the several-level compiled loop).
 With ``--fit``, ``--engine`` (``exact`` or ``hist``) and ``--n-jobs`` choose the fits' engine
 and threads; the dataset ``regression`` with ``--n-samples N`` profiles the package's synthetic
 regression model (20 features) at any size, with T = 20 and no eval set (the threads' setting of
-``bench_threads.py``). With several threads the shares are of CPU time summed over the threads,
-including the time a thread spends waiting in the thread pool (numba's ``omp`` layer spins):
-a kernel's share on two threads against its share on one says how well it is parallel.
+``bench_threads.py``; ``--T 200`` makes the preparation of the rows, about two thirds of a fit of
+20 iterations at 2·10^5 rows, a small part of it). With several threads the shares are of CPU
+time summed over the threads, including the time a thread spends waiting in the thread pool
+(numba's ``omp`` layer spins): a kernel's share on two threads against its share on one says
+how well it is parallel.
 
 With ``--annotate KERNEL`` (part of a compiled function's name, e.g. ``grow_nodes``), also where
 inside that kernel the samples fall: LLVM inlines most of the node loop (split search,
@@ -176,7 +178,7 @@ def child(dataset, depth, seconds, symbols_path, args):
 
     if args.fit and dataset == "regression":
         X, y, _ = load_dataset(dataset, n_samples=args.n_samples, n_features=20, random_state=0)
-        options = (args.engine, args.n_jobs, 20, args.levels, args.loss)
+        options = (args.engine, args.n_jobs, args.T or 20, args.levels, args.loss)
         return _fit_child((X, y, None), depth, seconds, symbols_path, options)
     if args.fit:
         X, y, _ = load_dataset(dataset)
@@ -187,7 +189,7 @@ def child(dataset, depth, seconds, symbols_path, args):
             depth,
             seconds,
             symbols_path,
-            (args.engine, args.n_jobs, 1000, args.levels, args.loss),
+            (args.engine, args.n_jobs, args.T or 1000, args.levels, args.loss),
         )
     record, target, shape = exact_tree_inputs(dataset, depth)
     loop = _grow_loop()
@@ -298,6 +300,9 @@ def main():
     parser.add_argument("--engine", choices=("exact", "hist"), default="exact")
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--n-samples", type=int, default=200_000)
+    parser.add_argument(
+        "--T", type=int, help="with --fit: iterations per fit (20 on `regression`, else 1000)"
+    )
     parser.add_argument(
         "--loss", choices=("lad", "pinball"), default="lad", help="with --fit: the fits' loss"
     )

@@ -252,8 +252,9 @@ def _interrupt(tmp_path, args, sig, whole_group):
     assert not _shm_entries(group, since=started), (
         f"left in /dev/shm: {_shm_entries(group, since=started)}"
     )
-    assert not list(res.rglob("*.claim")), (
-        "claims left behind"
+    claims = {p.name: p.read_text() for p in res.rglob("*.claim")}  # their owners
+    assert not claims, (
+        f"claims left behind: {claims}; the run's processes were {group} (first: the command)"
     )  # proxboost.experiments.store.row_claims
     return text, proc.returncode, latency, len(list(res.rglob("split-*.csv")))
 
