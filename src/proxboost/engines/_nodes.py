@@ -5,7 +5,7 @@ get."""
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 # Kernels that allocate nothing are compiled without reference counting (`_nrt=False`, a numba
 # option that is not public API: pyproject.toml bounds numba to the tested versions): numba
@@ -213,6 +213,22 @@ def gather_side(target, w, rows, runs, segment, counts, side):
     if w is None:  # a sum of ones is the row count, exactly (below 2**53)
         c_sum = float(o - first)
     return c_sum, s_sum, q_sum
+
+
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
+def gather_sides(target, w, rows, runs, segment, counts, out):
+    """The second pass of a partition on threads: both sides of the node's rows copied back,
+    one thread per side (``gather_side``), their weight, w g and w g^2 sums left in ``out``
+    ((2, 3)). Returns (mid, left :data:`Sums`, right :data:`Sums`)."""
+    for side in prange(2):
+        out[side, 0], out[side, 1], out[side, 2] = gather_side(
+            target, w, rows, runs, segment, counts, side
+        )
+    n_left = 0
+    for t in range(counts.shape[0]):
+        n_left += counts[t]
+    left = Sums(out[0, 0], out[0, 1], out[0, 2])
+    return segment[0] + n_left, left, Sums(out[1, 0], out[1, 1], out[1, 2])
 
 
 @njit(error_model="numpy", cache=True, nogil=True)

@@ -37,7 +37,7 @@ from proxboost.engines._nodes import (
     SMALL,
     Sums,
     child_buffers,
-    gather_side,
+    gather_sides,
     inlined_kernel,
     keep_leaf_sums,
     kernel,
@@ -212,7 +212,7 @@ def partition_rows_par(codes, target, w, work, node, split, labels, par):
 
     Two parallel passes: each thread splits its block of rows into its left rows and its right
     rows in ``spare_rows`` (``runs_of_block``); then one thread per side copies the side back,
-    block after block, and adds its sums in row order (``_nodes.gather_side``), the serial
+    block after block, and adds its sums in row order (``_nodes.gather_sides``), the serial
     kernel's order of additions."""
     k = threads(par)
     start = node.start
@@ -220,18 +220,8 @@ def partition_rows_par(codes, target, w, work, node, split, labels, par):
     counts = par.left_counts
     for t in prange(k):
         counts[t] = runs_of_block(codes, work, row_block(start, end, t, k), split, labels)
-    out = par.side_sums
-    rows = work.rows
-    runs = work.spare_rows
-    for side in prange(2):
-        out[side, 0], out[side, 1], out[side, 2] = gather_side(
-            target, w, rows, runs, (start, end), counts, side
-        )
-    n_left = 0
-    for t in range(k):
-        n_left += counts[t]
-    left = Sums(out[0, 0], out[0, 1], out[0, 2])
-    return start + n_left, left, Sums(out[1, 0], out[1, 1], out[1, 2])
+    segment = (start, end)
+    return gather_sides(target, w, work.rows, work.spare_rows, segment, counts, par.side_sums)
 
 
 @kernel
@@ -369,7 +359,8 @@ def last_level_done(work, tree, node_id, node, split, n_left, sides):
     """What a kept last-level split of node ``node_id`` leaves once its rows are labelled
     (``split``: feature, threshold, gain, missing rows' direction; ``n_left``: its left row
     count; ``sides``: the left and right :data:`Sums`): the split recorded and both leaves'
-    sums kept. (Its children's ids and leaves are set when the node loop meets it.)"""
+    sums kept, on one thread and on the threads (``label_pending``) alike. Its children's ids
+    and leaves come first (``last_level_leaves``)."""
     record_split(tree, node_id, split, n_left, node)
     leaf = tree.leaf_of_node[tree.left[node_id]]
     keep_leaf_sums(work.leaf_sums, leaf, sides[0])
@@ -712,15 +703,15 @@ def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, pending
             make_leaf(work, tree, node_id, node, n_leaves)
             n_leaves += 1
             continue
-        record_split(tree, node_id, (best_f, thr, gain, direction), mid - node.start, node)
+        chosen = (best_f, thr, gain, direction)
         if last_level:
             n_free = release(work.free_buffers, buf, n_free)
             last_level_leaves(tree, node_id, n_nodes, n_leaves)
-            keep_leaf_sums(work.leaf_sums, n_leaves, sums_l)
-            keep_leaf_sums(work.leaf_sums, n_leaves + 1, sums_r)
+            last_level_done(work, tree, node_id, node, chosen, mid - node.start, (sums_l, sums_r))
             n_nodes += 2
             n_leaves += 2
             continue
+        record_split(tree, node_id, chosen, mid - node.start, node)
         # the children's own sums are the partition's fresh ones (scikit-learn's criterion.init)
         mode_l, mode_r, n_free = children_modes(
             codes, target, w, work, buf, node, mid, (imp_l, imp_r), n_free, limits, par
