@@ -115,6 +115,37 @@ def test_an_interrupt_between_a_claim_and_its_record_leaves_it_to_release_all(
     assert not list((tmp_path / "run").glob("*.claim"))
 
 
+def test_a_final_release_waits_for_a_claim_under_way_and_no_claim_follows(tmp_path, monkeypatch):
+    # a launcher worker leaving on an interrupt (or an orphaned one) releases its claims for the
+    # last time while joblib's callback thread may still be dispatching its job's next fits, so
+    # claiming rows: a claim under way ends first and is released, and none is made after
+    monkeypatch.setattr(claims, "_HELD", claims._Held())  # this process's registry stays open
+    rows = _rows(tmp_path)
+    entered, go = threading.Event(), threading.Event()
+    real_open = os.open
+
+    def slow_open(*args, **kwargs):
+        entered.set()
+        go.wait(5)
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(claims.os, "open", slow_open)
+    mine = claims.RowClaims(rows, lambda k: False, "run")
+    taker = threading.Thread(target=mine.take, args=(0,))
+    taker.start()
+    assert entered.wait(5)
+    ender = threading.Thread(target=claims.release_all, kwargs={"final": True})
+    ender.start()
+    time.sleep(0.3)
+    assert ender.is_alive()  # waits for the claim under way
+    go.set()
+    taker.join(5)
+    ender.join(5)
+    assert not ender.is_alive() and not list((tmp_path / "run").glob("*.claim"))
+    assert not mine.take(1) and not list((tmp_path / "run").glob("*.claim"))
+    assert not claims._HELD.tokens
+
+
 def test_an_interrupt_while_a_claim_is_written_leaves_no_claim(tmp_path, monkeypatch):
     rows = _rows(tmp_path)
 

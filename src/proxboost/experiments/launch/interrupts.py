@@ -211,7 +211,7 @@ def leave_worker(code: int):
     removes a dead worker's claims, may have stopped waiting for this one); the exit handlers of
     :mod:`multiprocessing` unlink the named semaphores it created, and the launcher sees the
     worker end."""
-    row_claims.release_all()
+    row_claims.release_all(final=True)
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -63,7 +63,7 @@ def _release_claims() -> None:
         "proxboost.experiments.store.row_claims"
     )  # imported only if it runs jobs
     if claims is not None:
-        claims.release_all()
+        claims.release_all(final=True)
 
 
 def _remove_folders(parent_pid: int) -> None:

@@ -115,6 +115,10 @@ class _Held:
     lock: threading.Lock = field(default_factory=threading.Lock)
     refresher: threading.Thread | None = None
     pid: int = -1
+    # held while a claim is created, and by the last release of a process that ends (reentrant:
+    # a signal handler may end the process from inside a creation, in the same thread)
+    creating: threading.RLock = field(default_factory=threading.RLock)
+    closed: bool = False  # the process is ending: no claim is made any more
 
     def add(self, path: Path, token: str) -> bool:
         """Hold ``path`` with ``token``; False (and nothing changed) if it is held already."""
@@ -171,8 +175,16 @@ def _release(path: Path):
     _HELD.forget(path, token)
 
 
-def release_all():
-    """Release every claim this process holds (an interrupt, an orphaned worker)."""
+def release_all(final: bool = False):
+    """Release every claim this process holds (an interrupt, an orphaned worker).
+
+    ``final``: the process ends now (a launcher worker leaving on an interrupt, an orphaned
+    worker): no claim is made after this call, by any thread. A launcher worker's job may still
+    dispatch fits from joblib's callback thread while its main thread leaves, and a claim made
+    after the release would outlive the process, left for others to find stale."""
+    if final:
+        with _HELD.creating:  # a creation under way ends first; none starts after
+            _HELD.closed = True
     with _HELD.lock:
         paths = list(_HELD.tokens)
     for path in paths:
@@ -194,6 +206,14 @@ def _create(path: Path) -> bool:
         "token": token,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
+    with _HELD.creating:
+        if _HELD.closed:  # the process is ending (``release_all(final=True)``)
+            return False
+        return _create_held(path, token, content)
+
+
+def _create_held(path: Path, token: str, content: dict) -> bool:
+    """``_create`` once no final release can run: the claim registered, then written."""
     if not _HELD.add(path, token):  # this process holds it already (another run of it)
         return False
     try:
