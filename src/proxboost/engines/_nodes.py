@@ -1,6 +1,6 @@
 """What the compiled tree engines (``exact``, ``hist``) share: the kernels' decorators, node modes
-and constants, the weight check, and which histogram buffers the children of a split node
-get."""
+and constants, the weight check, which histogram buffers the children of a split node get, and
+the second pass of a partition on threads."""
 
 from collections import namedtuple
 

@@ -6,9 +6,10 @@ subtraction from the parent's (see :mod:`proxboost.engines.exact`).
 ``par``: None (one thread: the serial kernels) or the threads' scratch (``records.Threads``,
 ``n_jobs`` > 1), with which the histograms are built and the splits of the nodes with a
 histogram found in parallel over features (``histogram.build_hist_par``,
-``split_threads.split_node_par``: the same numbers bit for bit). Its type picks the kernels when
-numba compiles (``par is None`` is decided at compile time), so the one-thread grower neither
-calls nor compiles the parallel ones."""
+``split_threads.split_node_par``), the large nodes partitioned (``partition_rows_par``) and the
+last level's splits labelled once the node loop ends (``label_pending``): the same numbers bit
+for bit. Its type picks the kernels when numba compiles (``par is None`` is decided at compile
+time), so the one-thread grower neither calls nor compiles the parallel ones."""
 
 import numpy as np
 from numba import njit, prange
