@@ -205,8 +205,7 @@ def new_scratch(n, p, n_buf, hist_size, max_nodes, depth, small):
             )
         ),
         threshold_bins=np.zeros(max_nodes, np.int32),
-        # the last level's splits (threads): at most one per two rows, 2^(depth - 1) in all
-        pending=new_pending(max(min(2 ** (depth - 1), n // 2), 1)),
+        pending=new_pending(max_nodes // 2 + 1),  # as hist's: fewer split nodes than that
     )
 
 
@@ -247,8 +246,8 @@ Threads = namedtuple(
 )
 
 #: The last level's splits whose rows the threads label after the node loop (``n_jobs`` > 1:
-#: ``grower.label_pending``), one entry per split: each split's rows labelled and its sides'
-#: sums added by one thread, in row order.
+#: ``grower.label_pending``), one entry per split, at most one per two nodes: each split's rows
+#: labelled and its sides' sums added by one thread, in row order.
 Pending = namedtuple(
     "Pending",
     [
