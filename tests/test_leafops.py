@@ -268,7 +268,8 @@ def test_large_weighted_leaves_against_sorting(name, tau, integer, rule):
 def test_a_reused_scratch_gives_a_fresh_ones_intervals():
     """The compiled loop keeps one ``LeafScratch`` for a whole fit (``leaf_intervals_in``): after
     calls on other rows, other leaf counts, levels and hinge signs, left dirty on purpose, each
-    call gives the intervals and counts of a call with a scratch of its own, bit for bit; and
+    call gives the intervals and counts of a call with a scratch of its own, bit for bit (also
+    when the caller gives the leaf counts, as the loop does: the same grouping); and
     the loop's leaf means in its scratch are ``losses.leaf_means``."""
     from proxboost._compiled_loop import leaf_means_in, leaf_work
     from proxboost._leafops import _leaf_intervals, leaf_intervals_in, leaf_scratch
@@ -287,11 +288,21 @@ def test_a_reused_scratch_gives_a_fresh_ones_intervals():
         leaf_ids = rng.randint(0, n_leaves, size=n)  # some leaves may be empty
         signs = np.sign(rng.normal(size=n)) if trial % 3 == 0 else np.empty(0)
         tau = rng.uniform(0.01, 0.99)
-        leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work)
+        leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work, False)
         los, his, counts = _leaf_intervals(values, leaf_ids, n_leaves, tau, signs)
         np.testing.assert_array_equal(work.los[:n_leaves], los)
         np.testing.assert_array_equal(work.his[:n_leaves], his)
         np.testing.assert_array_equal(work.counts[:n_leaves], counts)
+        if not signs.size:  # the counts given (the compiled loop's leaf weights): the same
+            grouped = work.grouped[:n].copy()
+            work.grouped[:] = 7
+            work.counts[:n_leaves] = np.bincount(leaf_ids, minlength=n_leaves)
+            leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work, True)
+            np.testing.assert_array_equal(work.los[:n_leaves], los)
+            np.testing.assert_array_equal(work.his[:n_leaves], his)
+            np.testing.assert_array_equal(work.counts[:n_leaves], counts)
+            if n_leaves > 2:  # a stump's grouping counts its two leaves itself
+                np.testing.assert_array_equal(work.grouped[:n], grouped)
         w = rng.uniform(0.5, 2.0, size=n) if trial % 4 == 1 else np.empty(0)
         found = leaf_means_in(values, leaf_ids, n_leaves, w, means)
         expected = leaf_means(values, leaf_ids, n_leaves, w if w.size else None)
@@ -318,7 +329,7 @@ def test_two_leaves_against_sorting_and_bincount():
         hinge = trial % 3 == 0
         signs = np.sign(rng.normal(size=n)) if hinge else np.empty(0)
         tau = 0.5 if hinge else rng.choice([0.5, 0.1, 0.9, rng.uniform(0.01, 0.99)])
-        leaf_intervals_in(values, leaf_ids, 2, tau, signs, work)
+        leaf_intervals_in(values, leaf_ids, 2, tau, signs, work, False)
         for leaf in (0, 1):
             v = np.sort(values[leaf_ids == leaf])
             m = v.size

@@ -440,8 +440,8 @@ def test_the_leaves_line_search_on_threads_is_the_serial_one():
                 leaf_ids[leaf_ids == n_leaves - 1] = 0  # an empty leaf
             signs = np.sign(rng.normal(size=n)) if trial % 3 == 0 else np.empty(0)
             tau = 0.5 if signs.size else float(rng.choice([0.5, 0.1, rng.uniform(0.01, 0.99)]))
-            leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, serial)
-            leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, par)
+            leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, serial, False)
+            leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, par, False)
             for name in ("counts", "n_pos", "starts", "los", "his"):
                 a, b = getattr(serial, name)[:n_leaves], getattr(par, name)[:n_leaves]
                 assert np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b)), name

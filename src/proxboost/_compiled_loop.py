@@ -253,7 +253,11 @@ def _leaf_values(spec, fitted, leaf_ids, n_leaves, work, intervals, leaf_sums, r
     tau = 0.5 if spec.loss != PINBALL else spec.tau
     signs = y if spec.loss == HINGE else y[:0]
     leaf = work.leaf
-    intervals(residuals, leaf_ids, n_leaves, tau, signs, leaf)
+    counted = spec.loss != HINGE  # the rows' count per leaf is its weight (no weights here)
+    if counted:
+        for k in range(n_leaves):
+            leaf.counts[k] = np.int64(leaf_sums[k, 0])
+    intervals(residuals, leaf_ids, n_leaves, tau, signs, leaf, counted)
     for k in range(n_leaves):
         found = _leaf_point(leaf.los[k], leaf.his[k], leaf.counts[k], spec.rule, fit[k])
         c[k] = spec.nu * (0.0 if fit[k] == 0.0 else found)

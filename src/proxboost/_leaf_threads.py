@@ -19,11 +19,12 @@ CHUNKS, CHUNK_ROWS = 16, 4096
 
 # allocates: reference counting even under a kernel
 @njit(error_model="numpy", cache=True, nogil=True, _nrt=True)
-def leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, work):
+def leaf_intervals_in_par(values, leaf_ids, n_leaves, tau, signs, work, counted):
     """:func:`~proxboost._leafops.leaf_intervals_in` on threads (``n_jobs`` > 1), bit for bit:
     the same grouping (two leaves: ``_group_two``; more: the counting sort with the rows cut
     into chunks, each counting and placing its rows at offsets that keep every leaf's values
-    in row order: the arrangement one thread makes), then each leaf's selections on one
+    in row order: the arrangement one thread makes; ``counted`` is not used: each chunk counts
+    its own rows), then each leaf's selections on one
     thread, the leaves shared between threads (a leaf's selections use its own stretch of
     ``work.scratch``).
 

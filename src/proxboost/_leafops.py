@@ -289,7 +289,7 @@ def leaf_scratch(n, n_leaves):
 
 
 @kernel
-def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work):
+def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work, counted):
     """Interval of minimisers [lo, hi] of every leaf into ``work.los[:n_leaves]`` and
     ``work.his[:n_leaves]``, and its number of values into ``work.counts[:n_leaves]`` (0: empty
     leaf, whose interval is left at (-inf, inf)): tau-quantile (``signs`` empty) or hinge (P =
@@ -299,6 +299,12 @@ def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work):
     Ranks (1-based) of the interval of minimisers of a leaf of m values:
     quantile: [k, k + 1] when tau * m = k is an integer (to 1e-9 m), else ceil(tau * m) twice;
     hinge: [P, P + 1]. Rank < 1 is -inf, rank > m is +inf.
+
+    ``counted``: the caller has put every leaf's number of values in ``work.counts[:n_leaves]``
+    (the compiled loop, from the tree's leaf weights: unit weights count the rows; not with
+    hinge, whose positive signs are counted here), so the counting sort skips its counting
+    pass, a pass over the leaf ids whose ``counts[leaf] += 1`` waits on the previous row's
+    store whenever two rows in a row fall in the same leaf. The same grouping either way.
     """
     hinge = signs.shape[0] > 0
     counts, n_pos, starts = work.counts, work.n_pos, work.starts
@@ -306,7 +312,7 @@ def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work):
     if n_leaves == 2:
         _group_two(values, leaf_ids, signs, work)
     else:
-        _group_counting(values, leaf_ids, n_leaves, signs, work)
+        _group_counting(values, leaf_ids, n_leaves, signs, work, counted)
     for leaf in range(n_leaves):
         los[leaf], his[leaf] = _grouped_interval(
             grouped, starts[leaf], counts[leaf], (tau, n_pos[leaf], hinge), work.scratch
@@ -364,15 +370,17 @@ def _group_two(values, leaf_ids, signs, work):
 
 
 @kernel
-def _group_counting(values, leaf_ids, n_leaves, signs, work):
+def _group_counting(values, leaf_ids, n_leaves, signs, work, counted):
     """:func:`leaf_intervals_in`'s grouping: a counting sort by leaf, each leaf's values in row
-    order from ``starts[leaf]``, with the counts (and positive signs)."""
+    order from ``starts[leaf]``, with the counts (and positive signs; ``counted``: the counts
+    are already in ``work.counts``, no sign is needed)."""
     n = values.shape[0]
     counts, n_pos, starts, fill = work.counts, work.n_pos, work.starts, work.fill
-    for k in range(n_leaves):
-        counts[k] = 0
-        n_pos[k] = 0
-    _count_rows(leaf_ids, signs, (0, n), counts, n_pos)
+    if not counted:
+        for k in range(n_leaves):
+            counts[k] = 0
+            n_pos[k] = 0
+        _count_rows(leaf_ids, signs, (0, n), counts, n_pos)
     acc = 0
     for k in range(n_leaves):
         starts[k] = acc
@@ -412,7 +420,7 @@ def _place_rows(values, leaf_ids, rows, fill, grouped):
 def _leaf_intervals(values, leaf_ids, n_leaves, tau, signs):
     """(lo, hi, count) of every leaf: :func:`leaf_intervals_in` with a scratch of its own."""
     work = leaf_scratch(values.shape[0], n_leaves)
-    leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work)
+    leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work, False)
     return work.los, work.his, work.counts
 
 
