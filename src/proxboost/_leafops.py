@@ -300,11 +300,8 @@ def leaf_intervals_in(values, leaf_ids, n_leaves, tau, signs, work, counted):
     quantile: [k, k + 1] when tau * m = k is an integer (to 1e-9 m), else ceil(tau * m) twice;
     hinge: [P, P + 1]. Rank < 1 is -inf, rank > m is +inf.
 
-    ``counted``: the caller has put every leaf's number of values in ``work.counts[:n_leaves]``
-    (the compiled loop, from the tree's leaf weights: unit weights count the rows; not with
-    hinge, whose positive signs are counted here), so the counting sort skips its counting
-    pass, a pass over the leaf ids whose ``counts[leaf] += 1`` waits on the previous row's
-    store whenever two rows in a row fall in the same leaf. The same grouping either way.
+    ``counted``: ``work.counts[:n_leaves]`` holds the leaves' sizes already (not hinge: the
+    compiled loop's leaf weights), and the counting sort skips its counting pass.
     """
     hinge = signs.shape[0] > 0
     counts, n_pos, starts = work.counts, work.n_pos, work.starts
@@ -332,12 +329,10 @@ def _grouped_interval(grouped, start, m, ranks, scratch):
 @kernel
 def _group_two(values, leaf_ids, signs, work):
     """:func:`leaf_intervals_in`'s grouping of two leaves (a stump's) in one branch-free pass:
-    leaf 0's values from the front of ``grouped``, leaf 1's from the back, the counts (and
-    positive signs) in registers. The counting sort's two passes each carry a dependency through
-    memory from row to row when the rows fall in the same leaf (``counts[leaf] += 1``,
-    ``fill[leaf]``), which two leaves make the common case; here no store waits for another.
-    Leaf 1's values end up in reverse row order: its interval is made of order statistics,
-    which do not depend on the order (the module docstring).
+    leaf 0's values from the front of ``grouped``, leaf 1's from the back (reversed: order
+    statistics do not depend on the order), the counts (and positive signs) in registers. The
+    counting sort's passes carry a dependency through memory (``counts[leaf] += 1``,
+    ``fill[leaf]``) when two rows in a row fall in the same leaf, the common case with two.
 
     Each row is written to both ends; a write to the unused end lands where the next row of
     that leaf goes (before row i, c0 + c1 = i <= n - 1, so the front cursor c0 never passes the
@@ -372,14 +367,12 @@ def _group_two(values, leaf_ids, signs, work):
 @kernel
 def _group_counting(values, leaf_ids, n_leaves, signs, work, counted):
     """:func:`leaf_intervals_in`'s grouping: a counting sort by leaf, each leaf's values in row
-    order from ``starts[leaf]``, with the counts (and positive signs; ``counted``: the counts
-    are already in ``work.counts``, no sign is needed)."""
+    order from ``starts[leaf]``, with the counts (and positive signs) unless ``counted``."""
     n = values.shape[0]
     counts, n_pos, starts, fill = work.counts, work.n_pos, work.starts, work.fill
     if not counted:
-        for k in range(n_leaves):
-            counts[k] = 0
-            n_pos[k] = 0
+        counts[:n_leaves] = 0
+        n_pos[:n_leaves] = 0
         _count_rows(leaf_ids, signs, (0, n), counts, n_pos)
     acc = 0
     for k in range(n_leaves):
@@ -391,9 +384,8 @@ def _group_counting(values, leaf_ids, n_leaves, signs, work, counted):
 
 @kernel
 def _count_rows(leaf_ids, signs, rows, count, positive):
-    """Add the rows ``rows`` = (start, end) to ``count[leaf]`` (and their positive signs, with
-    hinge ``signs``, to ``positive[leaf]``): the counting sort's first pass, also run on
-    chunks of rows by ``_leaf_threads``."""
+    """Add the rows ``rows`` = (start, end) to ``count[leaf]`` (and their positive hinge
+    ``signs`` to ``positive[leaf]``): the counting sort's first pass (``_leaf_threads``' too)."""
     if signs.shape[0] > 0:
         for i in range(np.uint64(rows[0]), np.uint64(rows[1])):
             leaf = np.uint64(leaf_ids[i])
