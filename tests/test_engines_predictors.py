@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from proxboost import BoostingRegressor
-from proxboost.engines._descent import CHUNK, Steps, leaves_of_rows
+from proxboost.engines._descent import CHUNK, Steps, leaves_by_masks, leaves_of_rows, new_mask_work
 from proxboost.engines._exact import predictor as exact_predictor
 from proxboost.engines._hist import predictor as hist_predictor
 from proxboost.engines._threads import engine_threads, numba_threads
@@ -185,3 +185,111 @@ def test_a_reused_steps_work_gives_the_new_trees_leaves(engine, seed):
     got = np.full(n, -7, np.intp)
     leaves_of_rows(X, 0, n, steps, second[4], got)
     assert np.array_equal(got, walk(second))
+
+
+def full_tree(depth, p, rng):
+    """``random_tree``'s arrays (without stale entries) of a full tree of ``depth``: 2**depth
+    leaves, numbered left to right as the growers number them."""
+    feature, threshold, left, right, leaf = ([] for _ in range(5))
+
+    def grow(d):
+        k = len(left)
+        for column in (feature, threshold, left, right, leaf):
+            column.append(-1)
+        if d == depth:
+            leaf[k] = max(leaf) + 1
+            return k
+        feature[k], threshold[k] = rng.randint(p), rng.normal()
+        left[k] = grow(d + 1)
+        right[k] = grow(d + 1)
+        return k
+
+    grow(0)
+    size = len(left)
+    return (
+        np.array(feature, np.int32),
+        np.array(threshold, np.float64),
+        np.array(left, np.int32),
+        np.array(right, np.int32),
+        np.array(leaf, np.int32),
+        rng.randint(2, size=size).astype(np.uint8),
+    )
+
+
+def by_masks(X, tree_steps, leaf, work):
+    """``leaves_by_masks`` of the rows X (n, p), held by feature as the compiled loop holds its
+    rows outside the fit."""
+    got = np.full(X.shape[0], -7, np.intp)
+    leaves_by_masks(np.ascontiguousarray(X.T), tree_steps, (leaf, got, work))
+    return got
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist"])
+@pytest.mark.parametrize("seed", range(12))
+def test_masks_give_the_plain_walks_leaves(engine, seed):
+    """``_descent.leaves_by_masks`` (the compiled loop's rows outside the fit) against the plain
+    walk: trees of 1 to 64 leaves and more (then the walk on the columns), leaf ids in any
+    order, one scratch reused from a larger tree to a smaller one; ``exact``'s values at, just
+    below and just above each threshold's float32 neighbours, infinite and missing, and
+    infinite thresholds; ``hist``'s bins with the missing bin."""
+    rng = np.random.RandomState(100 + seed)
+    p, n = 5, 2 * CHUNK + 13
+    depth = [0, 1, 3, 5, 6, 7, 8][seed % 7]
+    trees = [full_tree(6, p, rng), random_tree(rng, p, depth, stale=0)]
+    if seed % 3 == 0:
+        trees[1] = full_tree(min(depth, 7), p, rng)
+    for tree in trees:  # leaf ids in any order
+        leaf = tree[4]
+        ids = rng.permutation(int(leaf.max()) + 1)
+        leaf[leaf >= 0] = ids[leaf[leaf >= 0]]
+    n_leaves = [int(np.sum(tree[2] < 0)) for tree in trees]
+    capacity = max(tree[2].shape[0] for tree in trees) + 3
+    trees = [padded(tree, capacity, rng) for tree in trees]
+    if engine == "exact":
+        for tree in trees:
+            split = tree[2] >= 0
+            inf = split & (rng.rand(capacity) < 0.1)
+            tree[1][inf] = np.where(rng.rand(inf.sum()) < 0.7, np.inf, -np.inf)
+        thresholds = np.concatenate([tree[1][tree[2] >= 0] for tree in trees])
+        near = thresholds[np.isfinite(thresholds)].astype(np.float32)
+        near = np.concatenate([near, np.nextafter(near, np.float32(np.inf))])
+        near = np.concatenate([near, np.nextafter(near, np.float32(-np.inf))])
+        X = rng.normal(size=(n, p)).astype(np.float32)
+        take = rng.rand(n, p) < 0.5
+        X[take] = rng.choice(near, size=take.sum())
+        X[rng.rand(n, p) < 0.03] = np.inf
+        X[rng.rand(n, p) < 0.03] = -np.inf
+        X[rng.rand(n, p) < 0.1] = np.nan
+        work = new_mask_work(capacity, n, np.zeros(capacity, np.float32))
+        steps_work = exact_predictor.steps_work(capacity)
+
+        def fill(tree):
+            return exact_predictor.fill_steps(*tree[:4], tree[5], steps_work)
+
+        def walk(tree):
+            return walked(exact_predictor.leaf_of, X, *tree)
+    else:
+        missing_bin = rng.randint(200, 256, size=p)
+        X = rng.randint(0, 200, size=(n, p)).astype(np.uint8)
+        at_missing = rng.rand(n, p) < 0.15
+        X[at_missing] = np.broadcast_to(missing_bin, (n, p))[at_missing]
+        work = new_mask_work(capacity, n, np.zeros(capacity, np.int64))
+        steps_work = hist_predictor.steps_work(capacity)
+
+        def nodes(tree):
+            threshold = np.floor(100 + 60 * tree[1]).clip(0, 255).astype(np.uint8)
+            return (tree[0], threshold, tree[2], tree[3], tree[4])
+
+        def fill(tree):
+            return hist_predictor.fill_steps(nodes(tree), tree[5], missing_bin, steps_work)
+
+        def walk(tree):
+            return walked(hist_predictor.leaf_of, X, nodes(tree), tree[5], missing_bin)
+
+    assert n_leaves[0] == 64 and (seed % 7 < 5 or n_leaves[1] > 64 or seed % 3)
+    for tree, leaves in zip(trees, n_leaves, strict=True):
+        tree_depth = fill(tree)
+        tree_steps = Steps(*steps_work[:4], tree_depth)
+        expected = walk(tree)
+        assert leaves == 1 or len(np.unique(expected)) > 1
+        assert np.array_equal(by_masks(X, tree_steps, tree[4], work), expected)

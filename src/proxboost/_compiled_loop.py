@@ -96,9 +96,11 @@ Spec = namedtuple(
     "Spec", ["loss", "tau", "proximal", "residual", "accelerated", "step", "nu", "rule", "tol"]
 )
 
-#: A set of rows following the recursion: prepared features (for ``apply``; unused for the
-#: training rows), targets, weights as ``Loss.value`` scales them (empty: unit) and their sum
-#: (the row count without weights), F_t and H_t (updated in place), and whether its loss is
+#: A set of rows following the recursion: prepared features (unused for the training rows; the
+#: rows outside the fit hold theirs by feature, (p, m), on one thread, for
+#: ``_descent.leaves_by_masks``, and by row, (m, p), on threads), targets, weights as
+#: ``Loss.value`` scales them (empty: unit) and their sum (the row count without weights), F_t
+#: and H_t (updated in place), and whether its loss is
 #: recorded; ``tree_w``: the weights of the trees and line searches (training rows; empty: unit).
 Rows = namedtuple("Rows", ["Xp", "y", "w", "count", "F", "H", "record", "tree_w"])
 
@@ -315,10 +317,11 @@ def _iterations(
     """Iterations ``schedule.first`` .. ``schedule.last - 1`` of ``loop`` (:data:`Loop`; the
     module docstring) with the engine kernels ``grow`` and ``steps`` (its ``grow_in_loop`` and
     ``steps_in_loop``, ``engine`` the engine's loop record: each tree is grown into
-    ``scratch.nodes``), the predictor ``leaves`` (``_descent.leaves_of_rows`` or its parallel
-    variant), the row passes ``target``, ``update``, ``replay`` and ``record``
-    (:mod:`proxboost._row_passes`: one thread, or their parallel ``*_par`` variants) and the
-    leaves' ``intervals`` (:func:`_leaf_values`), every array in ``scratch`` (:data:`Scratch`).
+    ``scratch.nodes``), the predictor ``leaves`` of the rows outside the fit
+    (``_descent.leaves_by_masks``, or on threads ``_descent.leaves_in_loop_par``), the row
+    passes ``target``, ``update``, ``replay`` and ``record`` (:mod:`proxboost._row_passes`: one
+    thread, or their parallel ``*_par`` variants) and the leaves' ``intervals``
+    (:func:`_leaf_values`), every array in ``scratch`` (:data:`Scratch`).
     Returns (iterations done, stopped early).
 
     Compiled without reference counting: it allocates nothing (the entries below make the
@@ -329,7 +332,8 @@ def _iterations(
     spec, fitted, delta, replays, schedule, out = loop
     idle, evaluation, validation = replays
     nodes, leaf_ids, tree_target, work = scratch[:4]
-    outside = (nodes[5], scratch.leaves)  # the tree's leaf of each node, the rows' leaf ids
+    # the tree's leaf of each node, the rows' leaf ids, the masks' scratch (one thread)
+    outside = (nodes[5], scratch.leaves, scratch.masks)
     # y - H_t for the line search run in ``work`` (``_leaf_values``: ``lad``, ``pinball`` and
     # ``hinge`` without weights), left in ``work.u`` by the target pass; else no rows
     in_work = spec.loss != LS and fitted.tree_w.shape[0] == 0
@@ -376,29 +380,31 @@ def _steps(work, depth):
 @njit(error_model="numpy", nogil=True, _nrt=False)
 def _replay_tree(leaves, replay, rows, tree_steps, outside, step):
     """The rows outside the fit ``rows`` (:data:`Rows`) through the tree: their leaves by the
-    predictor ``leaves`` (``outside``: the tree's leaf of each node, the scratch of leaf ids),
-    then F and H by the pass ``replay`` (``step``: the leaf values c, alpha). The kernels are
-    arguments of their own: in a tuple they would become first-class function values, which
-    numba cannot cache."""
-    leaf_of_node, leaf_ids = outside
-    leaves(rows.Xp, 0, rows.F.shape[0], tree_steps, leaf_of_node, leaf_ids)
-    replay(rows, leaf_ids, step[0], step[1])
+    predictor ``leaves`` (``outside``: the tree's leaf of each node, the scratch of leaf ids,
+    the masks' scratch), then F and H by the pass ``replay`` (``step``: the leaf values c,
+    alpha). The kernels are arguments of their own: in a tuple they would become first-class
+    function values, which numba cannot cache."""
+    leaves(rows.Xp, tree_steps, outside)
+    replay(rows, outside[1], step[0], step[1])
 
 
 #: What the iterations reuse, made once per fit (:func:`_scratch`): the engine's tree arrays
 #: (``tree_in_loop``: the node arrays and the training rows' leaf ids), the tree's target, the
 #: leaf values' :data:`LeafWork`, the steps of the rows outside the fit
-#: (``_descent.StepsWork``) and their leaf ids, the terms of a recorded loss, and the engine's
-#: leaf sums (``leaf_sums_in_loop``: each leaf's weight and w g sum, added while the tree grew).
+#: (``_descent.StepsWork``), their leaf ids and their masks' scratch (``_descent.MaskWork``;
+#: empty on threads), the terms of a recorded loss, and the engine's leaf sums
+#: (``leaf_sums_in_loop``: each leaf's weight and w g sum, added while the tree grew).
 Scratch = namedtuple(
-    "Scratch", ["nodes", "leaf_ids", "target", "work", "steps", "leaves", "terms", "leaf_sums"]
+    "Scratch",
+    ["nodes", "leaf_ids", "target", "work", "steps", "leaves", "masks", "terms", "leaf_sums"],
 )
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def _scratch(loop, tree, steps, leaf_sums):
+def _scratch(loop, tree, steps, leaf_sums, threshold):
     """The :data:`Scratch` of ``loop`` (``tree``: the engine's ``tree_in_loop``, ``steps`` its
-    ``steps_work_in_loop``, ``leaf_sums`` its ``leaf_sums_in_loop``)."""
+    ``steps_work_in_loop``, ``leaf_sums`` its ``leaf_sums_in_loop``; ``threshold``: the masks'
+    thresholds, a zero array of the node capacity in the rows' type, or empty on threads)."""
     nodes, leaf_ids = tree
     n = loop.fitted.y.shape[0]
     idle, evaluation, validation = loop.replays
@@ -406,7 +412,8 @@ def _scratch(loop, tree, steps, leaf_sums):
     work = leaf_work(n, n + 1)  # a tree has at most one leaf per row
     target = np.empty(n)
     leaves, terms = np.empty(m, np.intp), np.empty(max(n, m))
-    return Scratch(nodes, leaf_ids, target, work, steps, leaves, terms, leaf_sums)
+    masks = descent.new_mask_work(threshold.shape[0], m if threshold.shape[0] else 0, threshold)
+    return Scratch(nodes, leaf_ids, target, work, steps, leaves, masks, terms, leaf_sums)
 
 
 # One cached entry per engine and thread mode: numba's cache cannot keep a function whose
@@ -420,10 +427,11 @@ def _scratch(loop, tree, steps, leaf_sums):
 def _run_exact(engine, loop, elapsed):
     """:func:`_iterations` of the exact engine on one thread."""
     tree = exact.tree_in_loop(engine)
+    masks = np.zeros(tree[0][3].shape[0], np.float32)  # the masks' thresholds: float32 values
     return _iterations(
         exact.grow_in_loop,
         exact.steps_in_loop,
-        descent.leaves_of_rows,
+        descent.leaves_by_masks,
         passes.target,
         passes.update,
         passes.replay,
@@ -431,7 +439,9 @@ def _run_exact(engine, loop, elapsed):
         leafops.leaf_intervals_in,
         engine,
         loop,
-        _scratch(loop, tree, exact.steps_work_in_loop(tree[0]), exact.leaf_sums_in_loop(engine)),
+        _scratch(
+            loop, tree, exact.steps_work_in_loop(tree[0]), exact.leaf_sums_in_loop(engine), masks
+        ),
         elapsed,
     )
 
@@ -440,10 +450,11 @@ def _run_exact(engine, loop, elapsed):
 def _run_hist(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on one thread."""
     tree = hist.tree_in_loop(engine)
+    masks = np.zeros(tree[0][3].shape[0], np.int64)  # the masks' thresholds: int64 bins
     return _iterations(
         hist.grow_in_loop,
         hist.steps_in_loop,
-        descent.leaves_of_rows,
+        descent.leaves_by_masks,
         passes.target,
         passes.update,
         passes.replay,
@@ -451,7 +462,9 @@ def _run_hist(engine, loop, elapsed):
         leafops.leaf_intervals_in,
         engine,
         loop,
-        _scratch(loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine)),
+        _scratch(
+            loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine), masks
+        ),
         elapsed,
     )
 
@@ -460,10 +473,11 @@ def _run_hist(engine, loop, elapsed):
 def _run_exact_par(engine, loop, elapsed):
     """:func:`_iterations` of the exact engine on threads (``engine.par``: their scratch)."""
     tree = exact.tree_in_loop(engine)
+    masks = np.zeros(0, np.float32)  # no masks on threads
     return _iterations(
         exact.grow_in_loop,
         exact.steps_in_loop,
-        descent.leaves_of_rows_par,
+        descent.leaves_in_loop_par,
         passes.target_par,
         passes.update_par,
         passes.replay_par,
@@ -471,7 +485,9 @@ def _run_exact_par(engine, loop, elapsed):
         leaf_threads.leaf_intervals_in_par,
         engine,
         loop,
-        _scratch(loop, tree, exact.steps_work_in_loop(tree[0]), exact.leaf_sums_in_loop(engine)),
+        _scratch(
+            loop, tree, exact.steps_work_in_loop(tree[0]), exact.leaf_sums_in_loop(engine), masks
+        ),
         elapsed,
     )
 
@@ -480,10 +496,11 @@ def _run_exact_par(engine, loop, elapsed):
 def _run_hist_par(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on threads (``engine.par``: their count)."""
     tree = hist.tree_in_loop(engine)
+    masks = np.zeros(0, np.int64)  # no masks on threads
     return _iterations(
         hist.grow_in_loop,
         hist.steps_in_loop,
-        descent.leaves_of_rows_par,
+        descent.leaves_in_loop_par,
         passes.target_par,
         passes.update_par,
         passes.replay_par,
@@ -491,7 +508,9 @@ def _run_hist_par(engine, loop, elapsed):
         leaf_threads.leaf_intervals_in_par,
         engine,
         loop,
-        _scratch(loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine)),
+        _scratch(
+            loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine), masks
+        ),
         elapsed,
     )
 
@@ -560,14 +579,16 @@ def _rows(Xp, y, w, F, H):
     return Rows(Xp, np.ascontiguousarray(y, dtype=np.float64), loss_w, count, F, H, True, tree_w)
 
 
-def _replay_rows(tracker, empty_Xp, record):
-    """The :data:`Rows` of a replay (``_Replay`` / ``_EvalTracker``; None: an empty one)."""
+def _replay_rows(tracker, empty_Xp, record, by_feature):
+    """The :data:`Rows` of a replay (``_Replay`` / ``_EvalTracker``; None: an empty one), its
+    prepared rows ``by_feature`` (one thread: a transposed copy, (p, m)) or as they are."""
     if tracker is None:
         return Rows(empty_Xp, _EMPTY, _EMPTY, 1.0, _EMPTY.copy(), _EMPTY.copy(), False, _EMPTY)
+    Xp = np.ascontiguousarray(tracker.Xp.T) if by_feature else tracker.Xp
     if not record:
         F, H = tracker.F.copy(), tracker.H.copy()
-        return Rows(tracker.Xp, _EMPTY, _EMPTY, 1.0, F, H, False, _EMPTY)
-    return _rows(tracker.Xp, tracker.y, tracker.w, tracker.F, tracker.H)
+        return Rows(Xp, _EMPTY, _EMPTY, 1.0, F, H, False, _EMPTY)
+    return _rows(Xp, tracker.y, tracker.w, tracker.F, tracker.H)
 
 
 def _spec(estimator, fit):
@@ -636,7 +657,7 @@ def boost(estimator, fit):
     empty = np.empty((0, p), np.uint8 if fit.engine.name == "hist" else np.float32)
     fitted = _rows(empty, fit.y, fit.w, state.F, state.H)
     replays = tuple(
-        _replay_rows(tracker, empty, recorded)
+        _replay_rows(tracker, empty, recorded, k == 1)
         for tracker, recorded in zip(fit.replays, (False, True, True), strict=True)
     )
     history = state.history if state.history is not None else np.zeros(1)

@@ -18,12 +18,24 @@ split nodes' columns of its :data:`Steps` (``fill_steps`` in ``_exact/predictor.
 ``_hist/predictor.py``) on :func:`descent`'s layout, in a :data:`StepsWork` of its own
 (``steps_of``: ``predict``) or in the compiled loop's, filled again for each tree. The leaves
 reached are those of the plain walk (``tests/test_engines_predictors.py``).
+
+The compiled boosting loop sends its rows outside the fit (the eval set, validation rows, rows of
+weight 0) down each new tree by masks instead (:func:`leaves_by_masks`), from the rows held by
+feature: every split node clears, in a word of bits per row (one bit per leaf, leaves numbered
+left to right), the bits of its left subtree's leaves where the row goes right, one pass over
+one feature's values per split node, without a dependent load (the comparisons vectorise); the
+row's leaf is the lowest bit left. That leaf is the walk's: a leaf's bit is cleared only by a
+node on whose other side the leaf lies, and every leaf left of the walk's has an ancestor where
+the walk went right with that leaf on the left (QuickScorer's exit leaf, Lucchese et al.,
+SIGIR 2015). On whitewine's 1,225 eval rows a depth-3 tree took 1.5 us against 8.2 us for
+the eight-row walk, a depth-5 tree 5.4 us against 13.5 us.
 """
 
 from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange, types
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload
 
 from proxboost.engines._nodes import kernel
@@ -217,3 +229,142 @@ def add_stage(leaves, values, first, alpha, FH, out):
             H[i, k] = f + alpha * (f - F[i, k]) if alpha != 0.0 else f
             F[i, k] = f
             out[i, k] = f
+
+
+# -- the compiled loop's rows outside the fit, by masks ------------------------------------------
+#: Most leaves a tree may have for :func:`leaves_by_masks` (one bit each in a uint64); a larger
+#: tree takes the walk (max_depth > 6 only).
+MASK_LEAVES = 64
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+#: The scratch of :func:`leaves_by_masks` (node capacity ``cap``, ``m`` rows): the nodes in
+#: preorder (left first), each node's number of leaves and its first leaf's position (left to
+#: right), the split nodes in preorder with the bits each clears and its threshold in the
+#: rows' type (:func:`column_threshold`), the leaf id at each position, and the rows' bits.
+MaskWork = namedtuple(
+    "MaskWork", ["order", "size", "first", "splits", "clear", "threshold", "leaf_at", "bits"]
+)
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def new_mask_work(cap, m, threshold):
+    """A :data:`MaskWork` for trees of node capacity ``cap`` and ``m`` rows, ``threshold`` its
+    zero array of ``cap`` thresholds (float32 for ``exact``'s values, int64 for ``hist``'s
+    bins)."""
+    return MaskWork(
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int64),
+        np.empty(cap, np.uint64),
+        threshold,
+        np.empty(MASK_LEAVES, np.int64),
+        np.empty(m, np.uint64),
+    )
+
+
+def column_threshold(threshold):
+    """A split's threshold in the type of the rows' values: for ``exact``'s float64 threshold
+    t, the largest float32 not above t (a float32 x has x <= t exactly when x is at most that
+    float32, so the comparison runs on float32, eight to a vector); ``hist``'s bin as is.
+    Compiled only (an overload chosen by the type of ``threshold``)."""
+    raise NotImplementedError("compiled only: called inside the engines' kernels")
+
+
+@overload(column_threshold)
+def _column_threshold(threshold):
+    if isinstance(threshold, types.Float):
+
+        def value_threshold(threshold):
+            t32 = np.float32(threshold)  # nearest: one float32 down if above
+            if np.float64(t32) > threshold:
+                t32 = np.nextafter(t32, np.float32(-np.inf))
+            return t32
+
+        return value_threshold
+
+    def bin_threshold(threshold):
+        return threshold
+
+    return bin_threshold
+
+
+@kernel
+def fill_masks(steps, leaf_of_node, work):
+    """The masks of the tree ``steps`` (:data:`Steps`; ``leaf_of_node``: its leaf ids) into
+    ``work`` (:data:`MaskWork`). Returns the number of split nodes, or -1 when the tree has
+    more than :data:`MASK_LEAVES` leaves. Three passes over the nodes reached from the root:
+    the preorder (left child first: leaves left to right), the leaf counts in reverse, and
+    each node's first leaf position."""
+    child, order, size, first = steps.child, work.order, work.size, work.first
+    stack = first  # free until the third pass
+    stack[0] = 0
+    top = 1
+    n = 0
+    while top > 0:
+        top -= 1
+        k = stack[top]
+        order[n] = k
+        n += 1
+        if child[2 * k] != k:  # a split: its left child on top
+            stack[top] = child[2 * k + 1]
+            stack[top + 1] = child[2 * k]
+            top += 2
+    for j in range(n - 1, -1, -1):
+        k = order[j]
+        left, right = child[2 * k], child[2 * k + 1]
+        size[k] = 1 if left == k else size[left] + size[right]
+    if size[0] > MASK_LEAVES:
+        return -1
+    first[0] = 0
+    n_splits = 0
+    for j in range(n):
+        k = order[j]
+        left, right = child[2 * k], child[2 * k + 1]
+        if left == k:
+            work.leaf_at[first[k]] = leaf_of_node[k]
+            continue
+        first[left] = first[k]
+        first[right] = first[k] + size[left]
+        ones = (np.uint64(1) << np.uint64(size[left])) - np.uint64(1)
+        left_bits = ones << np.uint64(first[k])  # the left subtree's leaves
+        work.splits[n_splits] = k
+        work.clear[n_splits] = ~left_bits
+        work.threshold[n_splits] = column_threshold(steps.threshold[k])
+        n_splits += 1
+    return n_splits
+
+
+@kernel
+def leaves_by_masks(XT, steps, outside):
+    """The compiled loop's leaf ids of its rows outside the fit, held by feature (``XT``: (p, m),
+    a feature's values in a row of it), in the tree ``steps``: ``outside`` = (the tree's
+    ``leaf_of_node``, the leaf ids' output, a :data:`MaskWork`). The leaves of
+    :func:`leaves_of_rows` (the module docstring); a tree of more than :data:`MASK_LEAVES`
+    leaves takes that walk on the columns."""
+    leaf_of_node, out, work = outside
+    m = np.uint64(XT.shape[1])
+    n_splits = fill_masks(steps, leaf_of_node, work)
+    if n_splits < 0:
+        leaves_of_rows(XT.T, 0, XT.shape[1], steps, leaf_of_node, out)
+        return
+    bits = work.bits
+    for i in range(m):
+        bits[i] = _ALL
+    for s in range(n_splits):
+        k = np.uint64(work.splits[s])
+        values = XT[np.uint64(steps.feature[k])]
+        threshold = work.threshold[s]
+        missing = steps.missing[k]
+        clear = work.clear[s]
+        for i in range(m):
+            bits[i] &= _ALL if goes_left(values[i], threshold, missing) else clear
+    for i in range(m):
+        out[i] = work.leaf_at[np.uint64(trailing_zeros(bits[i]))]
+
+
+@kernel
+def leaves_in_loop_par(X, steps, outside):
+    """:func:`leaves_by_masks`'s place on threads: :func:`leaves_of_rows_par` of the rows held
+    by row (``X``: (m, p)), the :data:`MaskWork` of ``outside`` unused."""
+    leaves_of_rows_par(X, 0, X.shape[0], steps, outside[0], outside[1])
