@@ -368,3 +368,45 @@ def leaves_in_loop_par(X, steps, outside):
     """:func:`leaves_by_masks`'s place on threads: :func:`leaves_of_rows_par` of the rows held
     by row (``X``: (m, p)), the :data:`MaskWork` of ``outside`` unused."""
     leaves_of_rows_par(X, 0, X.shape[0], steps, outside[0], outside[1])
+
+
+# -- a model's prediction by masks ---------------------------------------------------------------
+#: Rows per block of a model's prediction by masks: each block is copied by feature once and
+#: goes through every tree, its columns and bits staying in the caches.
+MASK_ROWS = 4096
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def prediction_masks(cap, n, threshold):
+    """The :data:`MaskWork` of a prediction of n rows through trees of at most ``cap`` nodes
+    (``threshold``: ``cap`` zeros in the rows' type, :func:`new_mask_work`): by masks when no
+    tree can have more than :data:`MASK_LEAVES` leaves, else an empty one (the walk, by row)."""
+    if cap > 2 * MASK_LEAVES - 1:
+        return new_mask_work(0, 0, threshold[:0])
+    return new_mask_work(cap, min(n, MASK_ROWS), threshold)
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def block_rows(n, masks):
+    """Rows per block of a prediction with ``masks`` (:func:`prediction_masks`): the walk takes
+    all n rows at once."""
+    return MASK_ROWS if masks.bits.shape[0] > 0 else max(n, 1)
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def by_feature(X, masks):
+    """The rows X (m, p) by feature, (p, m) (a copy), when the prediction goes by ``masks``;
+    else an empty array (the walk reads X itself)."""
+    if masks.bits.shape[0] == 0:
+        return np.empty((0, 0), X.dtype)
+    return np.ascontiguousarray(X.T)
+
+
+@kernel
+def block_leaves(X, XT, steps, leaf_of_node, masks, leaves):
+    """``leaves`` = the leaf ids of a block of rows (``X`` by row; ``XT``: the same by feature,
+    read when ``masks`` is not empty) in the tree ``steps``."""
+    if masks.bits.shape[0] > 0:
+        leaves_by_masks(XT, steps, (leaf_of_node, leaves, masks))
+    else:
+        leaves_of_rows(X, 0, X.shape[0], steps, leaf_of_node, leaves)

@@ -10,11 +10,15 @@ from proxboost.engines._descent import (
     Steps,
     add_leaf_values,
     add_stage,
+    block_leaves,
+    block_rows,
+    by_feature,
     descent,
     largest_span,
     leaves_of_rows,
     leaves_of_rows_par,
     new_steps_work,
+    prediction_masks,
 )
 from proxboost.engines._nodes import kernel
 
@@ -86,15 +90,16 @@ def apply_tree_par(X32, feature, threshold, left, right, leaf_of_node, missing_l
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def span_leaves(X32, arrays, span, work, leaves):
-    """``leaves`` = leaf ids of the rows X32 in the tree ``span`` (first node, end node, ...) of
-    the node ``arrays`` that trees share (``ExactTree.FIELDS`` order; ``PackedNodes``), its
-    layout filled in ``work`` (``steps_work`` of at least its node count)."""
+def span_leaves(X32, XT, arrays, span, work, masks, leaves):
+    """``leaves`` = leaf ids of the rows X32 (``XT``: by feature, for ``masks``;
+    ``_descent.block_leaves``) in the tree ``span`` (first node, end node, ...) of the node
+    ``arrays`` that trees share (``ExactTree.FIELDS`` order; ``PackedNodes``), its layout
+    filled in ``work`` (``steps_work`` of at least its node count)."""
     feature, threshold, left, right, leaf_of_node, _, missing = arrays
     s, e = span[0], span[1]
     depth = fill_steps(feature[s:e], threshold[s:e], left[s:e], right[s:e], missing[s:e], work)
     steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
-    leaves_of_rows(X32, 0, X32.shape[0], steps, leaf_of_node[s:e], leaves)
+    block_leaves(X32, XT, steps, leaf_of_node[s:e], masks, leaves)
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
@@ -104,12 +109,18 @@ def add_trees(X32, arrays, spans, values, weights, F):
     ``arrays``: the trees' shared node arrays; ``spans[t]``: tree t's (first node, end node,
     first leaf value); ``values``: the leaf values, one row of K per leaf; F: (n, K). Each
     F[i, k] gets ``w * c`` added tree after tree, as ``F += w * c[leaves]`` adds it: the same
-    numbers."""
-    leaves = np.empty(X32.shape[0], np.intp)
-    work = steps_work(largest_span(spans))
-    for t in range(spans.shape[0]):
-        span_leaves(X32, arrays, spans[t], work, leaves)
-        add_leaf_values(leaves, values, spans[t, 2], weights[t], F)
+    numbers. Trees of at most 64 leaves go by masks, a block of rows at a time through every
+    tree (``_descent.prediction_masks``), larger ones by the walk."""
+    n, cap = X32.shape[0], largest_span(spans)
+    work, masks = steps_work(cap), prediction_masks(cap, n, np.zeros(cap, np.float32))
+    block = block_rows(n, masks)
+    leaves = np.empty(min(n, block), np.intp)
+    for start in range(0, n, block):
+        X, rows = X32[start : start + block], slice(start, start + block)
+        XT, m = by_feature(X, masks), X.shape[0]
+        for t in range(spans.shape[0]):
+            span_leaves(X, XT, arrays, spans[t], work, masks, leaves[:m])
+            add_leaf_values(leaves[:m], values, spans[t, 2], weights[t], F[rows])
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
@@ -117,11 +128,17 @@ def stage_trees(X32, arrays, spans, values, alphas, FH, out):
     """out[t] = the prediction after tree t (``staged_predict``), for the trees in ``spans``
     in their order, from the model's F and H = ``FH`` (each (n, K), updated: Nesterov's
     recursion with ``alphas``; ``_descent.add_stage``); the rest as :func:`add_trees`."""
-    leaves = np.empty(X32.shape[0], np.intp)
-    work = steps_work(largest_span(spans))
-    for t in range(spans.shape[0]):
-        span_leaves(X32, arrays, spans[t], work, leaves)
-        add_stage(leaves, values, spans[t, 2], alphas[t], FH, out[t])
+    n, cap = X32.shape[0], largest_span(spans)
+    work, masks = steps_work(cap), prediction_masks(cap, n, np.zeros(cap, np.float32))
+    block = block_rows(n, masks)
+    leaves = np.empty(min(n, block), np.intp)
+    for start in range(0, n, block):
+        X, rows = X32[start : start + block], slice(start, start + block)
+        XT, m = by_feature(X, masks), X.shape[0]
+        FH_rows = (FH[0][rows], FH[1][rows])
+        for t in range(spans.shape[0]):
+            span_leaves(X, XT, arrays, spans[t], work, masks, leaves[:m])
+            add_stage(leaves[:m], values, spans[t, 2], alphas[t], FH_rows, out[t, rows])
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
