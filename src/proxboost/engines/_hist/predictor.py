@@ -10,15 +10,11 @@ from proxboost.engines._descent import (
     Steps,
     add_leaf_values,
     add_stage,
-    block_leaves,
-    block_rows,
-    by_feature,
     descent,
     largest_span,
     leaves_of_rows,
     leaves_of_rows_par,
     new_steps_work,
-    prediction_masks,
 )
 from proxboost.engines._nodes import kernel
 
@@ -101,51 +97,39 @@ def label_rows(bins, rows, nodes, missing_left, missing_bin, out):
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def span_leaves(bins, XT, arrays, missing_bin, span, work, masks, leaves):
-    """``leaves`` = leaf ids of the binned rows (``XT``: by feature, for ``masks``;
-    ``_descent.block_leaves``) in the tree ``span`` (first node, end node, ...) of the node
-    ``arrays`` that trees share (``HistTree.FIELDS`` order; ``PackedNodes``; ``missing_bin``:
-    per feature), its layout filled in ``work``."""
+def span_leaves(bins, arrays, missing_bin, span, work, leaves):
+    """``leaves`` = leaf ids of the binned rows in the tree ``span`` (first node, end node,
+    ...) of the node ``arrays`` that trees share (``HistTree.FIELDS`` order; ``PackedNodes``;
+    ``missing_bin``: per feature), its layout filled in ``work``."""
     feature, threshold, left, right, leaf_of_node, missing = arrays[:6]
     s, e = span[0], span[1]
     nodes = (feature[s:e], threshold[s:e], left[s:e], right[s:e], leaf_of_node[s:e])
     depth = fill_steps(nodes, missing[s:e], missing_bin, work)
     steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
-    block_leaves(bins, XT, steps, nodes[4], masks, leaves)
+    leaves_of_rows(bins, 0, bins.shape[0], steps, nodes[4], leaves)
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
 def add_trees(bins, arrays, missing_bin, spans, values, weights, F):
     """F += weights[t] * (tree t's leaf values of the binned rows), for the trees in ``spans``
-    in their order (the exact engine's ``add_trees``, by masks as it): the same numbers as
+    in their order (the exact engine's ``add_trees``): the same numbers as
     ``F += w * c[leaves]`` tree after tree."""
-    n, cap = bins.shape[0], largest_span(spans)
-    work, masks = steps_work(cap), prediction_masks(cap, n, np.zeros(cap, np.int64))
-    block = block_rows(n, masks)
-    leaves = np.empty(min(n, block), np.intp)
-    for start in range(0, n, block):
-        X, rows = bins[start : start + block], slice(start, start + block)
-        XT, m = by_feature(X, masks), X.shape[0]
-        for t in range(spans.shape[0]):
-            span_leaves(X, XT, arrays, missing_bin, spans[t], work, masks, leaves[:m])
-            add_leaf_values(leaves[:m], values, spans[t, 2], weights[t], F[rows])
+    leaves = np.empty(bins.shape[0], np.intp)
+    work = steps_work(largest_span(spans))
+    for t in range(spans.shape[0]):
+        span_leaves(bins, arrays, missing_bin, spans[t], work, leaves)
+        add_leaf_values(leaves, values, spans[t, 2], weights[t], F)
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
 def stage_trees(bins, arrays, missing_bin, spans, values, alphas, FH, out):
     """out[t] = the prediction after tree t (``staged_predict``; the exact engine's
     ``stage_trees``)."""
-    n, cap = bins.shape[0], largest_span(spans)
-    work, masks = steps_work(cap), prediction_masks(cap, n, np.zeros(cap, np.int64))
-    block = block_rows(n, masks)
-    leaves = np.empty(min(n, block), np.intp)
-    for start in range(0, n, block):
-        X, rows = bins[start : start + block], slice(start, start + block)
-        XT, m = by_feature(X, masks), X.shape[0]
-        FH_rows = (FH[0][rows], FH[1][rows])
-        for t in range(spans.shape[0]):
-            span_leaves(X, XT, arrays, missing_bin, spans[t], work, masks, leaves[:m])
-            add_stage(leaves[:m], values, spans[t, 2], alphas[t], FH_rows, out[t, rows])
+    leaves = np.empty(bins.shape[0], np.intp)
+    work = steps_work(largest_span(spans))
+    for t in range(spans.shape[0]):
+        span_leaves(bins, arrays, missing_bin, spans[t], work, leaves)
+        add_stage(leaves, values, spans[t, 2], alphas[t], FH, out[t])
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
