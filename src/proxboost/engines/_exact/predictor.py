@@ -103,6 +103,17 @@ def span_leaves(X32, XT, arrays, span, work, masks, leaves):
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
+def prediction_work(X32, spans):
+    """The scratch of a prediction of the rows X32 through the trees ``spans``: the layout's
+    (``steps_work``), the masks' (``_descent.prediction_masks``: empty for a tree of more than
+    64 leaves), the rows per block and the block's leaf ids."""
+    n, cap = X32.shape[0], largest_span(spans)
+    masks = prediction_masks(cap, n, np.zeros(cap, np.float32))
+    block = block_rows(n, masks)
+    return steps_work(cap), masks, block, np.empty(min(n, block), np.intp)
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
 def add_trees(X32, arrays, spans, values, weights, F):
     """F += weights[t] * (tree t's leaf values of the rows), for the trees in ``spans`` in
     their order: a model's prediction without a Python call per tree (``PackedNodes.add_trees``).
@@ -111,11 +122,8 @@ def add_trees(X32, arrays, spans, values, weights, F):
     F[i, k] gets ``w * c`` added tree after tree, as ``F += w * c[leaves]`` adds it: the same
     numbers. Trees of at most 64 leaves go by masks, a block of rows at a time through every
     tree (``_descent.prediction_masks``), larger ones by the walk."""
-    n, cap = X32.shape[0], largest_span(spans)
-    work, masks = steps_work(cap), prediction_masks(cap, n, np.zeros(cap, np.float32))
-    block = block_rows(n, masks)
-    leaves = np.empty(min(n, block), np.intp)
-    for start in range(0, n, block):
+    work, masks, block, leaves = prediction_work(X32, spans)
+    for start in range(0, X32.shape[0], block):
         X, rows = X32[start : start + block], slice(start, start + block)
         XT, m = by_feature(X, masks), X.shape[0]
         for t in range(spans.shape[0]):
@@ -128,11 +136,8 @@ def stage_trees(X32, arrays, spans, values, alphas, FH, out):
     """out[t] = the prediction after tree t (``staged_predict``), for the trees in ``spans``
     in their order, from the model's F and H = ``FH`` (each (n, K), updated: Nesterov's
     recursion with ``alphas``; ``_descent.add_stage``); the rest as :func:`add_trees`."""
-    n, cap = X32.shape[0], largest_span(spans)
-    work, masks = steps_work(cap), prediction_masks(cap, n, np.zeros(cap, np.float32))
-    block = block_rows(n, masks)
-    leaves = np.empty(min(n, block), np.intp)
-    for start in range(0, n, block):
+    work, masks, block, leaves = prediction_work(X32, spans)
+    for start in range(0, X32.shape[0], block):
         X, rows = X32[start : start + block], slice(start, start + block)
         XT, m = by_feature(X, masks), X.shape[0]
         FH_rows = (FH[0][rows], FH[1][rows])
