@@ -237,6 +237,7 @@ def add_stage(leaves, values, first, alpha, FH, out):
 #: tree takes the walk (max_depth > 6 only).
 MASK_LEAVES = 64
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_ALL32 = np.uint32(0xFFFFFFFF)
 
 #: The scratch of :func:`leaves_by_masks` (node capacity ``cap``, ``m`` rows): the nodes in
 #: preorder (left first), each node's number of leaves and its first leaf's position (left to
@@ -336,32 +337,55 @@ def fill_masks(steps, leaf_of_node, work):
     return n_splits
 
 
+def bits_word(value, ones):
+    """``value`` (a uint64 mask) cut to the width of the rows' bits ``ones`` (all ones: uint32
+    or uint64). Compiled only (an overload chosen by the type of ``ones``)."""
+    raise NotImplementedError("compiled only: called inside the engines' kernels")
+
+
+@overload(bits_word)
+def _bits_word(value, ones):
+    if ones.bitwidth == 32:
+        return lambda value, ones: np.uint32(value & np.uint64(0xFFFFFFFF))
+    return lambda value, ones: value
+
+
+@kernel
+def masks_pass(XT, steps, work, n_splits, bits, out):
+    """:func:`leaves_by_masks`' passes, with the rows' ``bits`` (``(bits, ones)``: their array
+    and a word of all ones, uint32 when the tree has at most 32 leaves, else uint64)."""
+    bits, ones = bits
+    m = np.uint64(XT.shape[1])
+    for i in range(m):
+        bits[i] = ones
+    for s in range(n_splits):
+        k = np.uint64(work.splits[s])
+        values = XT[np.uint64(steps.feature[k])]
+        threshold = work.threshold[s]
+        missing = steps.missing[k]
+        clear = bits_word(work.clear[s], ones)
+        for i in range(m):
+            bits[i] &= ones if goes_left(values[i], threshold, missing) else clear
+    for i in range(m):
+        out[i] = work.leaf_at[np.uint64(trailing_zeros(bits[i]))]
+
+
 @kernel
 def leaves_by_masks(XT, steps, outside):
     """The compiled loop's leaf ids of its rows outside the fit, held by feature (``XT``: (p, m),
     a feature's values in a row of it), in the tree ``steps``: ``outside`` = (the tree's
     ``leaf_of_node``, the leaf ids' output, a :data:`MaskWork`). The leaves of
     :func:`leaves_of_rows` (the module docstring); a tree of more than :data:`MASK_LEAVES`
-    leaves takes that walk on the columns."""
+    leaves takes that walk on the columns. A tree of at most 32 leaves takes words of 32 bits:
+    twice as many rows to a vector (about a third faster on whitewine's eval set)."""
     leaf_of_node, out, work = outside
-    m = np.uint64(XT.shape[1])
     n_splits = fill_masks(steps, leaf_of_node, work)
     if n_splits < 0:
         leaves_of_rows(XT.T, 0, XT.shape[1], steps, leaf_of_node, out)
-        return
-    bits = work.bits
-    for i in range(m):
-        bits[i] = _ALL
-    for s in range(n_splits):
-        k = np.uint64(work.splits[s])
-        values = XT[np.uint64(steps.feature[k])]
-        threshold = work.threshold[s]
-        missing = steps.missing[k]
-        clear = work.clear[s]
-        for i in range(m):
-            bits[i] &= _ALL if goes_left(values[i], threshold, missing) else clear
-    for i in range(m):
-        out[i] = work.leaf_at[np.uint64(trailing_zeros(bits[i]))]
+    elif work.size[0] <= 32:  # the tree's leaves (fill_masks)
+        masks_pass(XT, steps, work, n_splits, (work.bits.view(np.uint32), _ALL32), out)
+    else:
+        masks_pass(XT, steps, work, n_splits, (work.bits, _ALL), out)
 
 
 @kernel
