@@ -286,7 +286,9 @@ def test_masks_give_the_plain_walks_leaves(engine, seed):
         def walk(tree):
             return walked(hist_predictor.leaf_of, X, nodes(tree), tree[5], missing_bin)
 
-    assert n_leaves[0] == 64 and (seed % 7 < 5 or n_leaves[1] > 64 or seed % 3)
+    assert n_leaves[0] == 64  # uint64 words; the second tree: 32-bit words, or the walk
+    if depth == 7 and seed % 3 == 0:  # a full tree of 128 leaves: the walk on the columns
+        assert n_leaves[1] == 128
     for tree, leaves in zip(trees, n_leaves, strict=True):
         tree_depth = fill(tree)
         tree_steps = Steps(*steps_work[:4], tree_depth)

@@ -427,7 +427,7 @@ def _scratch(loop, tree, steps, leaf_sums, threshold):
 def _run_exact(engine, loop, elapsed):
     """:func:`_iterations` of the exact engine on one thread."""
     tree = exact.tree_in_loop(engine)
-    masks = np.zeros(tree[0][3].shape[0], np.float32)  # the masks' thresholds: float32 values
+    thresholds = np.zeros(tree[0][3].shape[0], np.float32)  # the masks': float32 values
     return _iterations(
         exact.grow_in_loop,
         exact.steps_in_loop,
@@ -440,7 +440,11 @@ def _run_exact(engine, loop, elapsed):
         engine,
         loop,
         _scratch(
-            loop, tree, exact.steps_work_in_loop(tree[0]), exact.leaf_sums_in_loop(engine), masks
+            loop,
+            tree,
+            exact.steps_work_in_loop(tree[0]),
+            exact.leaf_sums_in_loop(engine),
+            thresholds,
         ),
         elapsed,
     )
@@ -450,7 +454,7 @@ def _run_exact(engine, loop, elapsed):
 def _run_hist(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on one thread."""
     tree = hist.tree_in_loop(engine)
-    masks = np.zeros(tree[0][3].shape[0], np.int64)  # the masks' thresholds: int64 bins
+    thresholds = np.zeros(tree[0][3].shape[0], np.int64)  # the masks': int64 bins
     return _iterations(
         hist.grow_in_loop,
         hist.steps_in_loop,
@@ -463,7 +467,7 @@ def _run_hist(engine, loop, elapsed):
         engine,
         loop,
         _scratch(
-            loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine), masks
+            loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine), thresholds
         ),
         elapsed,
     )
@@ -473,7 +477,7 @@ def _run_hist(engine, loop, elapsed):
 def _run_exact_par(engine, loop, elapsed):
     """:func:`_iterations` of the exact engine on threads (``engine.par``: their scratch)."""
     tree = exact.tree_in_loop(engine)
-    masks = np.zeros(0, np.float32)  # no masks on threads
+    thresholds = np.zeros(0, np.float32)  # no masks on threads
     return _iterations(
         exact.grow_in_loop,
         exact.steps_in_loop,
@@ -486,7 +490,11 @@ def _run_exact_par(engine, loop, elapsed):
         engine,
         loop,
         _scratch(
-            loop, tree, exact.steps_work_in_loop(tree[0]), exact.leaf_sums_in_loop(engine), masks
+            loop,
+            tree,
+            exact.steps_work_in_loop(tree[0]),
+            exact.leaf_sums_in_loop(engine),
+            thresholds,
         ),
         elapsed,
     )
@@ -496,7 +504,7 @@ def _run_exact_par(engine, loop, elapsed):
 def _run_hist_par(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on threads (``engine.par``: their count)."""
     tree = hist.tree_in_loop(engine)
-    masks = np.zeros(0, np.int64)  # no masks on threads
+    thresholds = np.zeros(0, np.int64)  # no masks on threads
     return _iterations(
         hist.grow_in_loop,
         hist.steps_in_loop,
@@ -509,7 +517,7 @@ def _run_hist_par(engine, loop, elapsed):
         engine,
         loop,
         _scratch(
-            loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine), masks
+            loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine), thresholds
         ),
         elapsed,
     )

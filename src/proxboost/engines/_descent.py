@@ -28,8 +28,9 @@ row's leaf is the lowest bit left. That leaf is the walk's: a leaf's bit is clea
 node on whose other side the leaf lies, and every leaf left of the walk's has an ancestor where
 the walk went right with that leaf on the left (QuickScorer's exit leaf, Lucchese et al.,
 SIGIR 2015). On whitewine's 1,225 eval rows a depth-3 tree took 1.5 us against 8.2 us for
-the eight-row walk, a depth-5 tree 5.4 us against 13.5 us. ``exact``'s model predictions go by
-masks too, a block of rows at a time (:func:`prediction_masks`, :func:`block_leaves`).
+the eight-row walk, a depth-5 tree 5.4 us against 13.5 us; a tree of at most 32 leaves takes
+words of 32 bits, twice as many rows to a vector (1.1 and 3.6 us). ``exact``'s model predictions
+go by masks too, a block of rows at a time (:func:`prediction_masks`, :func:`block_leaves`).
 """
 
 from collections import namedtuple
@@ -372,9 +373,10 @@ def masks_pass(XT, steps, work, n_splits, bits, out):
 
 @kernel
 def leaves_by_masks(XT, steps, outside):
-    """The compiled loop's leaf ids of its rows outside the fit, held by feature (``XT``: (p, m),
-    a feature's values in a row of it), in the tree ``steps``: ``outside`` = (the tree's
-    ``leaf_of_node``, the leaf ids' output, a :data:`MaskWork`). The leaves of
+    """Leaf ids of rows held by feature (``XT``: (p, m), a feature's values in a row of it: the
+    compiled loop's rows outside the fit, a block of ``exact``'s prediction) in the tree
+    ``steps``: ``outside`` = (the tree's ``leaf_of_node``, the leaf ids' output, a
+    :data:`MaskWork`). The leaves of
     :func:`leaves_of_rows` (the module docstring); a tree of more than :data:`MASK_LEAVES`
     leaves takes that walk on the columns. A tree of at most 32 leaves takes words of 32 bits:
     twice as many rows to a vector (about a third faster on whitewine's eval set)."""
