@@ -231,7 +231,8 @@ def test_masks_give_the_plain_walks_leaves(engine, seed):
     walk: trees of 1 to 64 leaves and more (then the walk on the columns), leaf ids in any
     order, one scratch reused from a larger tree to a smaller one; ``exact``'s values at, just
     below and just above each threshold's float32 neighbours, infinite and missing, and
-    infinite thresholds; ``hist``'s bins with the missing bin."""
+    infinite thresholds; ``hist``'s bins (uint8 comparisons) with the missing bin going left
+    or right (the bin 255 among them), thresholds 0 and 254 and bins at both."""
     rng = np.random.RandomState(100 + seed)
     p, n = 5, 2 * CHUNK + 13
     depth = [0, 1, 3, 5, 6, 7, 8][seed % 7]
@@ -270,15 +271,25 @@ def test_masks_give_the_plain_walks_leaves(engine, seed):
             return walked(exact_predictor.leaf_of, X, *tree)
     else:
         missing_bin = rng.randint(200, 256, size=p)
+        missing_bin[rng.randint(p)] = 255  # the last bin (a missing -1 cast to uint8)
         X = rng.randint(0, 200, size=(n, p)).astype(np.uint8)
+        X[rng.rand(n, p) < 0.05] = 0
+        X[rng.rand(n, p) < 0.05] = 254
         at_missing = rng.rand(n, p) < 0.15
         X[at_missing] = np.broadcast_to(missing_bin, (n, p))[at_missing]
-        work = new_mask_work(capacity, n, np.zeros(capacity, np.int64))
+        for tree in trees:  # thresholds at both ends of the bins, 0 and 254
+            split = tree[2] >= 0
+            tree[1][split & (rng.rand(capacity) < 0.1)] = -10.0
+            tree[1][split & (rng.rand(capacity) < 0.1)] = 10.0
+        work = new_mask_work(capacity, n, np.zeros(capacity, np.uint8))
         steps_work = hist_predictor.steps_work(capacity)
 
         def nodes(tree):
-            threshold = np.floor(100 + 60 * tree[1]).clip(0, 255).astype(np.uint8)
+            threshold = np.floor(100 + 60 * tree[1]).clip(0, 254).astype(np.uint8)
             return (tree[0], threshold, tree[2], tree[3], tree[4])
+
+        ends = np.concatenate([nodes(tree)[1][tree[2] >= 0] for tree in trees[:1]])
+        assert {0, 254} <= set(ends.tolist())  # the full tree of 64 leaves has both
 
         def fill(tree):
             return hist_predictor.fill_steps(nodes(tree), tree[5], missing_bin, steps_work)

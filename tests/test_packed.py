@@ -136,7 +136,7 @@ def _same_stages(est, X):
         {"algo": "accelerated_prox"},  # Nesterov's model weights
         {"algo": "residual_gradient", "max_depth": 5},
         {"loss": "pinball", "tau": [0.1, 0.5, 0.9]},  # one row of three values per leaf
-        {"algo": "prox", "max_depth": 7},  # more than 64 leaves: exact's walk, not its masks
+        {"algo": "prox", "max_depth": 7},  # more than 64 leaves: the walk, not the masks
     ],
 )
 def test_a_models_prediction_adds_its_trees_as_one_call_per_tree_does(monkeypatch, engine, params):
@@ -145,8 +145,8 @@ def test_a_models_prediction_adds_its_trees_as_one_call_per_tree_does(monkeypatc
     warm start's two loops (two groups), and trees grown by the Python loop (each owning its
     arrays: one group each). The staged predictions likewise, against the Python recursion,
     in one block and in blocks of a few stages that cut across a warm start's two groups; and
-    the importances against one ``np.bincount`` per tree. ``exact``'s trees of at most 64 leaves
-    go by masks in blocks of rows (several blocks here), larger ones by the walk."""
+    the importances against one ``np.bincount`` per tree. Both engines' trees of at most 64
+    leaves go by masks in blocks of rows (several blocks here), larger ones by the walk."""
     from proxboost import _compiled_loop, boosting
 
     X, y = _data()
@@ -174,7 +174,7 @@ def test_a_models_prediction_adds_its_trees_as_one_call_per_tree_does(monkeypatc
         _same_stages(model, rows)
     monkeypatch.setattr(boosting, "STAGES_BYTES", 8 * 37 * 7)  # blocks of 7 (or 2) stages
     _same_stages(est, rows)
-    # several blocks of rows by exact's masks (``_descent.MASK_ROWS``), the last one partial
+    # several blocks of rows by the masks (``_descent.MASK_ROWS``), the last one partial
     many = np.random.default_rng(1).normal(size=(2 * MASK_ROWS + 37, X.shape[1]))
     many[::7, 0] = np.nan
     assert np.array_equal(est.predict(many), _per_tree_sum(est, many))

@@ -454,7 +454,7 @@ def _run_exact(engine, loop, elapsed):
 def _run_hist(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on one thread."""
     tree = hist.tree_in_loop(engine)
-    thresholds = np.zeros(tree[0][3].shape[0], np.int64)  # the masks': int64 bins
+    thresholds = np.zeros(tree[0][3].shape[0], np.uint8)  # the masks': uint8 bins
     return _iterations(
         hist.grow_in_loop,
         hist.steps_in_loop,
@@ -504,7 +504,7 @@ def _run_exact_par(engine, loop, elapsed):
 def _run_hist_par(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on threads (``engine.par``: their count)."""
     tree = hist.tree_in_loop(engine)
-    thresholds = np.zeros(0, np.int64)  # no masks on threads
+    thresholds = np.zeros(0, np.uint8)  # no masks on threads
     return _iterations(
         hist.grow_in_loop,
         hist.steps_in_loop,

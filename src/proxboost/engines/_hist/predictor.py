@@ -1,6 +1,6 @@
 """Prediction of the hist engine: binned rows to compact leaf ids, eight rows at a time without a
-branch (:mod:`proxboost.engines._descent` says how and why); :func:`leaf_of` is the plain walk,
-which the tests compare them with."""
+branch, a model's trees of at most 64 leaves by masks (:mod:`proxboost.engines._descent` says
+how and why); :func:`leaf_of` is the plain walk, which the tests compare them with."""
 
 import numpy as np
 from numba import njit, prange
@@ -10,11 +10,15 @@ from proxboost.engines._descent import (
     Steps,
     add_leaf_values,
     add_stage,
+    block_leaves,
+    block_rows,
+    by_feature,
     descent,
     largest_span,
     leaves_of_rows,
     leaves_of_rows_par,
     new_steps_work,
+    prediction_masks,
 )
 from proxboost.engines._nodes import kernel
 
@@ -97,39 +101,58 @@ def label_rows(bins, rows, nodes, missing_left, missing_bin, out):
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def span_leaves(bins, arrays, missing_bin, span, work, leaves):
-    """``leaves`` = leaf ids of the binned rows in the tree ``span`` (first node, end node,
-    ...) of the node ``arrays`` that trees share (``HistTree.FIELDS`` order; ``PackedNodes``;
-    ``missing_bin``: per feature), its layout filled in ``work``."""
+def span_leaves(bins, XT, arrays, missing_bin, span, work, masks, leaves):
+    """``leaves`` = leaf ids of the binned rows (``XT``: by feature, for the masks;
+    ``_descent.block_leaves``) in the tree ``span`` (first node, end node, ...) of the node
+    ``arrays`` that trees share (``HistTree.FIELDS`` order; ``PackedNodes``; ``missing_bin``:
+    per feature), its layout filled in ``work`` (``steps_work`` of at least its node count)."""
     feature, threshold, left, right, leaf_of_node, missing = arrays[:6]
     s, e = span[0], span[1]
     nodes = (feature[s:e], threshold[s:e], left[s:e], right[s:e], leaf_of_node[s:e])
     depth = fill_steps(nodes, missing[s:e], missing_bin, work)
     steps = Steps(work.child, work.feature, work.threshold, work.missing, depth)
-    leaves_of_rows(bins, 0, bins.shape[0], steps, nodes[4], leaves)
+    block_leaves(bins, XT, steps, nodes[4], masks, leaves)
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def prediction_work(bins, spans):
+    """The scratch of a prediction of the binned rows through the trees ``spans``: the layout's
+    (``steps_work``) and the masks' (``_descent.prediction_masks``, uint8 thresholds: empty for
+    a tree of more than 64 leaves), the rows per block and the block's leaf ids."""
+    n, cap = bins.shape[0], largest_span(spans)
+    masks = prediction_masks(cap, n, np.zeros(cap, np.uint8))
+    block = block_rows(n, masks)
+    return steps_work(cap), masks, block, np.empty(min(n, block), np.intp)
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
 def add_trees(bins, arrays, missing_bin, spans, values, weights, F):
     """F += weights[t] * (tree t's leaf values of the binned rows), for the trees in ``spans``
     in their order (the exact engine's ``add_trees``): the same numbers as
-    ``F += w * c[leaves]`` tree after tree."""
-    leaves = np.empty(bins.shape[0], np.intp)
-    work = steps_work(largest_span(spans))
-    for t in range(spans.shape[0]):
-        span_leaves(bins, arrays, missing_bin, spans[t], work, leaves)
-        add_leaf_values(leaves, values, spans[t, 2], weights[t], F)
+    ``F += w * c[leaves]`` tree after tree. Trees of at most 64 leaves go by masks, a block of
+    rows at a time through every tree (``_descent.prediction_masks``), larger ones by the
+    walk."""
+    work, masks, block, leaves = prediction_work(bins, spans)
+    for start in range(0, bins.shape[0], block):
+        X, rows = bins[start : start + block], slice(start, start + block)
+        XT, m = by_feature(X, masks), X.shape[0]
+        for t in range(spans.shape[0]):
+            span_leaves(X, XT, arrays, missing_bin, spans[t], work, masks, leaves[:m])
+            add_leaf_values(leaves[:m], values, spans[t, 2], weights[t], F[rows])
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
 def stage_trees(bins, arrays, missing_bin, spans, values, alphas, FH, out):
     """out[t] = the prediction after tree t (``staged_predict``; the exact engine's
-    ``stage_trees``)."""
-    leaves = np.empty(bins.shape[0], np.intp)
-    work = steps_work(largest_span(spans))
-    for t in range(spans.shape[0]):
-        span_leaves(bins, arrays, missing_bin, spans[t], work, leaves)
-        add_stage(leaves, values, spans[t, 2], alphas[t], FH, out[t])
+    ``stage_trees``), by blocks of rows as :func:`add_trees`."""
+    work, masks, block, leaves = prediction_work(bins, spans)
+    for start in range(0, bins.shape[0], block):
+        X, rows = bins[start : start + block], slice(start, start + block)
+        XT, m = by_feature(X, masks), X.shape[0]
+        FH_rows = (FH[0][rows], FH[1][rows])
+        for t in range(spans.shape[0]):
+            span_leaves(X, XT, arrays, missing_bin, spans[t], work, masks, leaves[:m])
+            add_stage(leaves[:m], values, spans[t, 2], alphas[t], FH_rows, out[t, rows])
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
