@@ -187,6 +187,10 @@ NOT_RUN = {
         "a timing benchmark that rewrites its table in docs/engines.md (minutes of fits on both "
         "cores; judged only on an idle machine)"
     ),
+    "python benchmarks/bench_threads.py --rounds 3": (
+        "a timing benchmark run alternately under two settings of OpenMP's wait (minutes of fits "
+        "on both cores; judged only on an idle machine)"
+    ),
     "python benchmarks/bench_threads.py --kernels --rounds 5": (
         "a timing benchmark of the hist tree kernels on 10^6 rows, serial and on 2 threads "
         "(judged only on an idle machine)"
