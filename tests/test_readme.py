@@ -175,7 +175,7 @@ NOT_RUN = {
         "a timing benchmark that rewrites its table in docs/engines.md (four draws of minutes of "
         "fits on both cores; judged only on an idle machine)"
     ),
-    "python benchmarks/bench_threads.py --draws 3 --write-docs": (
+    "python benchmarks/bench_threads.py --rounds 3 --draws 3 --write-docs": (
         "a timing benchmark that rewrites its table in docs/engines.md (three draws of minutes of "
         "fits on both cores; judged only on an idle machine)"
     ),
