@@ -401,10 +401,12 @@ Scratch = namedtuple(
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def _scratch(loop, tree, steps, leaf_sums, threshold):
+def _scratch(loop, tree, steps, leaf_sums, by_masks):
     """The :data:`Scratch` of ``loop`` (``tree``: the engine's ``tree_in_loop``, ``steps`` its
-    ``steps_work_in_loop``, ``leaf_sums`` its ``leaf_sums_in_loop``; ``threshold``: the masks'
-    thresholds, a zero array of the node capacity in the rows' type, or empty on threads)."""
+    ``steps_work_in_loop``, ``leaf_sums`` its ``leaf_sums_in_loop``). ``by_masks``: whether the
+    rows outside the fit go down the trees by masks (one thread); their scratch then holds the
+    node capacity's thresholds in the rows' type (``loop.fitted.Xp``'s: float32 values for
+    ``exact``, uint8 bins for ``hist``), else it is empty."""
     nodes, leaf_ids = tree
     n = loop.fitted.y.shape[0]
     idle, evaluation, validation = loop.replays
@@ -412,8 +414,26 @@ def _scratch(loop, tree, steps, leaf_sums, threshold):
     work = leaf_work(n, n + 1)  # a tree has at most one leaf per row
     target = np.empty(n)
     leaves, terms = np.empty(m, np.intp), np.empty(max(n, m))
-    masks = descent.new_mask_work(threshold.shape[0], m if threshold.shape[0] else 0, threshold)
+    cap = nodes[3].shape[0] if by_masks else 0
+    thresholds = np.zeros(cap, loop.fitted.Xp.dtype)
+    masks = descent.new_mask_work(cap, m if by_masks else 0, thresholds)
     return Scratch(nodes, leaf_ids, target, work, steps, leaves, masks, terms, leaf_sums)
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def _exact_scratch(engine, loop, by_masks):
+    """:func:`_scratch` of the exact engine's loop record ``engine``."""
+    tree = exact.tree_in_loop(engine)
+    steps, sums = exact.steps_work_in_loop(tree[0]), exact.leaf_sums_in_loop(engine)
+    return _scratch(loop, tree, steps, sums, by_masks)
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def _hist_scratch(engine, loop, by_masks):
+    """:func:`_scratch` of the hist engine's loop record ``engine``."""
+    tree = hist.tree_in_loop(engine)
+    steps, sums = hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine)
+    return _scratch(loop, tree, steps, sums, by_masks)
 
 
 # One cached entry per engine and thread mode: numba's cache cannot keep a function whose
@@ -426,8 +446,6 @@ def _scratch(loop, tree, steps, leaf_sums, threshold):
 @njit(error_model="numpy", cache=True, nogil=True)
 def _run_exact(engine, loop, elapsed):
     """:func:`_iterations` of the exact engine on one thread."""
-    tree = exact.tree_in_loop(engine)
-    thresholds = np.zeros(tree[0][3].shape[0], np.float32)  # the masks': float32 values
     return _iterations(
         exact.grow_in_loop,
         exact.steps_in_loop,
@@ -439,13 +457,7 @@ def _run_exact(engine, loop, elapsed):
         leafops.leaf_intervals_in,
         engine,
         loop,
-        _scratch(
-            loop,
-            tree,
-            exact.steps_work_in_loop(tree[0]),
-            exact.leaf_sums_in_loop(engine),
-            thresholds,
-        ),
+        _exact_scratch(engine, loop, True),
         elapsed,
     )
 
@@ -453,8 +465,6 @@ def _run_exact(engine, loop, elapsed):
 @njit(error_model="numpy", cache=True, nogil=True)
 def _run_hist(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on one thread."""
-    tree = hist.tree_in_loop(engine)
-    thresholds = np.zeros(tree[0][3].shape[0], np.uint8)  # the masks': uint8 bins
     return _iterations(
         hist.grow_in_loop,
         hist.steps_in_loop,
@@ -466,9 +476,7 @@ def _run_hist(engine, loop, elapsed):
         leafops.leaf_intervals_in,
         engine,
         loop,
-        _scratch(
-            loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine), thresholds
-        ),
+        _hist_scratch(engine, loop, True),
         elapsed,
     )
 
@@ -476,8 +484,6 @@ def _run_hist(engine, loop, elapsed):
 @njit(error_model="numpy", cache=True, nogil=True)
 def _run_exact_par(engine, loop, elapsed):
     """:func:`_iterations` of the exact engine on threads (``engine.par``: their scratch)."""
-    tree = exact.tree_in_loop(engine)
-    thresholds = np.zeros(0, np.float32)  # no masks on threads
     return _iterations(
         exact.grow_in_loop,
         exact.steps_in_loop,
@@ -489,13 +495,7 @@ def _run_exact_par(engine, loop, elapsed):
         leaf_threads.leaf_intervals_in_par,
         engine,
         loop,
-        _scratch(
-            loop,
-            tree,
-            exact.steps_work_in_loop(tree[0]),
-            exact.leaf_sums_in_loop(engine),
-            thresholds,
-        ),
+        _exact_scratch(engine, loop, False),
         elapsed,
     )
 
@@ -503,8 +503,6 @@ def _run_exact_par(engine, loop, elapsed):
 @njit(error_model="numpy", cache=True, nogil=True)
 def _run_hist_par(engine, loop, elapsed):
     """:func:`_iterations` of the hist engine on threads (``engine.par``: their count)."""
-    tree = hist.tree_in_loop(engine)
-    thresholds = np.zeros(0, np.uint8)  # no masks on threads
     return _iterations(
         hist.grow_in_loop,
         hist.steps_in_loop,
@@ -516,9 +514,7 @@ def _run_hist_par(engine, loop, elapsed):
         leaf_threads.leaf_intervals_in_par,
         engine,
         loop,
-        _scratch(
-            loop, tree, hist.steps_work_in_loop(tree[0]), hist.leaf_sums_in_loop(engine), thresholds
-        ),
+        _hist_scratch(engine, loop, False),
         elapsed,
     )
 
