@@ -12,6 +12,7 @@ reported (``pytest -s``).
 import copy
 import os
 import pickle
+from collections import namedtuple
 
 import numpy as np
 import pytest
@@ -468,38 +469,44 @@ def test_a_small_node_sorts_its_values_as_a_stable_sort(seed):
     """``rank_small`` (a small node's values sorted by counting ranks): the values, w g and w in
     the order of a stable sort (equal values, -0.0 with 0.0 included, in row order; the same
     bits as read), missing values left out with their sums in row order; on nodes of 1 to
-    SMALL_NODE rows with heavy ties, infinities, negative zeros and NaN."""
-    from collections import namedtuple
-
+    SMALL_NODE rows with heavy ties, negative zeros, subnormals and NaN, for exact-coded
+    features (ranked by code) and coarse ones (ranked by value), both asserted to occur."""
+    from proxboost.engines._exact.binning import code_features
     from proxboost.engines._exact.records import Node
     from proxboost.engines._exact.splitting import rank_small
     from proxboost.engines._nodes import SMALL_NODE
 
     rng = np.random.RandomState(seed)
-    n = 3 * SMALL_NODE
-    ties = np.array([-2.5, -0.0, 0.0, 1.0, 1.5, np.inf, -np.inf, 3e-39], np.float32)
-    X = np.column_stack([rng.choice(ties, n), rng.randn(n)]).astype(np.float32)
-    X[rng.rand(n, 2) < 0.15] = np.nan
+    n = 800  # more distinct values than MAX_CODES in the coarse columns
+    ties = np.array([-2.5, -0.0, 0.0, 1.0, 1.5, 3e-39, 7.0, 255.0], np.float32)
+    tied_coarse = rng.randn(n).astype(np.float32)
+    tied_coarse[rng.rand(n) < 0.2] = -0.0
+    tied_coarse[rng.rand(n) < 0.2] = 0.0
+    X = np.column_stack([rng.choice(ties, n), rng.randn(n), tied_coarse]).astype(np.float32)
+    X[:, 0][rng.rand(n) < 0.15] = np.nan
+    X[:, 1][rng.rand(n) < 0.15] = np.nan
+    codes, _ = code_features(X)
+    assert codes.positive_offset[0] < 0 and codes.nan_bin[0] >= 0  # exact-coded, with NaN
+    assert codes.positive_offset[1] >= 0 and codes.positive_offset[2] >= 0  # coarse
     target = rng.randn(n)
     weight = rng.rand(n) + 0.5
-    Codes = namedtuple("Codes", ["values"])  # the fields rank_small reads
     Work = namedtuple(
         "Work", "rows bin_values nonempty small_values small_targets small_weights".split()
     )
-    for m in (1, 2, 3, 17, SMALL_NODE):
+    for m in (1, 2, 3, 12, 17, 25, SMALL_NODE):
         rows = rng.permutation(n)[: m + 4].astype(np.int32)
         node = Node(0, 4, 4 + m, 0.0, 0.0, -np.inf, np.inf)
-        for f in range(2):
+        for f in range(X.shape[1]):
             for w in (None, weight):
                 work = Work(
                     rows,
                     np.empty(n, np.float32),
-                    np.empty(MAX_CODES, np.int64),
+                    np.full(MAX_CODES, -7, np.int64),  # stale keys and ranks of another node
                     np.full(SMALL_NODE + 1, 7.0, np.float32),
                     np.zeros(SMALL_NODE + 1),
                     np.zeros(SMALL_NODE + 1),
                 )
-                k, nan_s, nan_w = rank_small(Codes(X), target, w, work, node, f)
+                k, nan_s, nan_w = rank_small(codes, target, w, work, node, f)
                 seg = rows[4 : 4 + m]
                 known = ~np.isnan(X[seg, f])
                 order = seg[known][np.argsort(X[seg[known], f], kind="stable")]
@@ -516,6 +523,39 @@ def test_a_small_node_sorts_its_values_as_a_stable_sort(seed):
                     s += c[r] * target[r]
                     cw += c[r]
                 assert (nan_s, nan_w) == (s, cw)
+
+
+def test_small_ranks_are_the_ranks_of_the_keys():
+    """``small_ranks`` (16-bit lanes) against ``rank_below`` and NumPy's stable argsort, on keys
+    of any code or bin (0 to 255) and place, with stale values in the lanes past m."""
+    from numba import njit
+
+    from proxboost.engines._nodes import (
+        SMALL_LANES,
+        SMALL_NODE,
+        SMALL_ROW_BITS,
+        rank_below,
+        small_ranks,
+    )
+
+    @njit
+    def both(lanes, keys, m):
+        small_ranks(lanes, m)
+        out = np.empty(m, np.int64)
+        for i in range(m):
+            out[i] = rank_below(keys, m, keys[i])
+        return out
+
+    rng = np.random.RandomState(0)
+    for m in list(range(1, SMALL_NODE + 1)) * 4:
+        codes = rng.choice([0, 1, 254, 255, rng.randint(256)], m)
+        keys = (codes.astype(np.int64) << SMALL_ROW_BITS) + np.arange(m)
+        lanes = rng.randint(-(2**15), 2**15, 4 * SMALL_LANES).astype(np.int16)
+        lanes[:m] = keys
+        old = both(lanes, keys, m)
+        expected = np.argsort(np.argsort(keys, kind="stable"), kind="stable")
+        np.testing.assert_array_equal(lanes[SMALL_LANES : SMALL_LANES + m], expected)
+        np.testing.assert_array_equal(old, expected)
 
 
 # ---------------------------------------------------------------------------------------------

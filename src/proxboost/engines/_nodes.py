@@ -66,12 +66,35 @@ def rank_below(key, m, ki):
     is the row's value or bin times 2**SMALL_ROW_BITS plus its place in the node (all keys
     differ, equal values keep their row order: a stable sort). No branch: the compiler
     vectorises the count, about twice as fast as an insertion sort, whose shifts end at
-    mispredicted exits, on 8 to 32 rows (``_exact.splitting.rank_small``,
-    ``_hist.splitting.rank_by_bin``)."""
+    mispredicted exits, on 8 to 32 rows (``_exact.splitting.rank_small`` on coarse features,
+    whose keys are values; codes and bins take ``small_ranks``)."""
     rank = 0
     for j in range(m):
         rank += key[j] < ki
     return rank
+
+
+#: Lanes of ``small_ranks``: a small node's int16 keys, then their ranks (a key is a code or bin,
+#: below 256, times 2**SMALL_ROW_BITS plus the row's place: below 2**14)
+SMALL_LANES = 1 << SMALL_ROW_BITS
+
+
+@njit(error_model="numpy", cache=True, nogil=True, inline="always")
+def small_ranks(lanes, m):
+    """The rank of each of a small node's keys ``lanes[:m]`` (int16; all different) among them,
+    the number of keys below it, into ``lanes[SMALL_LANES:SMALL_LANES + m]``: the ranks
+    ``rank_below`` gives. The keys' order is the rows' in a stable sort by code or bin.
+
+    Each key adds one to the rank of every key above it, over all ``SMALL_LANES`` lanes at once
+    (the lanes past m are never read): a loop of fixed width over 16-bit lanes, which the
+    compiler vectorises with no remainder. On 25 to 32 rows it took 57-75 ns against 94-98 ns
+    for ``rank_below``'s 64-bit counts; on 8 rows 18 against 12 ns (``docs/engines.md``)."""
+    for i in range(SMALL_LANES):
+        lanes[np.uint64(SMALL_LANES + i)] = 0
+    for j in range(m):
+        kj = lanes[np.uint64(j)]
+        for i in range(SMALL_LANES):
+            lanes[np.uint64(SMALL_LANES + i)] += lanes[np.uint64(i)] > kj
 
 
 @njit(error_model="numpy", cache=True, nogil=True)

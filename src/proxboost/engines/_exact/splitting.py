@@ -20,11 +20,13 @@ from proxboost.engines._exact.records import (
     VALUES_MISSING_LEFT,
 )
 from proxboost.engines._nodes import (
+    SMALL_LANES,
     SMALL_ROW_BITS,
     inlined_kernel,
     kernel,
     monotone_admissible,
     rank_below,
+    small_ranks,
 )
 
 #: ``rank_small``'s key of a missing value (plus its place): above every value's (< 2**38).
@@ -520,9 +522,14 @@ def rank_small(codes, target, w, work, node, f):
     nan_w): the number of values written, the sums of w g and w of the missing ones (in row
     order).
 
-    Each row goes to its rank (``_nodes.rank_below``), its key being the value's
-    order-preserving integer (float32 bits, -0.0 read as 0.0; above them all for NaN): the
-    same order as an insertion sort, hence the same sums."""
+    Each row goes to its rank among the node's keys, its key ordering it by value and then by
+    its place in the node: the same order as an insertion sort, hence the same sums. An
+    exact-coded feature's key is its code (``_nodes.small_ranks``, on 16-bit lanes): the codes
+    number the distinct values in increasing order, -0.0 and 0.0 sharing one, missing values
+    last. A coarse feature's key is the value's order-preserving integer (float32 bits, -0.0
+    read as 0.0; above them all for NaN; ``_nodes.rank_below``)."""
+    if codes.positive_offset[f] < 0:
+        return rank_small_coded(codes, target, w, work, node, f)
     X32 = codes.values
     rows = work.rows
     start = node.start
@@ -548,6 +555,43 @@ def rank_small(codes, target, w, work, node, f):
             k -= 1
     for i in range(m):
         rank = rank_below(key, m, key[i])
+        if rank < k:
+            r = rows[start + i]
+            c = 1.0 if w is None else w[r]
+            work.small_values[rank] = X32[r, f]
+            work.small_targets[rank] = c * target[r]
+            if w is not None:
+                work.small_weights[rank] = c
+    return k, nan_s, nan_w
+
+
+@inlined_kernel
+def rank_small_coded(codes, target, w, work, node, f):
+    """``rank_small`` of an exact-coded feature f: each row's key is its code (missing values
+    have the last), ranked on 16-bit lanes in the workspace's ``nonempty`` (free on a small
+    node)."""
+    X32 = codes.values
+    B = codes.codes
+    nan_code = codes.nan_bin[f]  # -1: none
+    rows = work.rows
+    start = node.start
+    m = node.end - start
+    lanes = work.nonempty.view(np.int16)
+    nan_s = 0.0
+    nan_w = 0.0
+    k = m
+    for j in range(m):
+        r = rows[start + j]
+        code = np.int64(B[r, f])
+        lanes[np.uint64(j)] = (code << SMALL_ROW_BITS) + j
+        if code == nan_code:
+            c = 1.0 if w is None else w[r]
+            nan_s += c * target[r]
+            nan_w += c
+            k -= 1
+    small_ranks(lanes, m)
+    for i in range(m):
+        rank = np.int64(lanes[np.uint64(SMALL_LANES + i)])
         if rank < k:
             r = rows[start + i]
             c = 1.0 if w is None else w[r]

@@ -10,7 +10,7 @@ feature's, so the split is the serial one bit for bit. Compiled at its first use
 import numpy as np
 from numba import njit, prange
 
-from proxboost.engines._nodes import SMALL_ROW_BITS, monotone_admissible, rank_below
+from proxboost.engines._nodes import SMALL_LANES, SMALL_ROW_BITS, monotone_admissible, small_ranks
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
@@ -81,15 +81,17 @@ def missing_left_pass(H, o, nonempty, k, node, S, best_proxy, cst):
 def rank_by_bin(bins, target, w, rows, segment, small):
     """Rows ``rows[start:end]``'s bins of feature f (``segment`` = (start, end, f)) in increasing
     order, equal bins in row order (a stable sort), with their w g and w, into ``small``'s first
-    three arrays (``best_split_small``). Each row goes to its rank (``_nodes.rank_below``), its
-    key being its bin."""
+    three arrays (``best_split_small``). Each row goes to its rank (``_nodes.small_ranks``, on
+    16-bit lanes in ``small``'s last array), its key being its bin and then its place."""
     start, end, f = segment
     keys, vals, wts, order = small
     m = end - start
+    lanes = order.view(np.int16)
     for j in range(m):
-        order[j] = (np.int64(bins[rows[start + j], f]) << SMALL_ROW_BITS) + j
+        lanes[np.uint64(j)] = (np.int64(bins[rows[start + j], f]) << SMALL_ROW_BITS) + j
+    small_ranks(lanes, m)
     for i in range(m):
-        rank = rank_below(order, m, order[i])
+        rank = np.int64(lanes[np.uint64(SMALL_LANES + i)])
         r = rows[start + i]
         c = 1.0 if w is None else w[r]
         keys[rank] = bins[r, f]
