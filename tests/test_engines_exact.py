@@ -413,6 +413,37 @@ def test_many_distinct_values_use_sorted_orders(compare_trees):
         assert compare_trees(X.astype(np.float32), y, reg.tree_, tree).ties == 0 or depth == 8
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_every_bin_holds_training_rows(seed):
+    """What ``nonempty_bins`` assumes on a node of every training row (the root): each bin of
+    each feature (exact-coded, coarse, the missing values') holds at least one of the rows the
+    bins were cut from, so its dense listing is the histogram's non-empty bins."""
+    from proxboost.engines._exact.binning import code_features
+
+    rng = np.random.RandomState(seed)
+    n = 1000
+    X = np.column_stack(
+        [
+            rng.randn(n),  # coarse
+            rng.randn(n).round(1),  # exact-coded
+            rng.choice([-0.0, 0.0, 1.0, 1.0 + 1e-7, 2.0], n),  # ties, signed zeros, near values
+            np.repeat(rng.randn(n // 100), 100),  # coarse bins of repeated values
+            rng.exponential(size=n) * 1e30,  # wide range
+        ]
+    ).astype(np.float32)
+    X[rng.rand(n, X.shape[1]) < 0.1] = np.nan
+    codes, _ = code_features(X)
+    counts = codes.root_counts[1::2]
+    assert (codes.positive_offset >= 0).any() and (codes.positive_offset < 0).any()
+    for f in range(X.shape[1]):
+        o, nb = codes.bin_offset[f], codes.n_bins[f]
+        assert codes.bin_offset[f + 1] - o == nb
+        assert (counts[o : o + nb] > 0).all(), f
+        np.testing.assert_array_equal(
+            counts[o : o + nb], np.bincount(codes.codes[:, f], minlength=nb)
+        )
+
+
 def test_a_split_inside_a_coarse_bin_reads_the_codes_and_sends_the_same_rows():
     """A split between two consecutive values a < b inside a coarse bin is partitioned from the
     codes (bins below a's left, above right, a's bin by its values): the same rows go left as

@@ -38,6 +38,7 @@ from proxboost.engines._exact.splitting import (
     bound_may_beat,
     draw_feature,
     finish_split,
+    holds_every_row,
     inner_bound,
     inner_candidate,
     inner_may_beat,
@@ -115,7 +116,7 @@ def first_pass_feature(codes, target, w, tw, node, f, buf, limits, par, start):
             codes, target, w, tw, node, f, buf, limits.min_weight, start
         )
     else:
-        m = nonempty_bins(tw, buf, codes.bin_offset[f], f)
+        m = nonempty_bins(tw, buf, codes.bin_offset[f], f, holds_every_row(codes, node))
         if codes.positive_offset[f] < 0 or tw.nonempty[0] == tw.nonempty[m - 1]:
             res, prox, a, b, lo_bin, hi_bin = scan_listed(
                 codes, target, w, tw, node, f, buf, m, limits.min_weight, start

@@ -174,13 +174,23 @@ def collect_bin(codes, target, w, work, node, f, code):
 
 
 @inlined_kernel
-def nonempty_bins(work, buf, o, f):
+def nonempty_bins(work, buf, o, f, dense):
     """List feature f's non-empty bins (histogram offset o) of buffer ``buf`` in the workspace's
-    ``nonempty`` (branch-free), narrow the buffer's range of f to them; return their number."""
+    ``nonempty`` (branch-free), narrow the buffer's range of f to them; return their number.
+
+    ``dense``: the node holds every training row (``holds_every_row``), so every bin of its
+    range holds rows (the bins are cut from those rows' values) and the range is listed
+    without reading the histogram, in a loop the compiler vectorises: the same list."""
     H = work.hist[buf]
     lo = work.bin_lo[buf]
     hi = work.bin_hi[buf]
     nonempty = work.nonempty
+    if dense:
+        m = hi[f] - lo[f] + 1
+        first = lo[f]
+        for j in range(m):
+            nonempty[np.uint64(j)] = first + j
+        return m
     m = 0
     for b in range(lo[f], hi[f] + 1):
         nonempty[np.uint64(m)] = b
@@ -188,6 +198,13 @@ def nonempty_bins(work, buf, o, f):
     lo[f] = nonempty[0]
     hi[f] = nonempty[m - 1]
     return m
+
+
+@kernel
+def holds_every_row(codes, node):
+    """Whether ``node`` holds every row the bins were cut from (the root of a tree on every
+    training row): then each of its bins holds rows (``nonempty_bins``)."""
+    return node.end - node.start == codes.values.shape[0]
 
 
 @inlined_kernel
@@ -402,7 +419,7 @@ def scan_binned(codes, target, w, work, node, f, buf, min_weight, best):
     a candidate between two bins returns them (lo_bin, hi_bin; those of a coarse feature are
     then resolved into values a, b), one inside a coarse bin its values (a, b) and lo_bin = -1.
     """
-    m = nonempty_bins(work, buf, codes.bin_offset[f], f)
+    m = nonempty_bins(work, buf, codes.bin_offset[f], f, holds_every_row(codes, node))
     return scan_listed(codes, target, w, work, node, f, buf, m, min_weight, best)
 
 
@@ -701,7 +718,7 @@ def scan_binned_missing(codes, target, w, work, node, f, buf, min_weight, best):
     m = 0
     if lo[f] < nb:
         hi[f] = nb - 1  # the value bins: narrowed to the non-empty ones
-        m = nonempty_bins(work, buf, o, f)
+        m = nonempty_bins(work, buf, o, f, holds_every_row(codes, node))
     if m == 0:  # every row of the node is missing: constant
         lo[f] = nb
         hi[f] = nb
@@ -822,11 +839,12 @@ def edge_floor(codes, work, node, n_known, buf, min_weight):
     if not coarse:
         return -np.inf, False
     floor = -np.inf
+    dense = holds_every_row(codes, node)
     for i in range(n_known, features.shape[0]):
         f = features[i]
         if codes.nan_bin[f] >= 0:
             continue
-        m = nonempty_bins(work, buf, codes.bin_offset[f], f)
+        m = nonempty_bins(work, buf, codes.bin_offset[f], f, dense)
         kept = work.floor_scans[f]
         kept[0] = -1.0  # one non-empty bin: a constant feature (as ``scan_exact_coded``)
         if m < 2:
