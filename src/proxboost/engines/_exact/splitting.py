@@ -573,12 +573,7 @@ def rank_small(codes, target, w, work, node, f):
     for i in range(m):
         rank = rank_below(key, m, key[i])
         if rank < k:
-            r = rows[start + i]
-            c = 1.0 if w is None else w[r]
-            work.small_values[rank] = X32[r, f]
-            work.small_targets[rank] = c * target[r]
-            if w is not None:
-                work.small_weights[rank] = c
+            place_small(X32, target, w, work, rows[start + i], f, rank)
     return k, nan_s, nan_w
 
 
@@ -610,13 +605,19 @@ def rank_small_coded(codes, target, w, work, node, f):
     for i in range(m):
         rank = np.int64(lanes[np.uint64(SMALL_LANES + i)])
         if rank < k:
-            r = rows[start + i]
-            c = 1.0 if w is None else w[r]
-            work.small_values[rank] = X32[r, f]
-            work.small_targets[rank] = c * target[r]
-            if w is not None:
-                work.small_weights[rank] = c
+            place_small(X32, target, w, work, rows[start + i], f, rank)
     return k, nan_s, nan_w
+
+
+@inlined_kernel
+def place_small(X32, target, w, work, r, f, rank):
+    """Row r's value of feature f, its w g and w at place ``rank`` of a small node's sorted
+    arrays (``rank_small``)."""
+    c = 1.0 if w is None else w[r]
+    work.small_values[rank] = X32[r, f]
+    work.small_targets[rank] = c * target[r]
+    if w is not None:
+        work.small_weights[rank] = c
 
 
 @inlined_kernel
