@@ -31,8 +31,6 @@ from proxboost.engines._nodes import (
 
 #: ``rank_small``'s key of a missing value (plus its place): above every value's (< 2**38).
 NAN_KEY = 1 << 40
-#: Weights from which a bin's bound takes reciprocals (``proxy_pair``); below, it divides.
-TINY_WEIGHT = 1e-300
 
 
 @kernel
@@ -360,30 +358,10 @@ def corner_bound(sl, wl, wb, pos, neg, node, min_weight):
     w_node = node.weight
     w_lo = wl + min_weight
     w_hi = wl + wb - min_weight
-    if min(w_lo, w_node - w_lo, w_hi, w_node - w_hi) >= TINY_WEIGHT:
-        return max(
-            proxy_pair(sl + neg, sl + pos, w_lo, s_node, w_node),
-            proxy_pair(sl + neg, sl + pos, w_hi, s_node, w_node),
-        )
     return max(
         max(proxy(sl + neg, w_lo, s_node, w_node), proxy(sl + pos, w_lo, s_node, w_node)),
         max(proxy(sl + neg, w_hi, s_node, w_node), proxy(sl + pos, w_hi, s_node, w_node)),
     )
-
-
-@inlined_kernel
-def proxy_pair(sa, sb, wl, s_node, w_node):
-    """The larger of the proxies at left sums (sa, wl) and (sb, wl), for a bin's bound only: by
-    the two sides' reciprocal weights, two divisions instead of four. Each proxy is a sum of
-    two non-negative terms, each within a few units in the last place of the exact proxy's:
-    far inside the bounds' relative margin (``bound_may_beat``), so the bins evaluated are those
-    of an exact bound, and the split is the same. Both weights at least ``TINY_WEIGHT`` (the
-    reciprocals finite: a zero sum times an infinite one would be NaN)."""
-    inv_l = 1.0 / wl
-    inv_r = 1.0 / (w_node - wl)
-    ra = s_node - sa
-    rb = s_node - sb
-    return max(sa * sa * inv_l + ra * ra * inv_r, sb * sb * inv_l + rb * rb * inv_r)
 
 
 @kernel
@@ -413,12 +391,8 @@ def range_bound(sl, wl, s, wb, work, node, min_weight):
         wp = min_weight if side == 0 else wb - min_weight
         hi = min(g_pos * wp, s + g_neg * (wb - wp))
         lo = max(-g_neg * wp, s - g_pos * (wb - wp))
-        w_l = wl + wp
-        if min(w_l, w_node - w_l) >= TINY_WEIGHT:
-            bound = max(bound, proxy_pair(sl + hi, sl + lo, w_l, s_node, w_node))
-        else:
-            bound = max(bound, proxy(sl + hi, w_l, s_node, w_node))
-            bound = max(bound, proxy(sl + lo, w_l, s_node, w_node))
+        bound = max(bound, proxy(sl + hi, wl + wp, s_node, w_node))
+        bound = max(bound, proxy(sl + lo, wl + wp, s_node, w_node))
     span = g_pos + g_neg
     if span > 0.0:
         w_up = (s + wb * g_neg) / span  # where S' = g_pos W' meets s - S' = -g_neg (wb - W')
