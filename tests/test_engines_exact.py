@@ -340,10 +340,11 @@ def _best_inner_candidate(sl, wl, g, c, node_sum, node_weight):
 
 def test_range_bound_holds_every_inner_candidate():
     """``range_bound_may_beat`` (a coarse bin's inner candidates bounded through the target's
-    range: the vertices of a parallelogram in (W', S')) against brute force over every subset of
-    a bin's rows: with ``best`` at the largest candidate it must let the bin through (no
-    candidate is ever skipped, ties included), and on lopsided ranges it rules out bins the box
-    of the positive parts lets through."""
+    range: the vertices of a parallelogram in (W', S')) and ``inner_bound_may_beat`` (the box of
+    the bin's positive and negative parts) against
+    brute force over every subset of a bin's rows: with ``best`` at the largest candidate each
+    must let the bin through (no candidate is ever skipped, ties included), and on lopsided
+    ranges the parallelogram rules out bins the box lets through."""
     from collections import namedtuple
 
     from proxboost.engines._exact.records import Node
@@ -370,6 +371,7 @@ def test_range_bound_holds_every_inner_candidate():
         assert range_bound_may_beat(sl, wl, s_b, w_b, work, node, m, top), case
         # where the range's parallelogram rules the bin out, the box may not (lopsided ranges)
         pos, neg = float(np.sum(c * np.maximum(g, 0))), float(np.sum(c * np.minimum(g, 0)))
+        assert inner_bound_may_beat(sl, wl, w_b, pos, neg, node, m, top), case  # the box too
         best = top * (1 + 1e-6) + 1e-9
         if not range_bound_may_beat(sl, wl, s_b, w_b, work, node, m, best):
             ruled_out += inner_bound_may_beat(sl, wl, w_b, pos, neg, node, m, best)
