@@ -341,12 +341,10 @@ def _best_inner_candidate(sl, wl, g, c, node_sum, node_weight):
 def test_range_bound_holds_every_inner_candidate():
     """``range_bound_may_beat`` (a coarse bin's inner candidates bounded through the target's
     range: the vertices of a parallelogram in (W', S')) and ``inner_bound_may_beat`` (the box of
-    the bin's positive and negative parts) against
-    brute force over every subset of a bin's rows: with ``best`` at the largest candidate each
-    must let the bin through (no candidate is ever skipped, ties included), and on lopsided
-    ranges the parallelogram rules out bins the box lets through."""
-    from collections import namedtuple
-
+    the bin's positive and negative parts) against brute force over every subset of a bin's
+    rows: with ``best`` at the largest candidate each must let the bin through (no candidate is
+    ever skipped, ties included), and on lopsided ranges the parallelogram rules out bins the
+    box lets through."""
     from proxboost.engines._exact.records import Node
     from proxboost.engines._exact.splitting import inner_bound_may_beat, range_bound_may_beat
 
