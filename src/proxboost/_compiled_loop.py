@@ -54,6 +54,7 @@ from proxboost import _leafops as leafops
 from proxboost import _row_passes as passes
 from proxboost._clock import AVAILABLE as CLOCK_AVAILABLE
 from proxboost._clock import monotonic
+from proxboost._forest import Block
 from proxboost._leafops import (
     AUTHORS,
     RULE_CODES,
@@ -649,7 +650,7 @@ def boost(estimator, fit):
     """Run the iterations of ``fit`` compiled, leaving ``fit.state`` and the replays as the
     Python loop leaves them."""
     state = fit.state
-    first = len(state.trees)
+    first = len(state.forest)
     last = fit.T if not state.stopped else first
     if last <= first:
         return
@@ -693,26 +694,26 @@ def _collect(fit, out, done, stopped, K=0):
     ``K``: the quantile levels of a several-level loop (``_compiled_multi``: K values per leaf,
     (n_leaves, K), and one training loss per level), 0 for one loss.
 
-    One Python object per tree is unavoidable (``estimators_`` is a list of trees): each gets
-    views of one copy of the loop's outputs, cut with plain int boundaries (``tolist``), the
-    cheapest slicing NumPy offers, by the engine's ``trees`` in one call (a fifth of a small
-    fit's time when each tree went through a function of its own)."""
+    The trees and their leaf values join the model's forest as one block (one copy of the
+    loop's outputs and each tree's span of them): no Python object per tree is made here
+    (``_forest``)."""
     state = fit.state
     if done == 0:
         return
-    ends = out.node_end[:done].tolist()
-    leaf_ends = out.leaf_end[:done].tolist()
-    nodes = tuple(a[: ends[-1]].copy() for a in out.nodes)
-    leaves = out.leaf_values[: leaf_ends[-1]].copy()
+    node_end, leaf_end = out.node_end[:done], out.leaf_end[:done]
+    spans = np.empty((done, 3), np.int64)
+    spans[0, 0], spans[1:, 0] = 0, node_end[:-1]
+    spans[:, 1] = node_end
+    spans[0, 2], spans[1:, 2] = 0, leaf_end[:-1]
+    n_leaves = np.diff(leaf_end, prepend=0).astype(np.intp)
+    nodes = tuple(a[: node_end[-1]].copy() for a in out.nodes)
+    leaves = out.leaf_values[: leaf_end[-1]].copy()
     if K:  # one row of K values per leaf: the bounds in rows
         leaves = leaves.reshape(-1, K)
-        leaf_ends = [end // K for end in leaf_ends]
-    starts, leaf_starts = [0] + ends[:-1], [0] + leaf_ends[:-1]
-    n_leaves = [stop - start for start, stop in zip(leaf_starts, leaf_ends, strict=True)]
-    state.trees.extend(fit.engine.trees(nodes, starts, ends, n_leaves))
-    state.leaf_values.extend(
-        [leaves[start:stop] for start, stop in zip(leaf_starts, leaf_ends, strict=True)]
-    )
+        spans[:, 2] //= K
+        n_leaves //= K
+    kind, arrays, extra = fit.engine.packed(nodes)
+    state.forest.add_block(Block(kind, arrays, spans, n_leaves, leaves, extra))
     state.train_loss.extend(out.train[:done].copy() if K else out.train[:done].tolist())
     state.times.extend(out.times[:done].tolist())
     state.elapsed = float(out.times[done - 1])

@@ -530,7 +530,7 @@ def boost(estimator, fit):
     """Run the iterations of ``fit`` compiled, leaving ``fit.state`` (its gap budget too) and
     the replays as the Python loop leaves them."""
     state = fit.state
-    first = len(state.trees)
+    first = len(state.forest)
     last = fit.T if not state.stopped else first
     if last <= first:
         return

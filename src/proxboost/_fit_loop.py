@@ -38,6 +38,7 @@ from sklearn.utils import check_random_state
 
 from proxboost import _authors_float, _compiled_loop, _compiled_multi
 from proxboost._authors_float import FLOAT_LOSSES
+from proxboost._forest import Forest
 from proxboost._monotone import leaf_bounds
 from proxboost._multi_quantile import GapBudget
 from proxboost._nesterov import model_weights, nesterov_alphas
@@ -108,8 +109,7 @@ class _LoopState:
     elapsed: float = 0.0
     stopped: bool = False
     n_capped_steps: int = 0
-    trees: list = field(default_factory=list)
-    leaf_values: list = field(default_factory=list)
+    forest: Forest = field(default_factory=Forest)  # the trees and their leaf values
     train_loss: list = field(default_factory=list)
     times: list = field(default_factory=lambda: [0.0])
     idle: dict | None = None
@@ -126,6 +126,12 @@ class _LoopState:
         history = None if n_iter_no_change is None else np.full(int(n_iter_no_change), np.inf)
         budget = GapBudget(f0) if np.ndim(f0) else None
         return cls(f0=f0, F=F, H=F, delta=np.zeros(n), rng=rng, history=history, budget=budget)
+
+    def __setstate__(self, state):
+        if "forest" not in state:  # pickled before forests: the trees and values as lists
+            trees, values = state.pop("trees", []), state.pop("leaf_values", [])
+            state["forest"] = Forest.of_lists(trees, values)
+        self.__dict__.update(state)
 
 
 class _Replay:
@@ -226,21 +232,19 @@ class BoostingLoop:
             _compiled_multi.boost(self, fit)
         else:
             self._python_loop(fit, growing, authors_float, cst)
-        F, trees = state.F, state.trees
+        F, forest = state.F, state.forest
         state.idle = None if idle is None else idle.vectors()
         state.ev = None if ev is None else ev.vectors()
         state.val = None if val is None else val.vectors()
         state.validation_split = self.__dict__.pop("_validation_split", None)
         self._state_ = state
-        n_iter = len(trees)
+        n_iter = len(forest)
         self.engine_ = engine
         self.loss_ = loss
         self.init_ = f0
-        self.estimators_ = list(trees)
-        self.leaf_values_ = list(state.leaf_values)
         self.n_iter_ = n_iter
         self.step_ = lam
-        self.n_leaves_ = np.array([tree.n_leaves for tree in trees], dtype=np.intp)
+        self.n_leaves_ = forest.n_leaves()
         self.alphas_ = alphas[:n_iter]
         self.weights_ = model_weights(self.alphas_)
         self.train_loss_ = np.asarray(state.train_loss)
@@ -262,13 +266,8 @@ class BoostingLoop:
         reporter = VerboseReporter(self.verbose, T, ev is not None, val is not None)
         rng, history = state.rng, state.history
         F, H, delta = state.F, state.H, state.delta
-        trees, leaf_values, train_loss, times = (
-            state.trees,
-            state.leaf_values,
-            state.train_loss,
-            state.times,
-        )
-        for t in range(len(trees), T if not state.stopped else len(trees)):
+        forest, train_loss, times = state.forest, state.train_loss, state.times
+        for t in range(len(forest), T if not state.stopped else len(forest)):
             t0 = time.perf_counter()
             if authors_float and algo.proximal:
                 r = _authors_float.prox_residual(loss, y, H, lam)
@@ -293,8 +292,7 @@ class BoostingLoop:
             if idle is not None:
                 idle.update(tree, c, alphas[t])
             state.elapsed += time.perf_counter() - t0
-            trees.append(tree)
-            leaf_values.append(c)
+            forest.append(tree, c)
             train_loss.append(loss.value(y, F, w))
             times.append(state.elapsed)
             if ev is not None:

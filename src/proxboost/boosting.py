@@ -30,6 +30,7 @@ from proxboost._fit_loop import (
 from proxboost._input_kinds import check_feature_kinds
 from proxboost._intervals import QuantileIntervals
 from proxboost._monotone import check_monotonic_cst
+from proxboost._plain_data import fit_data, more_data
 from proxboost._validation import (
     Choice,
     Flag,
@@ -46,7 +47,6 @@ from proxboost._validation import (
 from proxboost._vocabulary import TIE_RULES
 from proxboost.engines import ENGINES
 from proxboost.engines._descent import CHUNK
-from proxboost.engines._packed import PackedNodes
 from proxboost.engines._threads import engine_threads, numba_threads
 from proxboost.losses import (
     LOSSES,
@@ -210,9 +210,7 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         """
         self._check_param_combinations()
         check_feature_kinds(X)
-        X, y = validate_data(
-            self, X, y, ensure_all_finite="allow-nan", y_numeric=self._task == "regression"
-        )
+        X, y = fit_data(self, X, y, y_numeric=self._task == "regression")
         X, y = _writeable(X), _writeable(y)
         cst = self._fit_monotonic_cst()
         y = self._encode_target(y, fit=True)
@@ -231,7 +229,7 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
                     "eval_set must be a tuple (X_eval, y_eval) or (X_eval, y_eval, w_eval)"
                 )
             check_feature_kinds(eval_set[0], "eval_set's X_eval")
-            X_eval = validate_data(self, eval_set[0], reset=False, ensure_all_finite="allow-nan")
+            X_eval = more_data(self, eval_set[0])
             X_eval = _writeable(X_eval)
             y_eval = _writeable(self._encode_target(np.asarray(eval_set[1]), fit=False))
             self._check_target_range(y_eval, "eval_set's y_eval")
@@ -356,6 +354,29 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         )
         return X_tr, y_tr, w_tr, X_val, y_val, w_val
 
+    # -- the fitted trees ------------------------------------------------------------------------
+    @property
+    def estimators_(self):
+        """The fitted trees, a list (made on the first read from the model's forest, then kept
+        until the next fit: see ``proxboost._forest``)."""
+        return self._fitted_forest("estimators_").trees()
+
+    @property
+    def leaf_values_(self):
+        """Each tree's leaf values, a list of arrays (made on the first read, then kept)."""
+        return self._fitted_forest("leaf_values_").leaf_values()
+
+    def _fitted_forest(self, name):
+        state = self.__dict__.get("_state_")
+        if state is None:  # not fitted: hasattr() is False, as for any fitted attribute
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return state.forest
+
+    def __setstate__(self, state):
+        # a model pickled before forests held its trees as lists beside the state's own
+        state = {k: v for k, v in state.items() if k not in ("estimators_", "leaf_values_")}
+        super().__setstate__(state)
+
     @property
     def feature_importances_(self):
         """Impurity-based importances, as scikit-learn's gradient boosting computes them.
@@ -365,15 +386,15 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
         when no tree splits). Nesterov's model weights do not enter.
         """
         check_is_fitted(self)
-        trees = self.estimators_
-        kind = _compiled_kind(trees)
+        forest = self._state_.forest
+        kind = forest.kind()
         if kind is not None:  # one compiled call per run of trees: the same sums
-            gains = kind.gains_by_feature(trees, self.n_features_in_)
-            per_tree = gains[np.array([tree.n_leaves > 1 for tree in trees], dtype=bool)]
+            gains = kind.gains_by_feature(forest, self.n_features_in_)
+            per_tree = gains[forest.n_leaves() > 1]
         else:
             per_tree = [
                 np.bincount(tree.split_feature, tree.split_gain, minlength=self.n_features_in_)
-                for tree in trees
+                for tree in forest.trees()
                 if len(tree.split_feature) > 0
             ]
         if len(per_tree) == 0:
@@ -390,15 +411,15 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
             _writeable(validate_data(self, X, reset=False, ensure_all_finite="allow-nan"))
         )
         F = _constant(Xp.shape[0], self.init_)
-        trees = self.estimators_
-        kind = _compiled_kind(trees, F)
+        forest = self._state_.forest
+        kind = _compiled_kind(forest, F)
         if kind is not None:  # no Python call per tree
             # n_jobs threads take chunks of rows; one chunk stays on one thread
             k = engine_threads(self.n_jobs) if Xp.shape[0] > CHUNK else 1
             with numba_threads(k) if k > 1 else contextlib.nullcontext():
-                kind.add_trees(Xp, trees, self.leaf_values_, self.weights_[1:], F, k)
+                kind.add_trees(Xp, forest, self.weights_[1:], F, k)
             return F
-        for w, tree, c in zip(self.weights_[1:], trees, self.leaf_values_):
+        for w, tree, c in zip(self.weights_[1:], forest.trees(), forest.leaf_values()):
             F += w * c[tree.apply(Xp)]
         return F
 
@@ -409,21 +430,20 @@ class _BaseBoosting(BoostingLoop, BaseEstimator):
             _writeable(validate_data(self, X, reset=False, ensure_all_finite="allow-nan"))
         )
         F = H = _constant(Xp.shape[0], self.init_)
-        trees = self.estimators_
-        kind = _compiled_kind(trees, F)
+        forest = self._state_.forest
+        kind = _compiled_kind(forest, F)
         if kind is not None:  # blocks of stages computed by one compiled call per run of trees
             n = Xp.shape[0]
             FH = (F.reshape(n, -1).copy(), F.reshape(n, -1).copy())
             per_block = max(1, STAGES_BYTES // (8 * FH[0].size))
-            for first in range(0, len(trees), per_block):
-                stop = min(len(trees), first + per_block)
+            for first in range(0, len(forest), per_block):
+                stop = min(len(forest), first + per_block)
                 out = np.empty((stop - first,) + FH[0].shape)
-                values, alphas = self.leaf_values_[first:stop], self.alphas_[first:stop]
-                kind.stage_trees(Xp, trees[first:stop], values, alphas, FH, out)
+                kind.stage_trees(Xp, forest, first, stop, self.alphas_, FH, out)
                 for stage in out:
                     yield stage.reshape(F.shape)
             return
-        for tree, c, alpha in zip(trees, self.leaf_values_, self.alphas_):
+        for tree, c, alpha in zip(forest.trees(), forest.leaf_values(), self.alphas_):
             F_next = H + c[tree.apply(Xp)]
             H = F_next + alpha * (F_next - F) if alpha else F_next
             F = F_next
@@ -462,15 +482,11 @@ def _data_key(*arrays) -> tuple:
     return tuple(key)
 
 
-def _compiled_kind(trees, F=None):
-    """The class of the fitted ``trees`` when a prediction (into ``F``, float64) or their
-    importances can read them in compiled calls (all of one compiled engine's ``PackedNodes``
-    class), else None (one Python call per tree: the ``sklearn`` engine)."""
-    kind = type(trees[0]) if trees else None
-    float64 = F is None or F.dtype == np.float64
-    if kind is None or not issubclass(kind, PackedNodes) or not float64:
-        return None
-    return kind if all(type(tree) is kind for tree in trees) else None
+def _compiled_kind(forest, F):
+    """The class of the fitted trees when a prediction into ``F`` (float64) can read them in
+    compiled calls (all of one compiled engine's ``PackedNodes`` class), else None (one Python
+    call per tree: the ``sklearn`` engine)."""
+    return forest.kind() if F.dtype == np.float64 else None
 
 
 #: Memory of one block of staged predictions (``staged_predict``): stages per block so that

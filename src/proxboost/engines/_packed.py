@@ -4,14 +4,15 @@ A compiled boosting loop (:mod:`proxboost._compiled_loop`) writes the nodes of a
 to end into one set of arrays; each fitted tree is then the span ``[start, stop)`` of them, and
 its fields (``feature``, ``threshold``, ...) are views cut the first time the tree is read (and
 kept). Cutting the eight views of each of 1,000 trees when the fit ends cost about 3 ms, a
-sixth of a whole fit on a small dataset; one small object per tree costs a tenth of that. A
-tree grown alone owns its arrays (the span is all of them). Either way a field is the same view
-of the same numbers.
+sixth of a whole fit on a small dataset; one small object per tree costs a tenth of that, and
+the model's forest (:mod:`proxboost._forest`) makes even those only when ``estimators_`` is
+read. A tree grown alone owns its arrays (the span is all of them). Either way a field is the
+same view of the same numbers.
 
 A model's prediction and its staged predictions read no field: they hand each run of trees
-sharing their arrays to the engine's compiled ``add_trees`` or ``stage_trees`` whole
-(:meth:`PackedNodes.add_trees`, :meth:`PackedNodes.stage_trees`), one call where each tree cost
-a Python call of its own.
+sharing their arrays (``Forest.runs``) to the engine's compiled ``add_trees`` or
+``stage_trees`` whole (:meth:`PackedNodes.add_trees`, :meth:`PackedNodes.stage_trees`), one
+call where each tree cost a Python call of its own.
 
 Pickling keeps the sharing (pickle writes an object shared by many trees once), so a model's
 pickle holds each array once too.
@@ -80,40 +81,42 @@ class PackedNodes:
             trees.append(tree)
         return trees
 
-    @classmethod
-    def add_trees(cls, Xp, trees, leaf_values, weights, F, threads=1):
-        """F += weights[t] * leaf_values[t][trees[t].apply(Xp)] for every tree in order, in one
-        compiled call per run of consecutive trees sharing their arrays (all the trees of one
-        compiled loop) instead of one Python call per tree: the same numbers, each entry of
-        F getting the same products added in the same order. ``F``: float64, (n,) or (n, K)
-        with (n_leaves, K) leaf values. ``threads`` > 1: chunks of rows on that many threads (to
-        be called under ``_threads.numba_threads``), each row through the trees in the same
-        order: the same numbers."""
+    @staticmethod
+    def add_trees(Xp, forest, weights, F, threads=1):
+        """F += weights[t] * leaf_values[t][trees[t].apply(Xp)] for every tree of ``forest``
+        (``proxboost._forest.Forest``) in order, in one compiled call per run of consecutive
+        trees sharing their arrays (all the trees of one compiled loop) instead of one Python
+        call per tree: the same numbers, each entry of F getting the same products added in
+        the same order. ``F``: float64, (n,) or (n, K) with (n_leaves, K) leaf values.
+        ``threads`` > 1: chunks of rows on that many threads (to be called under
+        ``_threads.numba_threads``), each row through the trees in the same order: the same
+        numbers."""
         F2 = F.reshape(F.shape[0], -1)  # a view: (n, 1) for one value per leaf
-        for first, stop, spans, values in _runs(trees, leaf_values):
+        for first, stop, spans, values, head in forest.runs():
             w = np.ascontiguousarray(weights[first:stop], dtype=np.float64)
-            trees[first]._add_group(Xp, spans, values, w, F2, threads)
+            head._add_group(Xp, spans, values, w, F2, threads)
 
-    @classmethod
-    def stage_trees(cls, Xp, trees, leaf_values, alphas, FH, out):
-        """out[t] = the prediction after tree t (``staged_predict``), tree after tree from the
-        model's F and H (``FH``: float64, (n, K) each, updated): f = H + c[leaves], then
-        H = f + alpha (f - F) (f where alpha is 0) and F = f, entry by entry as the Python
-        recursion computes it; one compiled call per run of trees sharing their arrays.
-        ``out``: (len(trees), n, K)."""
-        for first, stop, spans, values in _runs(trees, leaf_values):
-            a = np.ascontiguousarray(alphas[first:stop], dtype=np.float64)
-            trees[first]._stage_group(Xp, spans, values, a, FH, out[first:stop])
+    @staticmethod
+    def stage_trees(Xp, forest, first, stop, alphas, FH, out):
+        """out[t - first] = the prediction after tree t of ``forest`` (``staged_predict``),
+        for t in [first, stop), tree after tree from the model's F and H (``FH``: float64,
+        (n, K) each, updated): f = H + c[leaves], then H = f + alpha (f - F) (f where alpha
+        is 0) and F = f, entry by entry as the Python recursion computes it; one compiled
+        call per run of trees sharing their arrays. ``alphas``: every tree's; ``out``:
+        (stop - first, n, K)."""
+        for a, b, spans, values, head in forest.runs(first, stop):
+            alpha = np.ascontiguousarray(alphas[a:b], dtype=np.float64)
+            head._stage_group(Xp, spans, values, alpha, FH, out[a - first : b - first])
 
-    @classmethod
-    def gains_by_feature(cls, trees, n_features):
-        """(len(trees), n_features): per tree, its split gains summed by feature, each sum in
+    @staticmethod
+    def gains_by_feature(forest, n_features):
+        """(len(forest), n_features): per tree, its split gains summed by feature, each sum in
         node order as ``np.bincount(tree.split_feature, tree.split_gain)`` adds it (the same
         numbers), one compiled call per run of trees sharing their arrays."""
-        out = np.zeros((len(trees), n_features))
-        at = {name: k for k, name in enumerate(cls.FIELDS)}
-        for first, stop, spans, _ in _runs(trees, None):
-            arrays = trees[first]._arrays
+        out = np.zeros((len(forest), n_features))
+        for first, stop, spans, _, head in forest.runs(with_values=False):
+            at = {name: k for k, name in enumerate(head.FIELDS)}
+            arrays = head._arrays
             feature, left, gain = arrays[at["feature"]], arrays[at["left"]], arrays[at["gain"]]
             split_gains(feature, left, np.asarray(gain, np.float64), spans, out[first:stop])
         return out
@@ -157,27 +160,3 @@ class PackedNodes:
         for name in self._slots():
             if name in state and name not in self.FIELDS:
                 setattr(self, name, state[name])
-
-
-def _runs(trees, leaf_values):
-    """Per run of consecutive trees sharing their arrays: (first, stop, spans, values), the
-    spans (first node, end node, first leaf value) of trees[first:stop] in their shared arrays
-    and their leaf values end to end, one row of K per leaf (``leaf_values`` None: no values,
-    None)."""
-    first = 0
-    while first < len(trees):
-        stop = first + 1
-        while stop < len(trees) and trees[stop]._shares_arrays(trees[first]):
-            stop += 1
-        group = trees[first:stop]
-        values = None if leaf_values is None else leaf_values[first:stop]
-        spans = np.zeros((stop - first, 3), np.int64)
-        spans[:, 0] = [tree._start for tree in group]
-        spans[:, 1] = [tree._stop for tree in group]
-        if leaf_values is None:
-            yield first, stop, spans, None
-        else:
-            np.cumsum([len(c) for c in values[:-1]], out=spans[1:, 2])
-            values = np.concatenate(values).astype(np.float64, copy=False)
-            yield first, stop, spans, values.reshape(len(values), -1)
-        first = stop

@@ -356,14 +356,12 @@ class ExactEngine:
         return grow_in_loop, apply, record, max_nodes
 
     @staticmethod
-    def trees(nodes, starts, ends, n_leaves):
-        """The :class:`ExactTree` of each tree a compiled loop grew: tree k holds the entries
-        ``starts[k]:ends[k]`` of the node arrays (``grow_in_loop``'s order: feature, threshold,
-        threshold bin (unused), left, right, leaf_of_node, gain, missing) and ``n_leaves[k]``
-        leaves. One call for every tree: per tree, its slices and its object only."""
+    def packed(nodes):
+        """(tree class, node arrays, attributes of every tree) of the trees a compiled loop
+        grew into ``nodes`` (``grow_in_loop``'s order: feature, threshold, threshold bin
+        (unused), left, right, leaf_of_node, gain, missing): a ``_forest.Block``'s parts."""
         feature, threshold, _, left, right, leaf_of_node, gain, missing = nodes
-        arrays = (feature, threshold, left, right, leaf_of_node, gain, missing)
-        return ExactTree.spans(arrays, starts, ends, n_leaves)
+        return ExactTree, (feature, threshold, left, right, leaf_of_node, gain, missing), {}
 
 
 def _tree_size(n, max_depth):

@@ -395,16 +395,13 @@ class HistEngine:
         apply = apply_in_loop if threads <= 1 else apply_in_loop_par
         return grow_in_loop, apply, record, max_nodes
 
-    def trees(self, nodes, starts, ends, n_leaves):
-        """The :class:`HistTree` of each tree a compiled loop grew: tree k holds the entries
-        ``starts[k]:ends[k]`` of the node arrays (``grow_in_loop``'s order: feature, threshold,
-        threshold bin, left, right, leaf_of_node, gain, missing) and ``n_leaves[k]`` leaves."""
+    def packed(self, nodes):
+        """(tree class, node arrays, attributes of every tree) of the trees a compiled loop
+        grew into ``nodes`` (``grow_in_loop``'s order: feature, threshold, threshold bin,
+        left, right, leaf_of_node, gain, missing): a ``_forest.Block``'s parts."""
         feature, threshold, thr, left, right, leaf_of_node, gain, missing = nodes
         arrays = (feature, thr, left, right, leaf_of_node, missing, threshold, gain)
-        trees = HistTree.spans(arrays, starts, ends, n_leaves)
-        for tree in trees:
-            tree.missing_bin = self.missing_bin_
-        return trees
+        return HistTree, arrays, {"missing_bin": self.missing_bin_}
 
     def _rows_and_root_stats(self, Xp, sample_weight):
         """(weights or None, rows of positive weight, rows of weight 0, root weights and counts).
