@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from proxboost.engines._packed import PackedNodes
+
 
 class Block:
     """The trees of one compiled loop: ``kind`` (their ``PackedNodes`` class), ``arrays`` (the
@@ -194,8 +196,6 @@ class Forest:
         """The trees' ``PackedNodes`` class when they are all of one (a model that the engines'
         compiled calls can predict), else None (one Python call per tree: the ``sklearn``
         engine)."""
-        from proxboost.engines._packed import PackedNodes  # the engines import this module
-
         kinds = set()
         for segment in self.segments:
             if isinstance(segment, Block):
