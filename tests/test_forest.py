@@ -10,26 +10,12 @@ import pickle
 import numpy as np
 import pytest
 
+# the rows with missing values, and the per-tree oracles of the prediction and importances
+from test_packed import _data, _per_tree_importances, _per_tree_sum
+
 from proxboost import BoostingRegressor, _compiled_loop, boosting
 from proxboost._fit_loop import _LoopState
 from proxboost._forest import Block, Loose
-
-
-def _data():
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(160, 4))
-    X[rng.random(X.shape) < 0.05] = np.nan
-    y = np.nan_to_num(X[:, 0]) + rng.normal(size=160)
-    return X, y
-
-
-def _per_tree_sum(est, X):
-    """One Python call per tree: the oracle of the block's prediction."""
-    Xp = est.engine_.prepare(np.asarray(X, float))
-    F = np.full((len(X),) + np.shape(est.init_), est.init_)
-    for w, tree, c in zip(est.weights_[1:], est.estimators_, est.leaf_values_, strict=True):
-        F += w * c[tree.apply(Xp)]
-    return F
 
 
 def _blocks(est):
@@ -64,13 +50,7 @@ def test_a_fit_makes_no_tree_object_until_one_is_read(engine, tau):
     # and the predictions read from the block are the per-tree oracle's
     assert np.array_equal(predicted, _per_tree_sum(est, X))
     assert np.array_equal(stages[-1], predicted)
-    per_tree = [  # the importances' oracle: one bincount per tree that splits
-        np.bincount(tree.split_feature, tree.split_gain, minlength=X.shape[1])
-        for tree in trees
-        if len(tree.split_feature) > 0
-    ]
-    mean = np.mean(per_tree, axis=0)
-    assert np.array_equal(importances, mean / mean.sum())
+    assert np.array_equal(importances, _per_tree_importances(est))
 
 
 def _mixed(engine, monkeypatch):
