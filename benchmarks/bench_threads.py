@@ -49,6 +49,7 @@ from shared import MAX_LOAD, commit, load, machine, write_between_markers
 from proxboost import BoostingRegressor
 from proxboost.engines._hist import grower as hist_grower
 from proxboost.engines._hist import histogram as hist_histogram
+from proxboost.engines._hist.records import HIST_GAP
 from proxboost.engines._threads import numba_threads, threading_layer
 from proxboost.experiments.datasets import load_dataset
 
@@ -152,6 +153,9 @@ def kernels(rounds, n=1_000_000):
     spare = np.empty(n, np.intp)
     ids = np.empty(n, np.intp)
     stats = hist_histogram.root_stats(bins, offsets, None, every, n)
+    own = np.empty((2, len(H) + HIST_GAP))  # each thread's own histogram
+    # the node's rows and every feature's full bin range
+    halves = ((0, n // 2), (np.zeros(D, np.int32), np.full(D, 255, np.int32)))
     h, g = hist_histogram, hist_grower
     split = (3, 127, -1)
     # the last level's two splits of a quarter of the rows each (as a depth-2 tree's), shared
@@ -164,11 +168,11 @@ def kernels(rounds, n=1_000_000):
     cases = {
         "histogram of a node (5·10^5 rows)": (
             lambda: h.build_hist(H, bins, offsets, target, None, half, 0, n // 2),
-            lambda: h.build_hist_par(H, bins, offsets, target, None, half, 0, n // 2, 2),
+            lambda: h.build_hist_par(H, bins, offsets, target, None, half, *halves, own),
         ),
         "histogram of the root (10^6 rows)": (
             lambda: h.build_root_sums(H, bins, offsets, target, None, every, n, stats),
-            lambda: h.build_root_sums_par(H, bins, offsets, target, None, every, n, stats, 2),
+            lambda: h.build_root_sums_par(H, bins, offsets, target, None, n, stats, own),
         ),
         "partition (10^6 rows)": (
             lambda: g.partition(bins, target, None, every.copy(), spare, 0, n, *split),

@@ -529,10 +529,15 @@ def test_histograms_are_row_order_sums_on_any_thread_count(weighted):
         histogram.build_hist(built[0], bins, offsets, target, w, node, 0, len(node))
         rows = positive.astype(np.intp)
         histogram.build_root_sums(built[1], bins, offsets, target, w, rows, len(rows), stats)
+        ranges = (np.zeros(len(n_bins), np.int32), n_bins.astype(np.int32))
         for i, k in enumerate((1, 2, 3)):
+            # the threads write every slot of their ranges: nothing need be zeroed first
             H, R = built[2 + 2 * i], built[3 + 2 * i]
-            histogram.build_hist_par(H, bins, offsets, target, w, node, 0, len(node), k)
-            histogram.build_root_sums_par(R, bins, offsets, target, w, rows, len(rows), stats, k)
+            H[:] = R[:] = np.nan
+            own = np.full((k, S * offsets[-1] + 7), np.nan)  # each thread's own histogram
+            segment = (0, len(node))
+            histogram.build_hist_par(H, bins, offsets, target, w, node, segment, ranges, own)
+            histogram.build_root_sums_par(R, bins, offsets, target, w, len(rows), stats, own)
         for H in built[0::2]:
             assert np.array_equal(H, want_node)
         for R in built[1::2]:

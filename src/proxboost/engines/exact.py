@@ -90,7 +90,13 @@ from proxboost.engines._exact.predictor import (
     stage_trees,
     steps_work,
 )
-from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Threads, new_scratch
+from proxboost.engines._exact.records import (
+    FEATURE_THRESHOLD,
+    HIST_GAP,
+    MAX_CODES,
+    Threads,
+    new_scratch,
+)
 from proxboost.engines._nodes import (
     EPSILON,
     SMALL_NODE,
@@ -303,9 +309,9 @@ class ExactEngine:
         """The scratch of k threads on the prepared rows ``Xp`` (``records.Threads``, kept
         between trees)."""
         n, p = Xp.shape
-        if self._threads is None or self._threads[0] != (n, p, k):
+        if self._threads is None or self._threads[0] != (n, p, k, Xp.hist_size):
             self._threads = (
-                (n, p, k),
+                (n, p, k, Xp.hist_size),
                 Threads(
                     bin_values=np.empty((k, n), np.float32),
                     bin_targets=np.empty((k, n)),
@@ -332,6 +338,7 @@ class ExactEngine:
                     next_item=np.zeros(2, np.int64),
                     left_counts=np.zeros(k, np.int64),
                     side_sums=np.zeros((2, 3)),
+                    hist=np.empty((k, Xp.hist_size + HIST_GAP)),
                 ),
             )
         return self._threads[1]

@@ -314,7 +314,8 @@ class HistEngine:
         max_nodes, stack_depth = _tree_size(n, max_depth)
         w, active, idle, stats = self._rows_and_root_stats(Xp, sample_weight)
         n_act = len(active)
-        scratch = self._scratch(Xp, max_depth, len(stats))
+        k = engine_threads(self.n_jobs)
+        scratch = self._scratch(Xp, max_depth, len(stats), k)
         scratch.rows[:n_act] = active
         kernel_args = (
             self._binned(Xp),
@@ -329,7 +330,6 @@ class HistEngine:
             stats,
             check_monotonic_cst(monotonic_cst, Xp.shape[1]),
         )
-        k = engine_threads(self.n_jobs)
         if k > 1:
             with numba_threads(k):
                 grown = grow_tree(*kernel_args, k)
@@ -353,17 +353,18 @@ class HistEngine:
     def _binned(self, Xp):
         return Binned(Xp, self.offsets_, self.n_bins_, self._edges2d, self._rep2d, self.nan_bin_)
 
-    def _scratch(self, Xp, max_depth, stats_size):
-        """The per-fit scratch of the trees of ``max_depth`` on the binned rows ``Xp`` (kept
-        between trees of one shape: ``records.Scratch``)."""
+    def _scratch(self, Xp, max_depth, stats_size, k):
+        """The per-fit scratch of the trees of ``max_depth`` on the binned rows ``Xp``, grown on
+        k threads (kept between trees of one shape: ``records.Scratch``)."""
         n, p = Xp.shape
         max_nodes, stack_depth = _tree_size(n, max_depth)
         # histogram buffers in use at once: the node being split, one scratch, and the pending
         # histogram nodes on the stack (one per depth at most, each > SMALL_NODE disjoint rows)
         n_buf = min(stack_depth, n // (SMALL_NODE + 1)) + 3
-        shape = (n, p, n_buf, stats_size, max_nodes, stack_depth)
+        shape = (n, p, n_buf, stats_size, max_nodes, stack_depth, k)
         if self._work is None or self._work[0] != shape:
-            scratch = new_scratch(n, p, n_buf, stats_size, max_nodes, stack_depth, SMALL_NODE)
+            sizes = (n_buf, stats_size, max_nodes, stack_depth, SMALL_NODE, k)
+            scratch = new_scratch(n, p, *sizes)
             self._work = (shape, scratch)
         return self._work[1]
 
@@ -382,7 +383,7 @@ class HistEngine:
             raise ValueError("the compiled loop takes positive weights only")
         record = HistLoop(
             self._binned(Xp),
-            self._scratch(Xp, max_depth, len(stats)),
+            self._scratch(Xp, max_depth, len(stats), threads),
             w,
             active,
             stack_depth,

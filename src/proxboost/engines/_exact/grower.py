@@ -473,23 +473,23 @@ def child_histograms(codes, target, w, work, buf, node, mid, need_l, need_r, n_f
                 work.bin_lo[into, f] = work.bin_lo[buf, f]
                 work.bin_hi[into, f] = work.bin_hi[buf, f]
         if w is None or need_small:
-            zero_ranges(codes, work, into)
             s_start = start if small_left else mid
             s_end = mid if small_left else end
             if par is None:
+                zero_ranges(codes, work, into)
                 build_hist(codes, target, w, work, into, s_start, s_end)
             else:
-                build_hist_par(codes, target, w, work, into, s_start, s_end, threads(par))
+                build_hist_par(codes, target, w, work, into, s_start, s_end, par.hist)
         if subtract and w is None:
             subtract_ranges(codes, work, buf, into)
         elif subtract:
-            zero_ranges(codes, work, buf)
             l_start = mid if small_left else start
             l_end = end if small_left else mid
             if par is None:
+                zero_ranges(codes, work, buf)
                 build_hist(codes, target, w, work, buf, l_start, l_end)
             else:
-                build_hist_par(codes, target, w, work, buf, l_start, l_end, threads(par))
+                build_hist_par(codes, target, w, work, buf, l_start, l_end, par.hist)
     return buf_l, buf_r, n_free
 
 
@@ -632,10 +632,9 @@ def root_mode(codes, target, w, work, limits, n_act, imp, par):
                     zero_ranges(codes, work, mode)
                     build_hist(codes, target, w, work, mode, 0, n_act)
             elif w is None:
-                build_root_hist_par(codes, target, work, mode, threads(par))
+                build_root_hist_par(codes, target, work, mode, par.hist)
             else:
-                zero_ranges(codes, work, mode)
-                build_hist_par(codes, target, w, work, mode, 0, n_act, threads(par))
+                build_hist_par(codes, target, w, work, mode, 0, n_act, par.hist)
     return mode, n_free
 
 
@@ -777,12 +776,27 @@ def new_records(scratch, p, max_nodes, seed, monotonic):
     return work, tree, scratch.stack
 
 
+@njit(error_model="numpy", cache=True, nogil=True, parallel=True)
+def number_rows_par(codes, work, n_act, k):
+    """``root_pass``'s row list and labels with unit weights (every row, label 0), on k
+    threads, each a block of the rows: the sums' pass left to one thread then only reads."""
+    coarse = codes.coarse_features.shape[0] > 0
+    rows = work.rows
+    labels = work.node_label
+    for t in prange(k):
+        start, end = row_block(0, n_act, t, k)
+        for j in range(start, end):
+            rows[j] = j
+            if coarse:
+                labels[j] = 0
+
+
 @kernel
-def root_pass(codes, target, w, work, n_act):
-    """One pass over the rows taking part: row list and labels (unit weights: every row), root
-    sums and, with coarse features, the target's range and whether the tree builds the
-    positive parts (``work.target_range``, ``range_bounds``). Returns (root sums, smallest
-    weight)."""
+def root_pass(codes, target, w, work, n_act, numbered):
+    """One pass over the rows taking part: row list and labels (unit weights: every row, unless
+    already ``numbered``), root sums and, with coarse features, the target's range and whether
+    the tree builds the positive parts (``work.target_range``, ``range_bounds``). Returns (root
+    sums, smallest weight)."""
     coarse = codes.coarse_features.shape[0] > 0  # labels, target range: coarse features only
     rows = work.rows
     wmin = np.inf
@@ -794,7 +808,7 @@ def root_pass(codes, target, w, work, n_act):
     above = 0.0  # the sums of w g over the rows of positive and of negative target
     below = 0.0
     for j in range(n_act):
-        if w is None:
+        if w is None and not numbered:
             rows[j] = j
             if coarse:
                 work.node_label[j] = 0
@@ -875,7 +889,10 @@ def grow_in_place(codes, target, w, scratch, sizes, consts, monotonic, par):
     eps, thr, small = consts
     p = codes.values.shape[1]
     work, tree, stack = new_records(scratch, p, max_nodes, seed, monotonic)
-    root, wmin = root_pass(codes, target, w, work, n_act)
+    numbered = par is not None and w is None and n_act >= PARALLEL_ROWS
+    if numbered:
+        number_rows_par(codes, work, n_act, threads(par))
+    root, wmin = root_pass(codes, target, w, work, n_act, numbered)
     limits = Limits(max_depth, eps, thr, small, wmin, root.weight)
     records = (work, tree, stack, limits)
     n_nodes, n_leaves = grow_nodes(codes, target, w, *records, n_act, root, scratch.pending, par)
@@ -887,7 +904,7 @@ def grow_in_place(codes, target, w, scratch, sizes, consts, monotonic, par):
     # rows as they came in. Rare; the same tree as on one thread in every case.
     restore_rows(work, w)
     work, tree, stack = new_records(scratch, p, max_nodes, seed, monotonic)
-    root, wmin = root_pass(codes, target, w, work, n_act)
+    root, wmin = root_pass(codes, target, w, work, n_act, False)
     records = (work, tree, stack, limits)
     return grow_nodes(codes, target, w, *records, n_act, root, scratch.pending, None)
 

@@ -251,15 +251,18 @@ def children_histograms(binned, target, w, scratch, work, buf, segment, modes, n
             for f in range(rlo.shape[1]):
                 rlo[into, f] = rlo[buf, f]
                 rhi[into, f] = rhi[buf, f]
-        zero_ranges(hist[into], binned.offsets, rlo[into], rhi[into], S)
         if par is None:
+            zero_ranges(hist[into], binned.offsets, rlo[into], rhi[into], S)
             build_hist(
                 hist[into], binned.bins, binned.offsets, target, w, scratch.rows, s_start, s_end
             )
         else:
             rows = scratch.rows
+            segment = (s_start, s_end)
+            ranges = (rlo[into], rhi[into])
+            own = scratch.thread_hist
             build_hist_par(
-                hist[into], binned.bins, binned.offsets, target, w, rows, s_start, s_end, par
+                hist[into], binned.bins, binned.offsets, target, w, rows, segment, ranges, own
             )
         if subtract:
             subtract_ranges(hist[buf], hist[into], binned.offsets, rlo[buf], rhi[buf], S)
@@ -303,9 +306,9 @@ def root_mode(binned, target, w, scratch, work, limits, n_act, root, root_stats,
                 hist, binned.bins, binned.offsets, target, w, scratch.rows, n_act, root_stats
             )
         else:
-            rows = scratch.rows
+            own = scratch.thread_hist
             build_root_sums_par(
-                hist, binned.bins, binned.offsets, target, w, rows, n_act, root_stats, par
+                hist, binned.bins, binned.offsets, target, w, n_act, root_stats, own
             )
     return mode, n_free
 

@@ -8,7 +8,12 @@ after a histogram subtraction, whose rounding can leave a small nonzero weight i
 
 The ``*_par`` kernels (``n_jobs`` > 1) build the same histograms in parallel over features: a
 feature's bins are its own, and each bin still gets its rows added in row order, so every sum
-is the serial kernel's bit for bit. They are compiled at their first use only.
+is the serial kernel's bit for bit. Each thread adds its rows into its own histogram (one row of
+``hists``, the rows a page apart: ``Scratch.thread_hist``), zeroed first on its features' ranges,
+then copies those ranges into the node's: the same additions from the same zeros. Adding
+straight into the node's histogram, two threads' halves of it side by side, was about 40 %
+slower per pass (the cores' prefetchers reach into the lines the other core writes; the exact
+engine's histograms measured it). They are compiled at their first use only.
 """
 
 import numpy as np
@@ -176,28 +181,65 @@ def subtract_ranges(H, Hs, offsets, lo, hi, S):
             H[i] -= Hs[i]
 
 
+@njit(error_model="numpy", cache=True, nogil=True)
+def zero_group(H, offsets, ranges, S, group):
+    """H = 0 on the bin ranges ``ranges`` = (lo, hi) of the features [first, last) (``group``)."""
+    lo, hi = ranges
+    first, last = group
+    for f in range(first, last):
+        o = offsets[f]
+        for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
+            H[i] = 0.0
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def copy_group(G, H, offsets, ranges, S, group):
+    """G = H on the bin ranges ``ranges`` = (lo, hi) of the features [first, last) (``group``)."""
+    lo, hi = ranges
+    first, last = group
+    for f in range(first, last):
+        o = offsets[f]
+        for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
+            G[i] = H[i]
+
+
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
-def build_hist_par(H, bins, offsets, target, w, rows, start, end, k):
-    """``build_hist`` on k threads, in parallel over features (the same sums: each bin's rows in
-    row order).
+def build_hist_par(H, bins, offsets, target, w, rows, segment, ranges, hists):
+    """``build_hist`` of rows[segment[0]:segment[1]] into H on its bin ranges ``ranges`` = (lo,
+    hi) (H need not be zeroed there), on the threads of ``hists`` (one histogram per thread), in
+    parallel over features (the same sums: each bin's rows in row order).
 
     Each thread takes one group of features (``feature_group``) and passes over the rows once,
-    adding each row to its group's bins (``add_rows``, the serial kernel's loop): a pass per
-    feature would read every row's cache line once per feature, which made two threads slower
-    than one on large data, and a loop of one row at a time was a third slower per thread than
-    the serial loop's four. ``k`` is an argument, not numba's ``get_num_threads()`` in the
-    kernel, which would keep numba from caching every function compiled with it."""
+    adding each row to its group's bins (``add_rows``, the serial kernel's loop) in its own
+    histogram (module docstring): a pass per feature would read every row's cache line once
+    per feature, which made two threads slower than one on large data, and a loop of one row
+    at a time was a third slower per thread than the serial loop's four. The thread count is
+    the scratch's, not numba's ``get_num_threads()`` in the kernel, which would keep numba from
+    caching every function compiled with it."""
     p = bins.shape[1]
+    k = hists.shape[0]
+    S = 2 if w is None else 3
     for t in prange(k):
-        add_rows(H, bins, offsets, target, w, rows, (start, end), feature_group(p, t, k))
+        group = feature_group(p, t, k)
+        own = hists[t]
+        zero_group(own, offsets, ranges, S, group)
+        add_rows(own, bins, offsets, target, w, rows, segment, group)
+        copy_group(H, own, offsets, ranges, S, group)
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
-def build_root_sums_par(H, bins, offsets, target, w, rows, n_act, stats, k):
-    """``build_root_sums`` on k threads, in parallel over features (the same sums, in row order;
-    one pass over the rows per thread, as ``build_hist_par``)."""
+def build_root_sums_par(H, bins, offsets, target, w, n_act, stats, hists):
+    """``build_root_sums`` on the threads of ``hists``, in parallel over features (the same
+    sums, in row order; one pass over the rows per thread into its own histogram, as
+    ``build_hist_par``)."""
     p = bins.shape[1]
-    for i in range(stats.shape[0]):
-        H[i] = stats[i]
+    k = hists.shape[0]
+    S = 2 if w is None else 3
     for t in prange(k):
-        add_root_sums(H, bins, offsets, target, w, n_act, feature_group(p, t, k))
+        first, last = feature_group(p, t, k)
+        own = hists[t]
+        for i in range(S * offsets[first], S * offsets[last]):
+            own[i] = stats[i]
+        add_root_sums(own, bins, offsets, target, w, n_act, (first, last))
+        for i in range(S * offsets[first], S * offsets[last]):
+            H[i] = own[i]

@@ -38,8 +38,14 @@ Scratch = namedtuple(
         # leaf values read them instead of a pass over the rows, bincount's sums bit for bit)
         "leaf_sums",
         "pending",  # Pending: the last level's splits the threads label after the node loop
+        # (k, S * total bins + HIST_GAP) float64: each thread's own histogram (``n_jobs`` = k > 1,
+        # ``histogram.*_par``; the rows a page apart), (0, 0) on one thread
+        "thread_hist",
     ],
 )
+
+#: float64 slots (4 KiB) between the threads' own histograms (``Scratch.thread_hist``)
+HIST_GAP = 512
 
 #: The last level's splits whose rows the threads label after the node loop (``n_jobs`` > 1:
 #: ``grower.label_pending``), one entry per split, at most one per two nodes: each split's
@@ -59,11 +65,12 @@ Pending = namedtuple(
 )
 
 
-def new_scratch(n, p, n_buf, stats_size, max_nodes, depth, small):
+def new_scratch(n, p, n_buf, stats_size, max_nodes, depth, small, k):
     """The :data:`Scratch` of trees of stack depth ``depth`` (node capacity ``max_nodes``) on n
     rows of p features, ``n_buf`` histograms of ``stats_size``, small nodes of at most ``small``
-    rows."""
+    rows, grown on k threads."""
     cap = 2 * depth + 4
+    own = (k, stats_size + HIST_GAP) if k > 1 else (0, 0)
     return Scratch(
         rows=np.empty(n, np.int32),
         spare_rows=np.empty(n, np.int32),
@@ -84,6 +91,7 @@ def new_scratch(n, p, n_buf, stats_size, max_nodes, depth, small):
         threshold=np.empty(max_nodes),
         leaf_sums=np.empty((max_nodes, 2)),
         pending=new_pending(max_nodes // 2 + 1),
+        thread_hist=np.empty(own),
     )
 
 
