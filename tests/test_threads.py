@@ -28,6 +28,7 @@ from sklearn.tree import DecisionTreeRegressor
 from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop
 from proxboost.engines import _threads, make_engine
 from proxboost.engines._exact import grower as exact_grower
+from proxboost.engines._exact import histogram as exact_histogram
 from proxboost.engines._exact import records as exact_records
 from proxboost.engines._exact.binning import code_features
 from proxboost.engines._hist import grower as hist_grower
@@ -369,6 +370,52 @@ def test_exact_parallel_partition_is_the_serial_one(k):
         assert par_got[0] == serial[0]
         for a, b in zip(serial[1:], par_got[1:]):
             assert tuple(a) == tuple(b) and np.array_equal(np.signbit(a), np.signbit(b))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_exact_parallel_histograms_are_the_serial_ones(k):
+    """The exact engine's histograms on k threads (each thread's features added into its own
+    histogram, then copied into the node's buffer) equal the serial kernels' on the buffer's bin
+    ranges bit for bit, positive parts included when the tree builds them, and write nothing
+    outside those ranges: a node's (random ranges, rows and weights) and the root's. Both the
+    buffer and the threads' own histograms start as NaN, so a slot left unwritten shows."""
+    rng = np.random.default_rng(40 + k)
+    for trial in range(16):
+        n = int(rng.integers(1, 1500))
+        codes, work, par = _exact_records(rng, n, k)
+        target = rng.normal(size=n) * 10.0 ** rng.integers(-6, 6, n)  # rounding matters
+        w = rng.integers(1, 4, n).astype(float) if trial % 2 else None
+        positive = trial % 4 < 2 and codes.coarse_features.shape[0] > 0
+        work.target_range[0] = 1.0 if positive else 0.0
+        root = trial % 3 == 0 and w is None
+        # both buffers on the same ranges: full at the root, random elsewhere
+        lo = np.zeros_like(codes.n_bins) if root else rng.integers(0, codes.n_bins)
+        hi = codes.n_bins - 1 if root else rng.integers(lo, codes.n_bins)
+        work.bin_lo[:2] = lo
+        work.bin_hi[:2] = hi
+        work.rows[:n] = rng.permutation(n)
+        start = 0 if root else int(rng.integers(0, n))
+        end = n if root else int(rng.integers(start, n + 1))
+        work.hist[:2] = np.nan
+        par.hist[:] = np.nan
+        if root:
+            exact_histogram.build_root_hist(codes, target, work, 0)
+            exact_histogram.build_root_hist_par(codes, target, work, 1, par.hist)
+        else:
+            exact_histogram.zero_ranges(codes, work, 0)
+            exact_histogram.build_hist(codes, target, w, work, 0, start, end)
+            exact_histogram.build_hist_par(codes, target, w, work, 1, start, end, par.hist)
+        in_ranges = np.zeros(work.hist.shape[1], bool)
+        off, poff = codes.bin_offset, codes.positive_offset
+        for f in range(codes.n_bins.shape[0]):
+            lo, hi = work.bin_lo[0, f], work.bin_hi[0, f]
+            in_ranges[2 * (off[f] + lo) : 2 * (off[f] + hi + 1)] = True
+            if positive and poff[f] >= 0:
+                in_ranges[poff[f] + lo : poff[f] + hi + 1] = True
+        serial, threads = work.hist[0], work.hist[1]
+        assert not np.isnan(threads[in_ranges]).any()
+        assert np.array_equal(threads[in_ranges], serial[in_ranges])
+        assert np.isnan(threads[~in_ranges]).all()
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
