@@ -155,7 +155,7 @@ def kernels(rounds, n=1_000_000):
     stats = hist_histogram.root_stats(bins, offsets, None, every, n)
     own = np.empty((2, len(H) + HIST_GAP))  # each thread's own histogram
     # the node's rows and every feature's full bin range
-    halves = ((0, n // 2), (np.zeros(D, np.int32), np.full(D, 255, np.int32)))
+    node_args = ((0, n // 2), (np.zeros(D, np.int32), np.full(D, 255, np.int32)))
     h, g = hist_histogram, hist_grower
     split = (3, 127, -1)
     # the last level's two splits of a quarter of the rows each (as a depth-2 tree's), shared
@@ -168,7 +168,7 @@ def kernels(rounds, n=1_000_000):
     cases = {
         "histogram of a node (5·10^5 rows)": (
             lambda: h.build_hist(H, bins, offsets, target, None, half, 0, n // 2),
-            lambda: h.build_hist_par(H, bins, offsets, target, None, half, *halves, own),
+            lambda: h.build_hist_par(H, bins, offsets, target, None, half, *node_args, own),
         ),
         "histogram of the root (10^6 rows)": (
             lambda: h.build_root_sums(H, bins, offsets, target, None, every, n, stats),
