@@ -38,13 +38,14 @@ def add_positive_parts(H, po, b, g):
 @kernel
 def zero_ranges(codes, work, u):
     """Zero histogram buffer u on its ranges."""
-    zero_group(codes, work, u, work.hist[u], (0, codes.bin_offset.shape[0] - 1))
+    fill_group(codes, work, u, work.hist[u], None, (0, codes.bin_offset.shape[0] - 1))
 
 
 @kernel
-def zero_group(codes, work, u, H, group):
-    """Zero H (buffer u or a thread's own histogram, same layout) on buffer u's ranges of the
-    features [first, last) (``group``)."""
+def fill_group(codes, work, u, H, src, group):
+    """H = src (None: 0) on buffer u's ranges of the features [first, last) (``group``), their
+    positive parts included when the tree builds them: everything a node's histogram holds for
+    those features. H and src are buffer u or a thread's own histogram (the same layout)."""
     lo = work.bin_lo[u]
     hi = work.bin_hi[u]
     off = codes.bin_offset
@@ -54,30 +55,10 @@ def zero_group(codes, work, u, H, group):
     for f in range(first, last):
         o = off[f]
         for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
-            H[np.uint64(i)] = 0.0
+            H[np.uint64(i)] = 0.0 if src is None else src[np.uint64(i)]
         if positive and poff[f] >= 0:
             for i in range(poff[f] + lo[f], poff[f] + hi[f] + 1):
-                H[np.uint64(i)] = 0.0
-
-
-@kernel
-def copy_group(codes, work, u, H, group):
-    """Buffer u = H (a thread's own histogram) on u's ranges of the features [first, last)
-    (``group``): everything a node's histogram holds for those features."""
-    G = work.hist[u]
-    lo = work.bin_lo[u]
-    hi = work.bin_hi[u]
-    off = codes.bin_offset
-    poff = codes.positive_offset
-    positive = builds_positive(codes, work)
-    first, last = group
-    for f in range(first, last):
-        o = off[f]
-        for i in range(2 * (o + lo[f]), 2 * (o + hi[f] + 1)):
-            G[np.uint64(i)] = H[np.uint64(i)]
-        if positive and poff[f] >= 0:
-            for i in range(poff[f] + lo[f], poff[f] + hi[f] + 1):
-                G[np.uint64(i)] = H[np.uint64(i)]
+                H[np.uint64(i)] = 0.0 if src is None else src[np.uint64(i)]
 
 
 @kernel
@@ -249,7 +230,7 @@ def root_counts_group(codes, work, u, H, group):
     """H = the root's counts (``root_counts``) on buffer u's ranges of the features [first,
     last) (``group``), sums and positive parts zero: ``root_from_counts`` on those features."""
     counts = codes.root_counts
-    zero_group(codes, work, u, H, group)
+    fill_group(codes, work, u, H, None, group)
     lo = work.bin_lo[u]
     hi = work.bin_hi[u]
     off = codes.bin_offset
@@ -310,9 +291,9 @@ def build_hist_par(codes, target, w, work, u, start, end, hists):
     for t in prange(k):
         group = feature_group(p, t, k)
         H = hists[t]
-        zero_group(codes, work, u, H, group)
+        fill_group(codes, work, u, H, None, group)
         add_rows(codes, target, w, work, H, (start, end), group)
-        copy_group(codes, work, u, H, group)
+        fill_group(codes, work, u, work.hist[u], H, group)
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
@@ -327,4 +308,4 @@ def build_root_hist_par(codes, target, work, u, hists):
         H = hists[t]
         root_counts_group(codes, work, u, H, group)
         add_root_rows(codes, target, work, H, group)
-        copy_group(codes, work, u, H, group)
+        fill_group(codes, work, u, work.hist[u], H, group)

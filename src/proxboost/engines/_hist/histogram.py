@@ -166,10 +166,7 @@ def build_root_sums(H, bins, offsets, target, w, rows, n_act, stats):
 @njit(error_model="numpy", cache=True, nogil=True)
 def zero_ranges(H, offsets, lo, hi, S):
     """H = 0 on the given bin ranges."""
-    for f in range(offsets.shape[0] - 1):
-        o = offsets[f]
-        for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
-            H[i] = 0.0
+    fill_group(H, None, offsets, (lo, hi), S, (0, offsets.shape[0] - 1))
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
@@ -182,25 +179,15 @@ def subtract_ranges(H, Hs, offsets, lo, hi, S):
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
-def zero_group(H, offsets, ranges, S, group):
-    """H = 0 on the bin ranges ``ranges`` = (lo, hi) of the features [first, last) (``group``)."""
+def fill_group(H, src, offsets, ranges, S, group):
+    """H = src (None: 0) on the bin ranges ``ranges`` = (lo, hi) of the features [first, last)
+    (``group``)."""
     lo, hi = ranges
     first, last = group
     for f in range(first, last):
         o = offsets[f]
         for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
-            H[i] = 0.0
-
-
-@njit(error_model="numpy", cache=True, nogil=True)
-def copy_group(G, H, offsets, ranges, S, group):
-    """G = H on the bin ranges ``ranges`` = (lo, hi) of the features [first, last) (``group``)."""
-    lo, hi = ranges
-    first, last = group
-    for f in range(first, last):
-        o = offsets[f]
-        for i in range(S * (o + lo[f]), S * (o + hi[f] + 1)):
-            G[i] = H[i]
+            H[i] = 0.0 if src is None else src[i]
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
@@ -222,9 +209,9 @@ def build_hist_par(H, bins, offsets, target, w, rows, segment, ranges, hists):
     for t in prange(k):
         group = feature_group(p, t, k)
         own = hists[t]
-        zero_group(own, offsets, ranges, S, group)
+        fill_group(own, None, offsets, ranges, S, group)
         add_rows(own, bins, offsets, target, w, rows, segment, group)
-        copy_group(H, own, offsets, ranges, S, group)
+        fill_group(H, own, offsets, ranges, S, group)
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
