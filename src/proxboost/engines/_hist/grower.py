@@ -41,7 +41,7 @@ from proxboost.engines._nodes import (
 def goes_left(bins, r, f, thr, nan_left):
     """Whether row r goes left: ``bins[r, f] <= thr``, or ``bins[r, f] == nan_left`` (the
     missing values' bin where they go left; -1 otherwise)."""
-    b = bins[r, f]
+    b = bins[np.uint64(r), np.uint64(f)]
     return b <= thr or b == nan_left
 
 
@@ -54,7 +54,9 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
     given an exact +0.0): the sides of consecutive rows are unpredictable, and a mispredicted
     branch per row cost twice the time of the whole loop. Adding +0.0 leaves every sum as the
     side's own rows make it (a sum started at +0.0 is never -0.0). With unit weights a side's
-    weight is its row count: the sum of its ones, exactly, without a sum per row."""
+    weight is its row count: the sum of its ones, exactly, without a sum per row. Indices are
+    unsigned (numba adds wrap-around code to every possibly negative one): a quarter of the
+    pass."""
     il = start
     ir = 0
     cl = 0.0
@@ -64,7 +66,7 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
     sr = 0.0
     qr = 0.0
     for j in range(start, end):
-        r = rows[j]
+        r = np.uint64(rows[j])
         c = 1.0 if w is None else w[r]
         g = target[r]
         m = goes_left(bins, r, f, thr, nan_left)
@@ -78,8 +80,8 @@ def partition(bins, target, w, rows, tmp, start, end, f, thr, nan_left):
         ql += cgl * g
         sr += cgr
         qr += cgr * g
-        rows[il] = r
-        tmp[ir] = r
+        rows[np.uint64(il)] = r
+        tmp[np.uint64(ir)] = r
         il += m
         ir += 1 - m
     for j in range(ir):
@@ -109,7 +111,7 @@ def runs_of_block(bins, rows, runs, segment, split):
     for j in range(lo, hi):
         r = rows[j]
         m = goes_left(bins, r, f, thr, nan_left)
-        runs[il if m else ir] = r
+        runs[np.uint64(il if m else ir)] = r
         il += m
         ir -= 1 - m
     return il - lo
@@ -328,7 +330,7 @@ def label_last_level(bins, target, w, rows, segment, split, leaf_ids, first_leaf
     cr = 0.0
     sr = 0.0
     for j in range(segment[0], segment[1]):
-        r = rows[j]
+        r = np.uint64(rows[j])
         m = goes_left(bins, r, f, b, nan_left)
         leaf_ids[r] = first_leaf if m else first_leaf + 1
         c = 1.0 if w is None else w[r]

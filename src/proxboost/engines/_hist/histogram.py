@@ -23,22 +23,32 @@ from proxboost.engines._nodes import feature_group
 
 
 @njit(error_model="numpy", cache=True, nogil=True)
+def slot(S, offset, b):
+    """Slot S (offset + b) of a histogram (bin b of the feature at ``offset``) as an unsigned
+    index: numba adds wrap-around code for every possibly negative index, which took a fifth
+    of a node's histogram on one thread and a third on two (10^6 x 20 random bins)."""
+    return np.uint64(S) * (np.uint64(offset) + np.uint64(b))
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
 def add_rows(H, bins, offsets, target, w, rows, segment, group):
     """Add rows[segment[0]:segment[1]] to the bins of features [first, last) (``group``) of
     histogram H, four rows at a time (independent updates; each bin still receives its rows in
-    row order).
+    row order), at unsigned indices (``slot``).
 
     ``w``: row weights, or None for unit weights (then the weight code is compiled away).
     """
     S = 2 if w is None else 3
+    one = np.uint64(1)
+    two = np.uint64(2)
     start, end = segment
     first, last = group
     j = start
     while j + 3 < end:
-        r0 = rows[j]
-        r1 = rows[j + 1]
-        r2 = rows[j + 2]
-        r3 = rows[j + 3]
+        r0 = np.uint64(rows[j])
+        r1 = np.uint64(rows[j + 1])
+        r2 = np.uint64(rows[j + 2])
+        r3 = np.uint64(rows[j + 3])
         if w is None:
             c0 = 1.0
             c1 = 1.0
@@ -54,35 +64,37 @@ def add_rows(H, bins, offsets, target, w, rows, segment, group):
         g2 = target[r2] * c2
         g3 = target[r3] * c3
         for f in range(first, last):
-            o = offsets[f]
-            i0 = S * (o + bins[r0, f])
-            i1 = S * (o + bins[r1, f])
-            i2 = S * (o + bins[r2, f])
-            i3 = S * (o + bins[r3, f])
+            fu = np.uint64(f)
+            o = offsets[fu]
+            i0 = slot(S, o, bins[r0, fu])
+            i1 = slot(S, o, bins[r1, fu])
+            i2 = slot(S, o, bins[r2, fu])
+            i3 = slot(S, o, bins[r3, fu])
             H[i0] += g0
-            H[i0 + 1] += c0
+            H[i0 + one] += c0
             H[i1] += g1
-            H[i1 + 1] += c1
+            H[i1 + one] += c1
             H[i2] += g2
-            H[i2 + 1] += c2
+            H[i2 + one] += c2
             H[i3] += g3
-            H[i3 + 1] += c3
+            H[i3 + one] += c3
             if w is not None:
-                H[i0 + 2] += 1.0
-                H[i1 + 2] += 1.0
-                H[i2 + 2] += 1.0
-                H[i3 + 2] += 1.0
+                H[i0 + two] += 1.0
+                H[i1 + two] += 1.0
+                H[i2 + two] += 1.0
+                H[i3 + two] += 1.0
         j += 4
     while j < end:
-        r = rows[j]
+        r = np.uint64(rows[j])
         c = 1.0 if w is None else w[r]
         g = target[r] * c
         for f in range(first, last):
-            i = S * (offsets[f] + bins[r, f])
+            fu = np.uint64(f)
+            i = slot(S, offsets[fu], bins[r, fu])
             H[i] += g
-            H[i + 1] += c
+            H[i + one] += c
             if w is not None:
-                H[i + 2] += 1.0
+                H[i + two] += 1.0
         j += 1
 
 
@@ -116,7 +128,8 @@ def root_stats(bins, offsets, w, rows, n_act):
 @njit(error_model="numpy", cache=True, nogil=True)
 def add_root_sums(H, bins, offsets, target, w, n_act, group):
     """The root's target sums (``build_root_sums``) on the bins of features [first, last)
-    (``group``), four rows at a time (each bin still receives its rows in row order)."""
+    (``group``), four rows at a time (each bin still receives its rows in row order), at
+    unsigned indices (``slot``)."""
     first, last = group
     S = 2 if w is None else 3
     n = n_act if w is None else bins.shape[0]
@@ -132,20 +145,27 @@ def add_root_sums(H, bins, offsets, target, w, n_act, group):
             g1 = target[r + 1] * w[r + 1] if w[r + 1] > 0.0 else 0.0
             g2 = target[r + 2] * w[r + 2] if w[r + 2] > 0.0 else 0.0
             g3 = target[r + 3] * w[r + 3] if w[r + 3] > 0.0 else 0.0
+        r0 = np.uint64(r)
+        r1 = np.uint64(r + 1)
+        r2 = np.uint64(r + 2)
+        r3 = np.uint64(r + 3)
         for f in range(first, last):
-            o = offsets[f]
-            H[S * (o + bins[r, f])] += g0
-            H[S * (o + bins[r + 1, f])] += g1
-            H[S * (o + bins[r + 2, f])] += g2
-            H[S * (o + bins[r + 3, f])] += g3
+            fu = np.uint64(f)
+            o = offsets[fu]
+            H[slot(S, o, bins[r0, fu])] += g0
+            H[slot(S, o, bins[r1, fu])] += g1
+            H[slot(S, o, bins[r2, fu])] += g2
+            H[slot(S, o, bins[r3, fu])] += g3
         r += 4
     while r < n:
         if w is None:
             g = target[r]
         else:
             g = target[r] * w[r] if w[r] > 0.0 else 0.0
+        ru = np.uint64(r)
         for f in range(first, last):
-            H[S * (offsets[f] + bins[r, f])] += g
+            fu = np.uint64(f)
+            H[slot(S, offsets[fu], bins[ru, fu])] += g
         r += 1
 
 
