@@ -134,7 +134,10 @@ def collect_bin(codes, target, w, work, node, f, code):
     workspace's bin_values, bin_targets, bin_weights. Returns their number.
 
     From the bin's global sorted segment (membership by node label) when it is not much longer
-    than the node, else from the node's rows (then sorted).
+    than the node, else from the node's rows (then sorted). The segment's loop is branch-free
+    (every row written at the next slot, the count advanced by its membership): a node holds a
+    quarter to a half of a segment's rows in no order, and a branch per row made the collection
+    about 7 % of a tree slower on one thread (2·10^5 x 20, depth 3).
     """
     cv = work.bin_values
     cg = work.bin_targets
@@ -149,14 +152,16 @@ def collect_bin(codes, target, w, work, node, f, code):
         nid = work.node_label
         # a node of every row (the root, unit weights) needs no label: one gather less per row
         every_row = node.end - node.start == So.shape[0]
+        label = node.label
         for j in range(seg_lo, seg_hi):
-            r = So[j]
-            if every_row or nid[r] == node.label:
-                c = 1.0 if w is None else w[r]
-                cv[k] = Sv[j]
-                cg[k] = c * target[r]
-                cw[k] = c
-                k += 1
+            ju = np.uint64(j)
+            r = np.uint64(So[ju])
+            ku = np.uint64(k)
+            c = 1.0 if w is None else w[r]
+            cv[ku] = Sv[ju]
+            cg[ku] = c * target[r]
+            cw[ku] = c
+            k += 1 if every_row else np.int64(nid[r] == label)
     else:
         X32 = codes.values
         B = codes.codes
