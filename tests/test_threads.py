@@ -398,9 +398,10 @@ def test_exact_parallel_histograms_are_the_serial_ones(k):
         end = n if root else int(rng.integers(start, n + 1))
         work.hist[:2] = np.nan
         par.hist[:] = np.nan
+        sums = np.full(2, np.nan) if trial % 12 == 0 else None  # thread 0 adds the sums too
         if root:
             exact_histogram.build_root_hist(codes, target, work, 0)
-            exact_histogram.build_root_hist_par(codes, target, work, 1, par.hist)
+            exact_histogram.build_root_hist_par(codes, target, work, 1, par.hist, sums)
         else:
             exact_histogram.zero_ranges(codes, work, 0)
             exact_histogram.build_hist(codes, target, w, work, 0, start, end)
@@ -416,6 +417,71 @@ def test_exact_parallel_histograms_are_the_serial_ones(k):
         assert not np.isnan(threads[in_ranges]).any()
         assert np.array_equal(threads[in_ranges], serial[in_ranges])
         assert np.isnan(threads[~in_ranges]).all()
+        if root and sums is not None:
+            assert tuple(sums) == _row_order_sums(target)
+
+
+def _row_order_sums(target):
+    """The sums of the target and of its squares added one row after the other in Python
+    floats: the serial root pass's additions."""
+    s = q = 0.0
+    for g in target.tolist():
+        s += g
+        q += g * g
+    return s, q
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_exact_root_pass_on_threads_is_the_serial_one(k):
+    """The exact engine's root pass on k threads (unit weights, every row: row list, labels and
+    target range by blocks of rows, the root's histogram built with thread 0 adding the root's
+    sums beside the other threads' features) gives the serial pass's root sums bit for bit (and
+    those of one Python float loop), the same rows, labels and target range, and the serial
+    root histogram, positive parts included when the tree builds them. Targets of every kind:
+    Gaussian (the positive parts kept), sign-like (the range's bound), constant."""
+    rng = np.random.default_rng(50 + k)
+    n = exact_grower.PARALLEL_ROWS + int(rng.integers(0, 3000))
+    codes, work, par = _exact_records(rng, n, k)
+    limits = exact_records.Limits(3, 1e-15, 1e-7, 32, 1.0, float(n))
+    work.free_buffers[:] = np.arange(work.free_buffers.shape[0])  # all free, as a tree starts
+    for kind in ("gaussian", "signs", "constant"):
+        target = {
+            "gaussian": rng.normal(size=n) * 10.0 ** rng.integers(-6, 6, n),
+            "signs": np.where(rng.random(n) < 0.3, -1.0, 1.0) * rng.choice([1.0, 0.5], n),
+            "constant": np.full(n, 0.25),
+        }[kind]
+        results = []
+        for parallel in (False, True):
+            work.rows[:] = -1
+            work.node_label[:] = -1
+            work.target_range[:] = np.nan
+            work.hist[:] = np.nan
+            u = work.free_buffers[-1]
+            work.bin_lo[u] = 0
+            work.bin_hi[u] = codes.n_bins - 1
+            if parallel:
+                root, built = exact_grower.root_pass_par(codes, target, work, limits, n, par)
+                assert built
+            else:
+                root, _ = exact_grower.root_pass(codes, target, None, work, n)
+                exact_histogram.build_root_hist(codes, target, work, u)
+            results.append(
+                (tuple(root), work.rows[:n].copy(), work.node_label[:n].copy(),
+                 work.target_range.copy(), work.hist[u].copy())
+            )  # fmt: skip
+        (root_s, rows_s, labels_s, range_s, hist_s), (root_p, rows_p, labels_p, range_p, hist_p) = (
+            results
+        )
+        assert root_p == root_s == (float(n), *_row_order_sums(target))
+        assert np.array_equal(rows_p, np.arange(n)) and np.array_equal(rows_s, rows_p)
+        assert np.array_equal(labels_p, labels_s) and (labels_p == 0).all()
+        assert np.array_equal(range_p[1:], range_s[1:])
+        if kind != "gaussian":  # far from the tightness threshold: the same choice
+            assert range_p[0] == range_s[0]
+        sums_and_counts = 2 * codes.bin_offset[-1]  # the positive parts after them
+        assert np.array_equal(hist_p[:sums_and_counts], hist_s[:sums_and_counts])
+        if range_p[0] > 0 and range_s[0] > 0:
+            assert np.array_equal(hist_p, hist_s)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])

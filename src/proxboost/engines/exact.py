@@ -338,6 +338,8 @@ class ExactEngine:
                     next_item=np.zeros(2, np.int64),
                     left_counts=np.zeros(k, np.int64),
                     side_sums=np.zeros((2, 3)),
+                    block_stats=np.zeros((k, 4)),
+                    root_sums=np.zeros(2),
                     hist=np.empty((k, Xp.hist_size + HIST_GAP)),
                 ),
             )

@@ -48,6 +48,7 @@ from proxboost.engines._nodes import (
     release,
     reset_tree,
     row_block,
+    target_sums,
 )
 
 #: ``range_bounds``'s threshold. On lad/prox fits of the package's regression model (10^5 x 20,
@@ -607,9 +608,9 @@ def last_level_leaves(tree, node_id, n_nodes, n_leaves):
 
 
 @inlined_kernel
-def root_mode(codes, target, w, work, limits, n_act, imp, par):
-    """The root's mode, its histogram built when it has one (``par``: the threads). Returns
-    (mode, n_free)."""
+def root_mode(codes, target, w, work, limits, n_act, imp, built, par):
+    """The root's mode, its histogram built when it has one and ``built`` is False (``par``:
+    the threads; ``built``: ``root_pass_par`` built it already). Returns (mode, n_free)."""
     n_free = work.free_buffers.shape[0]
     mode = LEAF
     if (
@@ -625,14 +626,16 @@ def root_mode(codes, target, w, work, limits, n_act, imp, par):
             for f in range(codes.n_bins.shape[0]):
                 work.bin_lo[mode, f] = 0
                 work.bin_hi[mode, f] = codes.n_bins[f] - 1
-            if par is None:
+            if built:
+                pass
+            elif par is None:
                 if w is None:
                     build_root_hist(codes, target, work, mode)
                 else:
                     zero_ranges(codes, work, mode)
                     build_hist(codes, target, w, work, mode, 0, n_act)
             elif w is None:
-                build_root_hist_par(codes, target, work, mode, par.hist)
+                build_root_hist_par(codes, target, work, mode, par.hist, None)
             else:
                 build_hist_par(codes, target, w, work, mode, 0, n_act, par.hist)
     return mode, n_free
@@ -651,12 +654,12 @@ def find_split(codes, target, w, work, node, n_known, buf, limits, par):
 
 
 @kernel
-def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, pending, par):
+def grow_nodes(codes, target, w, work, tree, stack, limits, n_act, root, built, pending, par):
     """The node loop of ``grow`` on its preallocated records (no reference counting: ``grow``
-    allocates, this kernel only reads and writes; ``par``: the threads). Returns (n_nodes,
-    n_leaves)."""
+    allocates, this kernel only reads and writes; ``par``: the threads; ``built``: the root's
+    histogram is built, ``root_pass_par``). Returns (n_nodes, n_leaves)."""
     imp0 = impurity(root.sq_sum, root.sum, root.weight)
-    mode0, n_free = root_mode(codes, target, w, work, limits, n_act, imp0, par)
+    mode0, n_free = root_mode(codes, target, w, work, limits, n_act, imp0, built, par)
     push(stack, 0, -1, False, 0, (0, n_act), 0, mode0, 0, imp0, root)
     stack.lower[0] = -np.inf  # the root's value is unbounded
     stack.upper[0] = np.inf
@@ -777,26 +780,80 @@ def new_records(scratch, p, max_nodes, seed, monotonic):
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
-def number_rows_par(codes, work, n_act, k):
-    """``root_pass``'s row list and labels with unit weights (every row, label 0), on k
-    threads, each a block of the rows: the sums' pass left to one thread then only reads."""
+def number_rows_par(codes, target, work, n_act, stats):
+    """``root_pass``'s row list and labels with unit weights (every row, label 0), on k threads
+    (k = ``stats.shape[0]``), each a block of the rows, with its block's target range: its
+    largest target, its largest negated target and the sums of its positive and of its
+    negative targets in stats[t] (coarse features only; zeros otherwise)."""
     coarse = codes.coarse_features.shape[0] > 0
     rows = work.rows
     labels = work.node_label
+    k = stats.shape[0]
     for t in prange(k):
         start, end = row_block(0, n_act, t, k)
+        g_pos = 0.0
+        g_neg = 0.0
+        above = 0.0
+        below = 0.0
         for j in range(start, end):
             rows[j] = j
             if coarse:
                 labels[j] = 0
+                g = target[j]
+                g_pos = g if g > g_pos else g_pos
+                g_neg = -g if -g > g_neg else g_neg
+                above += g if g > 0.0 else 0.0
+                below += 0.0 if g > 0.0 else g
+        stats[t, 0] = g_pos
+        stats[t, 1] = g_neg
+        stats[t, 2] = above
+        stats[t, 3] = below
 
 
 @kernel
-def root_pass(codes, target, w, work, n_act, numbered):
-    """One pass over the rows taking part: row list and labels (unit weights: every row, unless
-    already ``numbered``), root sums and, with coarse features, the target's range and whether
-    the tree builds the positive parts (``work.target_range``, ``range_bounds``). Returns (root
-    sums, smallest weight)."""
+def root_pass_par(codes, target, work, limits, n_act, par):
+    """``root_pass`` with unit weights on the threads (every row): the row list, labels and
+    target range by blocks of rows (``number_rows_par``), then, when the root will need a
+    histogram (``root_mode``'s tests that do not read the sums), that histogram built in the
+    buffer ``root_mode`` takes, thread 0 adding the root's sums beside the other threads'
+    features (``histogram.build_root_hist_par``); else the sums alone. Returns (root sums,
+    whether the histogram is built: ``root_mode`` then uses it, or leaves it unused when the
+    root turns out to be a leaf).
+
+    The root's sums are the serial pass's bit for bit (the same additions, in row order). The
+    sums of positive and of negative targets are added block by block, so their last bits may
+    differ from one thread's: they only choose the coarse bins' bound (``range_bounds``), which
+    decides what is evaluated, never the split."""
+    stats = par.block_stats
+    number_rows_par(codes, target, work, n_act, stats)
+    g_pos = 0.0
+    g_neg = 0.0
+    above = 0.0
+    below = 0.0
+    for t in range(stats.shape[0]):
+        g_pos = max(g_pos, stats[t, 0])
+        g_neg = max(g_neg, stats[t, 1])
+        above += stats[t, 2]
+        below += stats[t, 3]
+    coarse = codes.coarse_features.shape[0] > 0
+    set_target_range(work, coarse, (above, below), float(n_act), (g_pos, g_neg))
+    built = limits.max_depth > 0 and n_act > limits.small_node
+    if not built:
+        s0, q0 = target_sums(target, n_act)
+        return Sums(float(n_act), s0, q0), built
+    u = work.free_buffers[work.free_buffers.shape[0] - 1]  # the one root_mode takes
+    for f in range(codes.n_bins.shape[0]):
+        work.bin_lo[u, f] = 0
+        work.bin_hi[u, f] = codes.n_bins[f] - 1
+    build_root_hist_par(codes, target, work, u, par.hist, par.root_sums)
+    return Sums(float(n_act), par.root_sums[0], par.root_sums[1]), built
+
+
+@kernel
+def root_pass(codes, target, w, work, n_act):
+    """One pass over the rows taking part: row list and labels (unit weights: every row), root
+    sums and, with coarse features, the target's range and whether the tree builds the positive
+    parts (``work.target_range``, ``range_bounds``). Returns (root sums, smallest weight)."""
     coarse = codes.coarse_features.shape[0] > 0  # labels, target range: coarse features only
     rows = work.rows
     wmin = np.inf
@@ -808,7 +865,7 @@ def root_pass(codes, target, w, work, n_act, numbered):
     above = 0.0  # the sums of w g over the rows of positive and of negative target
     below = 0.0
     for j in range(n_act):
-        if w is None and not numbered:
+        if w is None:
             rows[j] = j
             if coarse:
                 work.node_label[j] = 0
@@ -826,12 +883,22 @@ def root_pass(codes, target, w, work, n_act, numbered):
             below += 0.0 if g > 0.0 else wg
         if c < wmin:
             wmin = c
+    set_target_range(work, coarse, (above, below), w0, (g_pos, g_neg))
+    return Sums(w0, s0, q0), wmin
+
+
+@kernel
+def set_target_range(work, coarse, sides, weight, extremes):
+    """``work.target_range``: whether the tree builds the coarse features' positive parts
+    (``range_bounds`` on ``sides`` = the sums of w g over the rows of positive and of negative
+    target, and ``extremes`` = the largest target and the largest negated target), then those
+    two extremes."""
+    g_pos, g_neg = extremes
     work.target_range[1] = g_pos
     work.target_range[2] = g_neg
     work.target_range[0] = (
-        1.0 if coarse and not range_bounds(above, below, w0, g_pos, g_neg) else 0.0
+        1.0 if coarse and not range_bounds(sides[0], sides[1], weight, g_pos, g_neg) else 0.0
     )
-    return Sums(w0, s0, q0), wmin
 
 
 @kernel
@@ -889,13 +956,17 @@ def grow_in_place(codes, target, w, scratch, sizes, consts, monotonic, par):
     eps, thr, small = consts
     p = codes.values.shape[1]
     work, tree, stack = new_records(scratch, p, max_nodes, seed, monotonic)
-    numbered = par is not None and w is None and n_act >= PARALLEL_ROWS
-    if numbered:
-        number_rows_par(codes, work, n_act, threads(par))
-    root, wmin = root_pass(codes, target, w, work, n_act, numbered)
-    limits = Limits(max_depth, eps, thr, small, wmin, root.weight)
+    if par is not None and w is None and n_act >= PARALLEL_ROWS:
+        limits = Limits(max_depth, eps, thr, small, 1.0, float(n_act))  # root_pass's, unit w
+        root, built = root_pass_par(codes, target, work, limits, n_act, par)
+    else:
+        root, wmin = root_pass(codes, target, w, work, n_act)
+        limits = Limits(max_depth, eps, thr, small, wmin, root.weight)
+        built = False
     records = (work, tree, stack, limits)
-    n_nodes, n_leaves = grow_nodes(codes, target, w, *records, n_act, root, scratch.pending, par)
+    n_nodes, n_leaves = grow_nodes(
+        codes, target, w, *records, n_act, root, built, scratch.pending, par
+    )
     if n_nodes >= 0:
         return n_nodes, n_leaves
     # The threads deferred a last-level split that turns out not to improve its node (scikit-
@@ -904,9 +975,9 @@ def grow_in_place(codes, target, w, scratch, sizes, consts, monotonic, par):
     # rows as they came in. Rare; the same tree as on one thread in every case.
     restore_rows(work, w)
     work, tree, stack = new_records(scratch, p, max_nodes, seed, monotonic)
-    root, wmin = root_pass(codes, target, w, work, n_act, False)
+    root, wmin = root_pass(codes, target, w, work, n_act)
     records = (work, tree, stack, limits)
-    return grow_nodes(codes, target, w, *records, n_act, root, scratch.pending, None)
+    return grow_nodes(codes, target, w, *records, n_act, root, False, scratch.pending, None)
 
 
 @kernel

@@ -8,7 +8,14 @@ taken by the caller."""
 import numpy as np
 from numba import njit, prange
 
-from proxboost.engines._nodes import feature_group, inlined_kernel, kernel
+from proxboost.engines._nodes import (
+    ROOT_SUMS_LEAD,
+    feature_group,
+    feature_group_after,
+    inlined_kernel,
+    kernel,
+    target_sums,
+)
 
 
 @kernel
@@ -297,14 +304,22 @@ def build_hist_par(codes, target, w, work, u, start, end, hists):
 
 
 @njit(error_model="numpy", cache=True, nogil=True, parallel=True)
-def build_root_hist_par(codes, target, work, u, hists):
+def build_root_hist_par(codes, target, work, u, hists, sums):
     """``build_root_hist`` on the threads of ``hists``, in parallel over features (the same
     sums, in row order; one pass over the rows per thread into its own histogram, as
-    ``build_hist_par``)."""
+    ``build_hist_par``). With ``sums`` (an array of 2, or None), thread 0 first adds the root's
+    target sums into it (``target_sums``: sum and square sum, in row order) and takes fewer
+    features (``feature_group_after``): the serial root pass's two chains of additions, which
+    no thread count shortens, run beside the other threads' features."""
     p = codes.codes.shape[1]
     k = hists.shape[0]
     for t in prange(k):
-        group = feature_group(p, t, k)
+        if sums is None:
+            group = feature_group(p, t, k)
+        else:
+            group = feature_group_after(p, t, k, ROOT_SUMS_LEAD)
+            if t == 0:
+                sums[0], sums[1] = target_sums(target, codes.codes.shape[0])
         H = hists[t]
         root_counts_group(codes, work, u, H, group)
         add_root_rows(codes, target, work, H, group)

@@ -244,6 +244,8 @@ Threads = namedtuple(
         "next_item",  # (2,) int64: the next feature and inner bin to take (``fetch_add``)
         "left_counts",  # (k,) int64: per block of rows, its left rows (partitions)
         "side_sums",  # (2, 3) float64: its two sides' weight, w g, w g^2
+        "block_stats",  # (k, 4) float64: per block of rows, its target's range (root pass)
+        "root_sums",  # (2,) float64: the root's w g and w g^2 sums (``root_pass_par``)
         # (k, hist_size + HIST_GAP) float64: each thread's own histogram (``histogram.*_par``),
         # the rows a page apart
         "hist",
