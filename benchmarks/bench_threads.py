@@ -49,7 +49,7 @@ from shared import MAX_LOAD, commit, load, machine, write_between_markers
 from proxboost import BoostingRegressor
 from proxboost.engines._hist import grower as hist_grower
 from proxboost.engines._hist import histogram as hist_histogram
-from proxboost.engines._hist.records import HIST_GAP
+from proxboost.engines._nodes import HIST_GAP
 from proxboost.engines._threads import numba_threads, threading_layer
 from proxboost.experiments.datasets import load_dataset
 

@@ -27,6 +27,9 @@ kernel = njit(error_model="numpy", cache=True, nogil=True, _nrt=False)
 # ones. The arithmetic is the same, operation for operation.
 inlined_kernel = njit(error_model="numpy", cache=True, nogil=True, _nrt=False, inline="always")
 
+#: float64 slots (4 KiB) between the threads' own histograms (both engines' ``*_par`` histogram
+#: kernels: each thread's row a page away from the next one's)
+HIST_GAP = 512
 SMALL_NODE = 32  # nodes of at most this many rows are split by sorting, not with histograms
 EPSILON = np.finfo(np.float64).eps  # scikit-learn's impurity and improvement tolerance
 # A node's mode on the stack: a histogram buffer (>= 0), or one of these

@@ -90,15 +90,10 @@ from proxboost.engines._exact.predictor import (
     stage_trees,
     steps_work,
 )
-from proxboost.engines._exact.records import (
-    FEATURE_THRESHOLD,
-    HIST_GAP,
-    MAX_CODES,
-    Threads,
-    new_scratch,
-)
+from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Threads, new_scratch
 from proxboost.engines._nodes import (
     EPSILON,
+    HIST_GAP,
     SMALL_NODE,
     check_monotonic_cst,
     check_weight,

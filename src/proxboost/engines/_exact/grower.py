@@ -623,9 +623,7 @@ def root_mode(codes, target, w, work, limits, n_act, imp, built, par):
         if n_act > limits.small_node:
             n_free -= 1
             mode = work.free_buffers[n_free]
-            for f in range(codes.n_bins.shape[0]):
-                work.bin_lo[mode, f] = 0
-                work.bin_hi[mode, f] = codes.n_bins[f] - 1
+            full_ranges(codes, work, mode)
             if built:
                 pass
             elif par is None:
@@ -842,11 +840,17 @@ def root_pass_par(codes, target, work, limits, n_act, par):
         s0, q0 = target_sums(target, n_act)
         return Sums(float(n_act), s0, q0), built
     u = work.free_buffers[work.free_buffers.shape[0] - 1]  # the one root_mode takes
+    full_ranges(codes, work, u)
+    build_root_hist_par(codes, target, work, u, par.hist, par.root_sums)
+    return Sums(float(n_act), par.root_sums[0], par.root_sums[1]), built
+
+
+@kernel
+def full_ranges(codes, work, u):
+    """Buffer u's bin ranges: every bin of every feature (the root's)."""
     for f in range(codes.n_bins.shape[0]):
         work.bin_lo[u, f] = 0
         work.bin_hi[u, f] = codes.n_bins[f] - 1
-    build_root_hist_par(codes, target, work, u, par.hist, par.root_sums)
-    return Sums(float(n_act), par.root_sums[0], par.root_sums[1]), built
 
 
 @kernel

@@ -8,8 +8,6 @@ import numpy as np
 from proxboost.engines._nodes import kernel, new_tree_arrays
 
 MAX_CODES = 256  # features with at most this many distinct values get one code per value (uint8)
-#: float64 slots (4 KiB) between the threads' own histograms (``Threads.hist``)
-HIST_GAP = 512
 FEATURE_THRESHOLD = np.float32(1e-7)  # scikit-learn's tolerance between feature values
 # A split's ``code`` (the rows going left: codes at most ``code`` when >= 0): these negative values
 # compare the float32 values with the threshold instead, missing values (NaN) going right or left

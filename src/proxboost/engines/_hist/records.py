@@ -5,7 +5,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from proxboost.engines._nodes import new_tree_arrays
+from proxboost.engines._nodes import HIST_GAP, new_tree_arrays
 
 #: The binned training rows and what the engine learned from them (read-only during a fit).
 Binned = namedtuple(
@@ -43,9 +43,6 @@ Scratch = namedtuple(
         "thread_hist",
     ],
 )
-
-#: float64 slots (4 KiB) between the threads' own histograms (``Scratch.thread_hist``)
-HIST_GAP = 512
 
 #: The last level's splits whose rows the threads label after the node loop (``n_jobs`` > 1:
 #: ``grower.label_pending``), one entry per split, at most one per two nodes: each split's
