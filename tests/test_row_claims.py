@@ -8,6 +8,7 @@ every run.py gets its own Hydra output folder, with any launcher.
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -158,6 +159,29 @@ def test_an_interrupt_while_a_claim_is_written_leaves_no_claim(tmp_path, monkeyp
     monkeypatch.undo()
     assert not list((tmp_path / "run").glob("*.claim"))
     assert claims.claim_path(rows[0]) not in claims._HELD.tokens
+
+
+def test_an_interrupt_as_a_claim_is_created_waits_until_it_is_written(tmp_path, monkeypatch):
+    # Ctrl-C arriving just after the exclusive create, before the owner is written: handled once
+    # the claim holds its token, so release_all recognises it as this process's and removes it
+    # (else an empty claim was left behind, neither released nor stale for half a minute)
+    rows = _rows(tmp_path)
+    create = os.open
+
+    def interrupted_open(*args):
+        fd = create(*args)
+        signal.raise_signal(signal.SIGINT)
+        return fd
+
+    monkeypatch.setattr(claims.os, "open", interrupted_open)
+    with pytest.raises(KeyboardInterrupt):
+        claims.RowClaims(rows, lambda k: False, "run").take(0)
+    monkeypatch.undo()
+    path = claims.claim_path(rows[0])
+    assert json.loads(path.read_text())["token"] == claims._HELD.tokens[path]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    claims.release_all()
+    assert not list((tmp_path / "run").glob("*.claim"))
 
 
 def test_an_interrupt_while_a_claim_is_released_leaves_it_to_release_all(tmp_path, monkeypatch):

@@ -35,6 +35,7 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import socket
 import tempfile
 import threading
@@ -213,27 +214,57 @@ def _create(path: Path) -> bool:
 
 
 def _create_held(path: Path, token: str, content: dict) -> bool:
-    """``_create`` once no final release can run: the claim registered, then written."""
+    """``_create`` once no final release can run: the claim registered, then written.
+
+    An interrupt is held back from the file's creation to the end of its writing
+    (:func:`_interrupts_held`): arriving in between, it would leave a claim without its token,
+    which this process could no longer tell from another owner's, nor release."""
     if not _HELD.add(path, token):  # this process holds it already (another run of it)
         return False
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:  # another owner's
-        _HELD.forget(path, token)
-        return False
-    except BaseException:
-        _HELD.forget(path, token)
-        raise
-    try:
-        os.write(fd, json.dumps(content).encode())
-    except BaseException:
+    with _interrupts_held():
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:  # another owner's
+            _HELD.forget(path, token)
+            return False
+        except BaseException:
+            _HELD.forget(path, token)
+            raise
+        try:
+            os.write(fd, json.dumps(content).encode())
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                path.unlink()
+            _HELD.forget(path, token)
+            raise
         os.close(fd)
-        with contextlib.suppress(OSError):
-            path.unlink()
-        _HELD.forget(path, token)
-        raise
-    os.close(fd)
     return True
+
+
+@contextlib.contextmanager
+def _interrupts_held():
+    """SIGINT and SIGTERM arriving inside the block are handled at its end, by the handler they
+    would have met (Python runs signal handlers in the main thread only: elsewhere, nothing to
+    hold). A handler installed outside Python cannot be put back: nothing is held then."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    kinds = (signal.SIGINT, signal.SIGTERM)
+    previous = {kind: signal.getsignal(kind) for kind in kinds}
+    if any(handler is None for handler in previous.values()):
+        yield
+        return
+    for kind in kinds:
+        signal.signal(kind, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for kind in kinds:
+            signal.signal(kind, previous[kind])
+        if caught:  # the first one, as it would have been met
+            signal.raise_signal(caught[0])
 
 
 #: folder -> (the file server's time there, time.monotonic() when it was read)
