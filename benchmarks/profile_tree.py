@@ -13,7 +13,8 @@ other, each sample mapped to the compiled loop's kernels or, outside them, to th
 it (the Python interpreter, NumPy: the fit's work before and after the loop).
 
 With ``--fit --loss pinball``, the fits are ``pinball``/prox at tau = 0.9 (the paper's level, as
-in ``bench_whole_fit.py``) instead of ``lad``. With ``--fit --levels 0.05,0.5,0.95``, the fits
+in ``bench_whole_fit.py``) instead of ``lad``; with ``--fit --loss hinge``, ``hinge``/prox
+classifier fits (spam, adult: the classification datasets of ``bench_whole_fit.py``). With ``--fit --levels 0.05,0.5,0.95``, the fits
 are one ``pinball`` model of those levels (the several-level compiled loop).
 
 With ``--fit``, ``--engine`` (``exact`` or ``hist``) and ``--n-jobs`` choose the fits' engine
@@ -127,7 +128,7 @@ def _fit_child(data, depth, seconds, symbols_path, fit_options):
     """``child`` with ``--fit``: whole fits (the compiled loop and the Python work around it).
     ``data`` is (X, y, eval set or None); ``fit_options`` the engine, n_jobs, T, the levels and
     the loss."""
-    from proxboost import BoostingRegressor, _compiled_loop, _compiled_multi
+    from proxboost import BoostingClassifier, BoostingRegressor, _compiled_loop, _compiled_multi
 
     X, y, eval_set = data
     engine, n_jobs, T, levels, loss_name = fit_options
@@ -135,8 +136,10 @@ def _fit_child(data, depth, seconds, symbols_path, fit_options):
     if loss_name == "pinball" and not levels:
         loss["tau"] = 0.9
 
+    model = BoostingClassifier if loss_name == "hinge" else BoostingRegressor
+
     def fit():
-        est = BoostingRegressor(
+        est = model(
             **loss,
             algo="prox",
             max_depth=depth,
@@ -304,7 +307,10 @@ def main():
         "--T", type=int, help="with --fit: iterations per fit (20 on `regression`, else 1000)"
     )
     parser.add_argument(
-        "--loss", choices=("lad", "pinball"), default="lad", help="with --fit: the fits' loss"
+        "--loss",
+        choices=("lad", "pinball", "hinge"),
+        default="lad",
+        help="with --fit: the fits' loss (hinge: a classification dataset)",
     )
     parser.add_argument(
         "--levels", help="with --fit: pinball at these levels in one model (e.g. 0.05,0.5,0.95)"
