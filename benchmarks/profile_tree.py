@@ -14,8 +14,9 @@ it (the Python interpreter, NumPy: the fit's work before and after the loop).
 
 With ``--fit --loss pinball``, the fits are ``pinball``/prox at tau = 0.9 (the paper's level, as
 in ``bench_whole_fit.py``) instead of ``lad``; with ``--fit --loss hinge``, ``hinge``/prox
-classifier fits (spam, adult: the classification datasets of ``bench_whole_fit.py``). With ``--fit --levels 0.05,0.5,0.95``, the fits
-are one ``pinball`` model of those levels (the several-level compiled loop).
+classifier fits (spam, adult: the classification datasets of ``bench_whole_fit.py``). With
+``--fit --levels 0.05,0.5,0.95``, the fits are one ``pinball`` model of those levels (the
+several-level compiled loop).
 
 With ``--fit``, ``--engine`` (``exact`` or ``hist``) and ``--n-jobs`` choose the fits' engine
 and threads; the dataset ``regression`` with ``--n-samples N`` profiles the package's synthetic

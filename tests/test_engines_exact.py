@@ -363,7 +363,8 @@ def test_range_bound_holds_every_inner_candidate():
         sl, wl = rng.uniform(-3, 3), rng.uniform(0.5, 5)
         node_sum, node_weight = sl + s_b + rng.uniform(-3, 3), wl + w_b + rng.uniform(0.5, 5)
         node = Node(0, 0, 1, node_sum, node_weight, -np.inf, np.inf)
-        work = Work(np.array([0.0, g_pos, g_neg]))
+        span = g_pos + g_neg  # the shares and inverse as grower.set_target_range keeps them
+        work = Work(np.array([0.0, g_pos, g_neg, g_pos / span, g_neg / span, 1 / span]))
         top = _best_inner_candidate(sl, wl, g, c, node_sum, node_weight)
         m = float(np.min(c))
         assert range_bound_may_beat(sl, wl, s_b, w_b, work, node, m, top), case
