@@ -345,6 +345,7 @@ def test_range_bound_holds_every_inner_candidate():
     rows: with ``best`` at the largest candidate each must let the bin through (no candidate is
     ever skipped, ties included), and on lopsided ranges the parallelogram rules out bins the
     box lets through."""
+    from proxboost.engines._exact.grower import set_target_range
     from proxboost.engines._exact.records import Node
     from proxboost.engines._exact.splitting import inner_bound_may_beat, range_bound_may_beat
 
@@ -363,8 +364,8 @@ def test_range_bound_holds_every_inner_candidate():
         sl, wl = rng.uniform(-3, 3), rng.uniform(0.5, 5)
         node_sum, node_weight = sl + s_b + rng.uniform(-3, 3), wl + w_b + rng.uniform(0.5, 5)
         node = Node(0, 0, 1, node_sum, node_weight, -np.inf, np.inf)
-        span = g_pos + g_neg  # the shares and inverse as grower.set_target_range keeps them
-        work = Work(np.array([0.0, g_pos, g_neg, g_pos / span, g_neg / span, 1 / span]))
+        work = Work(np.zeros(6))  # the range's bounds (no coarse positive parts), as a tree sets
+        set_target_range(work, False, (0.0, 0.0), 1.0, (g_pos, g_neg))
         top = _best_inner_candidate(sl, wl, g, c, node_sum, node_weight)
         m = float(np.min(c))
         assert range_bound_may_beat(sl, wl, s_b, w_b, work, node, m, top), case
