@@ -681,6 +681,30 @@ def test_check_estimator(est):
     check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS)
 
 
+@pytest.mark.parametrize("cls", [BoostingRegressor, BoostingClassifier])
+def test_the_parameter_names_read_once_are_scikit_learns(cls):
+    """The parameter names each class reads once (``_get_param_names``) are scikit-learn's
+    reading of its ``__init__``, each class its own (a subclass with other arguments too), and a
+    caller changing the list it got changes nothing."""
+    from sklearn.base import BaseEstimator
+
+    def sklearns(klass):
+        return BaseEstimator._get_param_names.__func__(klass)
+
+    class Extended(cls):
+        def __init__(self, extra=1, n_estimators=100):
+            super().__init__(n_estimators=n_estimators)
+            self.extra = extra
+
+    for klass in (cls, Extended, cls):
+        names = klass._get_param_names()
+        assert names == sklearns(klass)
+        names.append("spoiled")
+        assert klass._get_param_names() == sklearns(klass)
+    assert Extended._get_param_names() == ["extra", "n_estimators"]
+    assert Extended(extra=2).get_params() == {"extra": 2, "n_estimators": 100}
+
+
 @pytest.mark.parametrize("engine", ["exact", "hist"])
 def test_read_only_inputs_give_the_same_numbers_without_compiling_again(engine):
     """Read-only arrays (joblib's memory maps in a parallel grid search) are a numba type of

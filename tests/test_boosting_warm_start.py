@@ -97,6 +97,19 @@ def test_fewer_estimators_or_other_data_is_refused():
     assert same.n_iter_ == 10
 
 
+def test_data_with_missing_values_continue_and_other_missing_values_are_refused():
+    """With missing values the fingerprint counts them per column beside the other values'
+    sums: the same data continues, the same data with a missing value filled by 0 (the same
+    sum of the values) is refused."""
+    X_nan = X.copy()
+    X_nan[::7, 1] = np.nan
+    est = BoostingRegressor(n_estimators=5, warm_start=True).fit(X_nan, Y)
+    assert est.set_params(n_estimators=8).fit(X_nan.copy(), Y).n_iter_ == 8
+    filled = np.where(np.isnan(X_nan), 0.0, X_nan)
+    with pytest.raises(ValueError, match="other data"):
+        est.set_params(n_estimators=10).fit(filled, Y)
+
+
 def test_without_warm_start_a_fit_starts_anew():
     a = BoostingRegressor(n_estimators=10, random_state=0).fit(X, Y)
     b = BoostingRegressor(n_estimators=10, random_state=0).fit(X, Y).fit(X, Y)

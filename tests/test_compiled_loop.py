@@ -203,3 +203,24 @@ def test_pairwise_sum_on_two_threads_is_numpys_sum():
             assert pairwise_sum_par(a) == np.sum(a), n
             other_cut_differs |= np.sum(a[: n // 2]) + np.sum(a[n // 2 :]) != np.sum(a)
     assert other_cut_differs
+
+
+@pytest.mark.parametrize("engine", ["exact", "hist"])
+def test_the_model_keeps_at_most_8_7_of_the_loops_outputs_it_uses(engine):
+    """The trees of a compiled loop keep its node and leaf arrays as views where they fill at
+    least seven eighths of them (full trees), else copies (trees stopped by pure nodes): never
+    more than 8/7 of the memory they use; both cases occur, and the numbers are the Python
+    loop's (the comparisons above)."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    kinds = set()
+    for y in (rng.normal(size=200), (X[:, 0] > 0).astype(float)):  # full trees, then pure nodes
+        est = BoostingRegressor(loss="ls", n_estimators=20, max_depth=3, engine=engine).fit(X, y)
+        for block in est._state_.forest.segments:
+            for a in (*block.arrays, block.values):
+                if a.base is None:
+                    kinds.add("copy")
+                else:
+                    kinds.add("view")
+                    assert 8 * a.shape[0] >= 7 * a.base.shape[0]
+    assert kinds == {"copy", "view"}

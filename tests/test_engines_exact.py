@@ -446,6 +446,64 @@ def test_every_bin_holds_training_rows(seed):
         )
 
 
+def _coded_columns(rng, n):
+    """Columns for the binning tests: ties, signed zeros, subnormals, NaN (some, all, none),
+    exactly MAX_CODES and MAX_CODES + 1 distinct values (when n allows), a constant."""
+    from proxboost.engines._exact.records import MAX_CODES
+
+    ties = np.array([-2.5, -0.0, 0.0, 1.0, 1.0 + 1e-7, 3e-39, -3e-39, 7.0], np.float32)
+    cols = [
+        rng.choice(ties, n),
+        rng.randn(n).round(1),
+        np.full(n, np.nan),
+        np.full(n, -0.0),
+        rng.randn(n),
+        np.arange(n) % MAX_CODES,
+        np.arange(n) % (MAX_CODES + 1),
+    ]
+    X = np.column_stack(cols).astype(np.float32)
+    X[:, 1][rng.rand(n) < 0.2] = np.nan
+    X[:, 0][rng.rand(n) < 0.1] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 255, 256, 257, 600, 3000])
+def test_the_compiled_codes_are_numpy_uniques(n, monkeypatch):
+    """``exact_codes`` (small data) codes each feature as the ``np.unique`` path does (large
+    data): every field of the codes record equal, the bins' values equal as numbers; only the
+    representative of +0.0 and -0.0 in one column may differ in sign (the first in row order
+    against np.unique's sort), and then the trees grown on both are the same bit for bit."""
+    from proxboost.engines._exact import binning
+
+    rng = np.random.RandomState(n)
+    X = _coded_columns(rng, n)
+    compiled, size = binning.code_features(X)
+    monkeypatch.setattr(binning, "COMPILED_ROWS", -1)
+    reference, size_ref = binning.code_features(X)
+    assert size == size_ref
+    for field in compiled._fields:
+        got, want = getattr(compiled, field), getattr(reference, field)
+        if field == "bin_value":
+            np.testing.assert_array_equal(got, want)  # as numbers: -0.0 == 0.0
+            signs = [set(np.signbit(X[:, f][X[:, f] == 0]).tolist()) for f in range(X.shape[1])]
+            both_zeros = [f for f, sign in enumerate(signs) if sign == {False, True}]
+            same_bits = got.view(np.uint32) == want.view(np.uint32)
+            differ = np.flatnonzero(~same_bits.all(axis=1))
+            assert set(differ) <= set(both_zeros)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=field)
+    if n >= 2:
+        target = rng.randn(n)
+        grown = []
+        for rows in (-1, 1 << 30):  # the NumPy path, the compiled one
+            monkeypatch.setattr(binning, "COMPILED_ROWS", rows)
+            e = ExactEngine()
+            leaf_ids, tree = e.grow(e.prepare(X, fit=True), target, 4, 0)
+            grown.append((leaf_ids, tree.feature, tree.threshold, tree.left, tree.gain))
+        for a, b in zip(*grown, strict=True):
+            assert a.tobytes() == b.tobytes()
+
+
 def test_a_split_inside_a_coarse_bin_reads_the_codes_and_sends_the_same_rows():
     """A split between two consecutive values a < b inside a coarse bin is partitioned from the
     codes (bins below a's left, above right, a's bin by its values): the same rows go left as

@@ -689,6 +689,14 @@ def boost(estimator, fit):
         val.losses.extend(out.val[:done].tolist())
 
 
+def _trimmed(a, used):
+    """The first ``used`` entries of one of the loop's outputs, kept by the model: a view when
+    they fill at least seven eighths of it (the trees' nodes of a depth seldom leave more
+    empty), else a copy, so that the model never holds more than 8/7 of what it uses. The
+    copies of a 1,000-tree fit's outputs took about 0.1 ms of a crabs fit's 11 ms."""
+    return a[:used] if 8 * used >= 7 * a.shape[0] else a[:used].copy()
+
+
 def _collect(fit, out, done, stopped, K=0):
     """The trees, leaf values, curves and times of the ``done`` iterations into the state.
     ``K``: the quantile levels of a several-level loop (``_compiled_multi``: K values per leaf,
@@ -705,9 +713,9 @@ def _collect(fit, out, done, stopped, K=0):
     spans[0, 0], spans[1:, 0] = 0, node_end[:-1]
     spans[:, 1] = node_end
     spans[0, 2], spans[1:, 2] = 0, leaf_end[:-1]
-    n_leaves = np.diff(leaf_end, prepend=0).astype(np.intp)
-    nodes = tuple(a[: node_end[-1]].copy() for a in out.nodes)
-    leaves = out.leaf_values[: leaf_end[-1]].copy()
+    n_leaves = (leaf_end - spans[:, 2]).astype(np.intp)
+    nodes = tuple(_trimmed(a, node_end[-1]) for a in out.nodes)
+    leaves = _trimmed(out.leaf_values, leaf_end[-1])
     if K:  # one row of K values per leaf: the bounds in rows
         leaves = leaves.reshape(-1, K)
         spans[:, 2] //= K

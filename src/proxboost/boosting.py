@@ -65,12 +65,26 @@ __all__ = [
 ]
 
 
+#: Each estimator class's parameter names (``_BaseBoosting._get_param_names``).
+_PARAM_NAMES: dict = {}
+
+
 class _BaseBoosting(BoostingLoop, BaseEstimator):
     """What both estimators share: parameter checks, ``fit`` and the raw predictions (the loop
     itself: :class:`proxboost._fit_loop.BoostingLoop`); subclasses map targets and expose
     predictions."""
 
     _task = None
+
+    @classmethod
+    def _get_param_names(cls):
+        """scikit-learn's parameter names (the arguments of ``__init__``), read once per class:
+        scikit-learn reads the signature again at every ``get_params``, which was half of the
+        parameter checks' time at the start of every ``fit`` (0.04 of 0.08 ms)."""
+        names = _PARAM_NAMES.get(cls)
+        if names is None:
+            names = _PARAM_NAMES[cls] = tuple(super()._get_param_names())
+        return list(names)
 
     # -- validation ------------------------------------------------------------------------------
     #: The parameters both estimators have (scikit-learn's validation framework: checked by
@@ -474,11 +488,12 @@ def _data_key(*arrays) -> tuple:
             key.append(None)
         else:
             a = np.asarray(a, dtype=float)
-            missing = np.isnan(a)
-            if missing.any():  # NaN sums would hide the other values
+            sums = np.sum(a, axis=0)
+            if np.isnan(sums).any():  # missing values: NaN sums would hide the other values
+                missing = np.isnan(a)
                 key.append((a.shape, np.nansum(a, axis=0).tobytes(), missing.sum(axis=0).tobytes()))
             else:
-                key.append((a.shape, np.sum(a, axis=0).tobytes()))
+                key.append((a.shape, sums.tobytes()))
     return tuple(key)
 
 

@@ -5,6 +5,7 @@ values (NaN) of a feature get a bin of their own, its last (so that a feature wi
 exact-coded with at most MAX_CODES - 1 distinct values)."""
 
 import numpy as np
+from numba import njit
 
 from proxboost.engines._exact.histogram import root_counts
 from proxboost.engines._exact.records import FEATURE_THRESHOLD, MAX_CODES, Codes
@@ -24,6 +25,55 @@ def coarse_edges(u, counts, n_bins, thr):
     return np.unique(valid[k[k < len(valid)]])
 
 
+#: Training sets of at most this many rows have their exact-coded features found and coded by one
+#: compiled call (``exact_codes``) instead of a ``np.unique`` per feature: on small data the
+#: NumPy calls were most of a fit's fixed cost, and more so run cold after a fit's compiled loop
+#: (crabs' 100 x 4: 0.12 ms of warm NumPy calls, about 0.4 ms of a 1,000-tree fit's wall time in
+#: fits run one after the other). Above it the NumPy path alone: a column with more than
+#: MAX_CODES values would be sorted twice.
+COMPILED_ROWS = 1 << 14
+
+
+@njit(error_model="numpy", cache=True, nogil=True)
+def exact_codes(X32, B, n_bins, bin_value, nan_bin):
+    """Code every feature of X32 with at most MAX_CODES distinct values (NaN counted as one,
+    after the others): B[:, f] the rank of each row's value among them, ``bin_value[f]`` the
+    values, ``n_bins[f]`` their number, ``nan_bin[f]`` the NaN bin (-1: none), exactly as
+    ``np.unique(X32[:, f], return_inverse=True)`` gives them (its sorted distinct values, NaN
+    last; a value's representative among equal ones, +0.0 and -0.0, is the first in row order
+    here, which no split threshold can show: see ``code_features``). Returns the features
+    coded (bool per feature); the others are left untouched."""
+    n, p = X32.shape
+    exact = np.zeros(p, np.bool_)
+    rank = np.empty(n, np.int64)
+    for f in range(p):
+        col = X32[:, f].copy()
+        order = np.argsort(col, kind="mergesort")  # NaN last, as np.unique's
+        k = 0
+        for i in range(n):
+            v = col[order[i]]
+            if i > 0:
+                prev = col[order[i - 1]]
+                k += not (v == prev or (np.isnan(v) and np.isnan(prev)))
+            rank[i] = k
+            if k >= MAX_CODES:
+                break
+        if n > 0 and k >= MAX_CODES:
+            continue
+        exact[f] = True
+        n_bins[f] = k + 1 if n > 0 else 0
+        for i in range(n):
+            r = order[i]
+            B[r, f] = rank[i]
+            v = col[r]
+            if i == 0 or rank[i] != rank[i - 1]:
+                if np.isnan(v):
+                    nan_bin[f] = rank[i]
+                else:
+                    bin_value[f, rank[i]] = v
+    return exact
+
+
 def code_features(X32):
     """The :data:`~.records.Codes` record of float32 training rows X32, and the size of one
     histogram buffer."""
@@ -36,7 +86,9 @@ def code_features(X32):
     slot = np.zeros(p, np.int64)
     sorted_cols = []
     nan_bin = np.full(p, -1, np.int64)
-    for f in range(p):
+    if n <= COMPILED_ROWS:
+        exact = exact_codes(X32, B, n_bins, bin_value, nan_bin)
+    for f in np.flatnonzero(~exact):  # every feature on large data, the coarse ones on small
         # np.unique gathers the NaN of a column into one last "value": their bin, after the others
         u, inv, counts = np.unique(X32[:, f], return_inverse=True, return_counts=True)
         inv = inv.reshape(-1)
