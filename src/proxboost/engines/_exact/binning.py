@@ -39,10 +39,14 @@ def exact_codes(X32, B, n_bins, bin_value, nan_bin):
     """Code every feature of X32 with at most MAX_CODES distinct values (NaN counted as one,
     after the others): B[:, f] the rank of each row's value among them, ``bin_value[f]`` the
     values, ``n_bins[f]`` their number, ``nan_bin[f]`` the NaN bin (-1: none), exactly as
-    ``np.unique(X32[:, f], return_inverse=True)`` gives them (its sorted distinct values, NaN
-    last; a value's representative among equal ones, +0.0 and -0.0, is the first in row order
-    here, which no split threshold can show: see ``code_features``). Returns the features
-    coded (bool per feature); the others are left untouched."""
+    ``np.unique(X32[:, f], return_inverse=True)`` gives them: its sorted distinct values, NaN
+    last. The one difference: where a feature holds both +0.0 and -0.0 (equal values, one
+    bin), the bin's value is the first of them in row order here, and np.unique's the first
+    in its sort's order, which depends on the CPU's sort routine. No split can show it: a
+    threshold is a/2 + b/2 between bin values a < b, the same with either zero (half of a
+    zero adds nothing to half of a non-zero value; the engine refuses infinity), and bins are
+    compared by value. Returns the features coded (bool per feature); the others are left
+    untouched."""
     n, p = X32.shape
     exact = np.zeros(p, np.bool_)
     rank = np.empty(n, np.int64)
