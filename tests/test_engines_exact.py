@@ -364,7 +364,7 @@ def test_range_bound_holds_every_inner_candidate():
         sl, wl = rng.uniform(-3, 3), rng.uniform(0.5, 5)
         node_sum, node_weight = sl + s_b + rng.uniform(-3, 3), wl + w_b + rng.uniform(0.5, 5)
         node = Node(0, 0, 1, node_sum, node_weight, -np.inf, np.inf)
-        work = Work(np.zeros(6))  # the range's bounds (no coarse positive parts), as a tree sets
+        work = Work(np.zeros(4))  # the range's bounds (no coarse positive parts), as a tree sets
         set_target_range(work, False, (0.0, 0.0), 1.0, (g_pos, g_neg))
         top = _best_inner_candidate(sl, wl, g, c, node_sum, node_weight)
         m = float(np.min(c))
@@ -477,6 +477,7 @@ def test_the_compiled_codes_are_numpy_uniques(n, monkeypatch):
 
     rng = np.random.RandomState(n)
     X = _coded_columns(rng, n)
+    assert n <= binning.COMPILED_ROWS  # the first call takes the compiled path
     compiled, size = binning.code_features(X)
     monkeypatch.setattr(binning, "COMPILED_ROWS", -1)
     reference, size_ref = binning.code_features(X)

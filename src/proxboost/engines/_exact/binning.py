@@ -62,7 +62,7 @@ def exact_codes(X32, B, n_bins, bin_value, nan_bin):
             rank[i] = k
             if k >= MAX_CODES:
                 break
-        if n > 0 and k >= MAX_CODES:
+        if k >= MAX_CODES:  # a coarse feature: left to the NumPy path
             continue
         exact[f] = True
         n_bins[f] = k + 1 if n > 0 else 0

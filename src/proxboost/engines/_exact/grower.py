@@ -904,17 +904,14 @@ def set_target_range(work, coarse, sides, weight, extremes):
     """``work.target_range``: whether the tree builds the coarse features' positive parts
     (``range_bounds`` on ``sides`` = the sums of w g over the rows of positive and of negative
     target, and ``extremes`` = the largest target and the largest negated target), then those
-    two extremes, their shares of the range and its inverse (``records.Workspace``)."""
+    two extremes and the inverse of their sum, the range (``records.Workspace``)."""
     g_pos, g_neg = extremes
     work.target_range[1] = g_pos
     work.target_range[2] = g_neg
-    # the range's shares and its inverse, so that the coarse bins' bounds multiply rather than
-    # divide (a bound only filters candidates, within margins far above a rounding's change)
+    # the range's inverse, so that the coarse bins' bounds multiply rather than divide (a bound
+    # only filters candidates, within margins far above a rounding's change)
     span = g_pos + g_neg
-    inverse = 1.0 / span if span > 0.0 else 0.0
-    work.target_range[3] = g_pos * inverse
-    work.target_range[4] = g_neg * inverse
-    work.target_range[5] = inverse
+    work.target_range[3] = 1.0 / span if span > 0.0 else 0.0
     work.target_range[0] = (
         1.0 if coarse and not range_bounds(sides[0], sides[1], weight, g_pos, g_neg) else 0.0
     )

@@ -50,11 +50,10 @@ Workspace = namedtuple(
         "rows",  # (n,) int32: rows taking part; each node owns a contiguous segment
         "spare_rows",  # (n,) int32: the right side during a partition
         "node_label",  # (n,) int32: each row's node label (coarse features' sorted segments)
-        # (6,) float64: 1.0 when the tree builds the coarse features' positive parts, else 0.0
+        # (4,) float64: 1.0 when the tree builds the coarse features' positive parts, else 0.0
         # (its coarse bins' inner bounds then come from the target's range); the largest
         # target g_pos and the largest negated target g_neg of the rows taking part (both
-        # >= 0); g_pos / (g_pos + g_neg), g_neg / (g_pos + g_neg) and 1 / (g_pos + g_neg)
-        # (zeros when both are 0)
+        # >= 0); 1 / (g_pos + g_neg) (0 when both are 0)
         "target_range",
         "hist",  # (n_buffers, hist size) float64: histogram buffers
         "bin_lo",  # (n_buffers, p) int64: per buffer and feature, its node's lowest bin
@@ -169,7 +168,7 @@ def new_scratch(n, p, n_buf, hist_size, max_nodes, depth, small):
         rows=np.empty(n, np.int32),
         spare_rows=np.empty(n, np.int32),
         node_label=np.empty(n, np.int32),
-        target_range=np.zeros(6),
+        target_range=np.zeros(4),
         hist=np.empty((n_buf, hist_size)),
         bin_values=np.empty(n, np.float32),
         bin_targets=np.empty(n),

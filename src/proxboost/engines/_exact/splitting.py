@@ -311,14 +311,15 @@ def sign_parts(work, s, wb, H, slot):
     min(W' g_pos, s + (wb - W') g_neg), whose largest value over W' is
     g_pos (s + wb g_neg) / (g_pos + g_neg), and symmetrically at least
     -g_neg (wb g_pos - s) / (g_pos + g_neg). Both are the positive and negative parts when
-    every target is at an end of the range. The divisions are the range's shares, computed
-    once per tree (``grower.set_target_range``; zeros when every target is 0)."""
+    every target is at an end of the range. The division is a product with the range's
+    inverse, computed once per tree (``grower.set_target_range``; 0 when every target is 0)."""
     if work.target_range[0] > 0.0:
         pos = H[np.uint64(slot)]
         return pos, s - pos
     g_pos = work.target_range[1]
     g_neg = work.target_range[2]
-    return work.target_range[3] * (s + wb * g_neg), -work.target_range[4] * (wb * g_pos - s)
+    inverse = work.target_range[3]
+    return g_pos * inverse * (s + wb * g_neg), -(g_neg * inverse) * (wb * g_pos - s)
 
 
 @kernel
@@ -407,7 +408,7 @@ def range_bound(sl, wl, s, wb, work, node, min_weight):
         lo = max(-g_neg * wp, s - g_pos * (wb - wp))
         bound = max(bound, proxy(sl + hi, wl + wp, s_node, w_node))
         bound = max(bound, proxy(sl + lo, wl + wp, s_node, w_node))
-    inverse = work.target_range[5]  # 1 / (g_pos + g_neg), 0 when both are 0
+    inverse = work.target_range[3]  # 1 / (g_pos + g_neg), 0 when both are 0
     if inverse > 0.0:
         w_up = (s + wb * g_neg) * inverse  # where S' = g_pos W' meets s - S' = -g_neg (wb - W')
         if min_weight < w_up < wb - min_weight:
