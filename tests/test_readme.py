@@ -217,6 +217,10 @@ NOT_RUN = {
         "a timing benchmark comparing two revisions, run alternately from their worktrees on an "
         "idle machine (minutes)"
     ),
+    "python benchmarks/bench_node_sort.py": (
+        "a timing benchmark of seconds, judged on an idle machine; it asserts that its two models"
+        " find the same candidates on every node it times"
+    ),
     "python benchmarks/bench_iteration.py": (
         "a timing benchmark (median of 5 fits of 1,000 iterations, on an idle machine); its "
         "setting is the compiled loop's, whose numbers tests/test_compiled_loop.py checks"
