@@ -21,11 +21,12 @@ idle machine: the load average is printed before and after).
 """
 
 import argparse
-import os
+import datetime
 import time
 
 import numpy as np
 from numba import njit
+from shared import MAX_LOAD, commit, load, machine
 
 SIZES = (32, 64, 100, 150, 300, 600)
 ROUNDS, NODES = 15, 100
@@ -166,7 +167,11 @@ def main():
         np.empty(n),
         np.empty(n, np.uint8),
     )
-    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    before = load()
+    print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}  commit {commit()}  ({machine()})")
+    print(f"load average before: {before:.2f}")
+    if before >= MAX_LOAD:
+        print(f"the load is {MAX_LOAD} or more: these ratios do not count")
     print(
         f"{args.dataset}: {n} training rows, {codes.shape[1]} features, "
         f"bins per feature {record.n_bins.tolist()}"
@@ -185,7 +190,7 @@ def main():
                 f" {np.median(ratios):.2f} ({ratios.min():.2f}–{ratios.max():.2f})"
             )
     print(f"the sort is slower than the histogram at every node size: {min(medians) > 1.0}")
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"load average after: {load():.2f}")
 
 
 if __name__ == "__main__":
